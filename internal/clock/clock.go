@@ -1,0 +1,34 @@
+// Package clock is the one place that reads the wall clock and creates timers.
+// Production code takes a Clock so that tests can move time with Fake instead of
+// waiting for it.
+package clock
+
+import "time"
+
+// Clock tells the time and makes timers. Implementations are safe for
+// concurrent use.
+type Clock interface {
+	// Now returns the current instant.
+	Now() time.Time
+	// After returns a channel that receives the time once d has elapsed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Offset is a wall clock shifted by a fixed duration. It exists so that
+// black-box tests can run the real binary as if the wall clock had jumped.
+type Offset struct{ By time.Duration }
+
+// Now returns time.Now() shifted by o.By.
+func (o Offset) Now() time.Time { return time.Now().Add(o.By) }
+
+// After returns time.After(d): durations are not affected by the offset.
+func (Offset) After(d time.Duration) <-chan time.Time { return time.After(d) }

@@ -1,0 +1,226 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Stats is a snapshot of the queue for operators.
+type Stats struct {
+	Counts      map[State]map[string]int // jobs by state, then type
+	Total       map[State]int            // jobs by state
+	OldestReady time.Duration            // age of the oldest job ready to run (0: none waiting)
+	Dead        int
+	At          time.Time
+}
+
+const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
+
+const oldestReadySQL = `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= ?`
+
+// Stats counts jobs by state and type and measures the oldest ready job.
+func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	now := q.clock.Now()
+	s := Stats{Counts: map[State]map[string]int{}, Total: map[State]int{}, At: now}
+	rows, err := q.r.QueryContext(ctx, statsSQL)
+	if err != nil {
+		return s, fmt.Errorf("stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st State
+		var typ string
+		var n int
+		if err := rows.Scan(&st, &typ, &n); err != nil {
+			return s, fmt.Errorf("stats: %w", err)
+		}
+		if s.Counts[st] == nil {
+			s.Counts[st] = map[string]int{}
+		}
+		s.Counts[st][typ] = n
+		s.Total[st] += n
+	}
+	if err := rows.Err(); err != nil {
+		return s, fmt.Errorf("stats: %w", err)
+	}
+	s.Dead = s.Total[StateDead]
+	var oldest sql.NullInt64
+	if err := q.r.QueryRowContext(ctx, oldestReadySQL, ms(now)).Scan(&oldest); err != nil {
+		return s, fmt.Errorf("stats: %w", err)
+	}
+	if oldest.Valid {
+		s.OldestReady = now.Sub(time.UnixMilli(oldest.Int64))
+	}
+	return s, nil
+}
+
+const deadSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT ?`
+
+// Dead returns up to limit dead jobs, oldest first.
+func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
+	return q.jobs(ctx, deadSQL, limit)
+}
+
+func (q *Queue) jobs(ctx context.Context, query string, args ...any) ([]*Job, error) {
+	rows, err := q.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// retrySQL revives dead jobs with as many fresh attempts as they had at
+// first; the count of attempts spent is kept, so the history stays in order.
+const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?, finished_at = NULL,
+	max_attempts = attempt + max_attempts
+WHERE state = 'dead' AND (?2 = 0 OR id = ?2)`
+
+// Retry makes the dead job id pending again, to run at once with a fresh set
+// of attempts. It returns ErrNotFound if no dead job has that id.
+func (q *Queue) Retry(ctx context.Context, id int64) error {
+	if id <= 0 {
+		return fmt.Errorf("retry job %d: %w", id, ErrNotFound)
+	}
+	n, err := q.retry(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("retry job %d: no dead job with that id: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// RetryAllDead makes every dead job pending again and returns how many.
+func (q *Queue) RetryAllDead(ctx context.Context) (int64, error) {
+	return q.retry(ctx, 0)
+}
+
+func (q *Queue) retry(ctx context.Context, id int64) (int64, error) {
+	var n int64
+	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, retrySQL, ms(q.clock.Now()), id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("retry dead jobs: %w", err)
+	}
+	if n > 0 {
+		q.notify()
+	}
+	return n, nil
+}
+
+const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending'`
+
+// Cancel stops a pending job from ever running. A running job cannot be
+// cancelled; ErrNotFound means no pending job has that id.
+func (q *Queue) Cancel(ctx context.Context, id int64) error {
+	var n int64
+	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, cancelSQL, ms(q.clock.Now()), id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+const jobByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`
+const jobByKeySQL = `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`
+
+// Job looks a job up by id or, when ref is not a number or no job has that
+// id, by dedup key.
+func (q *Queue) Job(ctx context.Context, ref string) (*Job, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		j, err := scanJob(q.r.QueryRowContext(ctx, jobByIDSQL, id))
+		if err == nil {
+			return j, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("look up job %s: %w", ref, err)
+		}
+	}
+	j, err := scanJob(q.r.QueryRowContext(ctx, jobByKeySQL, ref))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("look up job %s: %w", ref, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up job %s: %w", ref, err)
+	}
+	return j, nil
+}
+
+const attemptsSQL = `SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, output
+FROM attempts WHERE job_id = ? ORDER BY id`
+
+// Attempts returns the recorded attempts of a job, oldest first.
+func (q *Queue) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
+	rows, err := q.r.QueryContext(ctx, attemptsSQL, jobID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var a Attempt
+		var st, fin int64
+		if err := rows.Scan(&a.JobID, &a.Number, &a.Worker, &st, &fin, &a.Outcome, &a.Error, &a.Output); err != nil {
+			return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
+		}
+		a.StartedAt, a.FinishedAt = time.UnixMilli(st).UTC(), time.UnixMilli(fin).UTC()
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// lastRunsSQL takes, per schedule, its newest job by instant (then id),
+// walking jobs_schedule_at once per schedule.
+const lastRunsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
+	SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule ORDER BY j.scheduled_at DESC, j.id DESC LIMIT 1)
+	FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`
+
+// LastRuns returns, per schedule name, its newest job.
+func (q *Queue) LastRuns(ctx context.Context) (map[string]*Job, error) {
+	js, err := q.jobs(ctx, lastRunsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("last runs: %w", err)
+	}
+	out := make(map[string]*Job, len(js))
+	for _, j := range js {
+		out[j.Schedule] = j
+	}
+	return out, nil
+}
+
+const scheduleJobsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = ? ORDER BY scheduled_at DESC, id DESC LIMIT ?`
+
+// ScheduleJobs returns up to limit jobs of a schedule, newest instant first.
+func (q *Queue) ScheduleJobs(ctx context.Context, schedule string, limit int) ([]*Job, error) {
+	return q.jobs(ctx, scheduleJobsSQL, schedule, limit)
+}

@@ -1,0 +1,303 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(s scanner) (*Job, error) {
+	var j Job
+	var payload string
+	var runAt, createdAt int64
+	var schedule, owner sql.NullString
+	var scheduledAt, leaseUntil, startedAt, finishedAt sql.NullInt64
+	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
+		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
+		&startedAt, &finishedAt); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.RunAt = time.UnixMilli(runAt).UTC()
+	j.Schedule = schedule.String
+	j.ScheduledAt = fromMS(scheduledAt)
+	j.LeaseUntil = fromMS(leaseUntil)
+	j.Owner = owner.String
+	j.CreatedAt = time.UnixMilli(createdAt).UTC()
+	j.StartedAt = fromMS(startedAt)
+	j.FinishedAt = fromMS(finishedAt)
+	return &j, nil
+}
+
+// claimSQL takes up to ? ready jobs in claim order, excluding the types in a
+// JSON array, in one statement: no other connection can take the same rows,
+// since the write lock is held from the SELECT to the UPDATE.
+const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
+WHERE id IN (
+	SELECT id FROM jobs
+	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
+	ORDER BY priority DESC, run_at, id
+	LIMIT ?5
+)
+RETURNING ` + jobColumns
+
+// claimTypeSQL is claimSQL for one type.
+const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
+WHERE id IN (
+	SELECT id FROM jobs
+	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
+	ORDER BY priority DESC, run_at, id
+	LIMIT ?5
+)
+RETURNING ` + jobColumns
+
+// claimRequest says how many jobs a pool can take: n of any type not in
+// limited, plus up to limited[t] of each limited type t, within n overall.
+type claimRequest struct {
+	owner   string
+	lease   time.Duration
+	n       int
+	limited map[string]int
+}
+
+func claim(ctx context.Context, tx *sql.Tx, now time.Time, r claimRequest) ([]*Job, error) {
+	if r.n <= 0 {
+		return nil, nil
+	}
+	excluded := make([]string, 0, len(r.limited))
+	for t := range r.limited {
+		excluded = append(excluded, t)
+	}
+	sort.Strings(excluded)
+	exJSON, _ := json.Marshal(excluded)
+	until := now.Add(r.lease)
+	var jobs []*Job
+	scan := func(rows *sql.Rows, err error) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
+		}
+		return rows.Err()
+	}
+	if err := scan(tx.QueryContext(ctx, claimSQL, r.owner, ms(until), ms(now), string(exJSON), r.n)); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	for _, t := range excluded {
+		room := min(r.limited[t], r.n-len(jobs))
+		if room <= 0 {
+			continue
+		}
+		if err := scan(tx.QueryContext(ctx, claimTypeSQL, r.owner, ms(until), ms(now), t, room)); err != nil {
+			return nil, fmt.Errorf("claim %s: %w", t, err)
+		}
+	}
+	// RETURNING yields rows in no promised order; start them in claim order.
+	sort.SliceStable(jobs, func(a, b int) bool {
+		if jobs[a].Priority != jobs[b].Priority {
+			return jobs[a].Priority > jobs[b].Priority
+		}
+		if !jobs[a].RunAt.Equal(jobs[b].RunAt) {
+			return jobs[a].RunAt.Before(jobs[b].RunAt)
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
+	return jobs, nil
+}
+
+// result is the end of one attempt, to be recorded.
+type result struct {
+	job      *Job
+	worker   string
+	outcome  Outcome // done, retry, dead or released
+	errText  string
+	output   string
+	retryAt  time.Time
+	started  time.Time
+	finished time.Time
+}
+
+// The outcome statements are fenced on (id, owner, attempt, running): a
+// worker whose lease was reclaimed, and maybe claimed again elsewhere, changes
+// nothing.
+const (
+	finishDoneSQL = `UPDATE jobs SET state = 'done', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ''
+WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
+	finishRetrySQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, last_error = ?
+WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
+	finishDeadSQL = `UPDATE jobs SET state = 'dead', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ?
+WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
+	// A released attempt is given back: shutdown interrupted it, so it does
+	// not count against max_attempts.
+	finishReleasedSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, attempt = attempt - 1
+WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
+	insertAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// finish records results in tx. It returns, for each result, whether the
+// fence held; a result that lost its lease is recorded as a stale attempt.
+func finish(ctx context.Context, tx *sql.Tx, rs []result) ([]bool, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	stmts := map[string]*sql.Stmt{}
+	stmt := func(q string) (*sql.Stmt, error) {
+		if s, ok := stmts[q]; ok {
+			return s, nil
+		}
+		s, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		stmts[q] = s
+		return s, nil
+	}
+	defer func() {
+		for _, s := range stmts {
+			s.Close()
+		}
+	}()
+	ok := make([]bool, len(rs))
+	for i, r := range rs {
+		j := r.job
+		var q string
+		var args []any
+		switch r.outcome {
+		case OutcomeDone:
+			q, args = finishDoneSQL, []any{ms(r.finished), j.ID, j.Owner, j.Attempt}
+		case OutcomeRetry:
+			q, args = finishRetrySQL, []any{ms(r.retryAt), capText(r.errText), j.ID, j.Owner, j.Attempt}
+		case OutcomeDead:
+			q, args = finishDeadSQL, []any{ms(r.finished), capText(r.errText), j.ID, j.Owner, j.Attempt}
+		case OutcomeReleased:
+			q, args = finishReleasedSQL, []any{ms(r.finished), j.ID, j.Owner, j.Attempt}
+		default:
+			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.outcome)
+		}
+		s, err := stmt(q)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.ExecContext(ctx, args...)
+		if err != nil {
+			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
+		}
+		ok[i] = n == 1
+		outcome := r.outcome
+		if !ok[i] {
+			outcome = OutcomeStale
+		}
+		s, err = stmt(insertAttemptSQL)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.ExecContext(ctx, j.ID, j.Attempt, r.worker, ms(r.started), ms(r.finished), outcome,
+			capText(r.errText), r.output); err != nil {
+			return nil, fmt.Errorf("record attempt %d of job %d: %w", j.Attempt, j.ID, err)
+		}
+	}
+	return ok, nil
+}
+
+const heartbeatSQL = `UPDATE jobs SET lease_until = ? WHERE owner = ? AND state = 'running'`
+
+func heartbeat(ctx context.Context, tx *sql.Tx, owner string, until time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, heartbeatSQL, ms(until), owner)
+	if err != nil {
+		return 0, fmt.Errorf("heartbeat: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+const expiredSQL = `SELECT id, attempt, max_attempts, owner, started_at FROM jobs
+WHERE state = 'running' AND lease_until < ?`
+
+// reclaimJobSQL returns an expired lease to pending, or to dead when no
+// attempt is left. The attempt stays spent: the worker may have run the job to
+// the end before it vanished.
+const reclaimJobSQL = `UPDATE jobs SET
+	state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
+	finished_at = CASE WHEN attempt >= max_attempts THEN ?1 ELSE NULL END,
+	run_at = ?1, last_error = ?2, owner = NULL, lease_until = NULL
+WHERE id = ?3 AND owner = ?4 AND attempt = ?5 AND state = 'running'`
+
+const reclaimAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
+VALUES (?, ?, ?, ?, ?, 'lease_expired', ?)`
+
+// reclaimed is a job whose expired lease was taken back.
+type reclaimed struct {
+	ID      int64
+	Attempt int
+	Owner   string
+	Dead    bool
+}
+
+func reclaim(ctx context.Context, tx *sql.Tx, now time.Time) ([]reclaimed, error) {
+	rows, err := tx.QueryContext(ctx, expiredSQL, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("reclaim: %w", err)
+	}
+	var rs []reclaimed
+	var started []int64
+	for rows.Next() {
+		var r reclaimed
+		var max int
+		var st sql.NullInt64
+		if err := rows.Scan(&r.ID, &r.Attempt, &max, &r.Owner, &st); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reclaim: %w", err)
+		}
+		r.Dead = r.Attempt >= max
+		rs = append(rs, r)
+		started = append(started, st.Int64)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reclaim: %w", err)
+	}
+	for i, r := range rs {
+		msg := "lease expired: worker " + r.Owner + " stopped heartbeating"
+		if _, err := tx.ExecContext(ctx, reclaimJobSQL, ms(now), msg, r.ID, r.Owner, r.Attempt); err != nil {
+			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, reclaimAttemptSQL, r.ID, r.Attempt, r.Owner, started[i], ms(now), msg); err != nil {
+			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
+		}
+	}
+	return rs, nil
+}
+
+const nextWakeSQL = `SELECT
+	(SELECT min(run_at) FROM jobs WHERE state = 'pending'),
+	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?)`
+
+// nextWake returns when the next pending job becomes ready and when the
+// earliest lease held by another owner expires (zero when none).
+func nextWake(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, owner string) (ready, lease time.Time, err error) {
+	var r, l sql.NullInt64
+	if err := db.QueryRowContext(ctx, nextWakeSQL, owner).Scan(&r, &l); err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	return fromMS(r), fromMS(l), nil
+}

@@ -1,0 +1,326 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Enqueued tells what an enqueue did with one NewJob.
+type Enqueued struct {
+	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped
+	Key      string // the job's dedup key
+	Inserted bool   // false when a job with Key already existed
+	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
+}
+
+// Enqueue adds a job unless one with the same key exists, in which case it
+// inserts nothing and returns the existing job's id. The commit is fsynced
+// (unless Config.NoSyncEnqueue) before Enqueue returns.
+func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
+	res, err := q.EnqueueBatch(ctx, []NewJob{j})
+	if err != nil {
+		return Enqueued{}, err
+	}
+	return res[0], nil
+}
+
+// EnqueueBatch enqueues jobs in one transaction: all or none. Results are in
+// the order of jobs.
+func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, error) {
+	now := q.clock.Now()
+	prepared, err := prepareJobs(jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	var res []Enqueued
+	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx *sql.Tx) error {
+		var err error
+		res, err = insertJobs(ctx, tx, prepared, now)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	q.notify()
+	return res, nil
+}
+
+// prepareJobs validates jobs and fills their defaults.
+func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
+	out := make([]NewJob, len(jobs))
+	for i, j := range jobs {
+		if j.Type == "" {
+			return nil, fmt.Errorf("enqueue job %d: empty type", i)
+		}
+		if j.Key == "" {
+			j.Key = randomKey()
+		}
+		if len(j.Payload) == 0 {
+			j.Payload = json.RawMessage("{}")
+		} else if !json.Valid(j.Payload) {
+			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
+		}
+		if j.MaxAttempts <= 0 {
+			j.MaxAttempts = DefaultMaxAttempts
+		}
+		if j.RunAt.IsZero() {
+			j.RunAt = now
+		}
+		if j.SkipIfActive && j.Schedule == "" {
+			return nil, fmt.Errorf("enqueue job %q: SkipIfActive needs a schedule", j.Key)
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+func randomKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "job|" + hex.EncodeToString(b[:])
+}
+
+const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (key) DO NOTHING
+RETURNING id`
+
+const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = ?`
+
+const activeSeriesSQL = `SELECT 1 FROM jobs
+WHERE schedule = ? AND item = ? AND state IN ('pending', 'running') AND schedule IS NOT NULL
+LIMIT 1`
+
+const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, recorded_at)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT DO NOTHING`
+
+// insertJobs inserts prepared jobs inside tx.
+func insertJobs(ctx context.Context, tx *sql.Tx, jobs []NewJob, now time.Time) ([]Enqueued, error) {
+	ins, err := tx.PrepareContext(ctx, insertJobSQL)
+	if err != nil {
+		return nil, err
+	}
+	defer ins.Close()
+	var byKey, active, skip *sql.Stmt
+	res := make([]Enqueued, len(jobs))
+	for i, j := range jobs {
+		res[i].Key = j.Key
+		if j.SkipIfActive {
+			if active == nil {
+				if active, err = tx.PrepareContext(ctx, activeSeriesSQL); err != nil {
+					return nil, err
+				}
+				defer active.Close()
+				if skip, err = tx.PrepareContext(ctx, insertSkipSQL); err != nil {
+					return nil, err
+				}
+				defer skip.Close()
+			}
+			var one int
+			err := active.QueryRowContext(ctx, j.Schedule, j.Item).Scan(&one)
+			if err == nil {
+				if _, err := skip.ExecContext(ctx, j.Schedule, j.Item, ms(j.ScheduledAt), SkipOverlap, ms(now)); err != nil {
+					return nil, fmt.Errorf("record skip of %q: %w", j.Key, err)
+				}
+				res[i].Skipped = true
+				continue
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("check overlap of %q: %w", j.Key, err)
+			}
+		}
+		err := ins.QueryRowContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
+			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now)).Scan(&res[i].ID)
+		switch {
+		case err == nil:
+			res[i].Inserted = true
+		case errors.Is(err, sql.ErrNoRows):
+			if byKey == nil {
+				if byKey, err = tx.PrepareContext(ctx, jobIDByKeySQL); err != nil {
+					return nil, err
+				}
+				defer byKey.Close()
+			}
+			if err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID); err != nil {
+				return nil, fmt.Errorf("look up existing job %q: %w", j.Key, err)
+			}
+		default:
+			return nil, fmt.Errorf("insert job %q: %w", j.Key, err)
+		}
+	}
+	return res, nil
+}
+
+// Advance is one step of a schedule: the jobs and skips for its instants up
+// to To, committed together with the cursor moving from From to To.
+type Advance struct {
+	Schedule string
+	From     time.Time // the cursor the caller read; zero when the schedule had none
+	To       time.Time // the new cursor; not before From
+	Jobs     []NewJob
+	Skips    []Skip
+}
+
+// Cursor is a schedule's durable position.
+type Cursor struct {
+	Schedule string
+	At       time.Time // last instant materialised or deliberately passed
+	Paused   bool
+	PausedAt time.Time
+}
+
+const cursorSQL = `SELECT at FROM cursors WHERE schedule = ?`
+
+const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?)`
+
+const moveCursorSQL = `UPDATE cursors SET at = ?, updated_at = ? WHERE schedule = ? AND at = ?`
+
+// Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
+// schedule's cursor from a.From to a.To, in one transaction. If the stored
+// cursor is not a.From (another beat moved it), nothing is written and the
+// error is ErrCursorMoved. The commit is not fsynced: a power loss rolls the
+// rows back together with the cursor, so they are materialised again under
+// the same keys.
+func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
+	if a.Schedule == "" {
+		return nil, errors.New("advance: empty schedule")
+	}
+	if a.To.Before(a.From) {
+		return nil, fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
+	}
+	now := q.clock.Now()
+	jobs, err := prepareJobs(a.Jobs, now)
+	if err != nil {
+		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
+	}
+	var res []Enqueued
+	err = q.inTx(ctx, false, func(tx *sql.Tx) error {
+		var at int64
+		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if !a.From.IsZero() {
+				return ErrCursorMoved
+			}
+			if _, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now)); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			if a.From.IsZero() || at != ms(a.From) {
+				return ErrCursorMoved
+			}
+			if _, err := tx.ExecContext(ctx, moveCursorSQL, ms(a.To), ms(now), a.Schedule, at); err != nil {
+				return err
+			}
+		}
+		if res, err = insertJobs(ctx, tx, jobs, now); err != nil {
+			return err
+		}
+		return insertSkips(ctx, tx, a.Skips, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
+	}
+	if len(jobs) > 0 {
+		q.notify()
+	}
+	return res, nil
+}
+
+func insertSkips(ctx context.Context, tx *sql.Tx, skips []Skip, now time.Time) error {
+	if len(skips) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, insertSkipSQL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, s := range skips {
+		if _, err := st.ExecContext(ctx, s.Schedule, s.Item, ms(s.ScheduledAt), s.Reason, ms(now)); err != nil {
+			return fmt.Errorf("record skip: %w", err)
+		}
+	}
+	return nil
+}
+
+const cursorsSQL = `SELECT schedule, at, paused, paused_at FROM cursors`
+
+// Cursors returns every schedule's cursor, by schedule name.
+func (q *Queue) Cursors(ctx context.Context) (map[string]Cursor, error) {
+	rows, err := q.r.QueryContext(ctx, cursorsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("read cursors: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Cursor{}
+	for rows.Next() {
+		var c Cursor
+		var at int64
+		var pausedAt sql.NullInt64
+		if err := rows.Scan(&c.Schedule, &at, &c.Paused, &pausedAt); err != nil {
+			return nil, fmt.Errorf("read cursors: %w", err)
+		}
+		c.At = time.UnixMilli(at).UTC()
+		c.PausedAt = fromMS(pausedAt)
+		out[c.Schedule] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cursors: %w", err)
+	}
+	return out, nil
+}
+
+const setPausedSQL = `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`
+
+// SetPaused pauses or resumes a schedule durably. A schedule without a cursor
+// gets one at now.
+func (q *Queue) SetPaused(ctx context.Context, schedule string, paused bool) error {
+	now := q.clock.Now()
+	pausedAt := sql.NullInt64{}
+	if paused {
+		pausedAt = nullMS(now)
+	}
+	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, setPausedSQL, schedule, ms(now), paused, pausedAt, ms(now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set paused %s: %w", schedule, err)
+	}
+	return nil
+}
+
+const skipsSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
+WHERE schedule = ? ORDER BY scheduled_at DESC, item LIMIT ?`
+
+// Skips returns up to limit skipped instants of schedule, newest first.
+func (q *Queue) Skips(ctx context.Context, schedule string, limit int) ([]Skip, error) {
+	rows, err := q.r.QueryContext(ctx, skipsSQL, schedule, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
+	}
+	defer rows.Close()
+	var out []Skip
+	for rows.Next() {
+		var s Skip
+		var at, rec int64
+		if err := rows.Scan(&s.Schedule, &s.Item, &at, &s.Reason, &rec); err != nil {
+			return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
+		}
+		s.ScheduledAt = time.UnixMilli(at).UTC()
+		s.RecordedAt = time.UnixMilli(rec).UTC()
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

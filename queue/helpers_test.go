@@ -1,0 +1,92 @@
+package queue
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"scheduler/internal/clock"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// newTestQueue opens a queue on a fresh file in t.TempDir() with a fake clock.
+func newTestQueue(t testing.TB) (*Queue, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q, clk
+}
+
+// waitFor returns the next value from ch, failing the test after a deadline
+// that is a failure bound, not a synchronisation point.
+func waitFor[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting")
+	}
+	var zero T
+	return zero
+}
+
+// eventually polls cond until it holds, failing after a deadline. It is for
+// effects that have no channel to wait on, such as rows written by another
+// goroutine's transaction.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond) // polling interval of a deadline loop, not a sync point
+	}
+}
+
+// runPool starts p.Run in the background and returns a function that stops
+// it and waits for it.
+func runPool(t testing.TB, p *Pool) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	var stopped bool
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := waitFor(t, done); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func mustEnqueue(t testing.TB, q *Queue, j NewJob) Enqueued {
+	t.Helper()
+	res, err := q.Enqueue(context.Background(), j)
+	if err != nil {
+		t.Fatalf("Enqueue(%+v): %v", j, err)
+	}
+	return res
+}
+
+func mustJob(t testing.TB, q *Queue, ref string) *Job {
+	t.Helper()
+	j, err := q.Job(context.Background(), ref)
+	if err != nil {
+		t.Fatalf("Job(%s): %v", ref, err)
+	}
+	return j
+}

@@ -1,0 +1,146 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// PurgeBatch is how many done jobs one purge transaction deletes: small
+// enough that a writer waiting behind it waits milliseconds.
+const PurgeBatch = 1000
+
+// maintain runs reclaim and purge every MaintenanceEvery until ctx is done.
+func (p *Pool) maintain(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clock.After(p.cfg.MaintenanceEvery):
+		}
+		if _, err := p.q.Maintain(ctx, p.cfg.RetainDone); err != nil && ctx.Err() == nil {
+			p.log.ErrorContext(ctx, "maintenance failed", "err", err)
+		}
+	}
+}
+
+// MaintenanceReport counts what Maintain did.
+type MaintenanceReport struct {
+	Reclaimed int   // expired leases returned to pending or dead
+	Purged    int64 // done jobs deleted
+	Skips     int64 // skip records deleted
+}
+
+// Maintain reclaims expired leases, then purges done jobs and skip records
+// older than retain, and checkpoints the WAL. It logs the counts.
+func (q *Queue) Maintain(ctx context.Context, retain time.Duration) (MaintenanceReport, error) {
+	var rep MaintenanceReport
+	n, err := q.Reclaim(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Reclaimed = n
+	before := q.clock.Now().Add(-retain)
+	if rep.Purged, rep.Skips, err = q.Purge(ctx, before); err != nil {
+		return rep, err
+	}
+	q.log.InfoContext(ctx, "maintenance done", "component", "maintenance",
+		"reclaimed", rep.Reclaimed, "purged", rep.Purged, "skips_purged", rep.Skips)
+	return rep, nil
+}
+
+// Reclaim returns running jobs whose lease expired to pending, or to dead
+// when they have no attempt left, and records the lost attempts.
+func (q *Queue) Reclaim(ctx context.Context) (int, error) {
+	var rs []reclaimed
+	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+		var err error
+		rs, err = reclaim(ctx, tx, q.clock.Now())
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		q.log.WarnContext(ctx, "job lease reclaimed", "component", "maintenance",
+			"job_id", r.ID, "attempt", r.Attempt, "owner", r.Owner, "dead", r.Dead)
+	}
+	if len(rs) > 0 {
+		q.notify()
+	}
+	return len(rs), nil
+}
+
+const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (
+	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ? ORDER BY finished_at LIMIT ?)`
+
+const purgeSkipsSQL = `DELETE FROM skips WHERE rowid IN (
+	SELECT rowid FROM skips WHERE recorded_at < ? LIMIT ?)`
+
+// Purge deletes done jobs finished before before, with their attempts, and
+// skip records older than before, in batches of PurgeBatch, each its own
+// transaction so that other writers interleave. Dead, pending and running
+// jobs are kept. It then checkpoints and truncates the WAL when no reader
+// holds it.
+func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
+	batch := func(query string) (int64, error) {
+		var n int64
+		err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, query, ms(before), PurgeBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		return n, err
+	}
+	for {
+		n, err := batch(purgeDoneSQL)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
+		}
+		jobs += n
+		if n < PurgeBatch {
+			break
+		}
+	}
+	for {
+		n, err := batch(purgeSkipsSQL)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge skips: %w", err)
+		}
+		skips += n
+		if n < PurgeBatch {
+			break
+		}
+	}
+	if err := q.Checkpoint(ctx); err != nil {
+		return jobs, skips, err
+	}
+	return jobs, skips, nil
+}
+
+// Checkpoint copies the WAL into the database and truncates it. A reader
+// holding an old snapshot keeps part of the WAL alive; the next checkpoint
+// after it leaves shrinks the file.
+func (q *Queue) Checkpoint(ctx context.Context) error {
+	if q.w == nil {
+		return errReadOnly
+	}
+	var busy, logFrames, done int
+	if err := q.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database to path with VACUUM INTO,
+// safe while the daemon runs. path must not exist.
+func (q *Queue) Backup(ctx context.Context, path string) error {
+	if _, err := q.r.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,544 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"scheduler/internal/clock"
+)
+
+// PoolConfig configures a Pool. Zero values select the defaults shown.
+type PoolConfig struct {
+	Workers       int           // Jobs run at once. Default: GOMAXPROCS.
+	Lease         time.Duration // How long a claim holds a job without a heartbeat. Default: 1m.
+	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
+	// WatchInterval is how often the pool checks whether another process
+	// wrote to the file (PRAGMA data_version, a read of shared memory), so
+	// that a job enqueued by the CLI starts promptly. Default: 20ms.
+	WatchInterval time.Duration
+	// MaxIdle bounds an idle pool's sleep between looks at the table, a
+	// safety net under the wake-ups of WatchInterval. Default: 30s.
+	MaxIdle time.Duration
+	// MaintenanceEvery is the period of reclaim and purge. Default: 1h.
+	// Negative disables periodic maintenance (reclaim still runs at start-up
+	// and whenever a lease held by another pool expires).
+	MaintenanceEvery time.Duration
+	// RetainDone is how long done jobs are kept before purge. Default: 168h.
+	RetainDone time.Duration
+	// Owner names this pool in leases and the attempt history.
+	// Default: host:pid:random.
+	Owner  string
+	Clock  clock.Clock  // Default: the Queue's clock.
+	Logger *slog.Logger // Default: the Queue's logger.
+
+	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
+}
+
+// Pool runs jobs from a Queue on a bounded number of goroutines. Register
+// handlers, then call Run. Register is safe to call while Run runs.
+type Pool struct {
+	q     *Queue
+	cfg   PoolConfig
+	clock clock.Clock
+	log   *slog.Logger
+
+	mu       sync.RWMutex
+	handlers map[string]registered
+
+	work     chan *Job
+	results  chan result
+	stopping atomic.Bool // no new handler starts
+	hardStop atomic.Bool // handlers' contexts were cancelled by shutdown
+	running  atomic.Bool
+}
+
+type registered struct {
+	h  Handler
+	tc TypeConfig
+}
+
+// NewPool returns a Pool for q.
+func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
+	if q == nil {
+		return nil, errors.New("new pool: nil queue")
+	}
+	if cfg.Workers < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
+		return nil, errors.New("new pool: negative setting")
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = time.Minute
+	}
+	if cfg.ShutdownGrace == 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.WatchInterval == 0 {
+		cfg.WatchInterval = 20 * time.Millisecond
+	}
+	if cfg.MaxIdle == 0 {
+		cfg.MaxIdle = 30 * time.Second
+	}
+	if cfg.MaintenanceEvery == 0 {
+		cfg.MaintenanceEvery = time.Hour
+	}
+	if cfg.RetainDone == 0 {
+		cfg.RetainDone = 7 * 24 * time.Hour
+	}
+	if cfg.Owner == "" {
+		host, _ := os.Hostname()
+		var b [3]byte
+		rand.Read(b[:])
+		cfg.Owner = host + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = q.clock
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = q.log
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Pool{
+		q:        q,
+		cfg:      cfg,
+		clock:    cfg.Clock,
+		log:      cfg.Logger.With("component", "pool"),
+		handlers: map[string]registered{},
+		work:     make(chan *Job, cfg.Workers),
+		results:  make(chan result, cfg.Workers),
+	}, nil
+}
+
+// Owner returns the token that marks this pool's leases.
+func (p *Pool) Owner() string { return p.cfg.Owner }
+
+// Register sets the handler and policy of a job type, replacing any earlier
+// one. Jobs already running keep the handler they started with.
+func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
+	if jobType == "" || h == nil {
+		return errors.New("register: empty type or nil handler")
+	}
+	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 {
+		return fmt.Errorf("register %s: negative setting", jobType)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.handlers[jobType] = registered{h: h, tc: tc}
+	return nil
+}
+
+// Unregister removes a job type's handler. Its jobs claimed later go dead as
+// of unknown type, so remove a type only when none can be queued.
+func (p *Pool) Unregister(jobType string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.handlers, jobType)
+}
+
+func (p *Pool) lookup(jobType string) (registered, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	r, ok := p.handlers[jobType]
+	return r, ok
+}
+
+// limits returns, for each type with a concurrency limit, how many more of
+// its jobs may start.
+func (p *Pool) limits(running map[string]int) map[string]int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out map[string]int
+	for t, r := range p.handlers {
+		if r.tc.Concurrency > 0 {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[t] = max(r.tc.Concurrency-running[t], 0)
+		}
+	}
+	return out
+}
+
+// Run claims and runs jobs until ctx is done, then shuts down: it stops
+// claiming at once, gives running jobs ShutdownGrace to finish, then cancels
+// their contexts and gives their attempts back. It returns once every
+// goroutine it started has returned. A Pool runs once.
+func (p *Pool) Run(ctx context.Context) error {
+	if !p.running.CompareAndSwap(false, true) {
+		return errors.New("pool: Run called twice")
+	}
+	wake, unsubscribe := p.q.subscribe()
+	defer unsubscribe()
+
+	// Handlers outlive ctx by the shutdown grace; they are cancelled on their own.
+	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHandlers()
+	var workers sync.WaitGroup
+	for i := range p.cfg.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			p.worker(handlerCtx, p.cfg.Owner+"/w"+strconv.Itoa(i))
+		}()
+	}
+
+	var helpers sync.WaitGroup
+	external := make(chan struct{}, 1)
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		p.watch(ctx, external)
+	}()
+	if p.cfg.MaintenanceEvery > 0 {
+		helpers.Add(1)
+		go func() {
+			defer helpers.Done()
+			p.maintain(ctx)
+		}()
+	}
+
+	l := &loop{p: p, running: map[string]int{}}
+	l.run(ctx, wake, external)
+	l.drain(ctx, cancelHandlers)
+	close(p.work)
+	workers.Wait()
+	helpers.Wait()
+	return nil
+}
+
+// loop is the state of Run's single writing goroutine: it alone claims,
+// records results and heartbeats, so each trip is one transaction.
+type loop struct {
+	p        *Pool
+	inflight int
+	running  map[string]int // in-flight jobs by type
+	pending  []result       // results not yet committed
+	// claimMore is true while the last claim filled every free slot: more
+	// jobs may be ready, so the next trip claims without waiting.
+	claimMore     bool
+	nextReady     time.Time // when the next pending job becomes ready (zero: none known)
+	nextLease     time.Time // when another owner's lease expires (zero: none)
+	nextHeartbeat time.Time
+	failures      int // consecutive failed trips, for back-off on a sick database
+}
+
+func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
+	p := l.p
+	// Reclaim at start-up: leases of a previous life of this host may be
+	// long expired.
+	l.claimMore = true
+	l.nextLease = p.clock.Now()
+	var timer <-chan time.Time
+	var timerAt time.Time
+	for {
+		l.collect()
+		if ctx.Err() != nil {
+			return
+		}
+		if err := l.trip(ctx, true); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			l.failures++
+			p.log.ErrorContext(ctx, "pool write failed", "err", err, "failures", l.failures)
+		} else {
+			l.failures = 0
+		}
+		if l.claimMore && l.inflight < p.cfg.Workers && l.failures == 0 {
+			continue
+		}
+		at := l.deadline()
+		if !at.Equal(timerAt) || timer == nil {
+			timerAt = at
+			timer = p.clock.After(at.Sub(p.clock.Now()))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-p.results:
+			l.add(r)
+		case <-wake:
+			l.claimMore = true
+		case <-external:
+			l.claimMore = true
+		case <-timer:
+			timer = nil
+			l.claimMore = true
+		}
+	}
+}
+
+// deadline is when the loop must look again without being woken.
+func (l *loop) deadline() time.Time {
+	p := l.p
+	now := p.clock.Now()
+	if l.failures > 0 {
+		return now.Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
+	}
+	at := now.Add(p.cfg.MaxIdle)
+	for _, t := range []time.Time{l.nextReady, l.nextLease} {
+		if !t.IsZero() && t.Before(at) {
+			at = t
+		}
+	}
+	if l.inflight > 0 && l.nextHeartbeat.Before(at) {
+		at = l.nextHeartbeat
+	}
+	return at
+}
+
+// collect takes every result already waiting.
+func (l *loop) collect() {
+	for {
+		select {
+		case r := <-l.p.results:
+			l.add(r)
+		default:
+			return
+		}
+	}
+}
+
+func (l *loop) add(r result) {
+	l.pending = append(l.pending, r)
+	l.inflight--
+	l.running[r.job.Type]--
+}
+
+// trip is one transaction: record results, reclaim expired leases when one is
+// due, heartbeat when due, and claim for the free slots when claim is set.
+func (l *loop) trip(ctx context.Context, claimJobs bool) error {
+	p := l.p
+	now := p.clock.Now()
+	free := p.cfg.Workers - l.inflight
+	doClaim := claimJobs && l.claimMore && free > 0 && !p.stopping.Load()
+	doReclaim := !l.nextLease.IsZero() && !now.Before(l.nextLease)
+	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
+	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat {
+		return nil
+	}
+	var claimed []*Job
+	var fenced []bool
+	var reclaimedJobs []reclaimed
+	err := p.q.inTx(ctx, false, func(tx *sql.Tx) error {
+		var err error
+		if fenced, err = finish(ctx, tx, l.pending); err != nil {
+			return err
+		}
+		if doReclaim {
+			if reclaimedJobs, err = reclaim(ctx, tx, now); err != nil {
+				return err
+			}
+		}
+		if doHeartbeat {
+			if _, err := heartbeat(ctx, tx, p.cfg.Owner, now.Add(p.cfg.Lease)); err != nil {
+				return err
+			}
+		}
+		if doClaim {
+			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: free, limited: p.limits(l.running)}
+			if claimed, err = claim(ctx, tx, now, req); err != nil {
+				return err
+			}
+		}
+		if doClaim || doReclaim {
+			if l.nextReady, l.nextLease, err = nextWake(ctx, tx, p.cfg.Owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, r := range l.pending {
+		p.logResult(ctx, r, fenced[i])
+	}
+	l.pending = l.pending[:0]
+	for _, r := range reclaimedJobs {
+		p.log.WarnContext(ctx, "job lease reclaimed", "job_id", r.ID, "attempt", r.Attempt, "owner", r.Owner, "dead", r.Dead)
+	}
+	if doHeartbeat || (l.inflight == 0 && len(claimed) > 0) {
+		l.nextHeartbeat = now.Add(p.cfg.Lease / 3)
+	}
+	if doClaim {
+		l.claimMore = len(claimed) == free
+		for _, j := range claimed {
+			l.inflight++
+			l.running[j.Type]++
+			p.work <- j // never blocks: in-flight jobs never outnumber the buffer
+		}
+	}
+	return nil
+}
+
+// drain waits for in-flight jobs after ctx is done: ShutdownGrace, then their
+// contexts are cancelled. Results are recorded with a context that outlives
+// ctx.
+func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
+	p := l.p
+	p.stopping.Store(true)
+	bg := context.WithoutCancel(ctx)
+	if l.inflight > 0 {
+		p.log.InfoContext(bg, "pool stopping", "running", l.inflight, "grace", p.cfg.ShutdownGrace)
+	}
+	grace := p.clock.After(p.cfg.ShutdownGrace)
+	for l.inflight > 0 {
+		select {
+		case r := <-p.results:
+			l.add(r)
+			l.collect()
+			l.flush(bg)
+		case <-grace:
+			grace = nil
+			p.hardStop.Store(true)
+			p.log.WarnContext(bg, "shutdown grace over, cancelling jobs", "running", l.inflight)
+			cancelHandlers()
+		}
+	}
+	l.flush(bg)
+}
+
+// flush records pending results during shutdown, retrying a few times on a
+// busy database: an unrecorded result only means the lease expires and the
+// job runs again.
+func (l *loop) flush(ctx context.Context) {
+	for try := 0; len(l.pending) > 0 && try < 3; try++ {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := l.trip(tctx, false)
+		cancel()
+		if err != nil {
+			l.p.log.ErrorContext(ctx, "record results at shutdown", "err", err, "results", len(l.pending))
+		}
+	}
+}
+
+func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
+	j := r.job
+	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.finished.Sub(r.started)}
+	if !fenced {
+		p.log.WarnContext(ctx, "stale result rejected", append(attrs, "outcome", r.outcome, "err", r.errText)...)
+		return
+	}
+	switch r.outcome {
+	case OutcomeDone:
+		p.log.DebugContext(ctx, "job done", attrs...)
+	case OutcomeRetry:
+		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.retryAt, "err", r.errText, "output", tail(r.output, 512))...)
+	case OutcomeDead:
+		p.log.ErrorContext(ctx, "job dead", append(attrs, "err", r.errText, "output", tail(r.output, 512))...)
+	case OutcomeReleased:
+		p.log.InfoContext(ctx, "job released at shutdown", attrs...)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func (p *Pool) worker(ctx context.Context, name string) {
+	for j := range p.work {
+		p.results <- p.execute(ctx, name, j)
+	}
+}
+
+// execute runs one attempt and classifies its end.
+func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
+	r := result{job: j, worker: worker, started: p.clock.Now()}
+	if p.stopping.Load() {
+		// Claimed just before shutdown and never started.
+		r.outcome, r.finished = OutcomeReleased, r.started
+		return r
+	}
+	reg, ok := p.lookup(j.Type)
+	var err error
+	if !ok {
+		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
+	} else {
+		err = p.call(ctx, reg, j)
+	}
+	r.finished = p.clock.Now()
+	r.output = string(j.output)
+	if err != nil {
+		r.errText = err.Error()
+	}
+	if err != nil && p.hardStop.Load() {
+		r.outcome = OutcomeReleased
+		return r
+	}
+	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
+	r.outcome = outcome
+	r.retryAt = r.finished.Add(delay)
+	return r
+}
+
+// call runs the handler behind recover, under the type's timeout.
+func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
+	if reg.tc.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, reg.tc.Timeout)
+		defer cancel()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return reg.h.Work(ctx, j)
+}
+
+// watch wakes the loop when another connection commits to the file, which
+// is how a job enqueued by another process is noticed without polling the
+// jobs table.
+func (p *Pool) watch(ctx context.Context, external chan<- struct{}) {
+	conn, err := p.q.r.Conn(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		}
+		return
+	}
+	defer conn.Close()
+	var last int64 = -1
+	for {
+		var v int64
+		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.WarnContext(ctx, "read data version", "err", err)
+		} else if v != last {
+			if last != -1 {
+				select {
+				case external <- struct{}{}:
+				default:
+				}
+			}
+			last = v
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clock.After(p.cfg.WatchInterval):
+		}
+	}
+}

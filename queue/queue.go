@@ -1,0 +1,326 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"scheduler/internal/clock"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Config configures a Queue. Zero values select the defaults shown.
+type Config struct {
+	Clock       clock.Clock   // Default: clock.Real{}.
+	Logger      *slog.Logger  // Default: discard.
+	BusyTimeout time.Duration // How long a write waits for another process's lock. Default: 5s.
+	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
+	// an acknowledged enqueue then survives a process crash but not a power
+	// loss. Default: false (enqueues are fsynced).
+	NoSyncEnqueue bool
+	// ReadOnly opens the file for reads only: no migration, no writes.
+	ReadOnly bool
+}
+
+// Queue is a job queue stored in one SQLite file. It is safe for concurrent
+// use by many goroutines, and several processes may open the same file.
+type Queue struct {
+	path  string
+	cfg   Config
+	clock clock.Clock
+	log   *slog.Logger
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // read-only pool
+
+	mu      sync.Mutex
+	waiters map[chan struct{}]struct{}
+}
+
+// Open opens the queue in the SQLite file at path, creating it and applying
+// missing migrations as needed. It refuses a file written by a newer schema
+// (ErrSchemaTooNew).
+func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.BusyTimeout <= 0 {
+		cfg.BusyTimeout = 5 * time.Second
+	}
+	if path == "" {
+		return nil, errors.New("open queue: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open queue %s: %w", path, err)
+	}
+	if cfg.ReadOnly {
+		if _, err := os.Stat(abs); err != nil {
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+	}
+	q := &Queue{path: path, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
+	if !cfg.ReadOnly {
+		// One connection: writers in this process queue for it in Go instead
+		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
+		if q.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		q.w.SetMaxOpenConns(1)
+		q.w.SetMaxIdleConns(1)
+		q.w.SetConnMaxLifetime(0)
+		q.w.SetConnMaxIdleTime(0)
+		if err := q.migrate(ctx); err != nil {
+			q.w.Close()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+	}
+	if q.r, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, true)); err != nil {
+		q.closeDBs()
+		return nil, fmt.Errorf("open queue %s: %w", path, err)
+	}
+	q.r.SetMaxOpenConns(4)
+	if cfg.ReadOnly {
+		if err := q.checkVersion(ctx); err != nil {
+			q.closeDBs()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+	}
+	return q, nil
+}
+
+// dsn builds the connection string. Pragmas live here so that every pooled
+// connection gets them; a PRAGMA run with Exec reaches one connection only.
+// synchronous=NORMAL is the per-connection default: see the package comment
+// for the writes that switch to FULL.
+func dsn(path string, busy time.Duration, readOnly bool) string {
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	v.Add("_pragma", "journal_mode(WAL)")
+	v.Add("_pragma", "foreign_keys(1)")
+	v.Add("_pragma", "synchronous(NORMAL)")
+	if readOnly {
+		v.Add("_pragma", "query_only(1)")
+	} else {
+		v.Set("_txlock", "immediate")
+	}
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
+}
+
+// Path returns the database file's path as given to Open.
+func (q *Queue) Path() string { return q.path }
+
+// Close closes the database. Pools using q must have returned from Run.
+func (q *Queue) Close() error {
+	return q.closeDBs()
+}
+
+func (q *Queue) closeDBs() error {
+	var errs []error
+	if q.r != nil {
+		errs = append(errs, q.r.Close())
+	}
+	if q.w != nil {
+		errs = append(errs, q.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+var errReadOnly = errors.New("queue opened read-only")
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := migrationFS.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number", e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected number %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the schema version this program writes.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+func (q *Queue) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	for {
+		var done bool
+		err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+			var v int
+			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+				return fmt.Errorf("read schema version: %w", err)
+			}
+			if v > len(ms) {
+				return fmt.Errorf("%w: file has version %d, this program knows up to %d", ErrSchemaTooNew, v, len(ms))
+			}
+			if v == len(ms) {
+				done = true
+				return nil
+			}
+			m := ms[v]
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("apply migration %s: %w", m.name, err)
+			}
+			// user_version is part of the database header, so it commits or
+			// rolls back with the migration's statements.
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+				return fmt.Errorf("apply migration %s: %w", m.name, err)
+			}
+			return nil
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func (q *Queue) checkVersion(ctx context.Context) error {
+	var v int
+	if err := q.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if n := SchemaVersion(); v > n {
+		return fmt.Errorf("%w: file has version %d, this program knows up to %d", ErrSchemaTooNew, v, n)
+	}
+	if v == 0 {
+		return errors.New("database has no scheduler schema yet (start the daemon once)")
+	}
+	return nil
+}
+
+// inTx runs fn in one IMMEDIATE transaction on the writer connection. durable
+// commits it with synchronous=FULL, for writes acknowledged outside the
+// process.
+func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx *sql.Tx) error) (err error) {
+	if q.w == nil {
+		return errReadOnly
+	}
+	conn, err := q.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if durable {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
+			return err
+		}
+		defer func() {
+			// The connection is reused: put it back to the default even if
+			// ctx is done by now.
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// subscribe returns a channel that receives a value (coalesced) after each
+// enqueue in this process, and a function that removes it.
+func (q *Queue) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	q.mu.Lock()
+	q.waiters[ch] = struct{}{}
+	q.mu.Unlock()
+	return ch, func() {
+		q.mu.Lock()
+		delete(q.waiters, ch)
+		q.mu.Unlock()
+	}
+}
+
+func (q *Queue) notify() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for ch := range q.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func nullStr(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+func capText(s string) string {
+	if len(s) > MaxOutput {
+		return s[:MaxOutput/2] + "\n…\n" + s[len(s)-MaxOutput/2:]
+	}
+	return s
+}
