@@ -39,10 +39,13 @@ func scanJob(s scanner) (*Job, error) {
 
 // claimSQL takes up to ? ready jobs in claim order, excluding the types in a
 // JSON array, in one statement: no other connection can take the same rows,
-// since the write lock is held from the SELECT to the UPDATE.
+// since the write lock is held from the SELECT to the UPDATE. It walks
+// jobs_ready, whose order is the claim order, and stops after LIMIT rows;
+// without INDEXED BY the planner may pick jobs_pending_run_at and sort every
+// ready job, which is slow when a backlog has built up.
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
 WHERE id IN (
-	SELECT id FROM jobs
+	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
 	ORDER BY priority DESC, run_at, id
 	LIMIT ?5
@@ -52,7 +55,7 @@ RETURNING ` + jobColumns
 // claimTypeSQL is claimSQL for one type.
 const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
 WHERE id IN (
-	SELECT id FROM jobs
+	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
 	ORDER BY priority DESC, run_at, id
 	LIMIT ?5

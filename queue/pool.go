@@ -319,6 +319,9 @@ func (l *loop) add(r result) {
 	l.pending = append(l.pending, r)
 	l.inflight--
 	l.running[r.job.Type]--
+	// A slot is free, and a retry may have changed when the next job is
+	// ready: the next trip claims and looks again.
+	l.claimMore = true
 }
 
 // trip is one transaction: record results, reclaim expired leases when one is
@@ -330,6 +333,19 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	doClaim := claimJobs && l.claimMore && free > 0 && !p.stopping.Load()
 	doReclaim := !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
+	if doClaim && len(l.pending) == 0 && !doReclaim && !doHeartbeat {
+		// Woken with nothing to record: look before taking the write lock,
+		// which another process (a second daemon, the CLI) may want.
+		var err error
+		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner); err != nil {
+			return err
+		}
+		if l.nextReady.IsZero() || l.nextReady.After(now) {
+			l.claimMore = false
+			doClaim = false
+			doReclaim = !l.nextLease.IsZero() && !now.Before(l.nextLease)
+		}
+	}
 	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat {
 		return nil
 	}

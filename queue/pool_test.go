@@ -1,0 +1,487 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"scheduler/internal/clock"
+)
+
+func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {
+	t.Helper()
+	if cfg.Workers == 0 {
+		cfg.Workers = 4
+	}
+	if cfg.jitter == nil {
+		cfg.jitter = func(n time.Duration) time.Duration { return n - 1 } // top of the range: delays are exact
+	}
+	p, err := NewPool(q, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// advanceUntil moves the fake clock in steps until cond holds. Stepping
+// (rather than one jump) lets timers created between steps fire too.
+func advanceUntil(t testing.TB, clk *clock.Fake, step time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (fake time %v)", what, clk.Now())
+		}
+		clk.Advance(step)
+		time.Sleep(time.Millisecond) // lets other goroutines observe the step; not a sync point
+	}
+}
+
+func TestPoolClaimsInPriorityThenRunAtOrder(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "late-low", RunAt: t0.Add(-time.Minute)})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "early-low", RunAt: t0.Add(-time.Hour)})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "high", Priority: 5, RunAt: t0})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "future", Priority: 9, RunAt: t0.Add(time.Hour)})
+	p := newTestPool(t, q, PoolConfig{Workers: 1})
+	order := make(chan string, 4)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { order <- j.Key; return nil }), TypeConfig{})
+	runPool(t, p)
+	for _, want := range []string{"high", "early-low", "late-low"} {
+		if got := waitFor(t, order); got != want {
+			t.Fatalf("ran %q, want %q", got, want)
+		}
+	}
+	select {
+	case k := <-order:
+		t.Fatalf("ran %q before its run_at", k)
+	default:
+	}
+}
+
+func TestPoolRunsAtRunAtWithoutPolling(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{})
+	ran := make(chan time.Time, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- clk.Now(); return nil }), TypeConfig{})
+	runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", RunAt: t0.Add(10 * time.Second)})
+	advanceUntil(t, clk, time.Second, "job to run", func() bool { return len(ran) > 0 })
+	if at := <-ran; at.Before(t0.Add(10 * time.Second)) {
+		t.Errorf("ran at %v, before its run_at", at)
+	}
+}
+
+func TestPoolRetriesWithBackoffThenDead(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{})
+	var mu sync.Mutex
+	var runAts []time.Time // each attempt's run_at: the instant its retry was scheduled for
+	p.Register("fail", HandlerFunc(func(ctx context.Context, j *Job) error {
+		mu.Lock()
+		runAts = append(runAts, j.RunAt)
+		mu.Unlock()
+		return fmt.Errorf("attempt %d failed", j.Attempt)
+	}), TypeConfig{Backoff: 4 * time.Second, MaxBackoff: time.Minute})
+	runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "fail", Key: "k", MaxAttempts: 4})
+	advanceUntil(t, clk, 500*time.Millisecond, "job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(runAts) != 4 {
+		t.Fatalf("%d attempts, want 4", len(runAts))
+	}
+	as, err := q.Attempts(context.Background(), mustJob(t, q, "k").ID)
+	if err != nil || len(as) != 4 {
+		t.Fatalf("attempts = %d, %v", len(as), err)
+	}
+	// The jitter is fixed at the top of its range, so each retry is scheduled
+	// exactly 4s, 8s, 16s after the failure before it, and starts no earlier.
+	for i, want := range []time.Duration{4 * time.Second, 8 * time.Second, 16 * time.Second} {
+		if got := runAts[i+1].Sub(as[i].FinishedAt); got != want {
+			t.Errorf("retry %d scheduled %v after failure, want %v", i+1, got, want)
+		}
+		if as[i+1].StartedAt.Before(runAts[i+1]) {
+			t.Errorf("attempt %d started at %v, before its run_at %v", i+2, as[i+1].StartedAt, runAts[i+1])
+		}
+	}
+	j := mustJob(t, q, "k")
+	if j.Attempt != 4 || !strings.Contains(j.LastError, "attempt 4 failed") || j.FinishedAt.IsZero() {
+		t.Errorf("job = attempt %d, last error %q, finished %v", j.Attempt, j.LastError, j.FinishedAt)
+	}
+	var outcomes []string
+	for _, a := range as {
+		outcomes = append(outcomes, fmt.Sprintf("%d:%s", a.Number, a.Outcome))
+	}
+	if got, want := strings.Join(outcomes, " "), "1:retry 2:retry 3:retry 4:dead"; got != want {
+		t.Errorf("attempts = %s, want %s", got, want)
+	}
+}
+
+func TestPoolOutcomes(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{})
+	p.Register("permanent", HandlerFunc(func(ctx context.Context, j *Job) error {
+		return Permanent(errors.New("bad input"))
+	}), TypeConfig{})
+	p.Register("later", HandlerFunc(func(ctx context.Context, j *Job) error {
+		if j.Attempt == 1 {
+			return RetryAfter(time.Hour, errors.New("rate limited"))
+		}
+		return nil
+	}), TypeConfig{})
+	p.Register("panic", HandlerFunc(func(ctx context.Context, j *Job) error {
+		panic("handler bug")
+	}), TypeConfig{})
+	p.Register("output", HandlerFunc(func(ctx context.Context, j *Job) error {
+		j.SetOutput([]byte(strings.Repeat("x", MaxOutput) + "tail"))
+		return nil
+	}), TypeConfig{})
+	runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "permanent", Key: "p", MaxAttempts: 5})
+	mustEnqueue(t, q, NewJob{Type: "later", Key: "l", MaxAttempts: 5})
+	mustEnqueue(t, q, NewJob{Type: "panic", Key: "x", MaxAttempts: 1})
+	mustEnqueue(t, q, NewJob{Type: "nobody", Key: "u", MaxAttempts: 5})
+	mustEnqueue(t, q, NewJob{Type: "output", Key: "o"})
+
+	eventually(t, "permanent dead", func() bool { return mustJob(t, q, "p").State == StateDead })
+	if j := mustJob(t, q, "p"); j.Attempt != 1 || !strings.Contains(j.LastError, "bad input") {
+		t.Errorf("permanent: attempt %d error %q", j.Attempt, j.LastError)
+	}
+	eventually(t, "panic dead", func() bool { return mustJob(t, q, "x").State == StateDead })
+	if j := mustJob(t, q, "x"); !strings.Contains(j.LastError, "handler bug") || !strings.Contains(j.LastError, "goroutine") {
+		t.Errorf("panic error %q lacks the value or the stack", j.LastError)
+	}
+	eventually(t, "unknown type dead", func() bool { return mustJob(t, q, "u").State == StateDead })
+	if j := mustJob(t, q, "u"); j.Attempt != 1 || !strings.Contains(j.LastError, `unknown job type "nobody"`) {
+		t.Errorf("unknown type: attempt %d error %q", j.Attempt, j.LastError)
+	}
+	eventually(t, "retry scheduled", func() bool { j := mustJob(t, q, "l"); return j.State == StatePending && j.Attempt == 1 })
+	if j := mustJob(t, q, "l"); !j.RunAt.Equal(clk.Now().Add(time.Hour)) {
+		t.Errorf("RetryAfter: run_at %v, want %v", j.RunAt, clk.Now().Add(time.Hour))
+	}
+	advanceUntil(t, clk, 10*time.Minute, "retried job done", func() bool { return mustJob(t, q, "l").State == StateDone })
+	eventually(t, "output recorded", func() bool { return mustJob(t, q, "o").State == StateDone })
+	as, _ := q.Attempts(context.Background(), mustJob(t, q, "o").ID)
+	if len(as) != 1 || len(as[0].Output) != MaxOutput || !strings.HasSuffix(as[0].Output, "tail") {
+		t.Errorf("output kept %d bytes, want the last %d", len(as[0].Output), MaxOutput)
+	}
+}
+
+func TestPoolTypeConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Workers: 8})
+	var active, peak atomic.Int32
+	release := make(chan struct{})
+	started := make(chan struct{}, 10)
+	p.Register("limited", HandlerFunc(func(ctx context.Context, j *Job) error {
+		n := active.Add(1)
+		for {
+			old := peak.Load()
+			if n <= old || peak.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		started <- struct{}{}
+		<-release
+		active.Add(-1)
+		return nil
+	}), TypeConfig{Concurrency: 2})
+	free := make(chan struct{}, 10)
+	p.Register("free", HandlerFunc(func(ctx context.Context, j *Job) error { free <- struct{}{}; return nil }), TypeConfig{})
+	for i := range 6 {
+		mustEnqueue(t, q, NewJob{Type: "limited", Key: fmt.Sprint("l", i)})
+	}
+	for i := range 3 {
+		mustEnqueue(t, q, NewJob{Type: "free", Key: fmt.Sprint("f", i)})
+	}
+	runPool(t, p)
+	waitFor(t, started)
+	waitFor(t, started)
+	// Other types are not held up by the limited one.
+	for range 3 {
+		waitFor(t, free)
+	}
+	if n := active.Load(); n != 2 {
+		t.Fatalf("%d limited jobs running, want 2", n)
+	}
+	close(release)
+	for range 4 {
+		waitFor(t, started)
+	}
+	eventually(t, "all done", func() bool {
+		s, _ := q.Stats(context.Background())
+		return s.Total[StateDone] == 9
+	})
+	if peak.Load() != 2 {
+		t.Errorf("peak concurrency %d, want 2", peak.Load())
+	}
+}
+
+func TestPoolTimeoutIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{})
+	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
+		<-ctx.Done() // the per-type deadline
+		return ctx.Err()
+	}), TypeConfig{Timeout: 20 * time.Millisecond})
+	runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "slow", Key: "k", MaxAttempts: 1})
+	eventually(t, "timed-out job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
+	if j := mustJob(t, q, "k"); !strings.Contains(j.LastError, "deadline exceeded") {
+		t.Errorf("last error %q, want a deadline", j.LastError)
+	}
+}
+
+func TestPoolHeartbeatExtendsLease(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second})
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	p.Register("long", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}), TypeConfig{})
+	runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "long", Key: "k"})
+	waitFor(t, started)
+	first := mustJob(t, q, "k").LeaseUntil
+	// Two minutes of fake time: four lease lengths.
+	advanceUntil(t, clk, time.Second, "two minutes", func() bool { return clk.Now().Sub(t0) >= 2*time.Minute })
+	eventually(t, "lease extended", func() bool {
+		return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
+	})
+	if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+		t.Errorf("Reclaim took %d heartbeating jobs (%v), want 0", n, err)
+	}
+	if j := mustJob(t, q, "k"); j.State != StateRunning || !j.LeaseUntil.After(first) {
+		t.Errorf("job %s lease %v (first %v)", j.State, j.LeaseUntil, first)
+	}
+	close(release)
+	eventually(t, "done", func() bool { return mustJob(t, q, "k").State == StateDone })
+}
+
+func TestPoolShutdownGraceThenRelease(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{ShutdownGrace: 10 * time.Second})
+	started := make(chan string, 2)
+	finishQuick := make(chan struct{})
+	p.Register("quick", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- j.Key
+		<-finishQuick
+		return nil
+	}), TypeConfig{})
+	p.Register("stubborn", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- j.Key
+		<-ctx.Done()
+		return ctx.Err()
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "quick", Key: "quick", MaxAttempts: 1})
+	mustEnqueue(t, q, NewJob{Type: "stubborn", Key: "stubborn", MaxAttempts: 1})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	waitFor(t, started)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	// Claiming stops at once: a new job is not taken during the grace.
+	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
+	mustEnqueue(t, q, NewJob{Type: "quick", Key: "late"})
+	close(finishQuick)
+	eventually(t, "quick job done within grace", func() bool { return mustJob(t, q, "quick").State == StateDone })
+	select {
+	case <-stopped:
+		t.Fatal("Run returned before the grace ran out")
+	default:
+	}
+	advanceUntil(t, clk, time.Second, "Run to return", func() bool {
+		select {
+		case <-stopped:
+			return true
+		default:
+			return false
+		}
+	})
+	j := mustJob(t, q, "stubborn")
+	if j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("interrupted job: state %s attempt %d, want pending with the attempt given back", j.State, j.Attempt)
+	}
+	as, _ := q.Attempts(context.Background(), j.ID)
+	if len(as) != 1 || as[0].Outcome != OutcomeReleased {
+		t.Errorf("attempts = %+v, want one released", as)
+	}
+	if j := mustJob(t, q, "late"); j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job enqueued during shutdown: %s attempt %d, want untouched", j.State, j.Attempt)
+	}
+}
+
+// TestStaleCompletionIsRejected: a worker whose lease was reclaimed (it
+// stalled) and whose job was claimed again elsewhere cannot overwrite the
+// new attempt's result.
+func TestStaleCompletionIsRejected(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	ctx := context.Background()
+	clkA := clock.NewFake(t0)
+	qa, err := Open(ctx, path, Config{Clock: clkA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qa.Close()
+	// B lives two minutes later: A's lease (1m) has expired in B's eyes.
+	clkB := clock.NewFake(t0.Add(2 * time.Minute))
+	qb, err := Open(ctx, path, Config{Clock: clkB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qb.Close()
+
+	pa := newTestPool(t, qa, PoolConfig{Owner: "A", Lease: time.Minute, MaintenanceEvery: -1})
+	startedA, releaseA := make(chan struct{}, 1), make(chan struct{})
+	pa.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		startedA <- struct{}{}
+		<-releaseA
+		return errors.New("A failed late")
+	}), TypeConfig{})
+	mustEnqueue(t, qa, NewJob{Type: "t", Key: "k", MaxAttempts: 5})
+	runPool(t, pa)
+	waitFor(t, startedA)
+
+	if n, err := qb.Reclaim(ctx); err != nil || n != 1 {
+		t.Fatalf("Reclaim = %d, %v; want 1", n, err)
+	}
+	pb := newTestPool(t, qb, PoolConfig{Owner: "B", MaintenanceEvery: -1})
+	doneB := make(chan int, 1)
+	pb.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { doneB <- j.Attempt; return nil }), TypeConfig{})
+	runPool(t, pb)
+	if got := waitFor(t, doneB); got != 2 {
+		t.Fatalf("B ran attempt %d, want 2", got)
+	}
+	eventually(t, "B's result recorded", func() bool { return mustJob(t, qb, "k").State == StateDone })
+	close(releaseA)
+	j := mustJob(t, qb, "k")
+	eventually(t, "A's stale attempt recorded", func() bool {
+		as, _ := qb.Attempts(ctx, j.ID)
+		return len(as) == 3
+	})
+	j = mustJob(t, qb, "k")
+	if j.State != StateDone || j.Attempt != 2 || j.LastError != "" {
+		t.Errorf("job = %s attempt %d error %q: A's late failure overwrote B's success", j.State, j.Attempt, j.LastError)
+	}
+	as, _ := qb.Attempts(ctx, j.ID)
+	var got []string
+	for _, a := range as {
+		got = append(got, fmt.Sprintf("%d:%s:%s", a.Number, a.Worker[:1], a.Outcome))
+	}
+	if want := "1:A:lease_expired 2:B:done 1:A:stale"; strings.Join(got, " ") != want {
+		t.Errorf("attempts = %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
+// TestTwoPoolsNeverRunTheSameJobConcurrently runs two pools, each on its own
+// connection set as two processes would, on one file.
+func TestTwoPoolsNeverRunTheSameJobConcurrently(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	ctx := context.Background()
+	const n = 400
+	var mu sync.Mutex
+	active := map[int64]string{}
+	runs := map[int64]int{}
+	var overlap atomic.Int32
+	handler := func(owner string) Handler {
+		return HandlerFunc(func(ctx context.Context, j *Job) error {
+			mu.Lock()
+			if _, busy := active[j.ID]; busy {
+				overlap.Add(1)
+			}
+			active[j.ID] = owner
+			runs[j.ID]++
+			mu.Unlock()
+			mu.Lock()
+			delete(active, j.ID)
+			mu.Unlock()
+			return nil
+		})
+	}
+	var qs []*Queue
+	for _, owner := range []string{"A", "B"} {
+		q, err := Open(ctx, path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Close()
+		qs = append(qs, q)
+		p := newTestPool(t, q, PoolConfig{Owner: owner, Workers: 4})
+		p.Register("t", handler(owner), TypeConfig{})
+		runPool(t, p)
+	}
+	// Half the jobs arrive while both pools are idle and racing for them,
+	// the rest in one batch.
+	for i := range n / 2 {
+		mustEnqueue(t, qs[i%2], NewJob{Type: "t", Key: fmt.Sprint(i)})
+	}
+	var batch []NewJob
+	for i := n / 2; i < n; i++ {
+		batch = append(batch, NewJob{Type: "t", Key: fmt.Sprint(i)})
+	}
+	if _, err := qs[1].EnqueueBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "all done", func() bool {
+		s, _ := qs[0].Stats(ctx)
+		return s.Total[StateDone] == n
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if overlap.Load() != 0 {
+		t.Errorf("%d concurrent runs of one job", overlap.Load())
+	}
+	for id, c := range runs {
+		if c != 1 {
+			t.Errorf("job %d ran %d times", id, c)
+		}
+	}
+	if len(runs) != n {
+		t.Errorf("%d jobs ran, want %d", len(runs), n)
+	}
+}
+
+func TestPoolNoticesAnotherProcessesEnqueue(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	ctx := context.Background()
+	daemon, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Close()
+	cli, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	// MaxIdle is long: only the data_version watch can explain a prompt start.
+	p := newTestPool(t, daemon, PoolConfig{MaxIdle: time.Hour})
+	ran := make(chan string, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil }), TypeConfig{})
+	runPool(t, p)
+	mustEnqueue(t, cli, NewJob{Type: "t", Key: "from-cli"})
+	if got := waitFor(t, ran); got != "from-cli" {
+		t.Fatalf("ran %q", got)
+	}
+}

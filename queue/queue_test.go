@@ -1,0 +1,350 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"scheduler/internal/clock"
+)
+
+func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	// Hold several read connections at once so the checks reach distinct ones.
+	var conns []*sql.Conn
+	for range 3 {
+		c, err := q.r.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode string
+		var fk, busy int
+		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" || fk != 1 || busy != 5000 {
+			t.Errorf("conn %d: journal_mode=%s foreign_keys=%d busy_timeout=%d, want wal 1 5000", i, mode, fk, busy)
+		}
+	}
+	var v int
+	if err := q.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != SchemaVersion() || v < 1 {
+		t.Errorf("user_version = %d, want %d", v, SchemaVersion())
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	ctx := context.Background()
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.w.ExecContext(ctx, "PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	_, err = Open(ctx, path, Config{})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open(newer) = %v, want ErrSchemaTooNew", err)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "999") {
+		t.Errorf("error %q should name the file and its version", err)
+	}
+	_, err = Open(ctx, path, Config{ReadOnly: true})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open(newer, read-only) = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestOpenBadFilesGiveClearErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("this is not sqlite\n", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(garbage)
+	if _, err := Open(ctx, garbage, Config{}); err == nil || !strings.Contains(err.Error(), garbage) {
+		t.Errorf("Open(garbage) = %v, want an error naming the file", err)
+	}
+	after, _ := os.ReadFile(garbage)
+	if string(before) != string(after) {
+		t.Error("Open changed a file that is not a database")
+	}
+
+	// A truncated database: a valid file cut in the middle.
+	good := filepath.Join(dir, "good.db")
+	q, err := Open(ctx, good, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		mustEnqueue(t, q, NewJob{Type: "t", Payload: json.RawMessage(`{"pad":"` + strings.Repeat("x", 500) + `"}`), Key: string(rune('a'+i%26)) + strings.Repeat("k", i)})
+	}
+	if err := q.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	data, _ := os.ReadFile(good)
+	cut := filepath.Join(dir, "cut.db")
+	if err := os.WriteFile(cut, data[:len(data)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := Open(ctx, cut, Config{}); err == nil {
+		// SQLite may open a truncated file and fail on first read instead.
+		_, serr := q.Stats(ctx)
+		q.Close()
+		if serr == nil {
+			t.Error("a truncated database opened and read without error")
+		}
+	}
+
+	if _, err := Open(ctx, filepath.Join(dir, "missing", "x.db"), Config{}); err == nil {
+		t.Error("Open in a missing directory succeeded")
+	}
+	if _, err := Open(ctx, filepath.Join(dir, "nope.db"), Config{ReadOnly: true}); err == nil {
+		t.Error("read-only Open of a missing file succeeded")
+	}
+}
+
+func TestOpenReadOnlyFile(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file permissions")
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	q, err := Open(context.Background(), path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	os.Chmod(path, 0o400)
+	if _, err := Open(context.Background(), path, Config{}); err == nil {
+		t.Error("Open of a read-only file for writing succeeded")
+	}
+}
+
+func TestInstantsAreStoredAsIntegers(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", ScheduledAt: t0, Schedule: "s"})
+	var runAt, created, scheduled string
+	err := q.r.QueryRow(`SELECT typeof(run_at), typeof(created_at), typeof(scheduled_at) FROM jobs`).Scan(&runAt, &created, &scheduled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runAt != "integer" || created != "integer" || scheduled != "integer" {
+		t.Errorf("types = %s %s %s, want integer", runAt, created, scheduled)
+	}
+	j := mustJob(t, q, "k")
+	if !j.RunAt.Equal(t0) || !j.ScheduledAt.Equal(t0) {
+		t.Errorf("RunAt=%v ScheduledAt=%v, want %v", j.RunAt, j.ScheduledAt, t0)
+	}
+}
+
+func TestEnqueueIsIdempotentOnKey(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	first := mustEnqueue(t, q, NewJob{Type: "t", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+	second := mustEnqueue(t, q, NewJob{Type: "other", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+	if !first.Inserted || second.Inserted {
+		t.Errorf("Inserted = %v, %v; want true, false", first.Inserted, second.Inserted)
+	}
+	if second.ID != first.ID {
+		t.Errorf("second enqueue returned id %d, want the existing %d", second.ID, first.ID)
+	}
+	if j := mustJob(t, q, first.Key); j.Type != "t" {
+		t.Errorf("type = %q: the second enqueue changed the job", j.Type)
+	}
+}
+
+func TestEnqueueBatchIsAllOrNothing(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	_, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "t", Key: "b", Payload: json.RawMessage(`{bad`)}})
+	if err == nil {
+		t.Fatal("batch with an invalid payload succeeded")
+	}
+	_, err = q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "", Key: "b"}})
+	if err == nil {
+		t.Fatal("batch with an empty type succeeded")
+	}
+	s, _ := q.Stats(ctx)
+	if s.Total[StatePending] != 0 {
+		t.Fatalf("%d jobs left by failed batches, want 0", s.Total[StatePending])
+	}
+	res, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "t", Key: "b"}, {Type: "t", Key: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Inserted || !res[1].Inserted || res[2].Inserted || res[2].ID != res[0].ID {
+		t.Errorf("results = %+v", res)
+	}
+}
+
+func TestAdvanceMovesCursorWithRowsAtomically(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	i1 := t0.Add(time.Minute)
+	jobs := []NewJob{{Type: "t", Key: "s||1", Schedule: "s", ScheduledAt: i1, RunAt: i1}}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); err != nil {
+		t.Fatalf("create cursor: %v", err)
+	}
+	// A second creator loses.
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); !errors.Is(err, ErrCursorMoved) {
+		t.Fatalf("second create = %v, want ErrCursorMoved", err)
+	}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: jobs}); err != nil {
+		t.Fatal(err)
+	}
+	// A beat that read the old cursor writes nothing.
+	stale := []NewJob{{Type: "t", Key: "s||other", Schedule: "s", ScheduledAt: i1}}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: stale}); !errors.Is(err, ErrCursorMoved) {
+		t.Fatalf("stale advance = %v, want ErrCursorMoved", err)
+	}
+	if _, err := q.Job(ctx, "s||other"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("stale advance inserted its job: %v", err)
+	}
+	// Backwards is refused.
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: t0}); err == nil {
+		t.Error("cursor moved backwards")
+	}
+	// A failing row rolls the cursor back too.
+	bad := []NewJob{{Type: "", Key: "x"}}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: i1.Add(time.Minute), Jobs: bad}); err == nil {
+		t.Error("advance with a bad job succeeded")
+	}
+	cs, err := q.Cursors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs["s"].At; !got.Equal(i1) {
+		t.Errorf("cursor = %v, want %v", got, i1)
+	}
+}
+
+func TestAdvanceSkipIfActiveRecordsOverlap(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	i1, i2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	mk := func(at time.Time, item string) NewJob {
+		return NewJob{Type: "t", Key: "s|" + item + "|" + at.Format(time.RFC3339), Schedule: "s", Item: item, ScheduledAt: at, SkipIfActive: true}
+	}
+	q.Advance(ctx, Advance{Schedule: "s", To: t0})
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: []NewJob{mk(i1, "a")}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: i2, Jobs: []NewJob{mk(i2, "a"), mk(i2, "b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res[0].Skipped || res[0].Inserted || res[1].Skipped || !res[1].Inserted {
+		t.Errorf("results = %+v, want a skipped (a still pending), b inserted", res)
+	}
+	skips, err := q.Skips(ctx, "s", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(skips) != 1 || skips[0].Item != "a" || skips[0].Reason != SkipOverlap || !skips[0].ScheduledAt.Equal(i2) {
+		t.Errorf("skips = %+v", skips)
+	}
+}
+
+func TestPauseIsDurable(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	if err := q.SetPaused(ctx, "s", true); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := q.Cursors(ctx)
+	if c := cs["s"]; !c.Paused || !c.At.Equal(t0) || !c.PausedAt.Equal(t0) {
+		t.Errorf("cursor = %+v, want paused at %v", c, t0)
+	}
+	q.SetPaused(ctx, "s", false)
+	cs, _ = q.Cursors(ctx)
+	if cs["s"].Paused {
+		t.Error("still paused after resume")
+	}
+}
+
+func TestQueryPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	plans := map[string]struct {
+		query string
+		args  []any
+		want  string
+	}{
+		"claim":      {claimSQL, []any{"o", 0, 0, "[]", 8}, "jobs_ready"},
+		"claim type": {claimTypeSQL, []any{"o", 0, 0, "t", 8}, "jobs_ready"},
+		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_pending_run_at"},
+		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
+		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
+		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
+		"dead":       {deadSQL, []any{10}, "jobs_dead"},
+		"by key":     {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+	}
+	for name, p := range plans {
+		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			rows.Scan(&id, &parent, &notused, &detail)
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if !strings.Contains(text, p.want) {
+			t.Errorf("%s: plan %q does not use %s", name, text, p.want)
+		}
+		if strings.Contains(text, "SCAN jobs") && !strings.Contains(text, "USING") {
+			t.Errorf("%s: plan %q scans the table", name, text)
+		}
+	}
+}
+
+func TestFakeClockIsUsedForTimestamps(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	clk.Advance(time.Hour)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	if j := mustJob(t, q, "k"); !j.CreatedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("CreatedAt = %v, want %v", j.CreatedAt, t0.Add(time.Hour))
+	}
+}
