@@ -83,6 +83,9 @@ func (j *Job) SetOutput(b []byte) {
 	j.output = append(j.output[:0], b...)
 }
 
+// Output returns what SetOutput recorded for the current attempt.
+func (j *Job) Output() []byte { return j.output }
+
 // MaxOutput is how many bytes of an attempt's output and error text are kept.
 const MaxOutput = 16 << 10
 

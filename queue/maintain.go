@@ -7,10 +7,6 @@ import (
 	"time"
 )
 
-// PurgeBatch is how many done jobs one purge transaction deletes: small
-// enough that a writer waiting behind it waits milliseconds.
-const PurgeBatch = 1000
-
 // maintain runs reclaim and purge every MaintenanceEvery until ctx is done.
 func (p *Pool) maintain(ctx context.Context) {
 	for {
@@ -75,11 +71,11 @@ func (q *Queue) Reclaim(ctx context.Context) (int, error) {
 const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (
 	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ? ORDER BY finished_at LIMIT ?)`
 
-const purgeSkipsSQL = `DELETE FROM skips WHERE rowid IN (
-	SELECT rowid FROM skips WHERE recorded_at < ? LIMIT ?)`
+const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
+	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`
 
 // Purge deletes done jobs finished before before, with their attempts, and
-// skip records older than before, in batches of PurgeBatch, each its own
+// skip records older than before, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
 // jobs are kept. It then checkpoints and truncates the WAL when no reader
 // holds it.
@@ -87,7 +83,7 @@ func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 	batch := func(query string) (int64, error) {
 		var n int64
 		err := q.inTx(ctx, false, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, query, ms(before), PurgeBatch)
+			res, err := tx.ExecContext(ctx, query, ms(before), q.cfg.PurgeBatch)
 			if err != nil {
 				return err
 			}
@@ -102,7 +98,7 @@ func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
 		}
 		jobs += n
-		if n < PurgeBatch {
+		if n < int64(q.cfg.PurgeBatch) {
 			break
 		}
 	}
@@ -112,7 +108,7 @@ func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			return jobs, skips, fmt.Errorf("purge skips: %w", err)
 		}
 		skips += n
-		if n < PurgeBatch {
+		if n < int64(q.cfg.PurgeBatch) {
 			break
 		}
 	}
@@ -139,7 +135,14 @@ func (q *Queue) Checkpoint(ctx context.Context) error {
 // Backup writes a consistent copy of the database to path with VACUUM INTO,
 // safe while the daemon runs. path must not exist.
 func (q *Queue) Backup(ctx context.Context, path string) error {
-	if _, err := q.r.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+	// The read pool is query_only, which refuses VACUUM INTO; this
+	// connection only reads the source, in one snapshot.
+	db, err := sql.Open("sqlite", dsn(q.abs, q.cfg.BusyTimeout, false))
+	if err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	return nil

@@ -36,12 +36,17 @@ type Config struct {
 	NoSyncEnqueue bool
 	// ReadOnly opens the file for reads only: no migration, no writes.
 	ReadOnly bool
+	// PurgeBatch is how many rows one purge transaction deletes: small
+	// enough that a writer waiting behind it waits milliseconds.
+	// Default: 1000.
+	PurgeBatch int
 }
 
 // Queue is a job queue stored in one SQLite file. It is safe for concurrent
 // use by many goroutines, and several processes may open the same file.
 type Queue struct {
 	path  string
+	abs   string
 	cfg   Config
 	clock clock.Clock
 	log   *slog.Logger
@@ -65,6 +70,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 	if cfg.BusyTimeout <= 0 {
 		cfg.BusyTimeout = 5 * time.Second
 	}
+	if cfg.PurgeBatch <= 0 {
+		cfg.PurgeBatch = 1000
+	}
 	if path == "" {
 		return nil, errors.New("open queue: empty database path")
 	}
@@ -77,7 +85,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 	}
-	q := &Queue{path: path, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
+	q := &Queue{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
 	if !cfg.ReadOnly {
 		// One connection: writers in this process queue for it in Go instead
 		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.

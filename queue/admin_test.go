@@ -1,0 +1,238 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"scheduler/internal/clock"
+	"testing"
+	"time"
+)
+
+// finishJob claims the job with key and records outcome for it, as a pool
+// would, at the queue clock's now.
+func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText string) {
+	t.Helper()
+	ctx := context.Background()
+	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+		now := q.clock.Now()
+		js, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20})
+		if err != nil {
+			return err
+		}
+		var rs []result
+		for _, j := range js {
+			if j.Key == key {
+				rs = append(rs, result{job: j, worker: "test/w0", outcome: outcome, errText: errText, started: now, finished: now, retryAt: now})
+			}
+		}
+		if len(rs) != 1 {
+			return fmt.Errorf("claimed %d jobs with key %s", len(rs), key)
+		}
+		// Give back the others untouched.
+		for _, j := range js {
+			if j.Key != key {
+				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state='pending', owner=NULL, lease_until=NULL, attempt=attempt-1 WHERE id=?`, j.ID); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = finish(ctx, tx, rs)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("finish %s: %v", key, err)
+	}
+}
+
+func TestReclaimReturnsExpiredLeases(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "again", MaxAttempts: 3})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "last", MaxAttempts: 1})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
+	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(30 * time.Second)
+	if n, _ := q.Reclaim(ctx); n != 0 {
+		t.Fatalf("reclaimed %d live leases", n)
+	}
+	err = q.inTx(ctx, false, func(tx *sql.Tx) error {
+		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if n, err := q.Reclaim(ctx); n != 2 || err != nil {
+		t.Fatalf("Reclaim = %d, %v; want 2", n, err)
+	}
+	if j := mustJob(t, q, "again"); j.State != StatePending || j.Attempt != 1 || j.Owner != "" {
+		t.Errorf("again: %s attempt %d owner %q, want pending with the attempt spent", j.State, j.Attempt, j.Owner)
+	}
+	if j := mustJob(t, q, "last"); j.State != StateDead || j.FinishedAt.IsZero() {
+		t.Errorf("last: %s, want dead (no attempt left)", j.State)
+	}
+	if j := mustJob(t, q, "fresh"); j.State != StateRunning || j.Owner != "alive" {
+		t.Errorf("fresh: %s owner %q, want running under a live lease", j.State, j.Owner)
+	}
+	as, _ := q.Attempts(ctx, mustJob(t, q, "again").ID)
+	if len(as) != 1 || as[0].Outcome != OutcomeLeaseExpired || as[0].Worker != "gone" {
+		t.Errorf("attempts = %+v", as)
+	}
+}
+
+func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, PurgeBatch: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	const old = 50*2 + 17
+	var batch []NewJob
+	for i := range old {
+		batch = append(batch, NewJob{Type: "t", Key: fmt.Sprint("old", i)})
+	}
+	batch = append(batch, NewJob{Type: "t", Key: "dead"}, NewJob{Type: "t", Key: "pending", RunAt: t0.Add(time.Hour)})
+	if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, q, "dead", OutcomeDead, "boom")
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	stop := runPool(t, p)
+	eventually(t, "old jobs done", func() bool { s, _ := q.Stats(ctx); return s.Total[StateDone] == old })
+	stop()
+	clk.Advance(8 * 24 * time.Hour)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "recent"})
+	finishJob(t, q, "recent", OutcomeDone, "")
+	var attemptsBefore int
+	q.r.QueryRow(`SELECT count(*) FROM attempts`).Scan(&attemptsBefore)
+
+	rep, err := q.Maintain(ctx, 7*24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Purged != old {
+		t.Errorf("purged %d, want %d", rep.Purged, old)
+	}
+	s, _ := q.Stats(ctx)
+	if s.Total[StateDone] != 1 || s.Total[StateDead] != 1 || s.Total[StatePending] != 1 {
+		t.Errorf("after purge: %v, want the recent done, the dead and the pending job", s.Total)
+	}
+	var attempts, orphans int
+	q.r.QueryRow(`SELECT count(*) FROM attempts`).Scan(&attempts)
+	q.r.QueryRow(`SELECT count(*) FROM attempts WHERE job_id NOT IN (SELECT id FROM jobs)`).Scan(&orphans)
+	if attempts != attemptsBefore-old || orphans != 0 {
+		t.Errorf("attempts %d (was %d), orphans %d: attempts must go with their jobs", attempts, attemptsBefore, orphans)
+	}
+}
+
+func TestRetryRevivesDeadJobs(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c"} {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: k, MaxAttempts: 2})
+		finishJob(t, q, k, OutcomeDead, "boom")
+	}
+	dead, err := q.Dead(ctx, 10)
+	if err != nil || len(dead) != 3 {
+		t.Fatalf("Dead = %d, %v", len(dead), err)
+	}
+	if err := q.Retry(ctx, dead[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Retry(ctx, dead[0].ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Retry = %v, want ErrNotFound", err)
+	}
+	if j := mustJob(t, q, "a"); j.State != StatePending || j.MaxAttempts-j.Attempt != 2 {
+		t.Errorf("revived: %s, %d attempts left, want pending with 2", j.State, j.MaxAttempts-j.Attempt)
+	}
+	if n, err := q.RetryAllDead(ctx); n != 2 || err != nil {
+		t.Errorf("RetryAllDead = %d, %v; want 2", n, err)
+	}
+	if s, _ := q.Stats(ctx); s.Dead != 0 || s.Total[StatePending] != 3 {
+		t.Errorf("stats after retry: %+v", s.Total)
+	}
+}
+
+func TestStatsLookupAndCancel(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	a := mustEnqueue(t, q, NewJob{Type: "report", Key: "a", RunAt: t0.Add(-time.Minute)})
+	mustEnqueue(t, q, NewJob{Type: "report", Key: "b", RunAt: t0.Add(time.Hour)})
+	mustEnqueue(t, q, NewJob{Type: "ping", Key: "12345"})
+	clk.Advance(time.Minute)
+	s, err := q.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Counts[StatePending]["report"] != 2 || s.Counts[StatePending]["ping"] != 1 {
+		t.Errorf("counts = %v", s.Counts)
+	}
+	if s.OldestReady != 2*time.Minute {
+		t.Errorf("OldestReady = %v, want 2m", s.OldestReady)
+	}
+	if j := mustJob(t, q, fmt.Sprint(a.ID)); j.Key != "a" {
+		t.Errorf("by id: %s", j.Key)
+	}
+	if j := mustJob(t, q, "12345"); j.Type != "ping" {
+		t.Errorf("a numeric key that is no id: %s", j.Key)
+	}
+	if _, err := q.Job(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing job: %v", err)
+	}
+	if err := q.Cancel(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Cancel(ctx, a.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second cancel: %v", err)
+	}
+	if j := mustJob(t, q, "a"); j.State != StateCancelled {
+		t.Errorf("state %s, want cancelled", j.State)
+	}
+}
+
+func TestLastRunsAndBackup(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	for i, at := range []time.Time{t0, t0.Add(time.Hour), t0.Add(-time.Hour)} {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint("n", i), Schedule: "nightly", ScheduledAt: at})
+	}
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "h", Schedule: "hourly", ScheduledAt: t0})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "one-off"})
+	last, err := q.LastRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 2 || last["nightly"].Key != "n1" || last["hourly"].Key != "h" {
+		t.Errorf("LastRuns = %v", last)
+	}
+	backup := t.TempDir() + "/backup.db"
+	if err := q.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(ctx, backup, Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if s, _ := b.Stats(ctx); s.Total[StatePending] != 5 {
+		t.Errorf("backup holds %v", s.Total)
+	}
+}

@@ -1,0 +1,460 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/template"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"scheduler/internal/clock"
+	"scheduler/queue"
+)
+
+// DefaultKillGrace is how long a command's process group has between SIGTERM
+// and SIGKILL when a CommandConfig leaves KillGrace zero.
+const DefaultKillGrace = 10 * time.Second
+
+// errorOutput is how many bytes of a failed command's output its error text
+// quotes; the full tail goes to the job's output.
+const errorOutput = 1 << 10
+
+// outputDrain bounds how long a command's output is read after its process
+// group was killed. Only a process that left the group (setsid) and still
+// holds the output pipe keeps it open that long.
+const outputDrain = 2 * time.Second
+
+// inheritedEnv lists the variables a command takes from the daemon's own
+// environment, when they are set there. Nothing else is inherited.
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ"}
+
+// Variables every command finds in its environment. They describe the job and
+// cannot be set in CommandConfig.Env.
+const (
+	envPrefix      = "SCHEDULER_"
+	envJobID       = "SCHEDULER_JOB_ID"
+	envKey         = "SCHEDULER_KEY"
+	envAttempt     = "SCHEDULER_ATTEMPT"
+	envSchedule    = "SCHEDULER_SCHEDULE"
+	envScheduledAt = "SCHEDULER_SCHEDULED_AT"
+)
+
+// CommandConfig configures a Command. Zero values select the defaults shown.
+type CommandConfig struct {
+	// Argv is the program and its arguments; required. Argv[0] is an
+	// absolute path or a name looked up in the daemon's PATH. Every element
+	// is a text/template executed over the job's payload decoded as a JSON
+	// object (numbers keep their JSON text; a key whose value is null counts
+	// as missing); a missing key fails the job permanently. Each result is
+	// passed to the program as exactly one argument: there is no shell.
+	Argv []string
+	// Env is added to the environment the command gets from the daemon
+	// (PATH, HOME, LANG and TZ, those that are set) and overrides it. Names
+	// starting with SCHEDULER_ are reserved for the job's description.
+	Env map[string]string
+	// Dir is the command's working directory. Default: the daemon's.
+	Dir string
+	// PermanentExitCodes lists exit codes (1-255) after which retrying cannot
+	// help: such an exit fails the job permanently.
+	PermanentExitCodes []int
+	// KillGrace is how long the command's process group has to exit between
+	// SIGTERM and SIGKILL once the job's context is done. Default: 10s.
+	KillGrace time.Duration
+	// Clock times KillGrace and the output drain. Default: clock.Real{}.
+	Clock clock.Clock
+	// Logger receives process life-cycle events. Default: discard.
+	Logger *slog.Logger
+}
+
+// Command is a queue.Handler that runs a program for each job. It is safe
+// for concurrent use: each Work call runs its own process.
+//
+// The program gets the job's payload as JSON on stdin and the environment
+// described in CommandConfig, plus SCHEDULER_JOB_ID, SCHEDULER_KEY,
+// SCHEDULER_ATTEMPT, SCHEDULER_SCHEDULE and SCHEDULER_SCHEDULED_AT (RFC 3339
+// in UTC, empty when the job stands for no instant). It runs in a new process
+// group. When the job's context is done the whole group gets SIGTERM and,
+// KillGrace later, SIGKILL; whatever is left of the group when the program
+// itself exits is killed at once, so no process it started outlives the
+// attempt. Its combined stdout and stderr, up to the last queue.MaxOutput
+// bytes, become the job's output.
+//
+// Exit code 0 is success. An exit code in PermanentExitCodes, a payload the
+// arguments cannot be built from, or a program that cannot be started fails
+// the job permanently; any other exit code, a signal or the end of the
+// context is an ordinary failed attempt.
+type Command struct {
+	argv      []string
+	tmpls     []*template.Template
+	env       map[string]string
+	dir       string
+	permanent map[int]bool
+	killGrace time.Duration
+	clock     clock.Clock
+	log       *slog.Logger
+}
+
+// NewCommand checks cfg, parses its argument templates and returns a Command.
+func NewCommand(cfg CommandConfig) (*Command, error) {
+	if len(cfg.Argv) == 0 {
+		return nil, errors.New("command is empty")
+	}
+	if cfg.Argv[0] == "" {
+		return nil, errors.New("command program name is empty")
+	}
+	c := &Command{
+		argv:      slices.Clone(cfg.Argv),
+		tmpls:     make([]*template.Template, len(cfg.Argv)),
+		env:       maps.Clone(cfg.Env),
+		dir:       cfg.Dir,
+		permanent: make(map[int]bool, len(cfg.PermanentExitCodes)),
+		killGrace: cfg.KillGrace,
+		clock:     cfg.Clock,
+		log:       cfg.Logger,
+	}
+	for i, arg := range cfg.Argv {
+		t, err := template.New(argName(i)).Option("missingkey=error").Parse(arg)
+		if err != nil {
+			return nil, fmt.Errorf("command argument %d %q: %w", i, arg, err)
+		}
+		c.tmpls[i] = t
+	}
+	for k, v := range cfg.Env {
+		if err := checkEnv(k, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, code := range cfg.PermanentExitCodes {
+		if code < 1 || code > 255 {
+			return nil, fmt.Errorf("permanent exit code %d is not in 1-255", code)
+		}
+		c.permanent[code] = true
+	}
+	switch {
+	case c.killGrace < 0:
+		return nil, fmt.Errorf("kill grace %s is negative", c.killGrace)
+	case c.killGrace == 0:
+		c.killGrace = DefaultKillGrace
+	}
+	if c.clock == nil {
+		c.clock = clock.Real{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.log = c.log.With(logKeyComponent, "command")
+	return c, nil
+}
+
+func argName(i int) string { return "argv[" + strconv.Itoa(i) + "]" }
+
+func checkEnv(k, v string) error {
+	switch {
+	case k == "":
+		return errors.New("environment variable name is empty")
+	case strings.ContainsAny(k, "=\x00"):
+		return fmt.Errorf("environment variable name %q contains '=' or NUL", k)
+	case strings.HasPrefix(k, envPrefix):
+		return fmt.Errorf("environment variable %s: names starting with %s are reserved", k, envPrefix)
+	case strings.ContainsRune(v, 0):
+		return fmt.Errorf("environment variable %s: value contains NUL", k)
+	}
+	return nil
+}
+
+// Args returns the argument vector c would run for payload, the job's JSON
+// payload (empty means {}). A loader can call it to check the templates
+// against an example payload before anything runs. The error names the
+// argument and, for a missing key, the key.
+func (c *Command) Args(payload json.RawMessage) ([]string, error) {
+	data, err := decodePayload(payload)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, len(c.tmpls))
+	for i, t := range c.tmpls {
+		var b strings.Builder
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("expand command argument %d %q: %w", i, c.argv[i], err)
+		}
+		args[i] = b.String()
+	}
+	if args[0] == "" {
+		return nil, fmt.Errorf("expand command argument 0 %q: program name is empty", c.argv[0])
+	}
+	return args, nil
+}
+
+// decodePayload decodes a JSON object for the argument templates.
+func decodePayload(payload json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	// Numbers stay as their JSON text: an ID like 12345678901234567890 must
+	// not become 1.2345678901234567e+19 in an argument.
+	dec.UseNumber()
+	var data map[string]any
+	if err := dec.Decode(&data); err != nil {
+		return nil, fmt.Errorf("decode payload as a json object: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("decode payload as a json object: data after the object")
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	dropNulls(data)
+	return data, nil
+}
+
+// dropNulls deletes the keys whose value is null, at every depth, so that
+// missingkey=error rejects them instead of text/template printing
+// "<no value>" into an argument.
+func dropNulls(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if e == nil {
+				delete(v, k)
+				continue
+			}
+			dropNulls(e)
+		}
+	case []any:
+		for _, e := range v {
+			dropNulls(e)
+		}
+	}
+}
+
+// Work runs the command for job and records its output. See Command for how
+// the result maps to the job's fate.
+func (c *Command) Work(ctx context.Context, job *queue.Job) error {
+	out, err := c.run(ctx, job)
+	job.SetOutput(out)
+	return err
+}
+
+// run runs the command and returns the tail of its output.
+func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
+	args, err := c.Args(job.Payload)
+	if err != nil {
+		return nil, queue.Permanent(err)
+	}
+	name := args[0]
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("command %s not started: %w", name, err)
+	}
+	stdin := []byte(job.Payload)
+	if len(bytes.TrimSpace(stdin)) == 0 {
+		stdin = []byte("{}")
+	}
+
+	cmd := exec.Command(name, args[1:]...)
+	cmd.Env = c.environ(job)
+	cmd.Dir = c.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	// The pipes are ours, not exec's: exec's copying goroutines would make
+	// Wait hang for as long as any grandchild holds stdout open.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("command %s: create stdin pipe: %w", name, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
+	start := c.clock.Now()
+	startErr := cmd.Start()
+	inR.Close()
+	outW.Close()
+	if startErr != nil {
+		inW.Close()
+		outR.Close()
+		return nil, startError(name, startErr)
+	}
+	pid := cmd.Process.Pid
+	log := c.log.With(logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt, logKeyPID, pid)
+	log.DebugContext(ctx, "command started")
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		// EPIPE when the program exits without reading is not an error.
+		_, _ = inW.Write(stdin)
+		inW.Close()
+	})
+	tail := newTailBuffer(queue.MaxOutput)
+	readDone := make(chan struct{})
+	wg.Go(func() {
+		defer close(readDone)
+		// Read errors, including the pipe being closed by the drain
+		// deadline, only end the output.
+		_, _ = io.Copy(tail, outR)
+	})
+	exited := make(chan exitResult, 1)
+	wg.Go(func() {
+		if err := waitExited(pid); err != nil {
+			// Reaping here leaves a window in which the group ID could be
+			// reused before the group is killed below; it is the best
+			// available where waiting without reaping is not.
+			exited <- exitResult{reaped: true, waitErr: cmd.Wait()}
+			return
+		}
+		exited <- exitResult{}
+	})
+
+	var res exitResult
+	select {
+	case res = <-exited:
+	case <-ctx.Done():
+		log.InfoContext(ctx, "command stopping", logKeySignal, "SIGTERM", logKeyErr, context.Cause(ctx))
+		c.signalGroup(ctx, log, pid, syscall.SIGTERM)
+		select {
+		case res = <-exited:
+		case <-c.clock.After(c.killGrace):
+			log.WarnContext(ctx, "command killed after grace", logKeySignal, "SIGKILL", logKeyGrace, c.killGrace)
+			c.signalGroup(ctx, log, pid, syscall.SIGKILL)
+			res = <-exited
+		}
+	}
+	// The leader has exited but, unless reaped above, is not yet reaped, so
+	// the group ID is still ours: kill what is left of the group before Wait
+	// releases it.
+	c.signalGroup(ctx, log, pid, syscall.SIGKILL)
+	inW.Close()
+	waitErr := res.waitErr
+	if !res.reaped {
+		waitErr = cmd.Wait()
+	}
+	select {
+	case <-readDone:
+	case <-c.clock.After(outputDrain):
+		log.WarnContext(ctx, "command output held open outside its process group")
+	}
+	outR.Close()
+	<-readDone
+	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, waitErr)
+
+	out := tail.Bytes()
+	return out, c.exitError(ctx, name, waitErr, out)
+}
+
+// exitResult is how the leader's exit was observed: reaped is true when
+// waitErr is already Wait's result.
+type exitResult struct {
+	reaped  bool
+	waitErr error
+}
+
+// signalGroup sends sig to the process group led by pgid. ESRCH, no process
+// left, is not a failure.
+func (c *Command) signalGroup(ctx context.Context, log *slog.Logger, pgid int, sig syscall.Signal) {
+	err := syscall.Kill(-pgid, sig)
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		// Nothing can be returned from here that the caller could act on,
+		// and the command's own result is still the job's fate.
+		log.ErrorContext(ctx, "signal process group failed", logKeySignal, unix.SignalName(sig), logKeyErr, err)
+	}
+}
+
+// exitError maps Wait's result to the job's fate.
+func (c *Command) exitError(ctx context.Context, name string, waitErr error, out []byte) error {
+	if waitErr == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(waitErr, &ee) {
+		return fmt.Errorf("command %s: wait: %w", name, waitErr)
+	}
+	var what string
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		what = "killed by signal " + unix.SignalName(ws.Signal())
+	default:
+		what = "exit code " + strconv.Itoa(ee.ExitCode())
+	}
+	e := &runError{errs: []error{ee}}
+	stopped := ctx.Err()
+	if stopped != nil {
+		what += " after " + context.Cause(ctx).Error()
+		e.errs = append(e.errs, stopped)
+	}
+	e.msg = "command " + name + ": " + what
+	if len(out) > 0 {
+		e.msg += fmt.Sprintf("; output: %q", lastBytes(out, errorOutput))
+	}
+	if stopped == nil && c.permanent[ee.ExitCode()] {
+		return queue.Permanent(e)
+	}
+	return e
+}
+
+// runError is a command that ran and failed. Its text is for people; its
+// chain holds the *exec.ExitError and, when the context ended the run, the
+// context's error.
+type runError struct {
+	msg  string
+	errs []error
+}
+
+func (e *runError) Error() string   { return e.msg }
+func (e *runError) Unwrap() []error { return e.errs }
+
+// startError classifies a failure to start a program. Not found, not
+// executable, a bad working directory: retrying cannot help. Exhausted
+// resources or a binary being replaced might pass.
+func startError(name string, err error) error {
+	err = fmt.Errorf("start command %s: %w", name, err)
+	for _, transient := range []error{syscall.EAGAIN, syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE, syscall.ETXTBSY} {
+		if errors.Is(err, transient) {
+			return err
+		}
+	}
+	return queue.Permanent(err)
+}
+
+// environ builds the command's whole environment for job.
+func (c *Command) environ(job *queue.Job) []string {
+	env := make(map[string]string, len(inheritedEnv)+len(c.env)+5)
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
+		}
+	}
+	maps.Copy(env, c.env)
+	var scheduledAt string
+	if !job.ScheduledAt.IsZero() {
+		scheduledAt = job.ScheduledAt.UTC().Format(time.RFC3339)
+	}
+	env[envJobID] = strconv.FormatInt(job.ID, 10)
+	env[envKey] = job.Key
+	env[envAttempt] = strconv.Itoa(job.Attempt)
+	env[envSchedule] = job.Schedule
+	env[envScheduledAt] = scheduledAt
+	list := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		list = append(list, k+"="+env[k])
+	}
+	return list
+}

@@ -1,0 +1,265 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"scheduler/internal/clock"
+	"scheduler/queue"
+)
+
+// Headers every HTTP request carries. They describe the job and cannot be
+// set in HTTPConfig.Headers.
+const (
+	headerPrefix  = "X-Scheduler-"
+	headerJobID   = "X-Scheduler-Job-Id"
+	headerKey     = "X-Scheduler-Key"
+	headerAttempt = "X-Scheduler-Attempt"
+)
+
+const (
+	// httpOutput is how many bytes of a response body become the job's
+	// output.
+	httpOutput = 4 << 10
+	// httpDrain is how much more of a body is read and discarded so that
+	// the connection can be reused.
+	httpDrain = 64 << 10
+	// maxRetryAfter caps a server's Retry-After, which is untrusted input.
+	maxRetryAfter = 24 * time.Hour
+)
+
+// HTTPConfig configures an HTTP handler. Zero values select the defaults
+// shown.
+type HTTPConfig struct {
+	// URL is the absolute http or https URL each job is sent to; required.
+	URL string
+	// Method is the request method. Default: POST.
+	Method string
+	// Headers are added to every request. They may replace Content-Type;
+	// names starting with X-Scheduler- are reserved. Host sets the request's
+	// Host.
+	Headers map[string]string
+	// Client sends the requests. Default: a client without an overall
+	// timeout; each attempt's deadline comes from the job's context.
+	Client *http.Client
+	// Clock turns a Retry-After date into a delay. Default: clock.Real{}.
+	Clock clock.Clock
+	// Logger receives one debug event per request. Default: discard.
+	Logger *slog.Logger
+}
+
+// HTTP is a queue.Handler that sends each job's payload to a URL. It is safe
+// for concurrent use.
+//
+// The request body is the payload (Content-Type: application/json; an empty
+// payload is sent as {}), with headers X-Scheduler-Job-Id, X-Scheduler-Key
+// (the job's dedup key, which a receiver can use to ignore repeats) and
+// X-Scheduler-Attempt. A 2xx status is success. 4xx other than 408 and 429
+// fails the job permanently. 429 and 503 ask for the next attempt no earlier
+// than their Retry-After (seconds or an HTTP date, capped at 24h) when they
+// send one. Every other status, a network error and the end of the context
+// are ordinary failed attempts. The status line and the first 4 KiB of the
+// response body become the job's output.
+type HTTP struct {
+	url     string
+	display string // url without its password, for messages
+	method  string
+	headers map[string]string
+	host    string
+	client  *http.Client
+	clock   clock.Clock
+	log     *slog.Logger
+}
+
+// NewHTTP checks cfg and returns an HTTP handler.
+func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parse url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("url %s: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("url %s: host is missing", u.Redacted())
+	}
+	h := &HTTP{
+		url:     cfg.URL,
+		display: u.Redacted(),
+		method:  strings.ToUpper(cfg.Method),
+		headers: make(map[string]string, len(cfg.Headers)),
+		client:  cfg.Client,
+		clock:   cfg.Clock,
+		log:     cfg.Logger,
+	}
+	if h.method == "" {
+		h.method = http.MethodPost
+	}
+	if _, err := http.NewRequest(h.method, h.url, nil); err != nil {
+		return nil, fmt.Errorf("method %q: %w", cfg.Method, err)
+	}
+	for k, v := range cfg.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return nil, err
+		}
+		k = http.CanonicalHeaderKey(k)
+		if k == "Host" {
+			h.host = v
+			continue
+		}
+		h.headers[k] = v
+	}
+	if h.client == nil {
+		h.client = &http.Client{}
+	}
+	if h.clock == nil {
+		h.clock = clock.Real{}
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	h.log = h.log.With(logKeyComponent, "http")
+	return h, nil
+}
+
+func checkHeader(k, v string) error {
+	if k == "" {
+		return errors.New("header name is empty")
+	}
+	for _, r := range k {
+		if !isTokenRune(r) {
+			return fmt.Errorf("header name %q: invalid character %q", k, r)
+		}
+	}
+	if strings.HasPrefix(http.CanonicalHeaderKey(k), headerPrefix) {
+		return fmt.Errorf("header %s: names starting with %s are reserved", k, headerPrefix)
+	}
+	if http.CanonicalHeaderKey(k) == "Content-Length" {
+		return errors.New("header Content-Length is set from the payload")
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		return fmt.Errorf("header %s: value contains CR, LF or NUL", k)
+	}
+	return nil
+}
+
+// isTokenRune reports whether r may appear in an HTTP token (RFC 9110).
+func isTokenRune(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// Work sends job's payload and records the response. See HTTP for how the
+// response maps to the job's fate.
+func (h *HTTP) Work(ctx context.Context, job *queue.Job) error {
+	out, err := h.do(ctx, job)
+	job.SetOutput(out)
+	return err
+}
+
+// do sends the request and returns the output to record.
+func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
+	body := []byte(job.Payload)
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	req, err := http.NewRequestWithContext(ctx, h.method, h.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, queue.Permanent(fmt.Errorf("build request %s %s: %w", h.method, h.display, err))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	if h.host != "" {
+		req.Host = h.host
+	}
+	req.Header.Set(headerJobID, strconv.FormatInt(job.ID, 10))
+	req.Header.Set(headerKey, job.Key)
+	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
+
+	start := h.clock.Now()
+	resp, err := h.client.Do(req)
+	if err != nil {
+		// The client's error already names the method and the URL without
+		// its password.
+		return nil, err
+	}
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, httpOutput))
+	_, _ = io.CopyN(io.Discard, resp.Body, httpDrain)
+	resp.Body.Close()
+	h.log.DebugContext(ctx, "http request done",
+		logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt,
+		logKeyStatus, resp.StatusCode, logKeyDuration, h.clock.Now().Sub(start))
+
+	out := make([]byte, 0, len(resp.Proto)+len(resp.Status)+2+len(snippet))
+	out = fmt.Appendf(out, "%s %s\n", resp.Proto, resp.Status)
+	out = append(out, snippet...)
+	return out, h.statusError(resp, snippet)
+}
+
+// statusError maps a response to the job's fate.
+func (h *HTTP) statusError(resp *http.Response, body []byte) error {
+	code := resp.StatusCode
+	if code >= 200 && code < 300 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s %s: status %s", h.method, h.display, resp.Status)
+	if len(body) > 0 {
+		// The head of a body is where an error document says what is wrong.
+		msg += fmt.Sprintf("; body: %q", body[:min(len(body), errorOutput)])
+	}
+	err := errors.New(msg)
+	switch {
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), h.clock.Now()); ok {
+			return queue.RetryAfter(d, err)
+		}
+		return err
+	case code == http.StatusRequestTimeout:
+		return err
+	case code >= 400 && code < 500:
+		return queue.Permanent(err)
+	}
+	return err
+}
+
+// parseRetryAfter reads a Retry-After value, delay seconds or an HTTP date,
+// as a delay from now, capped at maxRetryAfter. A date in the past is no
+// delay. ok is false when v is empty or malformed.
+func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return maxRetryAfter, true
+			}
+			return 0, false
+		}
+		if secs > uint64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return min(max(t.Sub(now), 0), maxRetryAfter), true
+}

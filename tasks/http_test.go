@@ -1,0 +1,310 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"scheduler/internal/clock"
+	"scheduler/queue"
+)
+
+func newTestHTTP(t *testing.T, cfg HTTPConfig) *HTTP {
+	t.Helper()
+	h, err := NewHTTP(cfg)
+	if err != nil {
+		t.Fatalf("NewHTTP(%+v): %v", cfg, err)
+	}
+	return h
+}
+
+func TestNewHTTPErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  HTTPConfig
+		want string // in the error text
+	}{
+		{"no url", HTTPConfig{}, "scheme"},
+		{"relative url", HTTPConfig{URL: "/hook"}, "scheme"},
+		{"other scheme", HTTPConfig{URL: "ftp://example.com/x"}, "scheme"},
+		{"no host", HTTPConfig{URL: "http:///x"}, "host"},
+		{"unparsable url", HTTPConfig{URL: "http://[::1"}, "parse url"},
+		{"password kept out of errors", HTTPConfig{URL: "ftp://u:secret@example.com/"}, "u:xxxxx@"},
+		{"bad method", HTTPConfig{URL: "http://example.com/", Method: "PO ST"}, "method"},
+		{"bad header name", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"X Y": "1"}}, `"X Y"`},
+		{"empty header name", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"": "1"}}, "empty"},
+		{"header value with newline", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"X-A": "1\r\nX-B: 2"}}, "CR, LF"},
+		{"reserved header", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"x-scheduler-key": "1"}}, "reserved"},
+		{"content length", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"Content-Length": "1"}}, "Content-Length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := NewHTTP(tt.cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewHTTP(%+v) = %v, want an error containing %q", tt.cfg, err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret") {
+				t.Errorf("NewHTTP error %q shows the password", err)
+			}
+		})
+	}
+}
+
+// request is what a test server received.
+type request struct {
+	method, path, host string
+	header             http.Header
+	body               string
+}
+
+func TestHTTPRequest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		cfg        HTTPConfig
+		payload    string
+		wantMethod string
+		wantBody   string
+		wantHeader map[string]string
+		wantHost   string
+	}{
+		{
+			name:       "defaults",
+			payload:    `{"report":"daily"}`,
+			wantMethod: "POST",
+			wantBody:   `{"report":"daily"}`,
+			wantHeader: map[string]string{
+				"Content-Type":        "application/json",
+				"X-Scheduler-Job-Id":  "7",
+				"X-Scheduler-Key":     "key-7",
+				"X-Scheduler-Attempt": "2",
+			},
+		},
+		{
+			name:       "empty payload",
+			wantMethod: "POST",
+			wantBody:   `{}`,
+		},
+		{
+			name: "method and headers",
+			cfg: HTTPConfig{Method: "put", Headers: map[string]string{
+				"authorization": "Bearer t0ken",
+				"Content-Type":  "application/json; charset=utf-8",
+				"Host":          "hooks.example",
+			}},
+			payload:    `{}`,
+			wantMethod: "PUT",
+			wantBody:   `{}`,
+			wantHeader: map[string]string{
+				"Authorization":      "Bearer t0ken",
+				"Content-Type":       "application/json; charset=utf-8",
+				"X-Scheduler-Job-Id": "7",
+			},
+			wantHost: "hooks.example",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan request, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				got <- request{r.Method, r.URL.Path, r.Host, r.Header.Clone(), string(b)}
+				io.WriteString(w, "accepted")
+			}))
+			defer srv.Close()
+			cfg := tt.cfg
+			cfg.URL = srv.URL + "/hooks/report"
+			h := newTestHTTP(t, cfg)
+			job := &queue.Job{ID: 7, Key: "key-7", Type: "report", Attempt: 2, Payload: []byte(tt.payload)}
+			out, err := h.do(t.Context(), job)
+			if err != nil {
+				t.Fatalf("do: %v", err)
+			}
+			if want := "HTTP/1.1 200 OK\naccepted"; string(out) != want {
+				t.Errorf("output = %q, want %q", out, want)
+			}
+			r := waitFor(t, got)
+			if r.method != tt.wantMethod || r.path != "/hooks/report" || r.body != tt.wantBody {
+				t.Errorf("got %s %s %q, want %s /hooks/report %q", r.method, r.path, r.body, tt.wantMethod, tt.wantBody)
+			}
+			for k, want := range tt.wantHeader {
+				if got := r.header.Get(k); got != want {
+					t.Errorf("header %s = %q, want %q", k, got, want)
+				}
+			}
+			if tt.wantHost != "" && r.host != tt.wantHost {
+				t.Errorf("Host = %q, want %q", r.host, tt.wantHost)
+			}
+		})
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name       string
+		status     int
+		retryAfter string
+		want       string        // fate
+		wantAfter  time.Duration // for fateRetryAfter
+	}{
+		{"200", 200, "", fateDone, 0},
+		{"204", 204, "", fateDone, 0},
+		{"400", 400, "", fatePermanent, 0},
+		{"404", 404, "", fatePermanent, 0},
+		{"408", 408, "", fateRetry, 0},
+		{"429 seconds", 429, "120", fateRetryAfter, 2 * time.Minute},
+		{"429 date", 429, now.Add(90 * time.Second).Format(http.TimeFormat), fateRetryAfter, 90 * time.Second},
+		{"429 date in the past", 429, now.Add(-time.Hour).Format(http.TimeFormat), fateRetryAfter, 0},
+		{"429 without retry-after", 429, "", fateRetry, 0},
+		{"429 garbage retry-after", 429, "soon", fateRetry, 0},
+		{"503 seconds", 503, "7", fateRetryAfter, 7 * time.Second},
+		{"503 without retry-after", 503, "", fateRetry, 0},
+		{"500", 500, "", fateRetry, 0},
+		{"500 ignores retry-after", 500, "60", fateRetry, 0},
+		{"502", 502, "", fateRetry, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.retryAfter != "" {
+					w.Header().Set("Retry-After", tt.retryAfter)
+				}
+				w.WriteHeader(tt.status)
+				io.WriteString(w, "the body")
+			}))
+			defer srv.Close()
+			h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: clock.NewFake(now)})
+			out, err := h.do(t.Context(), &queue.Job{ID: 1, Payload: []byte(`{}`)})
+			if got := fateOf(err); got != tt.want {
+				t.Fatalf("do = %v (%s), want %s", err, got, tt.want)
+			}
+			var retry *queue.RetryError
+			if errors.As(err, &retry) && retry.After != tt.wantAfter {
+				t.Errorf("retry after %s, want %s", retry.After, tt.wantAfter)
+			}
+			status := fmt.Sprintf("%d %s", tt.status, http.StatusText(tt.status))
+			if wantOut := "HTTP/1.1 " + status + "\n"; !strings.HasPrefix(string(out), wantOut) {
+				t.Errorf("output = %q, want it to start with %q", out, wantOut)
+			}
+			if tt.status != 204 && !strings.HasSuffix(string(out), "the body") {
+				t.Errorf("output = %q, want the body", out)
+			}
+			if err != nil && (!strings.Contains(err.Error(), "status "+status) || !strings.Contains(err.Error(), "the body")) {
+				t.Errorf("error %q does not name the status and body", err)
+			}
+		})
+	}
+}
+
+func TestHTTPOutputIsCapped(t *testing.T) {
+	t.Parallel()
+	body := strings.Repeat("a", httpOutput) + strings.Repeat("b", 100<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL})
+	out, err := h.do(t.Context(), &queue.Job{ID: 1})
+	if fateOf(err) != fateRetry {
+		t.Fatalf("do = %v, want a retryable error", err)
+	}
+	if want := "HTTP/1.1 500 Internal Server Error\n" + body[:httpOutput]; string(out) != want {
+		t.Errorf("output is %d bytes, want the status line and the first %d bytes of the body", len(out), httpOutput)
+	}
+	if max := errorOutput + 200; len(err.Error()) > max {
+		t.Errorf("error is %d bytes, want at most %d", len(err.Error()), max)
+	}
+}
+
+func TestHTTPConnectionRefused(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: "http://" + addr + "/hook"})
+	job := &queue.Job{ID: 1}
+	out, err := h.do(t.Context(), job)
+	if got := fateOf(err); got != fateRetry {
+		t.Errorf("do = %v (%s), want %s", err, got, fateRetry)
+	}
+	if len(out) != 0 {
+		t.Errorf("output = %q, want none", out)
+	}
+	if err := h.Work(t.Context(), job); fateOf(err) != fateRetry {
+		t.Errorf("Work = %v, want a retryable error", err)
+	}
+}
+
+func TestHTTPContextDone(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan struct{})
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.Work(ctx, &queue.Job{ID: 1}) }()
+	waitFor(t, arrived)
+	cancel()
+	err := waitFor(t, done)
+	if got := fateOf(err); got != fateRetry || !errors.Is(err, context.Canceled) {
+		t.Errorf("Work = %v (%s), want a retryable context.Canceled", err, got)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in     string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{"30", 30 * time.Second, true},
+		{" 30 ", 30 * time.Second, true},
+		{"86400", 24 * time.Hour, true},
+		{"86401", maxRetryAfter, true},
+		{"99999999999999999999999", maxRetryAfter, true},
+		{"-5", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+		{"Wed, 01 May 2024 12:01:00 GMT", time.Minute, true},
+		{"Wednesday, 01-May-24 12:00:30 GMT", 30 * time.Second, true},
+		{"Wed May  1 12:00:10 2024", 10 * time.Second, true},
+		{"Wed, 01 May 2024 11:00:00 GMT", 0, true},
+		{"Wed, 01 May 2025 12:00:00 GMT", maxRetryAfter, true},
+	}
+	for _, tt := range tests {
+		got, ok := parseRetryAfter(tt.in, now)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("parseRetryAfter(%q) = %s, %v, want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"scheduler/internal/clock"
+	"scheduler/queue"
+)
+
+// ErrNoHandler is returned by Registry.Handler for a task whose Spec has
+// neither a command nor a URL and whose name has no registered Go handler.
+var ErrNoHandler = errors.New("neither command nor url given and no go handler registered")
+
+// Spec is what a [tasks.NAME] table says of how a task runs: a Command, a
+// URL, or neither, for a task implemented by a registered Go handler. The
+// other fields refine a command (Env, Dir, PermanentExitCodes) or a URL
+// (Method, Headers) and are errors anywhere else.
+type Spec struct {
+	Command            []string          // see CommandConfig.Argv
+	Env                map[string]string // see CommandConfig.Env
+	Dir                string            // see CommandConfig.Dir
+	PermanentExitCodes []int             // see CommandConfig.PermanentExitCodes
+	URL                string            // see HTTPConfig.URL
+	Method             string            // see HTTPConfig.Method
+	Headers            map[string]string // see HTTPConfig.Headers
+}
+
+// Config configures a Registry and the built-in handlers it makes. Zero
+// values select the defaults shown.
+type Config struct {
+	Logger     *slog.Logger  // Given to every built-in handler. Default: discard.
+	Clock      clock.Clock   // Given to every built-in handler. Default: clock.Real{}.
+	KillGrace  time.Duration // See CommandConfig.KillGrace. Default: 10s.
+	HTTPClient *http.Client  // Shared by URL tasks. Default: one client without an overall timeout.
+}
+
+// Registry maps task names to handlers: the Go handlers a binary registers
+// and the built-in command and HTTP handlers it makes from a Spec. It lets a
+// team build its own binary with its own task types next to the built-ins.
+// It is safe for concurrent use.
+type Registry struct {
+	cfg Config
+
+	mu       sync.RWMutex
+	handlers map[string]queue.Handler
+}
+
+// NewRegistry returns an empty Registry.
+func NewRegistry(cfg Config) *Registry {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	return &Registry{cfg: cfg, handlers: make(map[string]queue.Handler)}
+}
+
+// Register makes h the Go handler of the task called name. It fails for an
+// empty name, a nil handler or a name already registered.
+func (r *Registry) Register(name string, h queue.Handler) error {
+	if name == "" {
+		return errors.New("register task: name is empty")
+	}
+	if h == nil {
+		return fmt.Errorf("register task %q: handler is nil", name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.handlers[name]; ok {
+		return fmt.Errorf("register task %q: already registered", name)
+	}
+	r.handlers[name] = h
+	return nil
+}
+
+// Names returns the names of the registered Go handlers, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Sorted(maps.Keys(r.handlers))
+}
+
+// Handler returns the handler for the task called name as s describes it: a
+// Command when s has a command, an HTTP handler when it has a URL, and
+// otherwise the Go handler registered under name. A Spec with both a command
+// and a URL, fields that do not apply to its kind, or a command or URL for a
+// name that also has a Go handler is an error, as is a Spec with neither
+// for a name without one (ErrNoHandler).
+func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
+	r.mu.RLock()
+	goHandler, registered := r.handlers[name]
+	r.mu.RUnlock()
+
+	hasCommand, hasURL := s.Command != nil, s.URL != ""
+	commandOnly := s.Env != nil || s.Dir != "" || s.PermanentExitCodes != nil
+	urlOnly := s.Method != "" || s.Headers != nil
+	switch {
+	case hasCommand && hasURL:
+		return nil, fmt.Errorf("task %q: command and url are mutually exclusive", name)
+	case (hasCommand || hasURL) && registered:
+		return nil, fmt.Errorf("task %q: a go handler is registered under this name; it takes no command or url", name)
+	case hasCommand && urlOnly:
+		return nil, fmt.Errorf("task %q: method and headers apply only to a url", name)
+	case hasURL && commandOnly:
+		return nil, fmt.Errorf("task %q: env, dir and permanent exit codes apply only to a command", name)
+	case hasCommand:
+		c, err := NewCommand(CommandConfig{
+			Argv:               s.Command,
+			Env:                s.Env,
+			Dir:                s.Dir,
+			PermanentExitCodes: s.PermanentExitCodes,
+			KillGrace:          r.cfg.KillGrace,
+			Clock:              r.cfg.Clock,
+			Logger:             r.cfg.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %q: %w", name, err)
+		}
+		return c, nil
+	case hasURL:
+		h, err := NewHTTP(HTTPConfig{
+			URL:     s.URL,
+			Method:  s.Method,
+			Headers: s.Headers,
+			Client:  r.cfg.HTTPClient,
+			Clock:   r.cfg.Clock,
+			Logger:  r.cfg.Logger,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("task %q: %w", name, err)
+		}
+		return h, nil
+	case commandOnly || urlOnly:
+		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, method and headers need a command or url", name)
+	case !registered:
+		return nil, fmt.Errorf("task %q: %w", name, ErrNoHandler)
+	}
+	return goHandler, nil
+}
