@@ -1,0 +1,138 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func benchQueue(b *testing.B, cfg Config) *Queue {
+	b.Helper()
+	q, err := Open(context.Background(), filepath.Join(b.TempDir(), "q.db"), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { q.Close() })
+	return q
+}
+
+// BenchmarkEnqueue is one job per call, one transaction each: fsynced (the
+// default, for acknowledged enqueues) and not.
+func BenchmarkEnqueue(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{{"sync=full", Config{}}, {"sync=normal", Config{NoSyncEnqueue: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			q := benchQueue(b, tc.cfg)
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				if _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: fmt.Sprint(i)}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// BenchmarkEnqueueBatch100 is 100 jobs per transaction.
+func BenchmarkEnqueueBatch100(b *testing.B) {
+	q := benchQueue(b, Config{})
+	ctx := context.Background()
+	batch := make([]NewJob, 100)
+	n := 0
+	for b.Loop() {
+		for i := range batch {
+			batch[i] = NewJob{Type: "t", Key: fmt.Sprint(n)}
+			n++
+		}
+		if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkDrain measures claim+run+complete of no-op jobs with 1, 8 and 32
+// workers; the clock stops when the database shows every job done.
+func BenchmarkDrain(b *testing.B) {
+	for _, workers := range []int{1, 8, 32} {
+		b.Run(fmt.Sprint("workers=", workers), func(b *testing.B) {
+			const jobs = 5000
+			ctx := context.Background()
+			var total int
+			for b.Loop() {
+				b.StopTimer()
+				q := benchQueue(b, Config{NoSyncEnqueue: true})
+				batch := make([]NewJob, jobs)
+				for i := range batch {
+					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}
+				}
+				if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				var ran atomic.Int64
+				allRan := make(chan struct{})
+				p, _ := NewPool(q, PoolConfig{Workers: workers, MaintenanceEvery: -1})
+				p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+					if ran.Add(1) == jobs {
+						close(allRan)
+					}
+					return nil
+				}), TypeConfig{})
+				b.StartTimer()
+				runCtx, cancel := context.WithCancel(ctx)
+				done := make(chan struct{})
+				go func() { p.Run(runCtx); close(done) }()
+				<-allRan
+				for {
+					s, err := q.Stats(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if s.Total[StateDone] == jobs {
+						break
+					}
+					time.Sleep(100 * time.Microsecond) // polling the result, not synchronising
+				}
+				b.StopTimer()
+				cancel()
+				<-done
+				total += jobs
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
+
+// BenchmarkLatency measures in-process enqueue -> handler start on an idle
+// pool, one job at a time.
+func BenchmarkLatency(b *testing.B) {
+	q := benchQueue(b, Config{NoSyncEnqueue: true})
+	ctx := context.Background()
+	started := make(chan time.Time, 1)
+	p, _ := NewPool(q, PoolConfig{Workers: 8, MaintenanceEvery: -1})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { started <- time.Now(); return nil }), TypeConfig{})
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { p.Run(runCtx); close(done) }()
+	defer func() { cancel(); <-done }()
+	var sum time.Duration
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: fmt.Sprint(i)}); err != nil {
+			b.Fatal(err)
+		}
+		sum += (<-started).Sub(t0)
+		i++
+	}
+	b.ReportMetric(float64(sum.Microseconds())/float64(i), "µs/start")
+}

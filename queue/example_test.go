@@ -1,0 +1,50 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"scheduler/queue"
+)
+
+// A job is enqueued under a dedup key, run once by a pool, and a second
+// enqueue with the same key is a no-op that returns the existing job.
+func Example() {
+	dir, _ := os.MkdirTemp("", "queue-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	q, err := queue.Open(ctx, filepath.Join(dir, "jobs.db"), queue.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+
+	pool, _ := queue.NewPool(q, queue.PoolConfig{Workers: 2})
+	ran := make(chan string)
+	pool.Register("greet", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
+		ran <- string(j.Payload)
+		return nil
+	}), queue.TypeConfig{})
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- pool.Run(runCtx) }()
+
+	first, _ := q.Enqueue(ctx, queue.NewJob{Type: "greet", Key: "greet|2026-03-01", Payload: []byte(`{"name":"acme"}`)})
+	fmt.Println("ran with", <-ran)
+	again, _ := q.Enqueue(ctx, queue.NewJob{Type: "greet", Key: "greet|2026-03-01"})
+	fmt.Println("inserted again:", again.Inserted, "same job:", again.ID == first.ID)
+
+	stop()
+	<-done
+	j, _ := q.Job(ctx, "greet|2026-03-01")
+	fmt.Println("state:", j.State, "attempts:", j.Attempt)
+	// Output:
+	// ran with {"name":"acme"}
+	// inserted again: false same job: true
+	// state: done attempts: 1
+}
