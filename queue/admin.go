@@ -111,7 +111,7 @@ func (q *Queue) RetryAllDead(ctx context.Context) (int64, error) {
 
 func (q *Queue) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
-	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, true, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, retrySQL, ms(q.clock.Now()), id)
 		if err != nil {
 			return err
@@ -134,7 +134,7 @@ const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id
 // cancelled; ErrNotFound means no pending job has that id.
 func (q *Queue) Cancel(ctx context.Context, id int64) error {
 	var n int64
-	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, true, func(tx txn) error {
 		res, err := tx.ExecContext(ctx, cancelSQL, ms(q.clock.Now()), id)
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText string) {
 	t.Helper()
 	ctx := context.Background()
-	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
 		js, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20})
 		if err != nil {
@@ -54,7 +53,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "again", MaxAttempts: 3})
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "last", MaxAttempts: 1})
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
-	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, false, func(tx txn) error {
 		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2})
 		return err
 	})
@@ -65,7 +64,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 	if n, _ := q.Reclaim(ctx); n != 0 {
 		t.Fatalf("reclaimed %d live leases", n)
 	}
-	err = q.inTx(ctx, false, func(tx *sql.Tx) error {
+	err = q.inTx(ctx, false, func(tx txn) error {
 		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1})
 		return err
 	})

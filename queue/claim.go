@@ -71,7 +71,7 @@ type claimRequest struct {
 	limited map[string]int
 }
 
-func claim(ctx context.Context, tx *sql.Tx, now time.Time, r claimRequest) ([]*Job, error) {
+func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, error) {
 	if r.n <= 0 {
 		return nil, nil
 	}
@@ -154,7 +154,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // finish records results in tx. It returns, for each result, whether the
 // fence held; a result that lost its lease is recorded as a stale attempt.
-func finish(ctx context.Context, tx *sql.Tx, rs []result) ([]bool, error) {
+func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -223,7 +223,7 @@ func finish(ctx context.Context, tx *sql.Tx, rs []result) ([]bool, error) {
 
 const heartbeatSQL = `UPDATE jobs SET lease_until = ? WHERE owner = ? AND state = 'running'`
 
-func heartbeat(ctx context.Context, tx *sql.Tx, owner string, until time.Time) (int64, error) {
+func heartbeat(ctx context.Context, tx txn, owner string, until time.Time) (int64, error) {
 	res, err := tx.ExecContext(ctx, heartbeatSQL, ms(until), owner)
 	if err != nil {
 		return 0, fmt.Errorf("heartbeat: %w", err)
@@ -254,7 +254,7 @@ type reclaimed struct {
 	Dead    bool
 }
 
-func reclaim(ctx context.Context, tx *sql.Tx, now time.Time) ([]reclaimed, error) {
+func reclaim(ctx context.Context, tx txn, now time.Time) ([]reclaimed, error) {
 	rows, err := tx.QueryContext(ctx, expiredSQL, ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)

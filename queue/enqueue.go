@@ -39,7 +39,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 		return nil, err
 	}
 	var res []Enqueued
-	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx *sql.Tx) error {
+	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
 		var err error
 		res, err = insertJobs(ctx, tx, prepared, now)
 		return err
@@ -102,7 +102,7 @@ VALUES (?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
 // insertJobs inserts prepared jobs inside tx.
-func insertJobs(ctx context.Context, tx *sql.Tx, jobs []NewJob, now time.Time) ([]Enqueued, error) {
+func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
 	ins, err := tx.PrepareContext(ctx, insertJobSQL)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	var res []Enqueued
-	err = q.inTx(ctx, false, func(tx *sql.Tx) error {
+	err = q.inTx(ctx, false, func(tx txn) error {
 		var at int64
 		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at)
 		switch {
@@ -236,7 +236,7 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	return res, nil
 }
 
-func insertSkips(ctx context.Context, tx *sql.Tx, skips []Skip, now time.Time) error {
+func insertSkips(ctx context.Context, tx txn, skips []Skip, now time.Time) error {
 	if len(skips) == 0 {
 		return nil
 	}
@@ -291,7 +291,7 @@ func (q *Queue) SetPaused(ctx context.Context, schedule string, paused bool) err
 	if paused {
 		pausedAt = nullMS(now)
 	}
-	err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, true, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, setPausedSQL, schedule, ms(now), paused, pausedAt, ms(now))
 		return err
 	})

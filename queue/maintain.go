@@ -50,7 +50,7 @@ func (q *Queue) Maintain(ctx context.Context, retain time.Duration) (Maintenance
 // when they have no attempt left, and records the lost attempts.
 func (q *Queue) Reclaim(ctx context.Context) (int, error) {
 	var rs []reclaimed
-	err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+	err := q.inTx(ctx, false, func(tx txn) error {
 		var err error
 		rs, err = reclaim(ctx, tx, q.clock.Now())
 		return err
@@ -82,7 +82,7 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	batch := func(query string) (int64, error) {
 		var n int64
-		err := q.inTx(ctx, false, func(tx *sql.Tx) error {
+		err := q.inTx(ctx, false, func(tx txn) error {
 			res, err := tx.ExecContext(ctx, query, ms(before), q.cfg.PurgeBatch)
 			if err != nil {
 				return err

@@ -53,6 +53,8 @@ type Queue struct {
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
 
+	stmts   map[string]*sql.Stmt // prepared on w; read-only after Open
+
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
 }
@@ -97,6 +99,10 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 		q.w.SetConnMaxLifetime(0)
 		q.w.SetConnMaxIdleTime(0)
 		if err := q.migrate(ctx); err != nil {
+			q.w.Close()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		if err := q.prepare(ctx); err != nil {
 			q.w.Close()
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
@@ -203,7 +209,7 @@ func (q *Queue) migrate(ctx context.Context) error {
 	}
 	for {
 		var done bool
-		err := q.inTx(ctx, true, func(tx *sql.Tx) error {
+		err := q.inTx(ctx, true, func(tx txn) error {
 			var v int
 			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 				return fmt.Errorf("read schema version: %w", err)
@@ -249,7 +255,7 @@ func (q *Queue) checkVersion(ctx context.Context) error {
 // inTx runs fn in one IMMEDIATE transaction on the writer connection. durable
 // commits it with synchronous=FULL, for writes acknowledged outside the
 // process.
-func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx *sql.Tx) error) (err error) {
+func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (err error) {
 	if q.w == nil {
 		return errReadOnly
 	}
@@ -270,10 +276,11 @@ func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx *sql.Tx) erro
 			}
 		}()
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	stx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	tx := txn{Tx: stx, q: q}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err

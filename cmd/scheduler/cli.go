@@ -1,0 +1,540 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"scheduler/queue"
+	"scheduler/schedule"
+	"scheduler/tasks"
+)
+
+// openQueue opens the database for a subcommand. Subcommands that only
+// read refuse to create a database.
+func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
+	if !write {
+		if _, err := os.Stat(a.dbPath); err != nil {
+			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
+		}
+	}
+	return queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write})
+}
+
+func (a *app) schedule(name string) (*schedule.Schedule, error) {
+	s, ok := a.cfg.Schedule(name)
+	if !ok {
+		return nil, usagef("%s: no schedule named %q (have: %s)", a.o.config, name, strings.Join(a.scheduleNames(), ", "))
+	}
+	return s, nil
+}
+
+func (a *app) scheduleNames() []string {
+	var names []string
+	for _, s := range a.cfg.Schedules {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// rfc3339 formats t in loc with its offset, or "-" for the zero time.
+func rfc3339(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(time.RFC3339)
+}
+
+func (a *app) checkConfig() error {
+	reg := tasks.NewRegistry(tasks.Config{Clock: a.clock})
+	if err := checkHandlers(reg, a.cfg); err != nil {
+		printConfigErrors(a.stderr, err)
+		return &usageError{errReported}
+	}
+	now := a.clock.Now()
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "SCHEDULE\tCRON\tZONE\tTASK\tITEMS\tNEXT RUN\n")
+	for _, s := range a.cfg.Schedules {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
+	}
+	w.Flush()
+	fmt.Fprintf(a.stdout, "%s: ok, %d schedules, %d tasks, database %s\n", a.o.config, len(a.cfg.Schedules), len(a.cfg.Tasks), a.dbPath)
+	return nil
+}
+
+func (a *app) triggerRun(ctx context.Context) error {
+	if _, err := a.schedule(a.o.trigger); err != nil {
+		return err
+	}
+	var payload json.RawMessage
+	if a.o.payload != "" {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(a.o.payload), &obj); err != nil {
+			return usagef("-payload: not a JSON object: %v", err)
+		}
+		payload = json.RawMessage(a.o.payload)
+	}
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, schedule.TriggerOptions{Payload: payload, Key: a.o.key})
+	if err != nil {
+		return err
+	}
+	inserted := 0
+	for _, r := range res {
+		if r.Inserted {
+			inserted++
+			fmt.Fprintf(a.stdout, "enqueued job %d (key %s)\n", r.ID, r.Key)
+		} else {
+			fmt.Fprintf(a.stdout, "key %s already used by job %d: nothing enqueued\n", r.Key, r.ID)
+		}
+	}
+	if inserted == 0 && len(res) > 0 {
+		fmt.Fprintf(a.stdout, "trigger key %q was used before: nothing enqueued\n", a.o.key)
+	}
+	return nil
+}
+
+// statusReport is what -status prints.
+type statusReport struct {
+	Database      string                    `json:"database"`
+	At            string                    `json:"at"`
+	Counts        map[string]map[string]int `json:"counts"` // state -> type -> jobs
+	Totals        map[string]int            `json:"totals"`
+	OldestReadyMS int64                     `json:"oldest_ready_ms"`
+	Dead          int                       `json:"dead"`
+	Schedules     []scheduleStatus          `json:"schedules"`
+}
+
+type scheduleStatus struct {
+	Name       string `json:"name"`
+	Cron       string `json:"cron"`
+	Zone       string `json:"zone"`
+	Paused     bool   `json:"paused"`
+	LastRun    string `json:"last_run,omitempty"`
+	LastState  string `json:"last_state,omitempty"`
+	LastJobID  int64  `json:"last_job_id,omitempty"`
+	NextRun    string `json:"next_run,omitempty"`
+	Configured bool   `json:"configured"`
+}
+
+func (a *app) showStatus(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	last, err := q.LastRuns(ctx)
+	if err != nil {
+		return err
+	}
+	cursors, err := q.Cursors(ctx)
+	if err != nil {
+		return err
+	}
+	rep := statusReport{
+		Database: a.dbPath, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
+		Totals: map[string]int{}, OldestReadyMS: st.OldestReady.Milliseconds(), Dead: st.Dead,
+	}
+	for s, m := range st.Counts {
+		rep.Counts[string(s)] = m
+	}
+	for s, n := range st.Total {
+		rep.Totals[string(s)] = n
+	}
+	seen := map[string]bool{}
+	if a.cfg != nil {
+		for _, s := range a.cfg.Schedules {
+			seen[s.Name] = true
+			ss := scheduleStatus{Name: s.Name, Cron: s.Cron, Zone: s.Location.String(), Configured: true, Paused: cursors[s.Name].Paused}
+			if !ss.Paused {
+				ss.NextRun = rfc3339(s.Next(a.clock.Now()), s.Location)
+			}
+			if j := last[s.Name]; j != nil {
+				ss.LastRun, ss.LastState, ss.LastJobID = rfc3339(j.ScheduledAt, s.Location), string(j.State), j.ID
+			}
+			rep.Schedules = append(rep.Schedules, ss)
+		}
+	}
+	for name, j := range last {
+		if !seen[name] {
+			rep.Schedules = append(rep.Schedules, scheduleStatus{Name: name, LastRun: rfc3339(j.ScheduledAt, time.UTC),
+				LastState: string(j.State), LastJobID: j.ID, Paused: cursors[name].Paused})
+		}
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, rep)
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "database\t%s\n", rep.Database)
+	states := []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
+	var parts []string
+	for _, s := range states {
+		parts = append(parts, fmt.Sprintf("%s %d", s, st.Total[s]))
+	}
+	fmt.Fprintf(w, "jobs\t%s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "oldest ready job\t%s\n", durationOrNone(st.OldestReady))
+	var types []string
+	for _, m := range st.Counts {
+		for t := range m {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	slices.Sort(types)
+	if len(types) > 0 {
+		fmt.Fprintf(w, "\nTYPE\tPENDING\tRUNNING\tDONE\tDEAD\tCANCELLED\n")
+		for _, t := range types {
+			fmt.Fprintf(w, "%s", t)
+			for _, s := range states {
+				fmt.Fprintf(w, "\t%d", st.Counts[s][t])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(rep.Schedules) > 0 {
+		fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tNEXT RUN\n")
+		for _, s := range rep.Schedules {
+			next := s.NextRun
+			if s.Paused {
+				next = "paused"
+			} else if !s.Configured {
+				next = "not in config"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState), next)
+		}
+	}
+	return w.Flush()
+}
+
+func durationOrNone(d time.Duration) string {
+	if d <= 0 {
+		return "none waiting"
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *app) showNext() error {
+	s, err := a.schedule(a.o.next)
+	if err != nil {
+		return err
+	}
+	times, err := schedule.NextN(a.cfg, s.Name, a.clock.Now(), a.o.n)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, t := range times {
+		out = append(out, rfc3339(t, s.Location))
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, out)
+	}
+	for _, t := range out {
+		fmt.Fprintln(a.stdout, t)
+	}
+	return nil
+}
+
+func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
+	if _, err := a.schedule(name); err != nil {
+		return err
+	}
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if paused {
+		if err := schedule.Pause(ctx, q, a.cfg, name); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "paused %s\n", name)
+		return nil
+	}
+	if err := schedule.Resume(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip); err != nil {
+		return err
+	}
+	how := "missed instants follow catch_up"
+	if a.o.skip {
+		how = "missed instants skipped"
+	}
+	fmt.Fprintf(a.stdout, "resumed %s (%s)\n", name, how)
+	return nil
+}
+
+func (a *app) listDead(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	dead, err := q.Dead(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, jobViews(dead))
+	}
+	if len(dead) == 0 {
+		fmt.Fprintln(a.stdout, "no dead jobs")
+		return nil
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "ID\tTYPE\tKEY\tATTEMPTS\tDIED\tLAST ERROR\n")
+	for _, j := range dead {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Type, j.Key, j.Attempt, j.MaxAttempts, rfc3339(j.FinishedAt, time.UTC), firstLine(j.LastError, 100))
+	}
+	return w.Flush()
+}
+
+func firstLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func (a *app) retryDead(ctx context.Context) error {
+	var id int64
+	if a.o.retry != "all" {
+		var err error
+		if id, err = strconv.ParseInt(a.o.retry, 10, 64); err != nil || id <= 0 {
+			return usagef("-retry %q: want a job id or all", a.o.retry)
+		}
+	}
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if id == 0 {
+		n, err := q.RetryAllDead(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%d dead jobs made pending\n", n)
+		return nil
+	}
+	if err := q.Retry(ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "job %d made pending\n", id)
+	return nil
+}
+
+func (a *app) backfillRange(ctx context.Context) error {
+	if _, err := a.schedule(a.o.backfill); err != nil {
+		return err
+	}
+	from, err := time.Parse(time.RFC3339, a.o.from)
+	if err != nil {
+		return usagef("-from %q: want RFC 3339, like 2026-03-01T00:00:00Z", a.o.from)
+	}
+	to, err := time.Parse(time.RFC3339, a.o.to)
+	if err != nil {
+		return usagef("-to %q: want RFC 3339, like 2026-03-02T00:00:00+03:00", a.o.to)
+	}
+	if to.Before(from) {
+		return usagef("-to is before -from")
+	}
+	if to.After(a.clock.Now()) {
+		return usagef("-to %s is in the future: backfill is for the past", a.o.to)
+	}
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	res, err := schedule.Backfill(ctx, q, a.cfg, a.o.backfill, from, to)
+	if err != nil {
+		return err
+	}
+	inserted := 0
+	for _, r := range res {
+		if r.Inserted {
+			inserted++
+		}
+	}
+	fmt.Fprintf(a.stdout, "%d runs in range: %d enqueued, %d already existed\n", len(res), inserted, len(res)-inserted)
+	return nil
+}
+
+// jobView is a job as the CLI shows it.
+type jobView struct {
+	ID          int64           `json:"id"`
+	Key         string          `json:"key"`
+	Type        string          `json:"type"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	Priority    int             `json:"priority"`
+	Payload     json.RawMessage `json:"payload"`
+	Schedule    string          `json:"schedule,omitempty"`
+	Item        string          `json:"item,omitempty"`
+	ScheduledAt string          `json:"scheduled_at,omitempty"`
+	RunAt       string          `json:"run_at"`
+	CreatedAt   string          `json:"created_at"`
+	StartedAt   string          `json:"started_at,omitempty"`
+	FinishedAt  string          `json:"finished_at,omitempty"`
+	LeaseUntil  string          `json:"lease_until,omitempty"`
+	Owner       string          `json:"owner,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	Attempts    []attemptView   `json:"attempts,omitempty"`
+}
+
+type attemptView struct {
+	Number     int    `json:"number"`
+	Worker     string `json:"worker"`
+	StartedAt  string `json:"started_at"`
+	FinishedAt string `json:"finished_at"`
+	Outcome    string `json:"outcome"`
+	Error      string `json:"error,omitempty"`
+	Output     string `json:"output,omitempty"`
+}
+
+func optTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return rfc3339(t, time.UTC)
+}
+
+func viewJob(j *queue.Job) jobView {
+	return jobView{
+		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
+		Priority: j.Priority, Payload: j.Payload, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
+		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: j.LastError,
+	}
+}
+
+func jobViews(js []*queue.Job) []jobView {
+	out := make([]jobView, 0, len(js))
+	for _, j := range js {
+		out = append(out, viewJob(j))
+	}
+	return out
+}
+
+func (a *app) showJob(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	j, err := q.Job(ctx, a.o.job)
+	if errors.Is(err, queue.ErrNotFound) {
+		return fmt.Errorf("no job with id or key %q in %s", a.o.job, a.dbPath)
+	}
+	if err != nil {
+		return err
+	}
+	as, err := q.Attempts(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	v := viewJob(j)
+	for _, at := range as {
+		v.Attempts = append(v.Attempts, attemptView{Number: at.Number, Worker: at.Worker, StartedAt: rfc3339(at.StartedAt, time.UTC),
+			FinishedAt: rfc3339(at.FinishedAt, time.UTC), Outcome: string(at.Outcome), Error: at.Error, Output: at.Output})
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, v)
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s\t%s\n", k, v)
+		}
+	}
+	row("id", strconv.FormatInt(v.ID, 10))
+	row("key", v.Key)
+	row("type", v.Type)
+	row("state", v.State)
+	row("attempts", fmt.Sprintf("%d of %d", v.Attempt, v.MaxAttempts))
+	row("payload", string(v.Payload))
+	row("schedule", v.Schedule)
+	row("item", v.Item)
+	row("scheduled at", v.ScheduledAt)
+	row("run at", v.RunAt)
+	row("created", v.CreatedAt)
+	row("started", v.StartedAt)
+	row("finished", v.FinishedAt)
+	row("lease until", v.LeaseUntil)
+	row("owner", v.Owner)
+	row("last error", firstLine(v.LastError, 200))
+	w.Flush()
+	for _, at := range v.Attempts {
+		fmt.Fprintf(a.stdout, "\nattempt %d: %s, %s .. %s, worker %s\n", at.Number, at.Outcome, at.StartedAt, at.FinishedAt, at.Worker)
+		if at.Error != "" {
+			fmt.Fprintf(a.stdout, "  error: %s\n", strings.ReplaceAll(strings.TrimSpace(at.Error), "\n", "\n  "))
+		}
+		if at.Output != "" {
+			fmt.Fprintf(a.stdout, "  output:\n    %s\n", strings.ReplaceAll(strings.TrimRight(at.Output, "\n"), "\n", "\n    "))
+		}
+	}
+	return nil
+}
+
+func (a *app) cancelJob(ctx context.Context) error {
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if err := q.Cancel(ctx, a.o.cancel); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "job %d cancelled\n", a.o.cancel)
+	return nil
+}
+
+func (a *app) backupTo(ctx context.Context) error {
+	if _, err := os.Stat(a.o.backup); err == nil {
+		return usagef("-backup %s: file exists", a.o.backup)
+	}
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if err := q.Backup(ctx, a.o.backup); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "backed up %s to %s\n", a.dbPath, a.o.backup)
+	return nil
+}

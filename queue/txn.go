@@ -1,0 +1,79 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// hotSQL lists the statements prepared once at Open on the writer
+// connection: parsing SQL was the largest cost of a claim or completion
+// before they were.
+var hotSQL = []string{
+	insertJobSQL, jobIDByKeySQL, activeSeriesSQL, insertSkipSQL,
+	cursorSQL, insertCursorSQL, moveCursorSQL,
+	claimSQL, claimTypeSQL,
+	finishDoneSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptSQL,
+	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
+}
+
+// prepare fills q.stmts. It must run before any transaction: with a single
+// writer connection, preparing on the DB while a transaction holds that
+// connection would wait for ever.
+func (q *Queue) prepare(ctx context.Context) error {
+	q.stmts = make(map[string]*sql.Stmt, len(hotSQL))
+	for _, s := range hotSQL {
+		st, err := q.w.PrepareContext(ctx, s)
+		if err != nil {
+			return fmt.Errorf("prepare %.40q: %w", s, err)
+		}
+		q.stmts[s] = st
+	}
+	return nil
+}
+
+// txn is a write transaction whose statements come from the queue's
+// prepared ones where it has them.
+type txn struct {
+	*sql.Tx
+	q *Queue
+}
+
+func (t txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := t.q.stmts[query]; ok {
+		return t.Tx.StmtContext(ctx, st), nil
+	}
+	return t.Tx.PrepareContext(ctx, query)
+}
+
+// PrepareContext returns the statement bound to the transaction; closing it
+// leaves the cached statement prepared.
+func (t txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.stmt(ctx, query)
+}
+
+func (t txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (t txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (t txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.stmt(ctx, query)
+	if err != nil {
+		// A *sql.Row cannot be built with an error outside database/sql;
+		// the unprepared path reports the same error on Scan.
+		return t.Tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
