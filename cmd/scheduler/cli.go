@@ -90,7 +90,7 @@ func (a *app) triggerRun(ctx context.Context) error {
 		return err
 	}
 	defer q.Close()
-	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, schedule.TriggerOptions{Payload: payload, Key: a.o.key})
+	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, schedule.TriggerOptions{Payload: payload, Key: a.o.key, Now: a.clock.Now()})
 	if err != nil {
 		return err
 	}

@@ -110,6 +110,7 @@ func TestFailingCommandIsRetriedThenDead(t *testing.T) {
 command = ["sh", "-c", "echo failing attempt $SCHEDULER_ATTEMPT; exit 3"]
 max_attempts = 3
 backoff = "200ms"
+max_backoff = "400ms"
 [[schedule]]
 name = "f"
 cron = "0 0 1 1 *"
@@ -135,7 +136,7 @@ task = "fail"
 		if i == 2 {
 			want = "dead"
 		}
-		if a.Outcome != want || !strings.Contains(a.Output, "failing attempt "+strconv.Itoa(i+1)) || !strings.Contains(a.Error, "exit status 3") {
+		if a.Outcome != want || !strings.Contains(a.Output, "failing attempt "+strconv.Itoa(i+1)) || !strings.Contains(a.Error, "exit code 3") {
 			t.Errorf("attempt %d: %s, output %q, error %q", i+1, a.Outcome, a.Output, a.Error)
 		}
 	}

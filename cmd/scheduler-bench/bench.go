@@ -1,0 +1,530 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"scheduler/queue"
+)
+
+const systemName = "scheduler"
+
+// Configuration labels (the cfg= key).
+const (
+	// cfgDefault enqueues with synchronous=NORMAL, the setting every
+	// peerbench system runs with.
+	cfgDefault = "default"
+	// cfgSyncFull enqueues with the queue's default: fsynced commits.
+	cfgSyncFull      = "syncfull"
+	cfgBatch         = "batch100"
+	cfgBatchSyncFull = "batch100,syncfull"
+)
+
+var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull}
+
+// batchSize is the number of jobs per EnqueueBatch call in the batch configs.
+const batchSize = 100
+
+// jobType is the type of every benchmark job; its handler does nothing but
+// record the job's sequence number.
+const jobType = "noop"
+
+// maxEnqueueErrs is how many failed enqueues a phase tolerates, each retried
+// with the same sequence number, before it gives up.
+const maxEnqueueErrs = 100
+
+type bench struct {
+	o      options
+	stdout io.Writer
+	stderr io.Writer
+	files  dbFiles
+
+	prof      *os.File
+	profiling bool
+}
+
+// queueConfig is the queue.Config of a configuration label.
+func queueConfig(cfg string, log *errLog) queue.Config {
+	return queue.Config{
+		// NORMAL is what peerbench's systems run with; the queue's default
+		// (FULL) is measured by the syncfull configurations.
+		NoSyncEnqueue: cfg == cfgDefault || cfg == cfgBatch,
+		Logger:        log.logger(),
+	}
+}
+
+func (b *bench) open(ctx context.Context, cfg string, withPool bool, log *errLog) (*queue.Queue, error) {
+	q, err := queue.Open(ctx, b.files(cfg), queueConfig(cfg, log))
+	if err != nil {
+		return nil, err
+	}
+	noSync := queueConfig(cfg, nil).NoSyncEnqueue
+	sync := "FULL"
+	if noSync {
+		sync = "NORMAL"
+	}
+	pool := "none"
+	if withPool {
+		pool = "queue.PoolConfig{Workers:" + strconv.Itoa(b.o.workers) + "}"
+	}
+	// This line states the configuration passed to the queue; the effective
+	// pragmas are not read back, since this program runs no SQL.
+	fmt.Fprintf(b.stderr, "info system=%s cfg=%s enqueue_sync=%s queue=queue.Config{NoSyncEnqueue:%t} pool=%s go=%s gomaxprocs=%d\n",
+		systemName, cfg, sync, noSync, pool, runtime.Version(), runtime.GOMAXPROCS(0))
+	return q, nil
+}
+
+// newJob is the benchmark job carrying seq. Its key is left to the queue (a
+// random one), as for any job enqueued without a dedup key.
+func newJob(seq int) queue.NewJob {
+	return queue.NewJob{Type: jobType, Payload: json.RawMessage(`{"seq":` + strconv.Itoa(seq) + `}`)}
+}
+
+// payloadSeq extracts seq from `{"seq":N}` without a JSON decoder, so that
+// decoding costs nothing in the drain; -1 for anything else.
+func payloadSeq(p []byte) int {
+	const pre = `{"seq":`
+	s := string(p)
+	if len(s) < len(pre)+2 || s[:len(pre)] != pre || s[len(s)-1] != '}' {
+		return -1
+	}
+	n, err := strconv.Atoi(s[len(pre) : len(s)-1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// kv is one key=value field of a result line.
+type kv struct {
+	k string
+	v any
+}
+
+// emit prints one result line in peerbench's format: floats with three
+// decimals, rep= last.
+func (b *bench) emit(cfg, phase string, fields ...kv) {
+	var s strings.Builder
+	fmt.Fprintf(&s, "system=%s cfg=%s phase=%s", systemName, cfg, phase)
+	for _, f := range fields {
+		switch v := f.v.(type) {
+		case float64:
+			fmt.Fprintf(&s, " %s=%.3f", f.k, v)
+		default:
+			fmt.Fprintf(&s, " %s=%v", f.k, v)
+		}
+	}
+	fmt.Fprintf(&s, " rep=%d\n", b.o.rep)
+	io.WriteString(b.stdout, s.String())
+}
+
+// throughput runs the enqueue and drain phases of cfg=default, then the
+// enqueue-only configurations.
+func (b *bench) throughput(ctx context.Context) error {
+	if err := b.enqueueDrain(ctx); err != nil {
+		return err
+	}
+	if !b.o.extra {
+		return nil
+	}
+	for _, c := range []struct {
+		cfg   string
+		batch int
+	}{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}} {
+		if err := b.enqueueOnly(ctx, c.cfg, c.batch); err != nil {
+			return fmt.Errorf("%s: %w", c.cfg, err)
+		}
+	}
+	return nil
+}
+
+// closeQueue closes q in a defer, keeping the first error.
+func closeQueue(q *queue.Queue, err *error) {
+	if cerr := q.Close(); *err == nil && cerr != nil {
+		*err = fmt.Errorf("close: %w", cerr)
+	}
+}
+
+// enqueueDrain runs the enqueue and drain phases of cfg=default.
+func (b *bench) enqueueDrain(ctx context.Context) (err error) {
+	n, w := b.o.jobs, b.o.workers
+	log := newErrLog(b.stderr)
+	q, err := b.open(ctx, cfgDefault, true, log)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer closeQueue(q, &err)
+
+	if err := b.startProfile(profEnqueue); err != nil {
+		return err
+	}
+	enq, err := enqueueAll(ctx, q, n, 1)
+	if err != nil {
+		return err
+	}
+	b.endProfile(profEnqueue)
+	if err := b.emitEnqueue(ctx, q, cfgDefault, enq, log); err != nil {
+		return err
+	}
+
+	rec := newRecorder(n)
+	if err := b.startProfile(profDrain); err != nil {
+		return err
+	}
+	t0, c0 := time.Now(), cpuTime()
+	p, err := newPool(q, w, rec)
+	if err != nil {
+		return err
+	}
+	stopPool := runPool(ctx, p)
+	defer stopPool()
+	dbDone, werr := waitAll(ctx, q, rec, b.o.stall)
+	drainSecs := time.Since(t0).Seconds()
+	drainCPU := cpuSince(c0)
+	b.endProfile(profDrain)
+	handledSecs := float64(rec.last.Load())/1e9 - float64(t0.Sub(rec.base))/1e9
+	if err := stopPool(); err != nil {
+		return fmt.Errorf("pool: %w", err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if st, err := q.Stats(ctx); err == nil {
+		dbDone = st.Total[queue.StateDone]
+	}
+	dup, lost := rec.tally()
+	b.emit(cfgDefault, "drain", kv{"jobs", n}, kv{"workers", w},
+		kv{"seconds", drainSecs}, kv{"jobs_per_s", float64(n-lost) / drainSecs}, kv{"dup", dup}, kv{"lost", lost},
+		kv{"db_done", dbDone}, kv{"handled_s", handledSecs}, kv{"errs", log.count()}, kv{"cpu_s", drainCPU})
+	if werr != nil {
+		fmt.Fprintf(b.stderr, "scheduler-bench: drain: %v\n", werr)
+	}
+	return nil
+}
+
+// enqueueOnly runs the enqueue phase of cfg on its own fresh file.
+func (b *bench) enqueueOnly(ctx context.Context, cfg string, batch int) (err error) {
+	log := newErrLog(b.stderr)
+	q, err := b.open(ctx, cfg, false, log)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer closeQueue(q, &err)
+	enq, err := enqueueAll(ctx, q, b.o.jobs, batch)
+	if err != nil {
+		return err
+	}
+	return b.emitEnqueue(ctx, q, cfg, enq, log)
+}
+
+// enqueueResult is the measurement of one enqueue phase.
+type enqueueResult struct {
+	secs float64
+	cpu  float64
+	errs int
+}
+
+// enqueueAll enqueues jobs 0..n-1 from one goroutine, batch jobs per call
+// (one transaction each). A failed call is retried with the same jobs.
+func enqueueAll(ctx context.Context, q *queue.Queue, n, batch int) (enqueueResult, error) {
+	var r enqueueResult
+	jobs := make([]queue.NewJob, 0, batch)
+	t0, c0 := time.Now(), cpuTime()
+	for i := 0; i < n; {
+		var err error
+		if batch == 1 {
+			_, err = q.Enqueue(ctx, newJob(i))
+		} else {
+			jobs = jobs[:0]
+			for k := i; k < min(i+batch, n); k++ {
+				jobs = append(jobs, newJob(k))
+			}
+			_, err = q.EnqueueBatch(ctx, jobs)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			r.errs++
+			if r.errs > maxEnqueueErrs {
+				return r, fmt.Errorf("enqueue: too many errors, last: %w", err)
+			}
+			continue
+		}
+		i += batch
+	}
+	r.secs = time.Since(t0).Seconds()
+	r.cpu = cpuSince(c0)
+	return r, nil
+}
+
+// emitEnqueue prints an enqueue line. dup and lost compare the number of
+// jobs the database holds with the number enqueued.
+func (b *bench) emitEnqueue(ctx context.Context, q *queue.Queue, cfg string, r enqueueResult, log *errLog) error {
+	n := b.o.jobs
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	inDB := 0
+	for _, c := range st.Total {
+		inDB += c
+	}
+	dup, lost := max(inDB-n, 0), max(n-inDB, 0)
+	batch := 1
+	if cfg == cfgBatch || cfg == cfgBatchSyncFull {
+		batch = batchSize
+	}
+	b.emit(cfg, "enqueue", kv{"jobs", n}, kv{"workers", 1},
+		kv{"seconds", r.secs}, kv{"jobs_per_s", float64(n) / r.secs}, kv{"dup", dup}, kv{"lost", lost},
+		kv{"db_jobs", inDB}, kv{"batch", batch}, kv{"errs", r.errs + log.count()}, kv{"cpu_s", r.cpu})
+	return nil
+}
+
+// newPool returns a pool with default settings except Workers, whose one
+// handler records each job's sequence number in rec.
+func newPool(q *queue.Queue, workers int, rec *recorder) (*queue.Pool, error) {
+	p, err := queue.NewPool(q, queue.PoolConfig{Workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	h := queue.HandlerFunc(func(_ context.Context, j *queue.Job) error {
+		rec.handle(payloadSeq(j.Payload))
+		return nil
+	})
+	if err := p.Register(jobType, h, queue.TypeConfig{}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// runPool starts p.Run and returns a function that stops it and waits for it
+// to return; calls after the first return the same result.
+func runPool(ctx context.Context, p *queue.Pool) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() {
+			cancel()
+			err = <-ran
+		})
+		return err
+	}
+}
+
+// waitAll waits until every job ran once and the queue counts all n done,
+// giving up after stall without progress. The second condition is what makes
+// the clock include the recording of the completions, not only the handlers.
+func waitAll(ctx context.Context, q *queue.Queue, rec *recorder, stall time.Duration) (dbDone int, err error) {
+	lastProgress := time.Now()
+	lastDistinct := int64(-1)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-rec.allDone:
+			break wait
+		case <-tick.C:
+			if d := rec.distinct.Load(); d != lastDistinct {
+				lastDistinct, lastProgress = d, time.Now()
+			} else if time.Since(lastProgress) > stall {
+				st, _ := q.Stats(ctx)
+				return st.Total[queue.StateDone], fmt.Errorf("stalled: %d/%d jobs handled, no progress for %s", d, rec.n, stall)
+			}
+		}
+	}
+	lastProgress = time.Now()
+	lastN := -1
+	for {
+		st, err := q.Stats(ctx)
+		n := st.Total[queue.StateDone]
+		if err == nil && n >= rec.n {
+			return n, nil
+		}
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if n != lastN {
+			lastN, lastProgress = n, time.Now()
+		} else if time.Since(lastProgress) > stall {
+			if err != nil {
+				return n, fmt.Errorf("stalled: db shows %d/%d done: %w", n, rec.n, err)
+			}
+			return n, fmt.Errorf("stalled: db shows %d/%d done", n, rec.n)
+		}
+		time.Sleep(2 * time.Millisecond) // polling period of the done count, as in peerbench
+	}
+}
+
+// latency runs the latency phase of cfg=default and, with -latsyncfull, of
+// cfg=syncfull, each on a fresh file with a fresh pool.
+func (b *bench) latency(ctx context.Context) error {
+	cfgs := []string{cfgDefault}
+	if b.o.latFull {
+		cfgs = append(cfgs, cfgSyncFull)
+	}
+	for _, cfg := range cfgs {
+		if err := b.latencyRun(ctx, cfg); err != nil {
+			return fmt.Errorf("%s: %w", cfg, err)
+		}
+	}
+	return nil
+}
+
+func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
+	n, w, every := b.o.latJobs, b.o.workers, b.o.latEvery
+	log := newErrLog(b.stderr)
+	q, err := b.open(ctx, cfg, true, log)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer closeQueue(q, &err)
+	rec := newRecorder(n)
+	p, err := newPool(q, w, rec)
+	if err != nil {
+		return err
+	}
+	stopPool := runPool(ctx, p)
+	defer stopPool()
+	if err := sleepCtx(ctx, b.o.warmup); err != nil { // the pool is running and idle
+		return err
+	}
+
+	profile := cfg == cfgDefault
+	if profile {
+		if err := b.startProfile(profLatency); err != nil {
+			return err
+		}
+	}
+	t0, c0 := time.Now(), cpuTime()
+	var maxBehind time.Duration
+	enqErrs := 0
+	for i := 0; i < n; i++ {
+		due := t0.Add(time.Duration(i) * every)
+		if d := time.Until(due); d > 0 {
+			if err := sleepCtx(ctx, d); err != nil {
+				return err
+			}
+		} else if -d > maxBehind {
+			maxBehind = -d
+		}
+		rec.enqAt[i].Store(rec.now())
+		for {
+			_, err := q.Enqueue(ctx, newJob(i))
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			enqErrs++
+			if enqErrs > maxEnqueueErrs {
+				return fmt.Errorf("enqueue: too many errors, last: %w", err)
+			}
+		}
+	}
+	enqSecs := time.Since(t0).Seconds()
+	dbDone, werr := waitAll(ctx, q, rec, b.o.stall)
+	totalSecs := time.Since(t0).Seconds()
+	latCPU := cpuSince(c0)
+	if profile {
+		b.endProfile(profLatency)
+	}
+	if err := stopPool(); err != nil {
+		return fmt.Errorf("pool: %w", err)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if st, err := q.Stats(ctx); err == nil {
+		dbDone = st.Total[queue.StateDone]
+	}
+	dup, lost := rec.tally()
+	lats := rec.latenciesMS()
+	b.emit(cfg, "latency", kv{"jobs", n}, kv{"workers", w},
+		kv{"seconds", totalSecs}, kv{"jobs_per_s", float64(n-lost) / totalSecs}, kv{"dup", dup}, kv{"lost", lost},
+		kv{"p50_ms", pct(lats, 50)}, kv{"p90_ms", pct(lats, 90)}, kv{"p99_ms", pct(lats, 99)}, kv{"max_ms", pct(lats, 100)},
+		kv{"mean_ms", mean(lats)}, kv{"enq_s", enqSecs}, kv{"enq_behind_max_ms", float64(maxBehind) / 1e6},
+		kv{"db_done", dbDone}, kv{"errs", log.count() + enqErrs}, kv{"cpu_s", latCPU})
+	if werr != nil {
+		fmt.Fprintf(b.stderr, "scheduler-bench: latency: %v\n", werr)
+	}
+	return nil
+}
+
+// endProfile stops the CPU profile if it covers exactly phase.
+func (b *bench) endProfile(phase string) {
+	if b.o.profPhase == phase {
+		b.stopProfile()
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// cpuSince returns process CPU seconds (user+sys, all goroutines) since c0,
+// or -1 where that is not measured.
+func cpuSince(c0 time.Duration) float64 {
+	c1 := cpuTime()
+	if c0 < 0 || c1 < 0 {
+		return -1
+	}
+	return (c1 - c0).Seconds()
+}
+
+// pct is the nearest-rank percentile of sorted xs, -1 for none.
+func pct(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	idx := int(float64(len(xs))*p/100+0.999999) - 1
+	idx = max(0, min(idx, len(xs)-1))
+	return xs[idx]
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// latenciesMS returns the enqueue-to-start latency of every job that ran, in
+// milliseconds, sorted.
+func (r *recorder) latenciesMS() []float64 {
+	lats := make([]float64, 0, r.n)
+	for i := range r.counts {
+		if r.counts[i].Load() > 0 {
+			lats = append(lats, float64(r.startLat[i].Load())/1e6)
+		}
+	}
+	sort.Float64s(lats)
+	return lats
+}

@@ -1,0 +1,240 @@
+// Command scheduler-bench measures the queue package on the peerbench
+// workload: one producer enqueues no-op jobs one per transaction, a
+// queue.Pool drains them, and a latency run feeds an idle pool one job every
+// 10 ms. It prints peerbench's result lines with system=scheduler, so that
+//
+//	SELF_CMD=/path/to/scheduler-bench ./run.sh
+//
+// in the peerbench directory runs it next to the other systems and puts its
+// rows in the same median table.
+//
+// It drives only the exported queue API (Open, Enqueue, EnqueueBatch, NewPool,
+// Register, Run, Stats); it runs no SQL of its own.
+//
+// Unlike the daemon, this program reads the wall clock directly: measuring
+// wall time is its purpose.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: usage is printed
+		}
+		fmt.Fprintf(os.Stderr, "scheduler-bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// options are the parsed command-line flags.
+type options struct {
+	mode       string
+	jobs       int
+	workers    int
+	latJobs    int
+	latEvery   time.Duration
+	warmup     time.Duration
+	stall      time.Duration
+	rep        int
+	db         string
+	extra      bool // the cfg=syncfull and cfg=batch100 enqueue lines
+	latFull    bool // a second latency run with fsynced enqueues
+	cpuProfile string
+	profPhase  string
+}
+
+const (
+	modeThroughput = "throughput"
+	modeLatency    = "latency"
+)
+
+// Values of -profphase.
+const (
+	profAll     = "all"
+	profEnqueue = "enqueue"
+	profDrain   = "drain"
+	profLatency = "latency"
+)
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("scheduler-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain) or latency")
+	fs.IntVar(&o.jobs, "jobs", 20000, "throughput: number of jobs")
+	fs.IntVar(&o.workers, "workers", 8, "queue.PoolConfig.Workers")
+	fs.IntVar(&o.latJobs, "latjobs", 2000, "latency: number of jobs to enqueue")
+	fs.DurationVar(&o.latEvery, "latevery", 10*time.Millisecond, "latency: enqueue interval")
+	fs.DurationVar(&o.warmup, "warmup", 1500*time.Millisecond, "latency: idle time after starting the pool before the first enqueue")
+	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up (and report lost jobs) after this long without progress")
+	fs.IntVar(&o.rep, "rep", 0, "repetition number, echoed as rep=")
+	fs.StringVar(&o.db, "db", "", "database file for cfg=default, deleted first (with its -wal and -shm) and kept afterwards; the other configurations use PATH.syncfull, PATH.batch100 and PATH.batch100-syncfull. Default: files in a temporary directory, removed afterwards")
+	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100)")
+	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode")
+	// peerbench flags that choose among its systems or tune their knobs.
+	// They have no meaning here; they are accepted so that a command line
+	// written for peerbench runs unchanged.
+	var system string
+	fs.StringVar(&system, "system", "", "ignored unless set to something other than scheduler (peerbench compatibility)")
+	fs.Duration("poll", 0, "ignored (peerbench compatibility)")
+	fs.Duration("cooldown", 0, "ignored (peerbench compatibility)")
+	fs.Duration("rawsecs", 0, "ignored (peerbench compatibility)")
+	fs.String("baseline", "", "ignored (peerbench compatibility)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if system != "" && system != systemName {
+		return o, fmt.Errorf("-system %q: this program only runs %s", system, systemName)
+	}
+	if o.mode != modeThroughput && o.mode != modeLatency {
+		return o, fmt.Errorf("unknown -mode %q (want %s or %s)", o.mode, modeThroughput, modeLatency)
+	}
+	if o.jobs <= 0 || o.workers <= 0 || o.latJobs <= 0 {
+		return o, errors.New("-jobs, -workers and -latjobs must be positive")
+	}
+	if o.latEvery < 0 || o.warmup < 0 || o.stall <= 0 {
+		return o, errors.New("-latevery and -warmup must not be negative, -stall must be positive")
+	}
+	switch o.profPhase {
+	case "":
+		o.profPhase = profDrain
+		if o.mode == modeLatency {
+			o.profPhase = profLatency
+		}
+	case profAll:
+	case profEnqueue, profDrain:
+		if o.mode != modeThroughput {
+			return o, fmt.Errorf("-profphase %s needs -mode %s", o.profPhase, modeThroughput)
+		}
+	case profLatency:
+		if o.mode != modeLatency {
+			return o, fmt.Errorf("-profphase %s needs -mode %s", o.profPhase, modeLatency)
+		}
+	default:
+		return o, fmt.Errorf("unknown -profphase %q", o.profPhase)
+	}
+	return o, nil
+}
+
+// run parses args, runs the benchmark and writes result lines to stdout and
+// diagnostics to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	files, cleanup, err := prepareFiles(o.db)
+	if err != nil {
+		return fmt.Errorf("db path: %w", err)
+	}
+	defer cleanup()
+
+	b := &bench{o: o, stdout: stdout, stderr: stderr, files: files}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpuprofile: %w", err)
+		}
+		defer func() {
+			b.stopProfile()
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("cpuprofile: %w", cerr)
+			}
+		}()
+		b.prof = f
+		if o.profPhase == profAll {
+			if err := b.startProfile(profAll); err != nil {
+				return err
+			}
+		}
+	}
+	switch o.mode {
+	case modeThroughput:
+		return b.throughput(ctx)
+	default:
+		return b.latency(ctx)
+	}
+}
+
+// dbFiles maps a configuration label to the database file it runs on. Each
+// configuration gets a fresh file, so one run's rows never slow another's.
+type dbFiles func(cfg string) string
+
+// prepareFiles returns where each configuration's database goes and a
+// function that removes what must not outlive the run. With an explicit path,
+// cfg=default uses it and the others PATH.<cfg>; files left by an earlier run
+// are deleted now, and the new ones are kept for inspection.
+func prepareFiles(db string) (dbFiles, func(), error) {
+	if db == "" {
+		dir, err := os.MkdirTemp("", "scheduler-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		files := func(cfg string) string { return filepath.Join(dir, cfgFileName(cfg)+".db") }
+		return files, func() { os.RemoveAll(dir) }, nil
+	}
+	files := func(cfg string) string {
+		if cfg == cfgDefault {
+			return db
+		}
+		return db + "." + cfgFileName(cfg)
+	}
+	for _, cfg := range allCfgs {
+		if err := removeDB(files(cfg)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, func() {}, nil
+}
+
+// cfgFileName turns a cfg label into a file name part: "batch100,syncfull"
+// becomes "batch100-syncfull".
+func cfgFileName(cfg string) string { return strings.ReplaceAll(cfg, ",", "-") }
+
+// removeDB deletes a database file and its WAL and shared-memory files.
+func removeDB(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) startProfile(phase string) error {
+	if b.prof == nil || b.o.profPhase != phase || b.profiling {
+		return nil
+	}
+	if err := pprof.StartCPUProfile(b.prof); err != nil {
+		return fmt.Errorf("cpuprofile: %w", err)
+	}
+	b.profiling = true
+	return nil
+}
+
+func (b *bench) stopProfile() {
+	if b.profiling {
+		pprof.StopCPUProfile()
+		b.profiling = false
+	}
+}
