@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -37,18 +39,20 @@ func scanJob(s scanner) (*Job, error) {
 	return &j, nil
 }
 
-// claimSQL takes up to ? ready jobs in claim order, excluding the types in a
+// claimSQL takes up to N ready jobs in claim order, excluding the types in a
 // JSON array, in one statement: no other connection can take the same rows,
 // since the write lock is held from the SELECT to the UPDATE. It walks
 // jobs_ready, whose order is the claim order, and stops after LIMIT rows;
 // without INDEXED BY the planner may pick jobs_pending_run_at and sort every
-// ready job, which is slow when a backlog has built up.
+// ready job, which is slow when a backlog has built up. N is written into the
+// text (see claimQuery): a bound LIMIT makes SQLite recompile the statement
+// at every bind.
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
 	ORDER BY priority DESC, run_at, id
-	LIMIT ?5
+	LIMIT N
 )
 RETURNING ` + jobColumns
 
@@ -58,9 +62,15 @@ WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
 	ORDER BY priority DESC, run_at, id
-	LIMIT ?5
+	LIMIT N
 )
 RETURNING ` + jobColumns
+
+// claimQuery returns the text of claimSQL or claimTypeSQL for a limit of n.
+// Each distinct text is prepared once and cached (see txn).
+func claimQuery(base string, n int) string {
+	return strings.Replace(base, "LIMIT N", "LIMIT "+strconv.Itoa(n), 1)
+}
 
 // claimRequest says how many jobs a pool can take: n of any type not in
 // limited, plus up to limited[t] of each limited type t, within n overall.
@@ -97,7 +107,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 		}
 		return rows.Err()
 	}
-	if err := scan(tx.QueryContext(ctx, claimSQL, r.owner, ms(until), ms(now), string(exJSON), r.n)); err != nil {
+	if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, r.n), r.owner, ms(until), ms(now), string(exJSON))); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
 	for _, t := range excluded {
@@ -105,7 +115,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 		if room <= 0 {
 			continue
 		}
-		if err := scan(tx.QueryContext(ctx, claimTypeSQL, r.owner, ms(until), ms(now), t, room)); err != nil {
+		if err := scan(tx.QueryContext(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
 			return nil, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}

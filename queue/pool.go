@@ -21,12 +21,12 @@ import (
 
 // PoolConfig configures a Pool. Zero values select the defaults shown.
 type PoolConfig struct {
-	Workers       int           // Jobs run at once. Default: GOMAXPROCS.
+	Workers int // Jobs run at once. Default: GOMAXPROCS.
 	// Prefetch is how many jobs the pool claims beyond its free workers,
 	// to hand a worker its next job the moment it finishes one. It raises
 	// the throughput of short jobs; a prefetched job holds its lease while
 	// it waits for a worker, so leave it 0 where jobs run long. Default: 0.
-	Prefetch int
+	Prefetch      int
 	Lease         time.Duration // How long a claim holds a job without a heartbeat. Default: 1m.
 	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
 	// WatchInterval is how often the pool checks whether another process
@@ -67,6 +67,7 @@ type Pool struct {
 	stopping atomic.Bool // no new handler starts
 	hardStop atomic.Bool // handlers' contexts were cancelled by shutdown
 	running  atomic.Bool
+	trips    atomic.Int64 // loop iterations, for tests of idleness
 }
 
 type registered struct {
@@ -254,6 +255,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for {
+		p.trips.Add(1)
 		l.collect()
 		if ctx.Err() != nil {
 			return
@@ -302,7 +304,13 @@ func (l *loop) deadline() time.Time {
 		return now.Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
 	}
 	at := now.Add(p.cfg.MaxIdle)
-	for _, t := range []time.Time{l.nextReady, l.nextLease} {
+	wants := []time.Time{l.nextLease}
+	if l.inflight < l.capacity() {
+		// With no free slot a ready job cannot be taken: a finishing job
+		// wakes the loop instead. Waiting on a past run_at would spin.
+		wants = append(wants, l.nextReady)
+	}
+	for _, t := range wants {
 		if !t.IsZero() && t.Before(at) {
 			at = t
 		}

@@ -53,7 +53,8 @@ type Queue struct {
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
 
-	stmts   map[string]*sql.Stmt // prepared on w; read-only after Open
+	stmtMu sync.RWMutex
+	stmts  map[string]*sql.Stmt // prepared on w
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
@@ -259,6 +260,13 @@ func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	if q.w == nil {
 		return errReadOnly
 	}
+	var misses []string
+	defer func() {
+		// Runs after the connection is released below: preparing needs it.
+		if len(misses) > 0 {
+			q.keep(context.WithoutCancel(ctx), misses)
+		}
+	}()
 	conn, err := q.w.Conn(ctx)
 	if err != nil {
 		return err
@@ -280,7 +288,7 @@ func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	if err != nil {
 		return err
 	}
-	tx := txn{Tx: stx, q: q}
+	tx := txn{Tx: stx, q: q, misses: &misses}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err

@@ -302,8 +302,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		args  []any
 		want  string
 	}{
-		"claim":      {claimSQL, []any{"o", 0, 0, "[]", 8}, "jobs_ready"},
-		"claim type": {claimTypeSQL, []any{"o", 0, 0, "t", 8}, "jobs_ready"},
+		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
+		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
 		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_pending_run_at"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},

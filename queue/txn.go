@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // hotSQL lists the statements prepared once at Open on the writer
@@ -12,10 +13,17 @@ import (
 var hotSQL = []string{
 	insertJobSQL, jobIDByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL,
-	claimSQL, claimTypeSQL,
 	finishDoneSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 }
+
+// cacheable reports whether a statement not prepared at Open is worth
+// preparing once and keeping: the claim statements, one text per limit.
+func cacheable(query string) bool {
+	return strings.HasPrefix(query, claimPrefix)
+}
+
+const claimPrefix = "UPDATE jobs SET state = 'running', attempt = attempt + 1,"
 
 // prepare fills q.stmts. It must run before any transaction: with a single
 // writer connection, preparing on the DB while a transaction holds that
@@ -33,17 +41,50 @@ func (q *Queue) prepare(ctx context.Context) error {
 }
 
 // txn is a write transaction whose statements come from the queue's
-// prepared ones where it has them.
+// prepared ones where it has them. A cacheable statement it lacks is
+// prepared in the transaction this once and noted in misses, for inTx to
+// prepare and keep once the connection is free again.
 type txn struct {
 	*sql.Tx
-	q *Queue
+	q      *Queue
+	misses *[]string
 }
 
 func (t txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := t.q.stmts[query]; ok {
+	t.q.stmtMu.RLock()
+	st, ok := t.q.stmts[query]
+	t.q.stmtMu.RUnlock()
+	if ok {
 		return t.Tx.StmtContext(ctx, st), nil
 	}
+	if t.misses != nil && cacheable(query) {
+		*t.misses = append(*t.misses, query)
+	}
 	return t.Tx.PrepareContext(ctx, query)
+}
+
+// keep prepares queries on the writer and caches them. It must not run
+// inside a transaction (see prepare).
+func (q *Queue) keep(ctx context.Context, queries []string) {
+	for _, query := range queries {
+		q.stmtMu.RLock()
+		_, ok := q.stmts[query]
+		q.stmtMu.RUnlock()
+		if ok {
+			continue
+		}
+		st, err := q.w.PrepareContext(ctx, query)
+		if err != nil {
+			return // the next transaction prepares it inline again
+		}
+		q.stmtMu.Lock()
+		if _, ok := q.stmts[query]; ok {
+			st.Close()
+		} else {
+			q.stmts[query] = st
+		}
+		q.stmtMu.Unlock()
+	}
 }
 
 // PrepareContext returns the statement bound to the transaction; closing it
