@@ -299,8 +299,20 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]reclaimed, error) {
 	return rs, nil
 }
 
-const nextWakeSQL = `SELECT
-	(SELECT min(run_at) FROM jobs WHERE state = 'pending'),
+// nextWakeSQL finds when the next pending job becomes ready without an
+// index of its own on run_at: it walks jobs_ready once per distinct priority
+// (a skip-scan; there are few priorities), taking each one's earliest run_at.
+// One index fewer is one page fewer written by every enqueue, claim and
+// completion.
+const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
+	UNION ALL
+	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
+	FROM p WHERE p.pr IS NOT NULL
+)
+SELECT
+	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr ORDER BY run_at LIMIT 1))
+	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?)`
 
 // nextWake returns when the next pending job becomes ready and when the

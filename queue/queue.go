@@ -208,6 +208,15 @@ func (q *Queue) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Most opens find the schema current: check without the write lock,
+	// which a busy daemon and many CLI processes contend for.
+	var v int
+	if err := q.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v == len(ms) {
+		return nil
+	}
 	for {
 		var done bool
 		err := q.inTx(ctx, true, func(tx txn) error {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -304,7 +305,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}{
 		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
 		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
-		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_pending_run_at"},
+		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_ready"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
@@ -346,5 +347,36 @@ func TestFakeClockIsUsedForTimestamps(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
 	if j := mustJob(t, q, "k"); !j.CreatedAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("CreatedAt = %v, want %v", j.CreatedAt, t0.Add(time.Hour))
+	}
+}
+
+func TestNextWakeAcrossPriorities(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	ready, lease, err := nextWake(ctx, q.r, "me")
+	if err != nil || !ready.IsZero() || !lease.IsZero() {
+		t.Fatalf("empty queue: %v %v %v", ready, lease, err)
+	}
+	for i, j := range []struct {
+		prio int
+		at   time.Duration
+	}{{5, 10 * time.Minute}, {5, 20 * time.Minute}, {0, time.Minute}, {-3, 30 * time.Second}, {-3, time.Hour}, {7, 2 * time.Hour}} {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i), Priority: j.prio, RunAt: t0.Add(j.at)})
+	}
+	ready, _, err = nextWake(ctx, q.r, "me")
+	if err != nil || !ready.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("nextWake = %v, %v; want %v", ready, err, t0.Add(30*time.Second))
+	}
+	rows, _ := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me")
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		rows.Scan(&id, &parent, &notused, &detail)
+		// The one SCAN is of jobs_ready with LIMIT 1: its first entry.
+		if strings.HasPrefix(detail, "SCAN jobs") && !strings.Contains(detail, "INDEX jobs_ready") {
+			t.Errorf("next wake scans the table: %s", detail)
+		}
 	}
 }

@@ -22,10 +22,9 @@ CREATE TABLE jobs (
 ) STRICT;
 
 -- Claim order: the walk of this index is the claim order, so a claim reads
--- only the rows it takes (plus future ones of higher priority).
+-- only the rows it takes (plus future ones of higher priority). It also
+-- answers when the next pending job becomes ready (a skip-scan by priority).
 CREATE INDEX jobs_ready ON jobs (priority DESC, run_at, id) WHERE state = 'pending';
--- The next instant a pending job becomes ready, for the pool's idle timer.
-CREATE INDEX jobs_pending_run_at ON jobs (run_at) WHERE state = 'pending';
 -- Expired leases, for reclaim.
 CREATE INDEX jobs_lease ON jobs (lease_until) WHERE state = 'running';
 -- Purge of old done jobs.
