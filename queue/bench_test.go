@@ -62,8 +62,10 @@ func BenchmarkEnqueueBatch100(b *testing.B) {
 // BenchmarkDrain measures claim+run+complete of no-op jobs with 1, 8 and 32
 // workers; the clock stops when the database shows every job done.
 func BenchmarkDrain(b *testing.B) {
-	for _, workers := range []int{1, 8, 32} {
-		b.Run(fmt.Sprint("workers=", workers), func(b *testing.B) {
+	// Prefetch -1 is off; 0 is the default (16 per worker, while jobs are short).
+	for _, tc := range []struct{ workers, prefetch int }{{1, 0}, {8, 0}, {32, 0}, {1, -1}, {8, -1}, {32, -1}} {
+		workers := tc.workers
+		b.Run(fmt.Sprint("workers=", workers, "/prefetch=", tc.prefetch), func(b *testing.B) {
 			const jobs = 5000
 			ctx := context.Background()
 			var total int
@@ -79,7 +81,7 @@ func BenchmarkDrain(b *testing.B) {
 				}
 				var ran atomic.Int64
 				allRan := make(chan struct{})
-				p, _ := NewPool(q, PoolConfig{Workers: workers, MaintenanceEvery: -1})
+				p, _ := NewPool(q, PoolConfig{Workers: workers, Prefetch: tc.prefetch, MaintenanceEvery: -1})
 				p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
 					if ran.Add(1) == jobs {
 						close(allRan)

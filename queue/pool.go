@@ -22,11 +22,16 @@ import (
 // PoolConfig configures a Pool. Zero values select the defaults shown.
 type PoolConfig struct {
 	Workers int // Jobs run at once. Default: GOMAXPROCS.
-	// Prefetch is how many jobs the pool claims beyond its free workers,
-	// to hand a worker its next job the moment it finishes one. It raises
-	// the throughput of short jobs; a prefetched job holds its lease while
-	// it waits for a worker, so leave it 0 where jobs run long. Default: 0.
-	Prefetch      int
+	// Prefetch is how many jobs the pool may claim beyond its free workers,
+	// to hand a worker its next job the moment it finishes one and to claim
+	// and complete in larger transactions. The pool prefetches only while
+	// its jobs are short (a moving average under PrefetchBelow), so a
+	// prefetched job waits for a worker briefly and long jobs never hold
+	// claims they cannot start. Default: 16 × Workers; negative disables.
+	Prefetch int
+	// PrefetchBelow is the average job duration under which the pool
+	// prefetches. Default: 5ms.
+	PrefetchBelow time.Duration
 	Lease         time.Duration // How long a claim holds a job without a heartbeat. Default: 1m.
 	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
 	// WatchInterval is how often the pool checks whether another process
@@ -80,11 +85,20 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	if q == nil {
 		return nil, errors.New("new pool: nil queue")
 	}
-	if cfg.Workers < 0 || cfg.Prefetch < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
+	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
 		return nil, errors.New("new pool: negative setting")
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	switch {
+	case cfg.Prefetch == 0:
+		cfg.Prefetch = 16 * cfg.Workers
+	case cfg.Prefetch < 0:
+		cfg.Prefetch = 0
+	}
+	if cfg.PrefetchBelow == 0 {
+		cfg.PrefetchBelow = 5 * time.Millisecond
 	}
 	if cfg.Lease == 0 {
 		cfg.Lease = time.Minute
@@ -221,7 +235,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		}()
 	}
 
-	l := &loop{p: p, running: map[string]int{}}
+	l := &loop{p: p, running: map[string]int{}, avgRun: -1}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
@@ -244,6 +258,9 @@ type loop struct {
 	nextLease     time.Time // when another owner's lease expires (zero: none)
 	nextHeartbeat time.Time
 	failures      int // consecutive failed trips, for back-off on a sick database
+	// avgRun is a moving average of how long jobs take, -1 until the first
+	// result: it decides whether to prefetch.
+	avgRun time.Duration
 }
 
 func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
@@ -293,8 +310,14 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	}
 }
 
-// capacity is how many jobs may be claimed and not yet finished.
-func (l *loop) capacity() int { return l.p.cfg.Workers + l.p.cfg.Prefetch }
+// capacity is how many jobs may be claimed and not yet finished: the
+// workers, plus the prefetch while jobs are short.
+func (l *loop) capacity() int {
+	if l.avgRun >= 0 && l.avgRun < l.p.cfg.PrefetchBelow {
+		return l.p.cfg.Workers + l.p.cfg.Prefetch
+	}
+	return l.p.cfg.Workers
+}
 
 // deadline is when the loop must look again without being woken.
 func (l *loop) deadline() time.Time {
@@ -337,6 +360,14 @@ func (l *loop) add(r result) {
 	l.pending = append(l.pending, r)
 	l.inflight--
 	l.running[r.job.Type]--
+	if r.outcome != OutcomeReleased {
+		d := r.finished.Sub(r.started)
+		if l.avgRun < 0 {
+			l.avgRun = d
+		} else {
+			l.avgRun += (d - l.avgRun) / 8
+		}
+	}
 	// A slot is free, and a retry may have changed when the next job is
 	// ready: the next trip claims and looks again.
 	l.claimMore = true
