@@ -148,8 +148,6 @@ type result struct {
 // worker whose lease was reclaimed, and maybe claimed again elsewhere, changes
 // nothing.
 const (
-	finishDoneSQL = `UPDATE jobs SET state = 'done', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ''
-WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 	finishRetrySQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, last_error = ?
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 	finishDeadSQL = `UPDATE jobs SET state = 'dead', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ?
@@ -158,41 +156,73 @@ WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 	// not count against max_attempts.
 	finishReleasedSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, attempt = attempt - 1
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
-	insertAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
+
+// finishDoneBatchSQL completes many jobs in one statement, fenced like
+// the other outcome statements; it returns the (id, attempt) of those whose fence held.
+const finishDoneBatchSQL = `UPDATE jobs SET state = 'done', owner = NULL, lease_until = NULL, last_error = '', finished_at = d.fin
+FROM (SELECT value->>0 AS id, value->>1 AS owner, value->>2 AS attempt, value->>3 AS fin FROM json_each(?)) AS d
+WHERE jobs.id = d.id AND jobs.owner = d.owner AND jobs.attempt = d.attempt AND jobs.state = 'running'
+RETURNING jobs.id, jobs.attempt`
+
+// insertAttemptsSQL records many attempts in one statement.
+const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
+SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?)`
 
 // finish records results in tx. It returns, for each result, whether the
 // fence held; a result that lost its lease is recorded as a stale attempt.
+// Completions, the common case, and the attempt rows go in one statement
+// each, whatever their number.
 func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	stmts := map[string]*sql.Stmt{}
-	stmt := func(q string) (*sql.Stmt, error) {
-		if s, ok := stmts[q]; ok {
-			return s, nil
+	type fence struct {
+		id      int64
+		attempt int
+	}
+	ok := make([]bool, len(rs))
+	var done [][4]any
+	for _, r := range rs {
+		if r.outcome == OutcomeDone {
+			done = append(done, [4]any{r.job.ID, r.job.Owner, r.job.Attempt, ms(r.finished)})
 		}
-		s, err := tx.PrepareContext(ctx, q)
+	}
+	if len(done) > 0 {
+		arg, err := json.Marshal(done)
 		if err != nil {
 			return nil, err
 		}
-		stmts[q] = s
-		return s, nil
-	}
-	defer func() {
-		for _, s := range stmts {
-			s.Close()
+		rows, err := tx.QueryContext(ctx, finishDoneBatchSQL, string(arg))
+		if err != nil {
+			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-	}()
-	ok := make([]bool, len(rs))
+		held := make(map[fence]bool, len(done))
+		for rows.Next() {
+			var f fence
+			if err := rows.Scan(&f.id, &f.attempt); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("finish jobs: %w", err)
+			}
+			held[f] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("finish jobs: %w", err)
+		}
+		for i, r := range rs {
+			if r.outcome == OutcomeDone {
+				ok[i] = held[fence{r.job.ID, r.job.Attempt}]
+			}
+		}
+	}
 	for i, r := range rs {
 		j := r.job
 		var q string
 		var args []any
 		switch r.outcome {
 		case OutcomeDone:
-			q, args = finishDoneSQL, []any{ms(r.finished), j.ID, j.Owner, j.Attempt}
+			continue
 		case OutcomeRetry:
 			q, args = finishRetrySQL, []any{ms(r.retryAt), capText(r.errText), j.ID, j.Owner, j.Attempt}
 		case OutcomeDead:
@@ -202,11 +232,7 @@ func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 		default:
 			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.outcome)
 		}
-		s, err := stmt(q)
-		if err != nil {
-			return nil, err
-		}
-		res, err := s.ExecContext(ctx, args...)
+		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
 		}
@@ -215,18 +241,21 @@ func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
 		}
 		ok[i] = n == 1
+	}
+	attempts := make([][8]any, len(rs))
+	for i, r := range rs {
 		outcome := r.outcome
 		if !ok[i] {
 			outcome = OutcomeStale
 		}
-		s, err = stmt(insertAttemptSQL)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := s.ExecContext(ctx, j.ID, j.Attempt, r.worker, ms(r.started), ms(r.finished), outcome,
-			capText(r.errText), r.output); err != nil {
-			return nil, fmt.Errorf("record attempt %d of job %d: %w", j.Attempt, j.ID, err)
-		}
+		attempts[i] = [8]any{r.job.ID, r.job.Attempt, r.worker, ms(r.started), ms(r.finished), outcome, capText(r.errText), r.output}
+	}
+	arg, err := json.Marshal(attempts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, insertAttemptsSQL, string(arg)); err != nil {
+		return nil, fmt.Errorf("record attempts: %w", err)
 	}
 	return ok, nil
 }

@@ -13,7 +13,7 @@ import (
 var hotSQL = []string{
 	insertJobSQL, jobIDByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL,
-	finishDoneSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptSQL,
+	finishDoneBatchSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 }
 
