@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -46,10 +46,13 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	reg := tasks.NewRegistry(tasks.Config{Logger: log, Clock: a.clock})
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
 		printConfigErrors(a.stderr, err)
-		return &usageError{errReported}
+		return &usageError{ErrReported}
 	}
 
 	q, err := queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: log})

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"scheduler/internal/clock"
 	"scheduler/schedule"
+	"scheduler/tasks"
 )
 
 // options are the parsed command line.
@@ -134,8 +135,19 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 // through the environment of a child process.
 func getenv(k string) string { return os.Getenv(k) }
 
-// run is the whole program but for the exit: main's error decides the code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <-chan os.Signal) error {
+// Options are what a program built on Run adds to the scheduler command.
+type Options struct {
+	// Tasks registers Go task types next to the built-in command and http
+	// ones: a [tasks.NAME] table with neither command nor url runs the
+	// handler registered under NAME. Nil registers none.
+	Tasks func(r *tasks.Registry) error
+}
+
+// Run is the scheduler command: args are its flags (without the program
+// name), signals carries SIGTERM, SIGINT and SIGHUP for the daemon. It
+// returns once the command is done; ExitCode maps its error to the exit
+// status. Only main calls os.Exit and signal.Notify.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <-chan os.Signal, opts Options) error {
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -155,14 +167,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	if err != nil {
 		return usagef("%v", err)
 	}
-	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk}
+	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
 
 	needsConfig := !(o.dead || o.retry != "" || o.job != "" || o.backup != "" || o.cancel != 0 || o.status)
 	cfg, cerr := schedule.Load(o.config)
 	switch {
 	case cerr != nil && (needsConfig || !o.set["db"]):
 		printConfigErrors(stderr, cerr)
-		return &usageError{errReported}
+		return &usageError{ErrReported}
 	case cerr == nil:
 		a.cfg = cfg
 	}
@@ -233,4 +245,16 @@ type app struct {
 	stderr io.Writer
 	log    *slog.Logger
 	clock  clock.Clock
+	opts   Options
+}
+
+// registry returns a task registry with the program's own Go task types.
+func (a *app) registry() (*tasks.Registry, error) {
+	reg := tasks.NewRegistry(tasks.Config{Logger: a.log, Clock: a.clock})
+	if a.opts.Tasks != nil {
+		if err := a.opts.Tasks(reg); err != nil {
+			return nil, fmt.Errorf("register task types: %w", err)
+		}
+	}
+	return reg, nil
 }

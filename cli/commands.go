@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"scheduler/queue"
 	"scheduler/schedule"
-	"scheduler/tasks"
 )
 
 // openQueue opens the database for a subcommand. Subcommands that only
@@ -57,10 +56,13 @@ func rfc3339(t time.Time, loc *time.Location) string {
 }
 
 func (a *app) checkConfig() error {
-	reg := tasks.NewRegistry(tasks.Config{Clock: a.clock})
+	reg, err := a.registry()
+	if err != nil {
+		return err
+	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
 		printConfigErrors(a.stderr, err)
-		return &usageError{errReported}
+		return &usageError{ErrReported}
 	}
 	now := a.clock.Now()
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

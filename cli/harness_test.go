@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -26,9 +26,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "scheduler")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	build := exec.Command("go", "build", "-race", "-o", binary, "../cmd/scheduler")
 	if os.Getenv("SCHEDULER_E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", binary, ".")
+		build = exec.Command("go", "build", "-o", binary, "../cmd/scheduler")
 	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitRuntime = 1 // a runtime failure
+	ExitUsage   = 2 // bad flags or a bad config file
+)
+
+// usageError marks an error in the command line or the config file.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// ErrReported wraps an error whose details Run already printed.
+var ErrReported = errors.New("see above")
+
+// ExitCode maps Run's error to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	if _, ok := errors.AsType[*usageError](err); ok {
+		return ExitUsage
+	}
+	return ExitRuntime
+}
