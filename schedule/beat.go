@@ -1,0 +1,338 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"scheduler/internal/clock"
+	"scheduler/queue"
+)
+
+// Log attribute keys.
+const (
+	logKeyComponent = "component"
+	logKeySchedule  = "schedule"
+	logKeyCursor    = "cursor"
+	logKeyRuns      = "runs"
+	logKeyJobs      = "jobs"
+	logKeySkipped   = "skipped"
+	logKeyOverlaps  = "overlaps"
+	logKeyFrom      = "from"
+	logKeyNextAt    = "next_at"
+	logKeyRetryIn   = "retry_in"
+	logKeyErr       = "err"
+)
+
+// DefaultMaxSleep is the longest the beat waits before it reads the wall
+// clock again.
+const DefaultMaxSleep = 30 * time.Second
+
+// maxAdvanceRetries bounds how often one pass retries a schedule whose
+// cursor another beat moved.
+const maxAdvanceRetries = 5
+
+// BeatConfig configures a Beat. Zero values select the defaults shown.
+type BeatConfig struct {
+	Clock  clock.Clock  // Default: clock.Real{}.
+	Logger *slog.Logger // Default: discard.
+	// MaxSleep is the longest the beat sleeps between passes, so that it
+	// notices wall-clock jumps and suspends. Default: 30s.
+	MaxSleep time.Duration
+}
+
+// Beat turns the instants of a Config's schedules into queue rows. Each
+// pass reads every schedule's durable cursor, computes the instants due
+// since (up to now), applies the catch-up and daylight-saving rules, and
+// commits the jobs, the skip records and the new cursor in one queue.Advance
+// per schedule. Then it sleeps until the earliest next instant, at most
+// MaxSleep, or until Apply or Wake.
+//
+// The cursor is the last instant materialised or deliberately passed. It
+// only moves forward: after a backward jump of the clock nothing is
+// materialised again, the beat waits for the clock to pass the cursor. A
+// schedule without a cursor starts from now. Several beats may run on one
+// queue file: Advance commits only from the cursor a beat read, the loser
+// reads again, and dedup keys make a repeated instant insert nothing.
+//
+// Methods are safe for concurrent use; Run may be called once at a time.
+type Beat struct {
+	q        *queue.Queue
+	clock    clock.Clock
+	log      *slog.Logger
+	maxSleep time.Duration
+	wake     chan struct{}
+	running  atomic.Bool
+
+	mu    sync.Mutex
+	cfg   *Config
+	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
+
+	// idleFunc, when set (by tests), is called each time the loop is about
+	// to wait, after its timer is set, with the time its pass ran at and the
+	// instant it waits for.
+	idleFunc func(now, next time.Time)
+}
+
+// NewBeat returns a Beat for the schedules of cfg, stored in q.
+func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
+	switch {
+	case q == nil:
+		return nil, errors.New("new beat: nil queue")
+	case cfg == nil:
+		return nil, errors.New("new beat: nil config")
+	case bc.MaxSleep < 0:
+		return nil, fmt.Errorf("new beat: negative max sleep %s", bc.MaxSleep)
+	}
+	if bc.Clock == nil {
+		bc.Clock = clock.Real{}
+	}
+	if bc.Logger == nil {
+		bc.Logger = slog.New(slog.DiscardHandler)
+	}
+	if bc.MaxSleep == 0 {
+		bc.MaxSleep = DefaultMaxSleep
+	}
+	return &Beat{
+		q:        q,
+		clock:    bc.Clock,
+		log:      bc.Logger.With(logKeyComponent, "beat"),
+		maxSleep: bc.MaxSleep,
+		wake:     make(chan struct{}, 1),
+		cfg:      cfg,
+		since:    map[string]time.Time{},
+	}, nil
+}
+
+// Wake makes the beat run a pass now, as after a change it cannot see, such
+// as a pause or a resume by another process.
+func (b *Beat) Wake() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Apply replaces the beat's configuration with cfg, atomically, and wakes
+// the beat. A removed schedule stops materialising (its queued jobs still
+// run). An added schedule, and a schedule whose cron expression or zone
+// changed, start from now: instants before now, under either expression,
+// are not materialised. Apply returns the difference; a nil cfg changes
+// nothing.
+func (b *Beat) Apply(cfg *Config) Diff {
+	if cfg == nil {
+		return Diff{}
+	}
+	now := b.clock.Now().Truncate(time.Second)
+	b.mu.Lock()
+	d := Compare(b.cfg, cfg)
+	for _, name := range d.Added {
+		b.since[name] = now
+	}
+	for _, name := range d.Changed {
+		old, _ := b.cfg.Schedule(name)
+		s, _ := cfg.Schedule(name)
+		if old.Cron != s.Cron || old.Location.String() != s.Location.String() {
+			b.since[name] = now
+		}
+	}
+	for _, name := range d.Removed {
+		delete(b.since, name)
+	}
+	b.cfg = cfg
+	b.mu.Unlock()
+	b.Wake()
+	return d
+}
+
+// Config returns the configuration in use.
+func (b *Beat) Config() *Config {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg
+}
+
+// Run materialises instants until ctx is done, then returns nil. A failed
+// pass is logged and retried after a delay that grows to MaxSleep; Run
+// itself fails only when called while another Run is active.
+func (b *Beat) Run(ctx context.Context) error {
+	if !b.running.CompareAndSwap(false, true) {
+		return errors.New("beat: already running")
+	}
+	defer b.running.Store(false)
+	b.log.InfoContext(ctx, "beat started")
+	defer b.log.InfoContext(ctx, "beat stopped")
+	var retry time.Duration
+	for ctx.Err() == nil {
+		now := b.clock.Now()
+		next, err := b.pass(ctx, now)
+		wait := b.maxSleep
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			// The schedules that did advance still wake the beat on time.
+			retry = min(max(2*retry, time.Second), b.maxSleep)
+			wait = retry
+			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, retry, logKeyErr, err)
+		default:
+			retry = 0
+		}
+		if !next.IsZero() {
+			wait = min(wait, max(next.Sub(b.clock.Now()), 0))
+		}
+		timer := b.clock.After(wait)
+		if b.idleFunc != nil {
+			b.idleFunc(now, next)
+		}
+		select {
+		case <-ctx.Done():
+		case <-timer:
+		case <-b.wake:
+		}
+	}
+	return nil
+}
+
+// pass advances every schedule to now and returns the earliest instant
+// that will be due next (zero if none).
+func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
+	b.mu.Lock()
+	cfg, since := b.cfg, maps.Clone(b.since)
+	b.mu.Unlock()
+
+	cursors, err := b.q.Cursors(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	var errs []error
+	for _, s := range cfg.Schedules {
+		cur, ok := cursors[s.Name]
+		at, err := b.advance(ctx, cfg, s, cur, ok, since[s.Name], now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return next, errors.Join(errs...)
+}
+
+// advance materialises the instants of s due by now, and returns the next
+// instant of s.
+func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since, now time.Time) (time.Time, error) {
+	for attempt := 0; ; attempt++ {
+		var err error
+		switch {
+		case !exists:
+			cur, err = b.start(ctx, s, now)
+		case !since.IsZero() && since.After(cur.At):
+			cur, err = b.restart(ctx, s, cur, since)
+		}
+		if err == nil {
+			if !since.IsZero() {
+				b.forget(s.Name, since)
+				since = time.Time{}
+			}
+			next, err := b.materialise(ctx, cfg, s, cur, now)
+			if err == nil {
+				return next, nil
+			}
+			if !errors.Is(err, queue.ErrCursorMoved) {
+				return time.Time{}, err
+			}
+		} else if !errors.Is(err, queue.ErrCursorMoved) {
+			return time.Time{}, err
+		}
+		if attempt == maxAdvanceRetries {
+			return time.Time{}, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt+1, queue.ErrCursorMoved)
+		}
+		// Another beat moved the cursor: read it again.
+		cursors, err := b.q.Cursors(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		cur, exists = cursors[s.Name]
+	}
+}
+
+// start creates the cursor of a new schedule at now: nothing before now is
+// materialised.
+func (b *Beat) start(ctx context.Context, s *Schedule, now time.Time) (queue.Cursor, error) {
+	at := now.Truncate(time.Second)
+	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, To: at}); err != nil {
+		return queue.Cursor{}, err
+	}
+	b.log.InfoContext(ctx, "schedule started", logKeySchedule, s.Name, logKeyCursor, at)
+	return queue.Cursor{Schedule: s.Name, At: at}, nil
+}
+
+// restart moves the cursor of a schedule that Apply added or re-timed to
+// the time of Apply, so that the change holds across restarts.
+func (b *Beat) restart(ctx context.Context, s *Schedule, cur queue.Cursor, since time.Time) (queue.Cursor, error) {
+	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, From: cur.At, To: since}); err != nil {
+		return cur, err
+	}
+	b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, since)
+	cur.At = since
+	return cur, nil
+}
+
+// forget drops the restart mark of name unless Apply has set a newer one.
+func (b *Beat) forget(name string, since time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.since[name].Equal(since) {
+		delete(b.since, name)
+	}
+}
+
+// materialise commits the instants of s in (cursor, now] and returns the
+// next instant. ErrCursorMoved is returned as is, for advance to retry.
+func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time) (time.Time, error) {
+	after := cur.At
+	if now.After(after) {
+		after = now
+	}
+	next := s.spec.nextEvent(cur.At, after)
+	if cur.Paused {
+		return next, nil
+	}
+	due, truncated := s.spec.between(cur.At, now, maxInstantsPerAdvance)
+	if len(due) == 0 {
+		return next, nil
+	}
+	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, queue.SkipMisfire, false)
+	to := due[len(due)-1].at
+	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
+	res, err := b.q.Advance(ctx, adv)
+	if err != nil {
+		return time.Time{}, err
+	}
+	overlaps := 0
+	for _, r := range res {
+		if r.Skipped {
+			overlaps++
+		}
+	}
+	if truncated {
+		b.log.WarnContext(ctx, "missed instants passed over without a record",
+			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].at)
+	}
+	if len(skips) > 0 {
+		b.log.InfoContext(ctx, "instants skipped",
+			logKeySchedule, s.Name, logKeySkipped, len(skips), logKeyRuns, len(runs), logKeyCursor, to)
+	}
+	b.log.DebugContext(ctx, "instants materialised",
+		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
+		logKeyCursor, to, logKeyNextAt, next)
+	return next, nil
+}

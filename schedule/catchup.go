@@ -1,0 +1,111 @@
+package schedule
+
+import (
+	"time"
+
+	"scheduler/queue"
+)
+
+// maxInstantsPerAdvance bounds the instants of one schedule that one Advance
+// considers. After longer downtime of a frequent schedule the older
+// instants are passed over without a skip record (and a warning is logged):
+// recording millions of skips would help nobody.
+const maxInstantsPerAdvance = 10000
+
+// skipped is an instant that does not run, and why.
+type skipped struct {
+	at     time.Time
+	reason string
+}
+
+// planInstants decides which of a schedule's due instants, oldest first, run.
+//
+// Repeated wall times of a fall-back are skipped (queue.SkipDST). An instant
+// at most grace before now is on time and runs. Later ones are missed, and
+// policy decides: CatchUpAll runs the newest limit of them, CatchUpLatest
+// the newest one unless an instant on time runs anyway, CatchUpNone none.
+// Missed instants that do not run are skipped with missReason. With skipAll
+// every instant is skipped with missReason, on time or not.
+func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason string, skipAll bool) (runs []time.Time, skips []skipped) {
+	var late []time.Time
+	onTime := 0
+	for _, in := range due {
+		switch {
+		case in.dst:
+			skips = append(skips, skipped{at: in.at, reason: queue.SkipDST})
+		case skipAll:
+			skips = append(skips, skipped{at: in.at, reason: missReason})
+		case now.Sub(in.at) <= grace:
+			runs = append(runs, in.at)
+			onTime++
+		default:
+			late = append(late, in.at)
+		}
+	}
+	keep := 0
+	switch policy {
+	case CatchUpAll:
+		keep = min(limit, len(late))
+	case CatchUpLatest:
+		if onTime == 0 && len(late) > 0 {
+			keep = 1
+		}
+	}
+	for _, at := range late[:len(late)-keep] {
+		skips = append(skips, skipped{at: at, reason: missReason})
+	}
+	// Late instants precede the on-time ones: keep the runs in order.
+	runs = append(append([]time.Time(nil), late[len(late)-keep:]...), runs...)
+	return runs, skips
+}
+
+// buildAdvance makes the Advance that moves a schedule's cursor from from to
+// to, materialising runs for every item and recording skips for the whole
+// schedule (Item "").
+func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time, skips []skipped, now time.Time) queue.Advance {
+	adv := queue.Advance{Schedule: s.Name, From: from, To: to}
+	task := cfg.Tasks[s.Task]
+	if len(runs) > 0 {
+		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.items))
+	}
+	for _, at := range runs {
+		at = at.UTC()
+		for _, it := range s.items {
+			adv.Jobs = append(adv.Jobs, queue.NewJob{
+				Key:          DedupKey(s.Name, it.ID, at),
+				Type:         s.Task,
+				Payload:      it.Payload,
+				Priority:     task.Priority,
+				RunAt:        at,
+				MaxAttempts:  task.MaxAttempts,
+				Schedule:     s.Name,
+				Item:         it.ID,
+				ScheduledAt:  at,
+				SkipIfActive: s.Overlap == OverlapSkip,
+			})
+		}
+	}
+	for _, sk := range skips {
+		adv.Skips = append(adv.Skips, queue.Skip{
+			Schedule:    s.Name,
+			ScheduledAt: sk.at.UTC(),
+			Reason:      sk.reason,
+			RecordedAt:  now,
+		})
+	}
+	return adv
+}
+
+// nextEvent returns the first instant of s's series after after: for
+// "@every" counted from anchor, the schedule's cursor.
+func (s *Spec) nextEvent(anchor, after time.Time) time.Time {
+	if s.every > 0 {
+		if after.Before(anchor) {
+			return anchor.Add(s.every)
+		}
+		k := after.Sub(anchor)/s.every + 1
+		return anchor.Add(k * s.every)
+	}
+	at, _ := s.step(after)
+	return at
+}

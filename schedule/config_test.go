@@ -1,0 +1,522 @@
+package schedule
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+func TestLoadExample(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load("testdata/schedules.toml")
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := cfg.File, "testdata/schedules.toml"; got != want {
+		t.Errorf("File = %q, want %q", got, want)
+	}
+	sc := cfg.Scheduler
+	if sc.DB != "scheduler.db" || sc.Workers != 8 || sc.Timezone != time.UTC || sc.RetainDone != 168*time.Hour ||
+		sc.MaintenanceEvery != time.Hour || sc.ShutdownGrace != DefaultShutdownGrace || sc.MisfireGrace != DefaultMisfireGrace {
+		t.Errorf("Scheduler = %+v", sc)
+	}
+	report := cfg.Tasks["report"]
+	if report == nil {
+		t.Fatalf("no task report in %v", cfg.Tasks)
+	}
+	if got, want := strings.Join(report.Command, " "), "./examples/report.sh --customer {{.customer}}"; got != want {
+		t.Errorf("report.Command = %q, want %q", got, want)
+	}
+	if report.Timeout != 15*time.Minute || report.MaxAttempts != 5 || report.Backoff != 30*time.Second ||
+		report.MaxBackoff != time.Hour || report.Concurrency != 2 || len(report.PermanentExitCodes) != 1 || report.PermanentExitCodes[0] != 65 {
+		t.Errorf("report = %+v", report)
+	}
+	if tc := report.TypeConfig(); tc.Timeout != 15*time.Minute || tc.Concurrency != 2 || tc.Backoff != 30*time.Second || tc.MaxBackoff != time.Hour {
+		t.Errorf("report.TypeConfig() = %+v", tc)
+	}
+	ping := cfg.Tasks["ping"]
+	if ping.URL != "https://example.com/hook" || ping.Method != "POST" || ping.Headers["Authorization"] != "Bearer x" ||
+		ping.MaxAttempts != DefaultMaxAttempts || ping.Backoff != DefaultBackoff || ping.MaxBackoff != DefaultMaxBackoff {
+		t.Errorf("ping = %+v", ping)
+	}
+
+	if len(cfg.Schedules) != 2 {
+		t.Fatalf("%d schedules, want 2", len(cfg.Schedules))
+	}
+	s, ok := cfg.Schedule("nightly-report")
+	if !ok || s != cfg.Schedules[0] {
+		t.Fatalf("Schedule(nightly-report) = %v, %v", s, ok)
+	}
+	if s.Cron != "0 3 * * *" || s.Location.String() != "Europe/Istanbul" || s.Task != "report" ||
+		s.CatchUp != CatchUpLatest || s.CatchUpLimit != DefaultCatchUpLimit || s.Overlap != OverlapSkip {
+		t.Errorf("nightly-report = %+v", s)
+	}
+	items := s.Items()
+	wantItems := []Item{
+		{ID: "customer=acme", Payload: json.RawMessage(`{"customer":"acme","format":"pdf"}`)},
+		{ID: "customer=globex", Payload: json.RawMessage(`{"customer":"globex","format":"pdf"}`)},
+	}
+	if len(items) != len(wantItems) {
+		t.Fatalf("Items() = %v, want %v", items, wantItems)
+	}
+	for i := range items {
+		if items[i].ID != wantItems[i].ID || string(items[i].Payload) != string(wantItems[i].Payload) {
+			t.Errorf("Items()[%d] = %s %s, want %s %s", i, items[i].ID, items[i].Payload, wantItems[i].ID, wantItems[i].Payload)
+		}
+	}
+	hb, _ := cfg.Schedule("heartbeat")
+	if hb.Spec().Every() != 5*time.Minute || hb.Overlap != OverlapAllow || len(hb.Items()) != 1 || hb.Items()[0].ID != "" || string(hb.Items()[0].Payload) != "{}" {
+		t.Errorf("heartbeat = %+v items %v", hb, hb.Items())
+	}
+	if _, ok := cfg.Schedule("nope"); ok {
+		t.Errorf("Schedule(nope) found")
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, "")
+	want := Scheduler{DB: DefaultDB, Timezone: time.UTC, RetainDone: DefaultRetainDone, MaintenanceEvery: DefaultMaintenanceEvery,
+		ShutdownGrace: DefaultShutdownGrace, MisfireGrace: DefaultMisfireGrace}
+	if cfg.Scheduler != want {
+		t.Errorf("Scheduler = %+v, want %+v", cfg.Scheduler, want)
+	}
+	if len(cfg.Tasks) != 0 || len(cfg.Schedules) != 0 {
+		t.Errorf("Tasks %v, Schedules %v, want none", cfg.Tasks, cfg.Schedules)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := Load(filepath.Join(t.TempDir(), "none.toml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestLoadZones(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+[scheduler]
+timezone = "America/New_York"
+[tasks.t]
+[[schedule]]
+name = "default"
+cron = "0 3 * * *"
+task = "t"
+[[schedule]]
+name = "field"
+cron = "0 3 * * *"
+timezone = "Asia/Kolkata"
+task = "t"
+[[schedule]]
+name = "prefix"
+cron = "CRON_TZ=Australia/Lord_Howe 0 3 * * *"
+task = "t"
+`)
+	for name, want := range map[string]string{"default": "America/New_York", "field": "Asia/Kolkata", "prefix": "Australia/Lord_Howe"} {
+		s, _ := cfg.Schedule(name)
+		if got := s.Location.String(); got != want {
+			t.Errorf("%s: Location = %s, want %s", name, got, want)
+		}
+		if got := s.Next(t0).Location().String(); got != want {
+			t.Errorf("%s: Next location = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestLoadErrors checks each problem the loader reports, and that its
+// message names the file, the line, the table and the field.
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	const task = "[tasks.t]\n"
+	tests := []struct {
+		name string
+		file string
+		want string
+	}{
+		{"syntax", "[scheduler\nworkers = 1\n",
+			`t.toml:2: expected '.' or ']' to end table name, but got '\n' instead`},
+		{"unknown scheduler key", "[scheduler]\nworkers = 2\nworker = 3\n",
+			`t.toml:3: scheduler: unknown key "worker"`},
+		{"unknown table", task + "[jobs.nightly]\ncron = \"0 3 * * *\"\n",
+			`t.toml:2: unknown key "jobs"`},
+		{"unknown top-level key", "version = 2\n",
+			`t.toml:1: unknown key "version"`},
+		{"unknown task key", "[tasks.t]\ncommand = [\"true\"]\nretries = 3\n",
+			`t.toml:3: task "t": unknown key "retries"`},
+		{"unknown schedule key", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nenabled = true\n",
+			`t.toml:6: schedule "a": unknown key "enabled"`},
+		{"key in wrong case", task + "[[schedule]]\nname = \"a\"\nCron = \"@daily\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": unknown key "Cron"`},
+		{"unknown key in second schedule", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\nextra = 1\n",
+			`t.toml:10: schedule "b": unknown key "extra"`},
+		{"bad cron", task + "[[schedule]]\nname = \"a\"\ncron = \"61 * * * *\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: end of range (61) above maximum (59): 61`},
+		{"bad cron in first of two schedules", task + "[[schedule]]\nname = \"a\"\ncron = \"x\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: expected 5 to 6 fields, found 1: [x]`},
+		{"cron never fires", task + "[[schedule]]\nname = \"a\"\ncron = \"0 0 31 2 *\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: spec never fires`},
+		{"every too short", task + "[[schedule]]\nname = \"a\"\ncron = \"@every 100ms\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: @every 100ms: the period must be at least 1s`},
+		{"cron missing", task + "[[schedule]]\nname = \"a\"\ntask = \"t\"\n",
+			`t.toml:2: schedule "a": field cron: missing`},
+		{"cron wrong type", task + "[[schedule]]\nname = \"a\"\ncron = 5\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: wrong type: want a string, got an integer`},
+		{"unknown schedule zone", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntimezone = \"Mars/Olympus\"\ntask = \"t\"\n",
+			`t.toml:5: schedule "a": field timezone: unknown time zone "Mars/Olympus"`},
+		{"unknown scheduler zone", "[scheduler]\ntimezone = \"Europe/Atlantis\"\n",
+			`t.toml:2: scheduler: field timezone: unknown time zone "Europe/Atlantis"`},
+		{"local zone", "[scheduler]\ntimezone = \"Local\"\n",
+			`t.toml:2: scheduler: field timezone: unknown time zone "Local": want an IANA name such as Europe/Berlin or UTC`},
+		{"unknown prefix zone", task + "[[schedule]]\nname = \"a\"\ncron = \"CRON_TZ=Nowhere 0 3 * * *\"\ntask = \"t\"\n",
+			`t.toml:4: schedule "a": field cron: unknown time zone "Nowhere"`},
+		{"prefix and timezone", task + "[[schedule]]\nname = \"a\"\ncron = \"CRON_TZ=UTC 0 3 * * *\"\ntimezone = \"UTC\"\ntask = \"t\"\n",
+			`t.toml:5: schedule "a": field timezone: cron has a CRON_TZ= prefix: give the zone once`},
+		{"bad duration", "[tasks.t]\ntimeout = \"5 minutes\"\n",
+			`t.toml:2: task "t": field timeout: "5 minutes" is not a duration such as 90s or 1h30m`},
+		{"negative duration", "[scheduler]\nretain_done = \"-1h\"\n",
+			`t.toml:2: scheduler: field retain_done: duration -1h0m0s is negative`},
+		{"zero period", "[scheduler]\nmaintenance_every = \"0s\"\n",
+			`t.toml:2: scheduler: field maintenance_every: duration must be positive`},
+		{"short misfire grace", "[scheduler]\nmisfire_grace = \"10ms\"\n",
+			`t.toml:2: scheduler: field misfire_grace: duration 10ms is shorter than 1s`},
+		{"wrong type", "[scheduler]\nworkers = \"eight\"\n",
+			`t.toml:2: scheduler: field workers: wrong type: want an integer, got a string`},
+		{"negative workers", "[scheduler]\nworkers = -1\n",
+			`t.toml:2: scheduler: field workers: -1 workers: want 0 (the default) or more`},
+		{"empty db", "[scheduler]\ndb = \"\"\n",
+			`t.toml:2: scheduler: field db: empty database path`},
+		{"scheduler not a table", "scheduler = 5\n",
+			`t.toml:1: scheduler: wrong type: want a table, got an integer`},
+		{"tasks not a table", "tasks = \"x\"\n",
+			`t.toml:1: field tasks: wrong type: want a table, got a string`},
+		{"schedule not tables", "schedule = [1]\n",
+			`t.toml:1: schedule #1: wrong type: want a table, got an integer`},
+		{"undefined task", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"report\"\n",
+			`t.toml:5: schedule "a": field task: task "report" is not defined: add a [tasks.report] table`},
+		{"task missing", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\n",
+			`t.toml:2: schedule "a": field task: missing`},
+		{"duplicate names", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n\n[[schedule]]\nname = \"a\"\ncron = \"@hourly\"\ntask = \"t\"\n",
+			`t.toml:8: schedule "a": field name: schedule "a" is already defined on line 3`},
+		{"name missing", task + "[[schedule]]\ncron = \"@daily\"\ntask = \"t\"\n",
+			`t.toml:2: schedule #1: field name: missing`},
+		{"bad name", task + "[[schedule]]\nname = \"a|b\"\ncron = \"@daily\"\ntask = \"t\"\n",
+			`t.toml:3: schedule #1: field name: name "a|b": use 1 to 128 letters, digits and -_.:@/`},
+		{"bad task name", "[tasks.\"my task\"]\n",
+			`t.toml:1: task "my task": task name "my task": use 1 to 128 letters, digits and -_.:@/`},
+		{"empty for_each item", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [ { c = 1 }, {} ]\n",
+			`t.toml:6: schedule "a": field for_each: item 2 is empty`},
+		{"empty for_each", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = []\n",
+			`t.toml:6: schedule "a": field for_each: empty: leave for_each out for a single run per instant`},
+		{"repeated for_each item", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [ { c = 1 }, { c = 2 }, { c = 1 } ]\n",
+			`t.toml:6: schedule "a": field for_each: item 3 repeats item 1 (c=1)`},
+		{"for_each not tables", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [ 1, 2 ]\n",
+			`t.toml:6: schedule "a": field for_each: wrong type: want an array of tables, got an array of integers`},
+		{"payload not a table", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\npayload = 5\n",
+			`t.toml:6: schedule "a": field payload: wrong type: want a table, got an integer`},
+		{"env not strings", "[tasks.t]\ncommand = [\"true\"]\nenv = { A = 1 }\n",
+			`t.toml:3: task "t": field env: wrong type: want a table of strings, got a table`},
+		{"command not strings", "[tasks.t]\ncommand = [\"true\", 1]\n",
+			`t.toml:2: task "t": field command: wrong type: want an array of strings, got a mixed array`},
+		{"payload not json", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\npayload = { x = nan }\n",
+			`t.toml:6: schedule "a": field payload: json: unsupported value: NaN`},
+		{"bad catch_up", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\ncatch_up = \"some\"\n",
+			`t.toml:6: schedule "a": field catch_up: "some" is not a catch-up policy: want latest, all or none`},
+		{"bad overlap", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\noverlap = \"queue\"\n",
+			`t.toml:6: schedule "a": field overlap: "queue" is not an overlap policy: want allow or skip`},
+		{"limit without all", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\ncatch_up_limit = 5\n",
+			`t.toml:6: schedule "a": field catch_up_limit: applies only to catch_up = "all"`},
+		{"limit out of range", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\ncatch_up = \"all\"\ncatch_up_limit = 0\n",
+			`t.toml:7: schedule "a": field catch_up_limit: 0: want 1 to 10000`},
+		{"command and url", "[tasks.t]\ncommand = [\"true\"]\nurl = \"https://example.com\"\n",
+			`t.toml:3: task "t": field url: a task has a command or a url, not both`},
+		{"empty command", "[tasks.t]\ncommand = []\n",
+			`t.toml:2: task "t": field command: empty command`},
+		{"command template syntax", "[tasks.t]\ncommand = [\"echo\", \"{{.x\"]\n",
+			`t.toml:2: task "t": field command: argument 1 "{{.x": template: argv[1]:1: unclosed action`},
+		{"command template key missing from item", "[tasks.t]\ncommand = [\"echo\", \"{{.customer}}\"]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [ { customer = \"acme\" }, { client = \"globex\" } ]\n",
+			`t.toml:7: schedule "a": field for_each: item client=globex: task "t" argument 1: template: argv[1]:1:2: executing "argv[1]" at <.customer>: map has no entry for key "customer"`},
+		{"command template key missing from payload", "[tasks.t]\ncommand = [\"echo\", \"{{.customer}}\"]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\npayload = { client = \"x\" }\n",
+			`t.toml:7: schedule "a": field payload: task "t" argument 1: template: argv[1]:1:2: executing "argv[1]" at <.customer>: map has no entry for key "customer"`},
+		{"env on a url task", "[tasks.t]\nurl = \"https://example.com\"\nenv = { A = \"1\" }\n",
+			`t.toml:3: task "t": field env: applies only to a task with a command`},
+		{"method on a command task", "[tasks.t]\ncommand = [\"true\"]\nmethod = \"GET\"\n",
+			`t.toml:3: task "t": field method: applies only to a task with a url`},
+		{"reserved env", "[tasks.t]\ncommand = [\"true\"]\nenv = { SCHEDULER_JOB_ID = \"1\" }\n",
+			`t.toml:3: task "t": field env: variable SCHEDULER_JOB_ID: names starting with SCHEDULER_ are reserved`},
+		{"bad url", "[tasks.t]\nurl = \"ftp://example.com/x\"\n",
+			`t.toml:2: task "t": field url: url ftp://example.com/x: scheme must be http or https`},
+		{"bad method", "[tasks.t]\nurl = \"https://example.com\"\nmethod = \"GET IT\"\n",
+			`t.toml:3: task "t": field method: "GET IT" is not an http method`},
+		{"bad exit code", "[tasks.t]\ncommand = [\"true\"]\npermanent_exit_codes = [0]\n",
+			`t.toml:3: task "t": field permanent_exit_codes: exit code 0 is not in 1-255`},
+		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",
+			`t.toml:2: task "t": field max_attempts: 0 attempts: want at least 1`},
+		{"negative concurrency", "[tasks.t]\nconcurrency = -2\n",
+			`t.toml:2: task "t": field concurrency: concurrency -2: want 0 (no limit) or more`},
+		{"max backoff below backoff", "[tasks.t]\nbackoff = \"2h\"\n",
+			`t.toml:1: task "t": field max_backoff: max_backoff 1h0m0s is shorter than backoff 2h0m0s`},
+		{"task table in dotted form", "[tasks]\nt = { timeout = \"soon\" }\n",
+			`t.toml:2: task "t": field timeout: "soon" is not a duration such as 90s or 1h30m`},
+		{"schedule payload subtable", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n[schedule.payload]\nx = 1\n[schedule.bogus]\ny = 2\n",
+			`t.toml:8: schedule "a": unknown key "bogus"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse("t.toml", []byte(tt.file))
+			if cfg != nil {
+				t.Errorf("Parse returned a Config with an error")
+			}
+			var errs ConfigErrors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Parse = %v, want ConfigErrors", err)
+			}
+			if len(errs) != 1 {
+				t.Errorf("Parse found %d problems, want 1:\n%v", len(errs), err)
+			}
+			if got := errs[0].Error(); got != tt.want {
+				t.Errorf("Parse error =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadErrorFields(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("t.toml", []byte("[tasks.t]\n[[schedule]]\nname = \"a\"\ncron = \"0 0 31 2 *\"\ntask = \"t\"\n"))
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Parse = %v, want a *ConfigError", err)
+	}
+	want := ConfigError{File: "t.toml", Line: 4, Table: "schedule", Job: "a", Field: "cron"}
+	if ce.File != want.File || ce.Line != want.Line || ce.Table != want.Table || ce.Job != want.Job || ce.Field != want.Field {
+		t.Errorf("ConfigError = %+v, want %+v", *ce, want)
+	}
+	if !errors.Is(err, ErrNeverFires) {
+		t.Errorf("errors.Is(%v, ErrNeverFires) = false", err)
+	}
+	var pe toml.ParseError
+	_, err = Parse("t.toml", []byte("a = [\n"))
+	if !errors.As(err, &pe) {
+		t.Errorf("syntax error %v does not unwrap to a toml.ParseError", err)
+	}
+}
+
+// TestLoadAllErrorsAtOnce checks that one pass reports every problem, in
+// line order.
+func TestLoadAllErrorsAtOnce(t *testing.T) {
+	t.Parallel()
+	const file = `[scheduler]
+workers = "eight"
+timezone = "Mars/Base"
+bogus = 1
+
+[tasks.report]
+command = ["./r.sh", "{{.oops"]
+url = "ftp://x"
+
+[[schedule]]
+name = "a"
+cron = "0 0 31 2 *"
+task = "nope"
+
+[[schedule]]
+name = "a"
+cron = "@hourly"
+task = "report"
+for_each = [ {} ]
+overlap = "never"
+
+[[schedule]]
+cron = "61 * * * *"
+task = "report"
+`
+	want := []string{
+		`t.toml:2: scheduler: field workers: wrong type: want an integer, got a string`,
+		`t.toml:3: scheduler: field timezone: unknown time zone "Mars/Base"`,
+		`t.toml:4: scheduler: unknown key "bogus"`,
+		`t.toml:7: task "report": field command: argument 1 "{{.oops": template: argv[1]:1: unclosed action`,
+		`t.toml:8: task "report": field url: a task has a command or a url, not both`,
+		`t.toml:8: task "report": field url: url ftp://x: scheme must be http or https`,
+		`t.toml:12: schedule "a": field cron: spec never fires`,
+		`t.toml:13: schedule "a": field task: task "nope" is not defined: add a [tasks.nope] table`,
+		`t.toml:16: schedule "a": field name: schedule "a" is already defined on line 11`,
+		`t.toml:19: schedule "a": field for_each: item 1 is empty`,
+		`t.toml:20: schedule "a": field overlap: "never" is not an overlap policy: want allow or skip`,
+		`t.toml:22: schedule #3: field name: missing`,
+		`t.toml:23: schedule #3: field cron: end of range (61) above maximum (59): 61`,
+	}
+	_, err := Parse("t.toml", []byte(file))
+	if err == nil {
+		t.Fatal("Parse = nil error")
+	}
+	if got := err.Error(); got != strings.Join(want, "\n") {
+		t.Errorf("Parse error =\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+func TestLocate(t *testing.T) {
+	t.Parallel()
+	const src = `# comment
+[scheduler]
+db = "x" # trailing
+"quoted key" = 1
+text = """
+fake = 1
+[fake]
+"""
+arr = [
+  "a = 1",
+  { b = 2 },
+]
+[tasks.report]
+command = ['a', "b"]
+[tasks."with space".sub]
+k = 1
+[[schedule]]
+name = "a"
+[schedule.payload]
+p = 1
+[[schedule]]
+name = "b"
+dotted.key = 3
+lit = '''
+[[schedule]]
+'''
+after = 1
+`
+	l := locate(src)
+	tests := []struct {
+		path []string
+		want int
+	}{
+		{[]string{"scheduler"}, 2},
+		{[]string{"scheduler", "db"}, 3},
+		{[]string{"scheduler", "quoted key"}, 4},
+		{[]string{"scheduler", "text"}, 5},
+		{[]string{"scheduler", "fake"}, 2},
+		{[]string{"fake"}, 0},
+		{[]string{"scheduler", "arr"}, 9},
+		{[]string{"scheduler", "b"}, 2},
+		{[]string{"tasks", "report"}, 13},
+		{[]string{"tasks", "report", "command"}, 14},
+		{[]string{"tasks", "report", "timeout"}, 13},
+		{[]string{"tasks", "with space", "sub", "k"}, 16},
+		{[]string{"schedule", "#0", "name"}, 18},
+		{[]string{"schedule", "#0", "payload"}, 19},
+		{[]string{"schedule", "#0", "payload", "p"}, 20},
+		{[]string{"schedule", "#1"}, 21},
+		{[]string{"schedule", "#1", "name"}, 22},
+		{[]string{"schedule", "#1", "dotted", "key"}, 23},
+		{[]string{"schedule", "#1", "after"}, 27},
+		{[]string{"schedule", "#2"}, 0},
+	}
+	for _, tt := range tests {
+		if got := l.line(tt.path...); got != tt.want {
+			t.Errorf("line(%q) = %d, want %d", tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestItemID(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		item map[string]any
+		want string
+	}{
+		{"one string", map[string]any{"customer": "acme"}, "customer=acme"},
+		{"sorted keys", map[string]any{"b": "2", "a": "1"}, "a=1,b=2"},
+		{"numbers and bools json", map[string]any{"n": int64(3), "f": 1.5, "ok": true}, "f=1.5,n=3,ok=true"},
+		{"arrays and tables json", map[string]any{"tags": []any{"x", int64(1)}, "t": map[string]any{"k": "v"}}, `t={"k":"v"},tags=["x",1]`},
+		{"strings raw", map[string]any{"s": `a "quoted", x=y`}, `s=a "quoted", x=y`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := itemID(tt.item)
+			if err != nil {
+				t.Fatalf("itemID(%v): %v", tt.item, err)
+			}
+			if got != tt.want {
+				t.Errorf("itemID(%v) = %q, want %q", tt.item, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDedupKey(t *testing.T) {
+	t.Parallel()
+	ny := mustZone(t, "America/New_York")
+	tests := []struct {
+		schedule, item string
+		at             time.Time
+		want           string
+	}{
+		{"s", "", time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), "s||2026-03-01T12:00:00Z"},
+		{"nightly", "customer=acme", time.Date(2026, 11, 1, 1, 30, 0, 0, ny), "nightly|customer=acme|2026-11-01T05:30:00Z"},
+		{"s", "x", time.Date(2026, 3, 1, 12, 0, 0, 999, time.UTC), "s|x|2026-03-01T12:00:00Z"},
+	}
+	for _, tt := range tests {
+		if got := DedupKey(tt.schedule, tt.item, tt.at); got != tt.want {
+			t.Errorf("DedupKey(%q, %q, %v) = %q, want %q", tt.schedule, tt.item, tt.at, got, tt.want)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	base := mustParse(t, `
+[tasks.t]
+[tasks.u]
+[[schedule]]
+name = "a"
+cron = "@daily"
+task = "t"
+[[schedule]]
+name = "b"
+cron = "@daily"
+task = "t"
+payload = { x = 1 }
+`)
+	tests := []struct {
+		name string
+		old  *Config
+		new  string
+		want Diff
+	}{
+		{"same", base, "[tasks.t]\n[tasks.u]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\npayload = { x = 1 }\n", Diff{}},
+		{"all new", nil, "[tasks.t]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n", Diff{Added: []string{"a"}}},
+		{"cron, payload and removal", base, "[tasks.t]\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\npayload = { x = 2 }\n[[schedule]]\nname = \"c\"\ncron = \"@daily\"\ntask = \"t\"\n",
+			Diff{Added: []string{"c"}, Changed: []string{"b"}, Removed: []string{"a"}}},
+		{"zone and task", base, "[tasks.t]\n[tasks.u]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntimezone = \"Europe/London\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"u\"\npayload = { x = 1 }\n",
+			Diff{Changed: []string{"a", "b"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Compare(tt.old, mustParse(t, tt.new))
+			if !equal(got.Added, tt.want.Added) || !equal(got.Changed, tt.want.Changed) || !equal(got.Removed, tt.want.Removed) {
+				t.Errorf("Compare = %+v, want %+v", got, tt.want)
+			}
+			if got.Empty() != tt.want.Empty() {
+				t.Errorf("Empty() = %v, want %v", got.Empty(), tt.want.Empty())
+			}
+		})
+	}
+	const dated = "[tasks.t]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\npayload = { at = 1979-05-27T07:32:00-07:00 }\n"
+	if d := Compare(mustParse(t, dated), mustParse(t, dated)); !d.Empty() {
+		t.Errorf("Compare of two loads of one file = %+v, want empty", d)
+	}
+	if d := Compare(base, nil); !equal(d.Removed, []string{"a", "b"}) {
+		t.Errorf("Compare(base, nil) = %+v, want both removed", d)
+	}
+}

@@ -1,0 +1,326 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"scheduler/queue"
+)
+
+const fanOut = `
+[tasks.t]
+priority = 3
+max_attempts = 2
+[[schedule]]
+name = "s"
+cron = "0 * * * *"
+task = "t"
+payload = { format = "pdf", n = 1 }
+for_each = [ { customer = "acme" }, { customer = "globex" } ]
+`
+
+func TestTrigger(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	ctx := context.Background()
+
+	res, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "deploy-42", Now: clk.Now(), Payload: json.RawMessage(`{"format":"csv","n":12345678901234567890}`)})
+	if err != nil {
+		t.Fatalf("Trigger: %v", err)
+	}
+	if len(res) != 2 || !res[0].Inserted || !res[1].Inserted {
+		t.Fatalf("Trigger = %+v, want 2 inserted", res)
+	}
+	j, err := q.Job(ctx, "s|customer=acme|manual|deploy-42")
+	if err != nil {
+		t.Fatalf("Job: %v", err)
+	}
+	if got, want := string(j.Payload), `{"customer":"acme","format":"csv","n":12345678901234567890}`; got != want {
+		t.Errorf("payload = %s, want %s", got, want)
+	}
+	if j.Priority != 3 || j.MaxAttempts != 2 || j.Schedule != "s" || j.Item != "customer=acme" || !j.ScheduledAt.Equal(t0) || !j.RunAt.Equal(t0) {
+		t.Errorf("job = %+v", j)
+	}
+
+	again, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "deploy-42", Now: clk.Now().Add(time.Minute)})
+	if err != nil {
+		t.Fatalf("Trigger again: %v", err)
+	}
+	if again[0].Inserted || again[1].Inserted || again[0].ID != res[0].ID {
+		t.Errorf("Trigger with the same key = %+v, want nothing inserted", again)
+	}
+
+	a, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Now: clk.Now()})
+	if err != nil {
+		t.Fatalf("Trigger without key: %v", err)
+	}
+	b, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Now: clk.Now()})
+	if err != nil {
+		t.Fatalf("Trigger without key: %v", err)
+	}
+	if !a[0].Inserted || !b[0].Inserted || a[0].Key == b[0].Key || !strings.HasPrefix(a[0].Key, "s|customer=acme|manual|") {
+		t.Errorf("Triggers without key = %+v and %+v, want two fresh jobs", a, b)
+	}
+	if got := len(jobs(t, q, "s")); got != 6 {
+		t.Errorf("%d jobs, want 6", got)
+	}
+}
+
+func TestTriggerErrors(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	tests := []struct {
+		name     string
+		schedule string
+		opts     TriggerOptions
+		want     string
+	}{
+		{"unknown schedule", "nope", TriggerOptions{Now: clk.Now()}, "unknown schedule"},
+		{"no time", "s", TriggerOptions{}, "no time given"},
+		{"payload not an object", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`[1]`)}, "json object"},
+		{"payload with trailing data", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`{} {}`)}, "data after the object"},
+		{"null payload", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`null`)}, "got null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Trigger(context.Background(), q, cfg, tt.schedule, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Trigger = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := Trigger(context.Background(), q, cfg, "nope", TriggerOptions{Now: clk.Now()}); !errors.Is(err, ErrUnknownSchedule) {
+		t.Errorf("Trigger(nope) = %v, want ErrUnknownSchedule", err)
+	}
+}
+
+func TestNextN(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+[tasks.t]
+[[schedule]]
+name = "ny"
+cron = "30 1 * * *"
+timezone = "America/New_York"
+task = "t"
+[[schedule]]
+name = "every"
+cron = "@every 45m"
+task = "t"
+`)
+	tests := []struct {
+		name string
+		from string
+		n    int
+		want []string
+	}{
+		{"ny", "2026-10-31T00:00:00-04:00", 3, []string{"2026-10-31T01:30:00-04:00", "2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00"}},
+		{"every", "2026-03-01T12:00:00Z", 2, []string{"2026-03-01T12:45:00Z", "2026-03-01T13:30:00Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := NextN(cfg, tt.name, mustTime(t, tt.from), tt.n)
+			if err != nil {
+				t.Fatalf("NextN: %v", err)
+			}
+			var gotS []string
+			for _, g := range got {
+				gotS = append(gotS, g.Format(time.RFC3339))
+			}
+			if !equal(gotS, tt.want) {
+				t.Errorf("NextN = %v, want %v", gotS, tt.want)
+			}
+		})
+	}
+	for _, n := range []int{0, -1, MaxNextN + 1} {
+		if _, err := NextN(cfg, "ny", t0, n); err == nil {
+			t.Errorf("NextN(n=%d) = nil error", n)
+		}
+	}
+	if _, err := NextN(cfg, "nope", t0, 1); !errors.Is(err, ErrUnknownSchedule) {
+		t.Errorf("NextN(nope) = %v, want ErrUnknownSchedule", err)
+	}
+}
+
+func TestBackfill(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	ctx := context.Background()
+	r := startBeat(t, q, cfg, clk)
+	r.advance(time.Hour) // the beat makes 13:00
+
+	from, to := t0.Add(-2*time.Hour), t0.Add(time.Hour)
+	res, err := Backfill(ctx, q, cfg, "s", from, to)
+	if err != nil {
+		t.Fatalf("Backfill: %v", err)
+	}
+	inserted := 0
+	for _, e := range res {
+		if e.Inserted {
+			inserted++
+		}
+	}
+	if len(res) != 8 || inserted != 6 {
+		t.Errorf("Backfill = %d results, %d inserted; want 8, 6 (13:00 exists)", len(res), inserted)
+	}
+	again, err := Backfill(ctx, q, cfg, "s", from, to)
+	if err != nil {
+		t.Fatalf("Backfill again: %v", err)
+	}
+	for _, e := range again {
+		if e.Inserted {
+			t.Errorf("Backfill again inserted %s", e.Key)
+		}
+	}
+	want := []string{}
+	for _, h := range []time.Duration{-2 * time.Hour, -time.Hour, 0, time.Hour} {
+		for _, c := range []string{"acme", "globex"} {
+			want = append(want, label("customer="+c, t0.Add(h)))
+		}
+	}
+	got := jobs(t, q, "s")
+	sortLabels(got)
+	sortLabels(want)
+	if !equal(got, want) {
+		t.Errorf("jobs = %v, want %v", got, want)
+	}
+	if c := cursor(t, q, "s"); !c.At.Equal(t0.Add(time.Hour)) {
+		t.Errorf("cursor = %v, want unchanged 13:00", c.At)
+	}
+}
+
+func TestBackfillLimits(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	cfg := mustParse(t, `
+[tasks.t]
+[[schedule]]
+name = "s"
+cron = "* * * * * *"
+task = "t"
+[[schedule]]
+name = "every"
+cron = "@every 1h"
+task = "t"
+`)
+	ctx := context.Background()
+	if _, err := Backfill(ctx, q, cfg, "s", t0, t0.Add(3*time.Hour)); err == nil || !strings.Contains(err.Error(), "more than 10000 instants") {
+		t.Errorf("Backfill of 10801 instants = %v, want a limit error", err)
+	}
+	if got := jobs(t, q, "s"); len(got) != 0 {
+		t.Errorf("a refused Backfill enqueued %d jobs", len(got))
+	}
+	if _, err := Backfill(ctx, q, cfg, "s", t0, t0.Add(-time.Second)); err == nil {
+		t.Errorf("Backfill of a reversed range = nil error")
+	}
+	if _, err := Backfill(ctx, q, cfg, "nope", t0, t0); !errors.Is(err, ErrUnknownSchedule) {
+		t.Errorf("Backfill(nope) = %v, want ErrUnknownSchedule", err)
+	}
+	res, err := Backfill(ctx, q, cfg, "every", t0, t0.Add(2*time.Hour))
+	if err != nil || len(res) != 3 {
+		t.Fatalf("Backfill(every) = %d, %v; want 3 jobs", len(res), err)
+	}
+	if got, want := jobs(t, q, "every"), times(0, time.Hour, 2*time.Hour); !equal(got, want) {
+		t.Errorf("every jobs = %v, want %v", got, want)
+	}
+	if res, err := Backfill(ctx, q, cfg, "every", t0.Add(time.Second), t0.Add(2*time.Second)); err != nil || len(res) != 1 {
+		t.Errorf("Backfill of a one-instant range = %v, %v", res, err)
+	}
+}
+
+func TestPauseResumeErrors(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	ctx := context.Background()
+	if err := Pause(ctx, q, cfg, "nope"); !errors.Is(err, ErrUnknownSchedule) {
+		t.Errorf("Pause(nope) = %v, want ErrUnknownSchedule", err)
+	}
+	if err := Resume(ctx, q, cfg, "nope", clk.Now(), false); !errors.Is(err, ErrUnknownSchedule) {
+		t.Errorf("Resume(nope) = %v, want ErrUnknownSchedule", err)
+	}
+	// Pausing a schedule the beat has not seen creates its cursor at now;
+	// resuming it later catches up from there.
+	if err := Pause(ctx, q, cfg, "s"); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	if c := cursor(t, q, "s"); !c.Paused || !c.At.Equal(t0) {
+		t.Errorf("cursor = %+v, want paused at t0", c)
+	}
+	if err := Resume(ctx, q, cfg, "s", t0.Add(2*time.Hour+time.Minute), true); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if got, want := skips(t, q, "s"), []string{"paused 13:00:00", "paused 14:00:00"}; !equal(got, want) {
+		t.Errorf("skips = %v, want %v", got, want)
+	}
+	c := cursor(t, q, "s")
+	if c.Paused || !c.At.Equal(t0.Add(2*time.Hour)) {
+		t.Errorf("cursor = %+v, want resumed at 14:00", c)
+	}
+	// Resuming an unknown cursor just creates it.
+	cfg2 := mustParse(t, strings.Replace(fanOut, `name = "s"`, `name = "fresh"`, 1))
+	if err := Resume(ctx, q, cfg2, "fresh", t0, false); err != nil {
+		t.Fatalf("Resume(fresh): %v", err)
+	}
+	if c := cursor(t, q, "fresh"); c.Paused || c.Schedule != "fresh" {
+		t.Errorf("cursor = %+v, want an active cursor", c)
+	}
+}
+
+func TestPlanInstants(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(10 * time.Hour)
+	at := func(h time.Duration) time.Time { return t0.Add(h) }
+	due := []instant{{at: at(time.Hour)}, {at: at(2 * time.Hour), dst: true}, {at: at(3 * time.Hour)}, {at: at(9 * time.Hour)}, {at: at(10*time.Hour - 30*time.Second)}, {at: now}}
+	late := []instant{{at: at(time.Hour)}, {at: at(2 * time.Hour)}, {at: at(3 * time.Hour)}}
+	tests := []struct {
+		name      string
+		due       []instant
+		policy    CatchUp
+		limit     int
+		skipAll   bool
+		wantRuns  []string
+		wantSkips []string
+	}{
+		{"latest with on-time", due, CatchUpLatest, 0, false,
+			times(10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00", "misfire 15:00:00", "misfire 21:00:00"}},
+		{"latest all late", late, CatchUpLatest, 0, false,
+			times(3 * time.Hour), []string{"misfire 13:00:00", "misfire 14:00:00"}},
+		{"all under limit", late, CatchUpAll, 5, false,
+			times(time.Hour, 2*time.Hour, 3*time.Hour), nil},
+		{"all over limit", due, CatchUpAll, 2, false,
+			times(3*time.Hour, 9*time.Hour, 10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00"}},
+		{"none", due, CatchUpNone, 0, false,
+			times(10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00", "misfire 15:00:00", "misfire 21:00:00"}},
+		{"skip all", due, CatchUpAll, 100, true,
+			nil, []string{"misfire 13:00:00", "dst 14:00:00", "misfire 15:00:00", "misfire 21:00:00", "misfire 21:59:30", "misfire 22:00:00"}},
+		{"nothing due", nil, CatchUpLatest, 0, false, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, queue.SkipMisfire, tt.skipAll)
+			var gotRuns, gotSkips []string
+			for _, r := range runs {
+				gotRuns = append(gotRuns, label("", r))
+			}
+			for _, s := range skips {
+				gotSkips = append(gotSkips, s.reason+" "+label("", s.at))
+			}
+			if !equal(gotRuns, tt.wantRuns) {
+				t.Errorf("runs = %v, want %v", gotRuns, tt.wantRuns)
+			}
+			if !equal(gotSkips, tt.wantSkips) {
+				t.Errorf("skips = %v, want %v", gotSkips, tt.wantSkips)
+			}
+		})
+	}
+}

@@ -1,0 +1,433 @@
+package schedule
+
+import (
+	"cmp"
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The file decodes in two steps so that one bad value does not hide the
+// others: first every table and every key into toml.Primitive, then each key
+// on its own into its Go type. A key whose type needs checking (durations,
+// zones, cron expressions, policies) has a type with UnmarshalText, whose
+// error the decoder reports as a toml.ParseError.
+
+type rawFile struct {
+	Scheduler toml.Primitive `toml:"scheduler"`
+	Tasks     toml.Primitive `toml:"tasks"`
+	Schedule  toml.Primitive `toml:"schedule"`
+}
+
+type rawScheduler struct {
+	DB               toml.Primitive `toml:"db"`
+	Workers          toml.Primitive `toml:"workers"`
+	Timezone         toml.Primitive `toml:"timezone"`
+	RetainDone       toml.Primitive `toml:"retain_done"`
+	MaintenanceEvery toml.Primitive `toml:"maintenance_every"`
+	ShutdownGrace    toml.Primitive `toml:"shutdown_grace"`
+	MisfireGrace     toml.Primitive `toml:"misfire_grace"`
+}
+
+type rawTask struct {
+	Command            toml.Primitive `toml:"command"`
+	Env                toml.Primitive `toml:"env"`
+	Dir                toml.Primitive `toml:"dir"`
+	URL                toml.Primitive `toml:"url"`
+	Method             toml.Primitive `toml:"method"`
+	Headers            toml.Primitive `toml:"headers"`
+	Timeout            toml.Primitive `toml:"timeout"`
+	MaxAttempts        toml.Primitive `toml:"max_attempts"`
+	Backoff            toml.Primitive `toml:"backoff"`
+	MaxBackoff         toml.Primitive `toml:"max_backoff"`
+	Concurrency        toml.Primitive `toml:"concurrency"`
+	PermanentExitCodes toml.Primitive `toml:"permanent_exit_codes"`
+	Priority           toml.Primitive `toml:"priority"`
+}
+
+type rawSchedule struct {
+	Name         toml.Primitive `toml:"name"`
+	Cron         toml.Primitive `toml:"cron"`
+	Timezone     toml.Primitive `toml:"timezone"`
+	Task         toml.Primitive `toml:"task"`
+	Payload      toml.Primitive `toml:"payload"`
+	ForEach      toml.Primitive `toml:"for_each"`
+	CatchUp      toml.Primitive `toml:"catch_up"`
+	CatchUpLimit toml.Primitive `toml:"catch_up_limit"`
+	Overlap      toml.Primitive `toml:"overlap"`
+}
+
+// The keys each table may hold. TOML keys are case-sensitive; the decoder
+// matches struct fields case-insensitively, so the exact spelling is
+// checked against these.
+var (
+	schedulerKeys = tomlKeys(rawScheduler{})
+	taskKeys      = tomlKeys(rawTask{})
+	scheduleKeys  = tomlKeys(rawSchedule{})
+	fileKeys      = tomlKeys(rawFile{})
+)
+
+func tomlKeys(v any) map[string]bool {
+	t := reflect.TypeOf(v)
+	keys := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		keys[t.Field(i).Tag.Get("toml")] = true
+	}
+	return keys
+}
+
+// duration is a Go duration string such as "90s" or "1h30m"; not negative.
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as 90s or 1h30m", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %s is negative", v)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// zone is an IANA time zone name.
+type zone struct{ loc *time.Location }
+
+func (z *zone) UnmarshalText(b []byte) error {
+	loc, err := loadZone(string(b))
+	if err != nil {
+		return err
+	}
+	z.loc = loc
+	return nil
+}
+
+// cronText is a cron expression, checked in UTC; Schedule binds its zone.
+type cronText string
+
+func (c *cronText) UnmarshalText(b []byte) error {
+	if _, err := ParseSpec(string(b), time.UTC); err != nil {
+		return err
+	}
+	*c = cronText(b)
+	return nil
+}
+
+// loader decodes and validates one file, collecting every problem.
+type loader struct {
+	file   string
+	data   string
+	md     toml.MetaData
+	loc    *locator
+	errs   ConfigErrors
+	failed map[string]bool // locator paths whose value did not decode
+	names  map[int]string  // schedule names by position, for messages
+}
+
+// where locates a problem: the table, its name, and the locator path of the
+// key (or of the table).
+type where struct {
+	table string
+	job   string
+	field string
+	path  []string
+}
+
+func (w where) with(field string) where {
+	w.field = field
+	w.path = append(append([]string(nil), w.path...), field)
+	return w
+}
+
+func newLoader(file string, data []byte) *loader {
+	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{}}
+}
+
+func (l *loader) add(w where, err error) {
+	line := 0
+	if l.loc != nil {
+		line = l.loc.line(w.path...)
+	}
+	l.errs = append(l.errs, &ConfigError{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
+}
+
+func (l *loader) errorf(w where, format string, args ...any) {
+	l.add(w, fmt.Errorf(format, args...))
+}
+
+func (l *loader) sortedErrors() ConfigErrors {
+	slices.SortStableFunc(l.errs, func(a, b *ConfigError) int {
+		return cmp.Compare(lineOrder(a.Line), lineOrder(b.Line))
+	})
+	return l.errs
+}
+
+// lineOrder puts problems without a line last.
+func lineOrder(line int) int {
+	if line == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return line
+}
+
+// syntaxError is a TOML syntax error; the line is in ConfigError.
+type syntaxError struct{ pe toml.ParseError }
+
+func (e *syntaxError) Error() string { return e.pe.Message }
+func (e *syntaxError) Unwrap() error { return e.pe }
+
+// decodeFile parses the document. A syntax error ends loading: nothing
+// after it can be trusted.
+func (l *loader) decodeFile() (rawFile, bool) {
+	var raw rawFile
+	md, err := toml.Decode(l.data, &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			l.errs = append(l.errs, &ConfigError{File: l.file, Line: pe.Position.Line, Err: &syntaxError{pe: pe}})
+		} else {
+			l.errs = append(l.errs, &ConfigError{File: l.file, Err: err})
+		}
+		return raw, false
+	}
+	l.md = md
+	l.loc = locate(l.data)
+	return raw, true
+}
+
+// present reports whether the key of p was in the file.
+func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
+
+// decode decodes p into v when the key was given, and reports whether it
+// was given and decoded.
+func (l *loader) decode(p toml.Primitive, v any, w where) bool {
+	if !present(p) {
+		return false
+	}
+	var raw any
+	if err := l.md.PrimitiveDecode(p, &raw); err != nil {
+		l.failed[pathKey(w.path)] = true
+		l.add(w, err)
+		return false
+	}
+	// The decoder leaves a map alone when the value is not a table, and
+	// turns numbers into text for UnmarshalText: check the shape first.
+	if !fits(raw, reflect.TypeOf(v).Elem()) {
+		l.failed[pathKey(w.path)] = true
+		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
+		return false
+	}
+	err := l.md.PrimitiveDecode(p, v)
+	if err == nil {
+		return true
+	}
+	l.failed[pathKey(w.path)] = true
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
+		return false
+	}
+	// An UnmarshalText failed. The ParseError keeps only its message: run
+	// it again for the error itself, so that errors.Is sees sentinels.
+	if tu, ok := v.(encoding.TextUnmarshaler); ok {
+		if s, ok := raw.(string); ok {
+			if err := tu.UnmarshalText([]byte(s)); err != nil {
+				l.add(w, err)
+				return false
+			}
+		}
+	}
+	l.add(w, errors.New(pe.Message))
+	return false
+}
+
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	primitive       = reflect.TypeFor[toml.Primitive]()
+)
+
+// fits reports whether a decoded TOML value has the shape of Go type t:
+// tables for maps and structs, arrays for slices, strings for text types.
+func fits(raw any, t reflect.Type) bool {
+	if t == primitive {
+		return true
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		_, ok := raw.(string)
+		return ok
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return false
+		}
+		if t.Kind() == reflect.Map {
+			for _, e := range m {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+		}
+		return true
+	case reflect.Slice:
+		switch a := raw.(type) {
+		case []any:
+			for _, e := range a {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+			return true
+		case []map[string]any:
+			for _, e := range a {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func wantType(v any) string {
+	switch v.(type) {
+	case *string, *duration, *zone, *cronText, *CatchUp, *Overlap:
+		return "a string"
+	case *int:
+		return "an integer"
+	case *[]string:
+		return "an array of strings"
+	case *[]int:
+		return "an array of integers"
+	case *map[string]string:
+		return "a table of strings"
+	case *map[string]any, *rawScheduler, *rawTask, *rawSchedule, *map[string]toml.Primitive:
+		return "a table"
+	case *[]map[string]any, *[]toml.Primitive:
+		return "an array of tables"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// tomlType describes a decoded TOML value.
+func tomlType(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case time.Time:
+		return "a date-time"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		if len(v) == 0 {
+			return "an empty array"
+		}
+		first := tomlType(v[0])
+		for _, e := range v[1:] {
+			if tomlType(e) != first {
+				return "a mixed array"
+			}
+		}
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(first, "an "), "a ") + "s"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// checkKeys reports keys the file may not hold: keys MetaData.Undecoded
+// lists (outside the free-form payload and for_each), and keys whose
+// spelling differs from the expected one only in case.
+func (l *loader) checkKeys() {
+	undecoded := map[string]bool{}
+	for _, k := range l.md.Undecoded() {
+		undecoded[k.String()] = true
+	}
+	seen := map[string]bool{}
+	idx := -1
+	for _, k := range l.md.Keys() {
+		if len(k) == 1 && k[0] == "schedule" {
+			idx++
+		}
+		p := l.keyPlace(k, idx)
+		if p.inside || (p.known && !undecoded[k.String()]) || l.underFailed(p.at.path) {
+			continue
+		}
+		if pk := pathKey(p.at.path[:p.depth]); !seen[pk] {
+			seen[pk] = true
+			l.errorf(p.at, "unknown key %q", p.at.path[p.depth-1])
+		}
+	}
+}
+
+// keyPlace is where a key of the file belongs.
+type keyPlace struct {
+	at     where // the table, and the locator path of the key
+	depth  int   // length of the path up to the key that is unknown, if any
+	known  bool  // the key's spelling is one its table may hold
+	inside bool  // the key lies inside the value of a known key
+}
+
+// keyPlace places key k of the file. Inside the free-form payload,
+// for_each, env and headers any key goes; inside any other value a table is
+// a type error reported for the key itself. idx is the position of the
+// current [[schedule]] table.
+func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
+	switch {
+	case k[0] == "scheduler" && len(k) >= 2:
+		return keyPlace{
+			at:     where{table: "scheduler", path: []string{"scheduler", k[1]}},
+			depth:  2,
+			known:  schedulerKeys[k[1]],
+			inside: len(k) > 2 && schedulerKeys[k[1]],
+		}
+	case k[0] == "tasks" && len(k) >= 3:
+		return keyPlace{
+			at:     where{table: "task", job: k[1], path: []string{"tasks", k[1], k[2]}},
+			depth:  3,
+			known:  taskKeys[k[2]],
+			inside: len(k) > 3 && taskKeys[k[2]],
+		}
+	case k[0] == "schedule" && len(k) >= 2:
+		job := l.names[idx]
+		if job == "" {
+			job = fmt.Sprintf("#%d", idx+1)
+		}
+		return keyPlace{
+			at:     where{table: "schedule", job: job, path: []string{"schedule", elem(idx), k[1]}},
+			depth:  3,
+			known:  scheduleKeys[k[1]],
+			inside: len(k) > 2 && scheduleKeys[k[1]],
+		}
+	case k[0] == "tasks":
+		return keyPlace{at: where{path: k}, depth: 1, known: true}
+	}
+	return keyPlace{at: where{path: k}, depth: 1, known: len(k) == 1 && fileKeys[k[0]]}
+}
+
+// underFailed reports whether path is inside a value that did not decode:
+// its keys are not unknown, the value is wrong as a whole.
+func (l *loader) underFailed(path []string) bool {
+	for n := len(path); n > 0; n-- {
+		if l.failed[pathKey(path[:n])] {
+			return true
+		}
+	}
+	return false
+}

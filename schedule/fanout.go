@@ -1,0 +1,135 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Item is one run of a schedule's fan-out: every instant of the schedule
+// makes one job per Item.
+type Item struct {
+	// ID names the item within its schedule: the item's keys in sorted
+	// order as key=value joined by ",", values JSON-encoded unless they are
+	// strings ("customer=acme,tier=3"). It is "" for a schedule without
+	// for_each.
+	ID string
+	// Payload is the job payload: the schedule's payload with the item's
+	// keys merged over it, as a JSON object.
+	Payload json.RawMessage
+}
+
+// DedupKey returns the dedup key of the job for one instant of one item of a
+// schedule: "schedule|item|instant", the instant in UTC as RFC 3339 with
+// seconds. The beat and Backfill use the same key, so materialising an
+// instant twice inserts one job.
+func DedupKey(schedule, item string, at time.Time) string {
+	return schedule + "|" + item + "|" + at.UTC().Format(time.RFC3339)
+}
+
+// manualKey returns the dedup key of a manual run.
+func manualKey(schedule, item, key string) string {
+	return schedule + "|" + item + "|manual|" + key
+}
+
+// itemID returns the ID of a for_each item.
+func itemID(item map[string]any) (string, error) {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(item)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		if s, ok := item[k].(string); ok {
+			b.WriteString(s)
+			continue
+		}
+		v, err := json.Marshal(item[k])
+		if err != nil {
+			return "", fmt.Errorf("key %q: %w", k, err)
+		}
+		b.Write(v)
+	}
+	return b.String(), nil
+}
+
+// merge returns base with over's keys merged over it, as a new map.
+func merge(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	maps.Copy(out, base)
+	maps.Copy(out, over)
+	return out
+}
+
+// buildItems returns the fan-out of a schedule: one Item per for_each entry,
+// or a single Item with ID "" when there is none.
+func buildItems(payload map[string]any, forEach []map[string]any) ([]Item, error) {
+	if len(forEach) == 0 {
+		p, err := encodePayload(payload)
+		if err != nil {
+			return nil, err
+		}
+		return []Item{{Payload: p}}, nil
+	}
+	items := make([]Item, len(forEach))
+	seen := make(map[string]int, len(forEach))
+	for i, e := range forEach {
+		if len(e) == 0 {
+			return nil, fmt.Errorf("item %d is empty", i+1)
+		}
+		id, err := itemID(e)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		}
+		if j, ok := seen[id]; ok {
+			return nil, fmt.Errorf("item %d repeats item %d (%s)", i+1, j+1, id)
+		}
+		seen[id] = i
+		p, err := encodePayload(merge(payload, e))
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		}
+		items[i] = Item{ID: id, Payload: p}
+	}
+	return items, nil
+}
+
+// encodePayload encodes a payload map as a JSON object; nil is {}.
+func encodePayload(m map[string]any) (json.RawMessage, error) {
+	if len(m) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// decodeObject decodes a JSON object; empty input is an empty object.
+// Numbers keep their text, as the command handler decodes them.
+func decodeObject(b json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decode payload as a json object: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("decode payload as a json object: data after the object")
+	}
+	if m == nil {
+		return nil, errors.New("decode payload as a json object: got null")
+	}
+	return m, nil
+}

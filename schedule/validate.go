@@ -1,0 +1,422 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// maxNameLen bounds task and schedule names.
+const maxNameLen = 128
+
+// validName reports whether s may name a task or a schedule: letters,
+// digits and "-_.:@/". A name never holds "|", which separates the parts of
+// a dedup key.
+func validName(s string) bool {
+	if s == "" || len(s) > maxNameLen {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !isBareKeyChar(c) && !strings.ContainsRune(".:@/", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+const nameRule = "use 1 to 128 letters, digits and -_.:@/"
+
+func (l *loader) load() *Config {
+	raw, ok := l.decodeFile()
+	if !ok {
+		return nil
+	}
+	cfg := &Config{File: l.file, Tasks: map[string]*Task{}, byName: map[string]*Schedule{}}
+	l.loadScheduler(raw.Scheduler, &cfg.Scheduler)
+	templates := l.loadTasks(raw.Tasks, cfg)
+	l.loadSchedules(raw.Schedule, cfg, templates)
+	l.checkKeys()
+	return cfg
+}
+
+// durationField decodes a duration of at least min into dst.
+func (l *loader) durationField(p toml.Primitive, dst *time.Duration, w where, min time.Duration) {
+	var d duration
+	if !l.decode(p, &d, w) {
+		return
+	}
+	if time.Duration(d) < min {
+		if min == time.Nanosecond {
+			l.errorf(w, "duration must be positive")
+		} else {
+			l.errorf(w, "duration %s is shorter than %s", time.Duration(d), min)
+		}
+		return
+	}
+	*dst = time.Duration(d)
+}
+
+func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
+	*s = Scheduler{
+		DB:               DefaultDB,
+		Timezone:         time.UTC,
+		RetainDone:       DefaultRetainDone,
+		MaintenanceEvery: DefaultMaintenanceEvery,
+		ShutdownGrace:    DefaultShutdownGrace,
+		MisfireGrace:     DefaultMisfireGrace,
+	}
+	w := where{table: "scheduler", path: []string{"scheduler"}}
+	var raw rawScheduler
+	if !l.decode(p, &raw, w) {
+		return
+	}
+	var db string
+	if l.decode(raw.DB, &db, w.with("db")) {
+		if db == "" {
+			l.errorf(w.with("db"), "empty database path")
+		} else {
+			s.DB = db
+		}
+	}
+	var workers int
+	if l.decode(raw.Workers, &workers, w.with("workers")) {
+		if workers < 0 {
+			l.errorf(w.with("workers"), "%d workers: want 0 (the default) or more", workers)
+		} else {
+			s.Workers = workers
+		}
+	}
+	var tz zone
+	if l.decode(raw.Timezone, &tz, w.with("timezone")) {
+		s.Timezone = tz.loc
+	}
+	l.durationField(raw.RetainDone, &s.RetainDone, w.with("retain_done"), time.Nanosecond)
+	l.durationField(raw.MaintenanceEvery, &s.MaintenanceEvery, w.with("maintenance_every"), time.Nanosecond)
+	l.durationField(raw.ShutdownGrace, &s.ShutdownGrace, w.with("shutdown_grace"), time.Nanosecond)
+	l.durationField(raw.MisfireGrace, &s.MisfireGrace, w.with("misfire_grace"), time.Second)
+}
+
+// loadTasks decodes the [tasks.NAME] tables into cfg.Tasks and returns the
+// parsed argument templates of the command tasks whose templates parse.
+func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template.Template {
+	templates := map[string][]*template.Template{}
+	var raws map[string]toml.Primitive
+	if !l.decode(p, &raws, where{field: "tasks", path: []string{"tasks"}}) {
+		return templates
+	}
+	for _, name := range slices.Sorted(maps.Keys(raws)) {
+		w := where{table: "task", job: name, path: []string{"tasks", name}}
+		t := &Task{Name: name, MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff}
+		// A task that fails to decode still counts as defined, so that the
+		// schedules naming it do not add misleading errors.
+		cfg.Tasks[name] = t
+		if !validName(name) {
+			l.errorf(w, "task name %q: %s", name, nameRule)
+		}
+		var raw rawTask
+		if !l.decode(raws[name], &raw, w) {
+			continue
+		}
+		if tmpls, ok := l.loadTask(t, raw, w); ok {
+			templates[name] = tmpls
+		}
+	}
+	return templates
+}
+
+func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, bool) {
+	hasCommand, hasURL := present(raw.Command), present(raw.URL)
+	if hasCommand && hasURL {
+		l.errorf(w.with("url"), "a task has a command or a url, not both")
+	}
+	for _, f := range []struct {
+		p       toml.Primitive
+		key     string
+		allowed bool
+		kind    string
+	}{
+		{raw.Env, "env", hasCommand, "a command"},
+		{raw.Dir, "dir", hasCommand, "a command"},
+		{raw.PermanentExitCodes, "permanent_exit_codes", hasCommand, "a command"},
+		{raw.Method, "method", hasURL, "a url"},
+		{raw.Headers, "headers", hasURL, "a url"},
+	} {
+		if present(f.p) && !f.allowed {
+			l.errorf(w.with(f.key), "applies only to a task with %s", f.kind)
+		}
+	}
+
+	var tmpls []*template.Template
+	tmplsOK := false
+	if l.decode(raw.Command, &t.Command, w.with("command")) {
+		tmpls, tmplsOK = l.commandTemplates(t.Command, w.with("command"))
+	}
+	if l.decode(raw.Env, &t.Env, w.with("env")) {
+		for _, k := range slices.Sorted(maps.Keys(t.Env)) {
+			if err := checkEnv(k, t.Env[k]); err != nil {
+				l.add(w.with("env"), err)
+			}
+		}
+	}
+	l.decode(raw.Dir, &t.Dir, w.with("dir"))
+	if l.decode(raw.URL, &t.URL, w.with("url")) {
+		if err := checkURL(t.URL); err != nil {
+			l.add(w.with("url"), err)
+		}
+	}
+	if l.decode(raw.Method, &t.Method, w.with("method")) && !isToken(t.Method) {
+		l.errorf(w.with("method"), "%q is not an http method", t.Method)
+	}
+	if l.decode(raw.Headers, &t.Headers, w.with("headers")) {
+		for _, k := range slices.Sorted(maps.Keys(t.Headers)) {
+			if !isToken(k) || strings.ContainsAny(t.Headers[k], "\r\n\x00") {
+				l.errorf(w.with("headers"), "header %q: invalid name or value", k)
+			}
+		}
+	}
+	l.durationField(raw.Timeout, &t.Timeout, w.with("timeout"), 0)
+	if l.decode(raw.MaxAttempts, &t.MaxAttempts, w.with("max_attempts")) && t.MaxAttempts < 1 {
+		l.errorf(w.with("max_attempts"), "%d attempts: want at least 1", t.MaxAttempts)
+	}
+	l.durationField(raw.Backoff, &t.Backoff, w.with("backoff"), time.Nanosecond)
+	l.durationField(raw.MaxBackoff, &t.MaxBackoff, w.with("max_backoff"), time.Nanosecond)
+	if t.MaxBackoff < t.Backoff {
+		l.errorf(w.with("max_backoff"), "max_backoff %s is shorter than backoff %s", t.MaxBackoff, t.Backoff)
+	}
+	if l.decode(raw.Concurrency, &t.Concurrency, w.with("concurrency")) && t.Concurrency < 0 {
+		l.errorf(w.with("concurrency"), "concurrency %d: want 0 (no limit) or more", t.Concurrency)
+	}
+	if l.decode(raw.PermanentExitCodes, &t.PermanentExitCodes, w.with("permanent_exit_codes")) {
+		for _, c := range t.PermanentExitCodes {
+			if c < 1 || c > 255 {
+				l.errorf(w.with("permanent_exit_codes"), "exit code %d is not in 1-255", c)
+			}
+		}
+	}
+	l.decode(raw.Priority, &t.Priority, w.with("priority"))
+	return tmpls, tmplsOK
+}
+
+// commandTemplates parses a command's arguments as the command handler
+// does: text/template, a missing key being an error.
+func (l *loader) commandTemplates(argv []string, w where) ([]*template.Template, bool) {
+	if len(argv) == 0 {
+		l.errorf(w, "empty command")
+		return nil, false
+	}
+	if argv[0] == "" {
+		l.errorf(w, "empty program name")
+		return nil, false
+	}
+	ok := true
+	tmpls := make([]*template.Template, len(argv))
+	for i, arg := range argv {
+		t, err := template.New(fmt.Sprintf("argv[%d]", i)).Option("missingkey=error").Parse(arg)
+		if err != nil {
+			l.errorf(w, "argument %d %q: %w", i, arg, err)
+			ok = false
+			continue
+		}
+		tmpls[i] = t
+	}
+	return tmpls, ok
+}
+
+func checkEnv(k, v string) error {
+	switch {
+	case k == "":
+		return errors.New("empty variable name")
+	case strings.ContainsAny(k, "=\x00"):
+		return fmt.Errorf("variable name %q contains '=' or NUL", k)
+	case strings.HasPrefix(k, "SCHEDULER_"):
+		return fmt.Errorf("variable %s: names starting with SCHEDULER_ are reserved", k)
+	case strings.ContainsRune(v, 0):
+		return fmt.Errorf("variable %s: value contains NUL", k)
+	}
+	return nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("invalid url: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("url %s: scheme must be http or https", u.Redacted())
+	case u.Host == "":
+		return fmt.Errorf("url %s: host is missing", u.Redacted())
+	}
+	return nil
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110), as methods and
+// header names are.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[string][]*template.Template) {
+	var raws []toml.Primitive
+	if !l.decode(p, &raws, where{field: "schedule", path: []string{"schedule"}}) {
+		return
+	}
+	// Names first, so that a message about any key can name its schedule.
+	decoded := make([]rawSchedule, len(raws))
+	ok := make([]bool, len(raws))
+	for i, rp := range raws {
+		w := where{table: "schedule", job: fmt.Sprintf("#%d", i+1), path: []string{"schedule", elem(i)}}
+		if ok[i] = l.decode(rp, &decoded[i], w); !ok[i] {
+			continue
+		}
+		var name string
+		if present(decoded[i].Name) && l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
+			l.names[i] = name
+		}
+	}
+	lines := map[string]int{}
+	for i := range raws {
+		if !ok[i] {
+			continue
+		}
+		s := l.loadSchedule(i, decoded[i], cfg, templates)
+		if s.Name == "" {
+			continue
+		}
+		if line, dup := lines[s.Name]; dup {
+			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
+			l.errorf(w, "schedule %q is already defined on line %d", s.Name, line)
+			continue
+		}
+		lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		cfg.Schedules = append(cfg.Schedules, s)
+		cfg.byName[s.Name] = s
+	}
+}
+
+func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
+	job := l.names[i]
+	if job == "" {
+		job = fmt.Sprintf("#%d", i+1)
+	}
+	w := where{table: "schedule", job: job, path: []string{"schedule", elem(i)}}
+	s := &Schedule{CatchUp: CatchUpLatest, CatchUpLimit: DefaultCatchUpLimit, Overlap: OverlapAllow}
+
+	var name string
+	switch {
+	case !present(raw.Name):
+		l.errorf(w.with("name"), "missing")
+	case l.decode(raw.Name, &name, w.with("name")):
+		if !validName(name) {
+			l.errorf(w.with("name"), "name %q: %s", name, nameRule)
+		} else {
+			s.Name = name
+		}
+	}
+
+	var expr cronText
+	cronOK := false
+	if !present(raw.Cron) {
+		l.errorf(w.with("cron"), "missing")
+	} else {
+		cronOK = l.decode(raw.Cron, &expr, w.with("cron"))
+	}
+	loc := cfg.Scheduler.Timezone
+	var tz zone
+	if l.decode(raw.Timezone, &tz, w.with("timezone")) {
+		loc = tz.loc
+		if cronOK && hasZonePrefix(string(expr)) {
+			l.errorf(w.with("timezone"), "cron has a CRON_TZ= prefix: give the zone once")
+		}
+	}
+	if cronOK {
+		spec, err := ParseSpec(string(expr), loc)
+		if err != nil {
+			l.add(w.with("cron"), err)
+		} else {
+			s.Cron, s.spec, s.Location = string(expr), spec, spec.Location()
+		}
+	}
+
+	switch {
+	case !present(raw.Task):
+		l.errorf(w.with("task"), "missing")
+	case l.decode(raw.Task, &s.Task, w.with("task")):
+		if _, ok := cfg.Tasks[s.Task]; !ok {
+			l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
+		}
+	}
+
+	payloadOK := !present(raw.Payload) || l.decode(raw.Payload, &s.Payload, w.with("payload"))
+	forEachOK := !present(raw.ForEach) || l.decode(raw.ForEach, &s.ForEach, w.with("for_each"))
+	if present(raw.ForEach) && forEachOK && len(s.ForEach) == 0 {
+		l.errorf(w.with("for_each"), "empty: leave for_each out for a single run per instant")
+		forEachOK = false
+	}
+	itemsField := w.with("payload")
+	if present(raw.ForEach) {
+		itemsField = w.with("for_each")
+	}
+	if payloadOK && forEachOK {
+		items, err := buildItems(s.Payload, s.ForEach)
+		if err != nil {
+			l.add(itemsField, err)
+		} else {
+			s.items = items
+			if tmpls, ok := templates[s.Task]; ok {
+				if err := checkTemplates(s.Task, tmpls, items); err != nil {
+					l.add(itemsField, err)
+				}
+			}
+		}
+	}
+
+	l.decode(raw.CatchUp, &s.CatchUp, w.with("catch_up"))
+	if l.decode(raw.CatchUpLimit, &s.CatchUpLimit, w.with("catch_up_limit")) {
+		switch {
+		case s.CatchUp != CatchUpAll:
+			l.errorf(w.with("catch_up_limit"), "applies only to catch_up = \"all\"")
+		case s.CatchUpLimit < 1 || s.CatchUpLimit > MaxCatchUpLimit:
+			l.errorf(w.with("catch_up_limit"), "%d: want 1 to %d", s.CatchUpLimit, MaxCatchUpLimit)
+		}
+	}
+	l.decode(raw.Overlap, &s.Overlap, w.with("overlap"))
+	return s
+}
+
+// checkTemplates runs a command task's argument templates over the payload
+// of every item, as the command handler will, and returns the first
+// failure.
+func checkTemplates(task string, tmpls []*template.Template, items []Item) error {
+	for _, it := range items {
+		data, err := decodeObject(it.Payload)
+		if err != nil {
+			return err
+		}
+		for i, t := range tmpls {
+			if err := t.Execute(io.Discard, data); err != nil {
+				if it.ID != "" {
+					return fmt.Errorf("item %s: task %q argument %d: %w", it.ID, task, i, err)
+				}
+				return fmt.Errorf("task %q argument %d: %w", task, i, err)
+			}
+		}
+	}
+	return nil
+}
