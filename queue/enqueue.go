@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -101,8 +104,47 @@ const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, 
 VALUES (?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
-// insertJobs inserts prepared jobs inside tx.
+// batchRows is how many jobs one multi-row INSERT carries. Larger batches
+// insert in statements of this size (prepared once), the rest row by row.
+const batchRows = 100
+
+const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+
+// insertBatchSQL inserts batchRows jobs in one statement.
+var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `
+ON CONFLICT (key) DO NOTHING
+RETURNING id, key`
+
+const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM json_each(?))`
+
+// insertJobs inserts prepared jobs inside tx, in order: a later job with the
+// key of an earlier one is not inserted, and SkipIfActive sees the jobs
+// inserted before it.
 func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
+	var res []Enqueued
+	if !slices.ContainsFunc(jobs, func(j NewJob) bool { return j.SkipIfActive }) {
+		for len(jobs) >= batchRows {
+			r, err := insertBatch(ctx, tx, jobs[:batchRows], now)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, r...)
+			jobs = jobs[batchRows:]
+		}
+	}
+	if len(jobs) == 0 {
+		return res, nil
+	}
+	r, err := insertRows(ctx, tx, jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(res, r...), nil
+}
+
+// insertRows inserts jobs one statement each.
+func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
 	ins, err := tx.PrepareContext(ctx, insertJobSQL)
 	if err != nil {
 		return nil, err
@@ -156,6 +198,78 @@ func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 		}
 	}
 	return res, nil
+}
+
+// insertBatch inserts batchRows jobs (without SkipIfActive) with one
+// statement, and looks up the ids of those whose key existed.
+func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
+	args := make([]any, 0, len(jobs)*10)
+	for _, j := range jobs {
+		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
+			nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now))
+	}
+	ids, err := keyedIDs(ctx, tx, insertBatchSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	inserted := make(map[string]int64, len(ids))
+	maps.Copy(inserted, ids)
+	res := make([]Enqueued, len(jobs))
+	var missing []string
+	for i, j := range jobs {
+		res[i].Key = j.Key
+		if id, ok := inserted[j.Key]; ok {
+			res[i].ID, res[i].Inserted = id, true
+			delete(inserted, j.Key) // a repeat of the key later in jobs was not inserted
+			ids[j.Key] = id
+			continue
+		}
+		if id, ok := ids[j.Key]; ok {
+			res[i].ID = id
+			continue
+		}
+		missing = append(missing, j.Key)
+	}
+	if len(missing) == 0 {
+		return res, nil
+	}
+	arg, err := json.Marshal(missing)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := keyedIDs(ctx, tx, jobIDsByKeySQL, string(arg))
+	if err != nil {
+		return nil, fmt.Errorf("look up existing jobs: %w", err)
+	}
+	for i := range res {
+		if !res[i].Inserted && res[i].ID == 0 {
+			id, ok := existing[res[i].Key]
+			if !ok {
+				return nil, fmt.Errorf("job %q neither inserted nor found", res[i].Key)
+			}
+			res[i].ID = id
+		}
+	}
+	return res, nil
+}
+
+// keyedIDs runs a query returning (id, key) rows.
+func keyedIDs(ctx context.Context, tx txn, query string, args ...any) (map[string]int64, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, err
+		}
+		out[key] = id
+	}
+	return out, rows.Err()
 }
 
 // Advance is one step of a schedule: the jobs and skips for its instants up

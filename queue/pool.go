@@ -107,7 +107,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.ShutdownGrace = 30 * time.Second
 	}
 	if cfg.WatchInterval == 0 {
-		cfg.WatchInterval = 20 * time.Millisecond
+		cfg.WatchInterval = 50 * time.Millisecond
 	}
 	if cfg.MaxIdle == 0 {
 		cfg.MaxIdle = 30 * time.Second
@@ -583,10 +583,22 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}) {
 		return
 	}
 	defer conn.Close()
+	// Prepared once: parsing the pragma 50 times a second was most of an
+	// idle daemon's CPU.
+	st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		}
+		return
+	}
+	defer st.Close()
 	var last int64 = -1
 	for {
 		var v int64
-		if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		// Without ctx: a cancellable query costs the driver a goroutine,
+		// and the select below notices ctx anyway.
+		if err := st.QueryRowContext(context.Background()).Scan(&v); err != nil {
 			if ctx.Err() != nil {
 				return
 			}

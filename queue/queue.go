@@ -132,6 +132,9 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "foreign_keys(1)")
 	v.Add("_pragma", "synchronous(NORMAL)")
+	// Statement journals and sorts stay in memory: a big materialisation
+	// otherwise writes its statement journal to a temporary file.
+	v.Add("_pragma", "temp_store(MEMORY)")
 	if readOnly {
 		v.Add("_pragma", "query_only(1)")
 	} else {

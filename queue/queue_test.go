@@ -380,3 +380,42 @@ func TestNextWakeAcrossPriorities(t *testing.T) {
 		}
 	}
 }
+
+// TestEnqueueBatchLargeKeepsPerJobResults: a batch big enough for the
+// multi-row path reports, per job and in order, its id and whether it was
+// inserted, with keys repeated inside the batch and keys that existed.
+func TestEnqueueBatchLargeKeepsPerJobResults(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	old := mustEnqueue(t, q, NewJob{Type: "t", Key: "k150"})
+	var jobs []NewJob
+	for i := range 250 {
+		jobs = append(jobs, NewJob{Type: "t", Key: fmt.Sprint("k", i%220)})
+	}
+	res, err := q.EnqueueBatch(ctx, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for i, r := range res {
+		key := jobs[i].Key
+		wantInserted := i < 220 && key != "k150"
+		if r.Key != key || r.Inserted != wantInserted {
+			t.Fatalf("result %d = %+v, want key %s inserted %v", i, r, key, wantInserted)
+		}
+		if prev, ok := ids[key]; ok && prev != r.ID {
+			t.Fatalf("key %s has ids %d and %d", key, prev, r.ID)
+		}
+		ids[key] = r.ID
+		if j := mustJob(t, q, key); j.ID != r.ID {
+			t.Fatalf("result %d: id %d, stored %d", i, r.ID, j.ID)
+		}
+	}
+	if ids["k150"] != old.ID {
+		t.Errorf("existing key got id %d, want %d", ids["k150"], old.ID)
+	}
+	if s, _ := q.Stats(ctx); s.Total[StatePending] != 220 {
+		t.Errorf("%d jobs stored, want 220", s.Total[StatePending])
+	}
+}

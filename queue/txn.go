@@ -11,7 +11,7 @@ import (
 // connection: parsing SQL was the largest cost of a claim or completion
 // before they were.
 var hotSQL = []string{
-	insertJobSQL, jobIDByKeySQL, activeSeriesSQL, insertSkipSQL,
+	insertJobSQL, jobIDByKeySQL, insertBatchSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL,
 	finishDoneBatchSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
