@@ -64,6 +64,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	pool, err := queue.NewPool(q, queue.PoolConfig{
 		Workers:          sc.Workers,
 		ShutdownGrace:    sc.ShutdownGrace,
+		Lease:            sc.Lease,
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
 		Clock:            a.clock,
@@ -189,7 +190,7 @@ func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg
 	}
 	old := a.cfg
 	if cfg.Scheduler.Workers != old.Scheduler.Workers || databasePath(a.o, cfg) != a.dbPath ||
-		cfg.Scheduler.ShutdownGrace != old.Scheduler.ShutdownGrace ||
+		cfg.Scheduler.ShutdownGrace != old.Scheduler.ShutdownGrace || cfg.Scheduler.Lease != old.Scheduler.Lease ||
 		cfg.Scheduler.MaintenanceEvery != old.Scheduler.MaintenanceEvery || cfg.Scheduler.RetainDone != old.Scheduler.RetainDone {
 		log.Warn("reload: [scheduler] settings take effect at the next restart")
 	}
@@ -206,7 +207,7 @@ func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg
 func taskSpec(t *schedule.Task) tasks.Spec {
 	return tasks.Spec{
 		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
-		URL: t.URL, Method: t.Method, Headers: t.Headers,
+		URL: t.URL, Method: t.Method, Headers: t.Headers, KillGrace: t.KillGrace,
 	}
 }
 

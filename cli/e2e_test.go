@@ -171,6 +171,7 @@ func TestTimedOutCommandLeavesNoProcess(t *testing.T) {
 [tasks.stuck]
 command = ["sh", "-c", "trap '' TERM; (trap '' TERM; sleep 300) & echo $! > grandchild.pid; echo $$ > child.pid; sleep 300"]
 timeout = "1s"
+kill_grace = "500ms"
 max_attempts = 1
 [[schedule]]
 name = "s"

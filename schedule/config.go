@@ -16,6 +16,8 @@ const (
 	DefaultMaintenanceEvery = time.Hour
 	DefaultShutdownGrace    = 30 * time.Second
 	DefaultMisfireGrace     = time.Minute
+	DefaultLease            = time.Minute
+	DefaultKillGrace        = 10 * time.Second
 	DefaultMaxAttempts      = 5
 	DefaultBackoff          = 30 * time.Second
 	DefaultMaxBackoff       = time.Hour
@@ -71,6 +73,11 @@ type Scheduler struct {
 	// than this, after downtime, a pause or a forward clock jump, are
 	// missed and handled by the schedule's catch_up policy. Default: 1m.
 	MisfireGrace time.Duration
+	// Lease is how long a claimed job stays claimed without a heartbeat
+	// (key lease, at least 1s); running jobs' leases are extended every
+	// third of it. After it a stalled or dead worker's job is reclaimed
+	// and runs again. Default: 1m.
+	Lease time.Duration
 }
 
 // Task is a [tasks.NAME] table: a job type and its policy. A task runs a
@@ -112,6 +119,9 @@ type Task struct {
 	// Priority orders ready jobs: higher runs first (key priority).
 	// Default: 0.
 	Priority int
+	// KillGrace is how long a command's process group has between SIGTERM
+	// and SIGKILL at a timeout or shutdown (key kill_grace). Default: 10s.
+	KillGrace time.Duration
 }
 
 // TypeConfig returns the queue policy of the task's job type.

@@ -83,7 +83,7 @@ func TestLoadDefaults(t *testing.T) {
 	t.Parallel()
 	cfg := mustParse(t, "")
 	want := Scheduler{DB: DefaultDB, Timezone: time.UTC, RetainDone: DefaultRetainDone, MaintenanceEvery: DefaultMaintenanceEvery,
-		ShutdownGrace: DefaultShutdownGrace, MisfireGrace: DefaultMisfireGrace}
+		ShutdownGrace: DefaultShutdownGrace, MisfireGrace: DefaultMisfireGrace, Lease: DefaultLease}
 	if cfg.Scheduler != want {
 		t.Errorf("Scheduler = %+v, want %+v", cfg.Scheduler, want)
 	}
@@ -187,6 +187,10 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:2: scheduler: field maintenance_every: duration must be positive`},
 		{"short misfire grace", "[scheduler]\nmisfire_grace = \"10ms\"\n",
 			`t.toml:2: scheduler: field misfire_grace: duration 10ms is shorter than 1s`},
+		{"short lease", "[scheduler]\nlease = \"100ms\"\n",
+			`t.toml:2: scheduler: field lease: duration 100ms is shorter than 1s`},
+		{"bad kill grace", "[tasks.t]\ncommand = [\"true\"]\nkill_grace = \"-1s\"\n",
+			`t.toml:3: task "t": field kill_grace: duration -1s is negative`},
 		{"wrong type", "[scheduler]\nworkers = \"eight\"\n",
 			`t.toml:2: scheduler: field workers: wrong type: want an integer, got a string`},
 		{"negative workers", "[scheduler]\nworkers = -1\n",

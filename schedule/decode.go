@@ -33,6 +33,7 @@ type rawScheduler struct {
 	MaintenanceEvery toml.Primitive `toml:"maintenance_every"`
 	ShutdownGrace    toml.Primitive `toml:"shutdown_grace"`
 	MisfireGrace     toml.Primitive `toml:"misfire_grace"`
+	Lease            toml.Primitive `toml:"lease"`
 }
 
 type rawTask struct {
@@ -49,6 +50,7 @@ type rawTask struct {
 	Concurrency        toml.Primitive `toml:"concurrency"`
 	PermanentExitCodes toml.Primitive `toml:"permanent_exit_codes"`
 	Priority           toml.Primitive `toml:"priority"`
+	KillGrace          toml.Primitive `toml:"kill_grace"`
 }
 
 type rawSchedule struct {

@@ -72,6 +72,7 @@ func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
 		MaintenanceEvery: DefaultMaintenanceEvery,
 		ShutdownGrace:    DefaultShutdownGrace,
 		MisfireGrace:     DefaultMisfireGrace,
+		Lease:            DefaultLease,
 	}
 	w := where{table: "scheduler", path: []string{"scheduler"}}
 	var raw rawScheduler
@@ -102,6 +103,7 @@ func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
 	l.durationField(raw.MaintenanceEvery, &s.MaintenanceEvery, w.with("maintenance_every"), time.Nanosecond)
 	l.durationField(raw.ShutdownGrace, &s.ShutdownGrace, w.with("shutdown_grace"), time.Nanosecond)
 	l.durationField(raw.MisfireGrace, &s.MisfireGrace, w.with("misfire_grace"), time.Second)
+	l.durationField(raw.Lease, &s.Lease, w.with("lease"), time.Second)
 }
 
 // loadTasks decodes the [tasks.NAME] tables into cfg.Tasks and returns the
@@ -114,7 +116,7 @@ func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template
 	}
 	for _, name := range slices.Sorted(maps.Keys(raws)) {
 		w := where{table: "task", job: name, path: []string{"tasks", name}}
-		t := &Task{Name: name, MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff}
+		t := &Task{Name: name, MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff, KillGrace: DefaultKillGrace}
 		// A task that fails to decode still counts as defined, so that the
 		// schedules naming it do not add misleading errors.
 		cfg.Tasks[name] = t
@@ -183,6 +185,7 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 		}
 	}
 	l.durationField(raw.Timeout, &t.Timeout, w.with("timeout"), 0)
+	l.durationField(raw.KillGrace, &t.KillGrace, w.with("kill_grace"), 0)
 	if l.decode(raw.MaxAttempts, &t.MaxAttempts, w.with("max_attempts")) && t.MaxAttempts < 1 {
 		l.errorf(w.with("max_attempts"), "%d attempts: want at least 1", t.MaxAttempts)
 	}

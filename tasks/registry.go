@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,7 @@ type Spec struct {
 	URL                string            // see HTTPConfig.URL
 	Method             string            // see HTTPConfig.Method
 	Headers            map[string]string // see HTTPConfig.Headers
+	KillGrace          time.Duration     // see CommandConfig.KillGrace; zero takes the Registry's
 }
 
 // Config configures a Registry and the built-in handlers it makes. Zero
@@ -120,7 +122,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			Env:                s.Env,
 			Dir:                s.Dir,
 			PermanentExitCodes: s.PermanentExitCodes,
-			KillGrace:          r.cfg.KillGrace,
+			KillGrace:          cmp.Or(s.KillGrace, r.cfg.KillGrace),
 			Clock:              r.cfg.Clock,
 			Logger:             r.cfg.Logger,
 		})
