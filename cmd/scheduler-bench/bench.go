@@ -27,9 +27,13 @@ const (
 	cfgSyncFull      = "syncfull"
 	cfgBatch         = "batch100"
 	cfgBatchSyncFull = "batch100,syncfull"
+	// cfgOtherConn enqueues, fsynced, through a second queue.Queue on the
+	// same file: its own connections, as the CLI's -trigger in another
+	// process has, so the pool learns of each job only by watching the file.
+	cfgOtherConn = "otherconn,syncfull"
 )
 
-var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull}
+var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull, cfgOtherConn}
 
 // batchSize is the number of jobs per EnqueueBatch call in the batch configs.
 const batchSize = 100
@@ -376,7 +380,7 @@ wait:
 func (b *bench) latency(ctx context.Context) error {
 	cfgs := []string{cfgDefault}
 	if b.o.latFull {
-		cfgs = append(cfgs, cfgSyncFull)
+		cfgs = append(cfgs, cfgSyncFull, cfgOtherConn)
 	}
 	for _, cfg := range cfgs {
 		if err := b.latencyRun(ctx, cfg); err != nil {
@@ -401,6 +405,13 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	}
 	stopPool := runPool(ctx, p)
 	defer stopPool()
+	producer := q
+	if cfg == cfgOtherConn {
+		if producer, err = queue.Open(ctx, b.files(cfg), queueConfig(cfgSyncFull, log)); err != nil {
+			return fmt.Errorf("open producer: %w", err)
+		}
+		defer closeQueue(producer, &err)
+	}
 	if err := sleepCtx(ctx, b.o.warmup); err != nil { // the pool is running and idle
 		return err
 	}
@@ -425,7 +436,7 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 		}
 		rec.enqAt[i].Store(rec.now())
 		for {
-			_, err := q.Enqueue(ctx, newJob(i))
+			_, err := producer.Enqueue(ctx, newJob(i))
 			if err == nil {
 				break
 			}
