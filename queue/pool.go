@@ -503,7 +503,7 @@ func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
 	}
 	switch r.outcome {
 	case OutcomeDone:
-		p.log.DebugContext(ctx, "job done", attrs...)
+		p.log.InfoContext(ctx, "job done", attrs...)
 	case OutcomeRetry:
 		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.retryAt, "err", r.errText, "output", tail(r.output, 512))...)
 	case OutcomeDead:
