@@ -222,11 +222,15 @@ func (p *Pool) Run(ctx context.Context) error {
 
 	var helpers sync.WaitGroup
 	external := make(chan struct{}, 1)
+	watching := make(chan struct{})
 	helpers.Add(1)
 	go func() {
 		defer helpers.Done()
-		p.watch(ctx, external)
+		p.watch(ctx, external, watching)
 	}()
+	// The watch's first reading must come before the first claim: a commit
+	// between the two would otherwise go unnoticed until MaxIdle.
+	<-watching
 	if p.cfg.MaintenanceEvery > 0 {
 		helpers.Add(1)
 		go func() {
@@ -574,7 +578,10 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 // watch wakes the loop when another connection commits to the file, which
 // is how a job enqueued by another process is noticed without polling the
 // jobs table.
-func (p *Pool) watch(ctx context.Context, external chan<- struct{}) {
+func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching chan<- struct{}) {
+	var once sync.Once
+	started := func() { once.Do(func() { close(watching) }) }
+	defer started()
 	conn, err := p.q.r.Conn(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -612,6 +619,7 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}) {
 			}
 			last = v
 		}
+		started()
 		select {
 		case <-ctx.Done():
 			return
