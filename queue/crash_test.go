@@ -217,3 +217,101 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 		return s.Total[StateDone] == total
 	})
 }
+
+// TestDrainHelperProcess is a child of TestTwoProcessesNeverRunTheSameJob: it
+// drains the queue, appending "key attempt pid" for every run, until killed.
+func TestDrainHelperProcess(t *testing.T) {
+	if os.Getenv("QUEUE_DRAIN_HELPER") != "1" {
+		t.Skip("helper process for the two-process test")
+	}
+	ctx := context.Background()
+	q, err := Open(ctx, os.Getenv("QUEUE_DB"), Config{})
+	if err != nil {
+		os.Exit(3)
+	}
+	log, err := os.OpenFile(os.Getenv("QUEUE_RUNLOG"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		os.Exit(3)
+	}
+	p, err := NewPool(q, PoolConfig{Workers: 4})
+	if err != nil {
+		os.Exit(3)
+	}
+	pid := os.Getpid()
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		fmt.Fprintf(log, "%s %d %d\n", j.Key, j.Attempt, pid)
+		return nil
+	}), TypeConfig{})
+	fmt.Println("ready")
+	p.Run(ctx)
+}
+
+// TestTwoProcessesNeverRunTheSameJob: two processes draining one file claim
+// disjoint jobs: every job runs exactly once, and both processes take part.
+func TestTwoProcessesNeverRunTheSameJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	path, runLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "runs.log")
+	ctx := context.Background()
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	var children []*exec.Cmd
+	for range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDrainHelperProcess$")
+		cmd.Env = append(os.Environ(), "QUEUE_DRAIN_HELPER=1", "QUEUE_DB="+path, "QUEUE_RUNLOG="+runLog)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		children = append(children, cmd)
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() || sc.Text() != "ready" {
+			t.Fatalf("child did not start: %q", sc.Text())
+		}
+	}
+	const n = 2000
+	for i := 0; i < n; i += 100 {
+		var batch []NewJob
+		for k := i; k < i+100; k++ {
+			batch = append(batch, NewJob{Type: "t", Key: fmt.Sprint("j", k)})
+		}
+		if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "all done", func() bool { s, _ := q.Stats(ctx); return s.Total[StateDone] == n })
+	for _, c := range children {
+		c.Process.Kill()
+		c.Wait()
+	}
+	runs := map[string]int{}
+	pids := map[string]int{}
+	data, _ := os.ReadFile(runLog)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		runs[f[0]]++
+		pids[f[2]]++
+	}
+	for k, c := range runs {
+		if c != 1 {
+			t.Errorf("job %s ran %d times", k, c)
+		}
+	}
+	if len(runs) != n {
+		t.Errorf("%d jobs ran, want %d", len(runs), n)
+	}
+	if len(pids) != 2 {
+		t.Errorf("runs by %d processes (%v), want both", len(pids), pids)
+	}
+	t.Logf("runs per process: %v", pids)
+}
