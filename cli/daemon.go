@@ -32,7 +32,7 @@ func programClock(env func(string) string) (clock.Clock, error) {
 }
 
 // errForced is returned when a second SIGTERM or SIGINT cut the shutdown short.
-var errForced = errors.New("forced exit on second signal: running jobs were abandoned and will be reclaimed when their leases expire")
+var errForced = errors.New("forced exit on second signal: running commands were killed; their jobs run again once their leases expire")
 
 // daemon runs the beat, the worker pool and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
@@ -127,7 +127,8 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				}
 			default:
 				if stopping {
-					log.Error("second signal: exiting now", "signal", sig.String())
+					killed := reg.KillRunning()
+					log.Error("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
 					return errForced
 				}
 				beginStop(sig.String())

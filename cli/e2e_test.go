@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -415,4 +416,47 @@ timezone = "Mars/Olympus"
 	if _, _, code := cli(t, dir, "-check", "-status"); code != 2 {
 		t.Errorf("two modes: exit %d, want 2", code)
 	}
+}
+
+// TestSecondSigtermForcesExit: a second SIGTERM during the shutdown grace
+// exits at once (status 1) instead of waiting out the grace, killing the
+// running commands' process groups; their jobs are reclaimed later.
+func TestSecondSigtermForcesExit(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[scheduler]
+shutdown_grace = "5m"
+[tasks.long]
+command = ["sh", "-c", "echo $$ > long.pid; exec sleep 300"]
+[[schedule]]
+name = "l"
+cron = "0 0 1 1 *"
+task = "long"
+`)
+	d := startDaemon(t, dir, nil)
+	mustCLI(t, dir, "-trigger", "l")
+	eventually(t, "job started", func() bool { _, err := os.Stat(filepath.Join(dir, "long.pid")); return err == nil })
+	d.signal(syscall.SIGTERM)
+	d.waitLog("pool stopping")
+	d.signal(syscall.SIGTERM)
+	err := d.wait()
+	if code := exitCodeOf(err); code != 1 {
+		t.Fatalf("exit %v (code %d), want 1 after a forced exit", err, code)
+	}
+	if log := d.log(); !strings.Contains(log, "second signal") {
+		t.Errorf("no forced-exit message in the log:\n%s", log)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "long.pid"))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	eventually(t, "the running command killed", func() bool { return !pidAlive(pid) })
+}
+
+func exitCodeOf(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -78,6 +78,8 @@ type CommandConfig struct {
 	Clock clock.Clock
 	// Logger receives process life-cycle events. Default: discard.
 	Logger *slog.Logger
+	// Groups, if set, tracks the command's process group while it runs.
+	Groups *ProcessGroups
 }
 
 // Command is a queue.Handler that runs a program for each job. It is safe
@@ -106,6 +108,7 @@ type Command struct {
 	killGrace time.Duration
 	clock     clock.Clock
 	log       *slog.Logger
+	groups    *ProcessGroups
 }
 
 // NewCommand checks cfg, parses its argument templates and returns a Command.
@@ -125,6 +128,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		killGrace: cfg.KillGrace,
 		clock:     cfg.Clock,
 		log:       cfg.Logger,
+		groups:    cfg.Groups,
 	}
 	for i, arg := range cfg.Argv {
 		t, err := template.New(argName(i)).Option("missingkey=error").Parse(arg)
@@ -293,6 +297,8 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		return nil, startError(name, startErr)
 	}
 	pid := cmd.Process.Pid
+	c.groups.add(pid)
+	defer c.groups.remove(pid)
 	log := c.log.With(logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt, logKeyPID, pid)
 	log.DebugContext(ctx, "command started")
 

@@ -52,6 +52,7 @@ type Registry struct {
 
 	mu       sync.RWMutex
 	handlers map[string]queue.Handler
+	groups   ProcessGroups
 }
 
 // NewRegistry returns an empty Registry.
@@ -85,6 +86,11 @@ func (r *Registry) Register(name string, h queue.Handler) error {
 	r.handlers[name] = h
 	return nil
 }
+
+// KillRunning sends SIGKILL to the process groups of every command the
+// Registry's handlers are running, for a program that must exit without
+// waiting for them. It returns how many it signalled.
+func (r *Registry) KillRunning() int { return r.groups.KillAll() }
 
 // Names returns the names of the registered Go handlers, sorted.
 func (r *Registry) Names() []string {
@@ -125,6 +131,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			KillGrace:          cmp.Or(s.KillGrace, r.cfg.KillGrace),
 			Clock:              r.cfg.Clock,
 			Logger:             r.cfg.Logger,
+			Groups:             &r.groups,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %w", name, err)
