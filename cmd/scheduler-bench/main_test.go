@@ -155,7 +155,7 @@ func TestThroughput(t *testing.T) {
 	}
 }
 
-// TestLatency runs a short latency run of both configurations.
+// TestLatency runs a short latency run of every configuration.
 func TestLatency(t *testing.T) {
 	t.Parallel()
 	var stdout, stderr bytes.Buffer
@@ -164,7 +164,7 @@ func TestLatency(t *testing.T) {
 		t.Fatalf("run(%q): %v\nstderr:\n%s", args, err, stderr.String())
 	}
 	lines := parseResults(t, stdout.String())
-	checkLines(t, lines, []string{"default/latency", "syncfull/latency"}, 50, 4, 2)
+	checkLines(t, lines, []string{"default/latency", "syncfull/latency", "otherconn,syncfull/latency"}, 50, 4, 2)
 	checkStderr(t, stderr.String())
 }
 
