@@ -71,18 +71,9 @@ func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time
 	for _, at := range runs {
 		at = at.UTC()
 		for _, it := range s.items {
-			adv.Jobs = append(adv.Jobs, queue.NewJob{
-				Key:          DedupKey(s.Name, it.ID, at),
-				Type:         s.Task,
-				Payload:      it.Payload,
-				Priority:     task.Priority,
-				RunAt:        at,
-				MaxAttempts:  task.MaxAttempts,
-				Schedule:     s.Name,
-				Item:         it.ID,
-				ScheduledAt:  at,
-				SkipIfActive: s.Overlap == OverlapSkip,
-			})
+			j := runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at)
+			j.SkipIfActive = s.Overlap == OverlapSkip
+			adv.Jobs = append(adv.Jobs, j)
 		}
 	}
 	for _, sk := range skips {

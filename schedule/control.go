@@ -85,17 +85,7 @@ func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts
 				return nil, fmt.Errorf("trigger %s: %w", name, err)
 			}
 		}
-		jobs[i] = queue.NewJob{
-			Key:         manualKey(s.Name, it.ID, key),
-			Type:        s.Task,
-			Payload:     payload,
-			Priority:    task.Priority,
-			RunAt:       at,
-			MaxAttempts: task.MaxAttempts,
-			Schedule:    s.Name,
-			Item:        it.ID,
-			ScheduledAt: at,
-		}
+		jobs[i] = runJob(s, task, it.ID, manualKey(s.Name, it.ID, key), payload, at)
 	}
 	res, err := q.EnqueueBatch(ctx, jobs)
 	if err != nil {
@@ -218,17 +208,7 @@ func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, fro
 	for _, at := range instants {
 		at = at.UTC()
 		for _, it := range s.items {
-			jobs = append(jobs, queue.NewJob{
-				Key:         DedupKey(s.Name, it.ID, at),
-				Type:        s.Task,
-				Payload:     it.Payload,
-				Priority:    task.Priority,
-				RunAt:       at,
-				MaxAttempts: task.MaxAttempts,
-				Schedule:    s.Name,
-				Item:        it.ID,
-				ScheduledAt: at,
-			})
+			jobs = append(jobs, runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at))
 		}
 	}
 	res, err := q.EnqueueBatch(ctx, jobs)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"scheduler/queue"
 )
 
 // Item is one run of a schedule's fan-out: every instant of the schedule
@@ -132,4 +134,20 @@ func decodeObject(b json.RawMessage) (map[string]any, error) {
 		return nil, errors.New("decode payload as a json object: got null")
 	}
 	return m, nil
+}
+
+// runJob is the job of one run of schedule s for one fan-out item, at the
+// instant at (which is also its earliest start).
+func runJob(s *Schedule, task *Task, item, key string, payload json.RawMessage, at time.Time) queue.NewJob {
+	return queue.NewJob{
+		Key:         key,
+		Type:        s.Task,
+		Payload:     payload,
+		Priority:    task.Priority,
+		RunAt:       at,
+		MaxAttempts: task.MaxAttempts,
+		Schedule:    s.Name,
+		Item:        item,
+		ScheduledAt: at,
+	}
 }
