@@ -41,14 +41,6 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 	if err != nil {
 		return nil, err
 	}
-	if len(prepared) == 1 && q.cfg.NoSyncEnqueue && !prepared[0].SkipIfActive {
-		r, err := q.insertOne(ctx, prepared[0], now)
-		if err != nil {
-			return nil, fmt.Errorf("enqueue: %w", err)
-		}
-		q.notify()
-		return []Enqueued{r}, nil
-	}
 	var res []Enqueued
 	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
 		var err error
@@ -60,31 +52,6 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 	}
 	q.notify()
 	return res, nil
-}
-
-// insertOne inserts one job in an autocommit statement: a single INSERT is
-// atomic on its own, and skipping BEGIN and COMMIT is a third of the cost of
-// an unsynced enqueue. Synced enqueues take inTx, which sets synchronous on
-// the connection around the transaction.
-func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueued, error) {
-	if q.w == nil {
-		return Enqueued{}, errReadOnly
-	}
-	res := Enqueued{Key: j.Key}
-	err := q.cached(insertJobSQL).QueryRowContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now)).Scan(&res.ID)
-	switch {
-	case err == nil:
-		res.Inserted = true
-		return res, nil
-	case errors.Is(err, sql.ErrNoRows):
-		if err := q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID); err != nil {
-			return res, fmt.Errorf("look up existing job %q: %w", j.Key, err)
-		}
-		return res, nil
-	default:
-		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
-	}
 }
 
 // prepareJobs validates jobs and fills their defaults.
