@@ -418,13 +418,3 @@ func groupMembers(pgid int) []int {
 	}
 	return out
 }
-
-// knownGap skips a test that fails because of a product gap named by why,
-// unless SCHEDULER_CHAOS_GAPS=run asks for the known gaps to be run (and
-// fail) too. Remove the call once the gap is closed.
-func knownGap(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("SCHEDULER_CHAOS_GAPS") != "run" {
-		t.Skip("known product gap: " + why + " (SCHEDULER_CHAOS_GAPS=run runs it)")
-	}
-}

@@ -137,8 +137,6 @@ func byKeyPrefix(evs []event, prefix string) map[string]*runs {
 // the others within the busy timeout as they do once the file exists.
 func TestConcurrentFirstUse(t *testing.T) {
 	t.Parallel()
-	knownGap(t, "opening a database that another process is creating at that moment (daemon or -trigger) can fail at once with "+
-		"\"read schema version: database is locked (5) (SQLITE_BUSY)\", without waiting for the busy timeout")
 	s := newSite(t, goodBase+`
 [[schedule]]
 name = "manual"

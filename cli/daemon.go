@@ -60,6 +60,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return err
 	}
 	defer q.Close()
+	// A write before READY: a file that opens but cannot be written (a
+	// read-only mount, an immutable file) fails the start, not every job.
+	if _, err := q.Reclaim(ctx); err != nil {
+		return fmt.Errorf("database %s is not writable: %w", a.dbPath, err)
+	}
 	sc := a.cfg.Scheduler
 	pool, err := queue.NewPool(q, queue.PoolConfig{
 		Workers:          sc.Workers,

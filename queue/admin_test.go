@@ -93,7 +93,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(t0)
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, PurgeBatch: 50})
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, PurgeBatch: 50, PurgePause: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,6 +82,16 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	batch := func(query string) (int64, error) {
 		var n int64
+		start := q.clock.Now()
+		defer func() {
+			if n == int64(q.cfg.PurgeBatch) && q.cfg.PurgePause > 0 {
+				// More to delete: rest first (see Config.PurgePause).
+				select {
+				case <-ctx.Done():
+				case <-q.clock.After(max(q.cfg.PurgePause, q.clock.Now().Sub(start))):
+				}
+			}
+		}()
 		err := q.inTx(ctx, false, func(tx txn) error {
 			res, err := tx.ExecContext(ctx, query, ms(before), q.cfg.PurgeBatch)
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 
 	"scheduler/internal/clock"
 )
@@ -40,6 +40,10 @@ type Config struct {
 	// enough that a writer waiting behind it waits milliseconds.
 	// Default: 1000.
 	PurgeBatch int
+	// PurgePause is the rest between two purge transactions, at least as
+	// long as the transaction took, so that writers of other processes,
+	// whose busy handlers poll, get the lock. Default: 20ms; negative: none.
+	PurgePause time.Duration
 }
 
 // Queue is a job queue stored in one SQLite file. It is safe for concurrent
@@ -76,6 +80,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = 1000
 	}
+	if cfg.PurgePause == 0 {
+		cfg.PurgePause = 20 * time.Millisecond
+	}
 	if path == "" {
 		return nil, errors.New("open queue: empty database path")
 	}
@@ -99,7 +106,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 		q.w.SetMaxIdleConns(1)
 		q.w.SetConnMaxLifetime(0)
 		q.w.SetConnMaxIdleTime(0)
-		if err := q.migrate(ctx); err != nil {
+		if err := q.retryBusy(ctx, q.migrate); err != nil {
 			q.w.Close()
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
@@ -114,7 +121,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 	}
 	q.r.SetMaxOpenConns(4)
 	if cfg.ReadOnly {
-		if err := q.checkVersion(ctx); err != nil {
+		if err := q.retryBusy(ctx, q.checkVersion); err != nil {
 			q.closeDBs()
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
@@ -263,6 +270,35 @@ func (q *Queue) checkVersion(ctx context.Context) error {
 		return errors.New("database has no scheduler schema yet (start the daemon once)")
 	}
 	return nil
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	return ok && e.Code()&0xff == sqliteBusy
+}
+
+const sqliteBusy = 5 // SQLITE_BUSY
+
+// retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to the
+// busy timeout. While another process creates the file or switches it to
+// WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
+// handler that the busy timeout configures.
+func (q *Queue) retryBusy(ctx context.Context, fn func(context.Context) error) error {
+	deadline := q.clock.Now().Add(q.cfg.BusyTimeout)
+	wait := time.Millisecond
+	for {
+		err := fn(ctx)
+		if !isBusy(err) || !q.clock.Now().Before(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-q.clock.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
 
 // inTx runs fn in one IMMEDIATE transaction on the writer connection. durable

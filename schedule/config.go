@@ -22,6 +22,9 @@ const (
 	DefaultBackoff          = 30 * time.Second
 	DefaultMaxBackoff       = time.Hour
 	DefaultCatchUpLimit     = 100
+	// MaxWorkers bounds workers: each is a goroutine and a slot in buffers
+	// sized up front.
+	MaxWorkers = 10000
 	// MaxCatchUpLimit bounds catch_up_limit.
 	MaxCatchUpLimit = 10000
 )

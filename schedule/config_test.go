@@ -3,6 +3,7 @@ package schedule
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,7 +195,9 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong type", "[scheduler]\nworkers = \"eight\"\n",
 			`t.toml:2: scheduler: field workers: wrong type: want an integer, got a string`},
 		{"negative workers", "[scheduler]\nworkers = -1\n",
-			`t.toml:2: scheduler: field workers: -1 workers: want 0 (the default) or more`},
+			`t.toml:2: scheduler: field workers: -1 workers: want 0 (the default) to 10000`},
+		{"absurd workers", "[scheduler]\nworkers = 1000000000\n",
+			`t.toml:2: scheduler: field workers: 1000000000 workers: want 0 (the default) to 10000`},
 		{"empty db", "[scheduler]\ndb = \"\"\n",
 			`t.toml:2: scheduler: field db: empty database path`},
 		{"scheduler not a table", "scheduler = 5\n",
@@ -522,5 +525,24 @@ payload = { x = 1 }
 	}
 	if d := Compare(base, nil); !equal(d.Removed, []string{"a", "b"}) {
 		t.Errorf("Compare(base, nil) = %+v, want both removed", d)
+	}
+}
+
+// TestLoadStopsAfterTooManyProblems: a file with thousands of bad values is
+// rejected after MaxConfigErrors problems, with a last line saying so.
+func TestLoadStopsAfterTooManyProblems(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("[tasks.t]\ncommand = [\"true\"]\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "[[schedule]]\nname = \"s%d\"\ncron = \"61 * * * *\"\ntask = \"t\"\n", i)
+	}
+	_, err := Parse("t.toml", []byte(b.String()))
+	es, ok := errors.AsType[ConfigErrors](err)
+	if !ok {
+		t.Fatalf("Parse = %v, want ConfigErrors", err)
+	}
+	if len(es) != MaxConfigErrors+1 || !strings.Contains(es[len(es)-1].Error(), "too many problems") {
+		t.Errorf("%d problems, last %q; want %d and a final note", len(es), es[len(es)-1], MaxConfigErrors+1)
 	}
 }

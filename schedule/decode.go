@@ -124,13 +124,14 @@ func (c *cronText) UnmarshalText(b []byte) error {
 
 // loader decodes and validates one file, collecting every problem.
 type loader struct {
-	file   string
-	data   string
-	md     toml.MetaData
-	loc    *locator
-	errs   ConfigErrors
-	failed map[string]bool // locator paths whose value did not decode
-	names  map[int]string  // schedule names by position, for messages
+	file      string
+	data      string
+	md        toml.MetaData
+	loc       *locator
+	errs      ConfigErrors
+	failed    map[string]bool // locator paths whose value did not decode
+	names     map[int]string  // schedule names by position, for messages
+	truncated bool            // MaxConfigErrors reached: some values were not decoded
 }
 
 // where locates a problem: the table, its name, and the locator path of the
@@ -168,8 +169,16 @@ func (l *loader) sortedErrors() ConfigErrors {
 	slices.SortStableFunc(l.errs, func(a, b *ConfigError) int {
 		return cmp.Compare(lineOrder(a.Line), lineOrder(b.Line))
 	})
+	if l.truncated {
+		l.errs = append(l.errs, &ConfigError{File: l.file,
+			Err: fmt.Errorf("too many problems: stopped looking after %d", MaxConfigErrors)})
+	}
 	return l.errs
 }
+
+// MaxConfigErrors is how many problems Load reports before it stops
+// decoding the rest of a file.
+const MaxConfigErrors = 100
 
 // lineOrder puts problems without a line last.
 func lineOrder(line int) int {
@@ -211,6 +220,13 @@ func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
 // was given and decoded.
 func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 	if !present(p) {
+		return false
+	}
+	if len(l.errs) >= MaxConfigErrors {
+		// The decoder's error path rescans the whole file: a file with
+		// thousands of bad values would take seconds per thousand. It is
+		// rejected already; stop looking.
+		l.truncated = true
 		return false
 	}
 	var raw any

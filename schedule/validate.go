@@ -89,8 +89,8 @@ func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
 	}
 	var workers int
 	if l.decode(raw.Workers, &workers, w.with("workers")) {
-		if workers < 0 {
-			l.errorf(w.with("workers"), "%d workers: want 0 (the default) or more", workers)
+		if workers < 0 || workers > MaxWorkers {
+			l.errorf(w.with("workers"), "%d workers: want 0 (the default) to %d", workers, MaxWorkers)
 		} else {
 			s.Workers = workers
 		}
