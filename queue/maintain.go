@@ -142,6 +142,20 @@ func (q *Queue) Checkpoint(ctx context.Context) error {
 	return nil
 }
 
+// checkpointPassive copies committed WAL frames into the database file
+// without waiting for readers or writers, on a connection of its own, so the
+// writer's commits do not pay for it.
+func (q *Queue) checkpointPassive(ctx context.Context) error {
+	if q.ckpt == nil {
+		return errReadOnly
+	}
+	var busy, logFrames, done int
+	if err := q.ckpt.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &done); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 // Backup writes a consistent copy of the database to path with VACUUM INTO,
 // safe while the daemon runs. path must not exist.
 func (q *Queue) Backup(ctx context.Context, path string) error {

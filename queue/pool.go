@@ -73,6 +73,7 @@ type Pool struct {
 	hardStop atomic.Bool // handlers' contexts were cancelled by shutdown
 	running  atomic.Bool
 	trips    atomic.Int64 // loop iterations, for tests of idleness
+	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
 }
 
 type registered struct {
@@ -231,6 +232,11 @@ func (p *Pool) Run(ctx context.Context) error {
 	// The watch's first reading must come before the first claim: a commit
 	// between the two would otherwise go unnoticed until MaxIdle.
 	<-watching
+	helpers.Add(1)
+	go func() {
+		defer helpers.Done()
+		p.checkpoint(ctx)
+	}()
 	if p.cfg.MaintenanceEvery > 0 {
 		helpers.Add(1)
 		go func() {
@@ -436,6 +442,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if err != nil {
 		return err
 	}
+	p.commits.Add(1)
 	for i, r := range l.pending {
 		p.logResult(ctx, r, fenced[i])
 	}
@@ -573,6 +580,29 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 		}
 	}()
 	return reg.h.Work(ctx, j)
+}
+
+// checkpointEvery is how often a pool that wrote checkpoints the WAL.
+const checkpointEvery = time.Second
+
+// checkpoint copies the WAL back into the database in the background, once
+// a second while the loop commits, so that the loop's own commits rarely
+// reach the autocheckpoint threshold.
+func (p *Pool) checkpoint(ctx context.Context) {
+	var seen int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clock.After(checkpointEvery):
+		}
+		if n := p.commits.Load(); n != seen {
+			seen = n
+			if err := p.q.checkpointPassive(ctx); err != nil && ctx.Err() == nil {
+				p.log.WarnContext(ctx, "background checkpoint failed", "err", err)
+			}
+		}
+	}
 }
 
 // watch wakes the loop when another connection commits to the file, which

@@ -56,6 +56,7 @@ type Queue struct {
 	log   *slog.Logger
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
+	ckpt  *sql.DB // one connection for background checkpoints
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt // prepared on w
@@ -120,6 +121,13 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("open queue %s: %w", path, err)
 	}
 	q.r.SetMaxOpenConns(4)
+	if !cfg.ReadOnly {
+		if q.ckpt, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
+			q.closeDBs()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		q.ckpt.SetMaxOpenConns(1)
+	}
 	if cfg.ReadOnly {
 		if err := q.retryBusy(ctx, q.checkVersion); err != nil {
 			q.closeDBs()
@@ -142,6 +150,11 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 	// Statement journals and sorts stay in memory: a big materialisation
 	// otherwise writes its statement journal to a temporary file.
 	v.Add("_pragma", "temp_store(MEMORY)")
+	// A running Pool checkpoints the WAL in the background (passive, on a
+	// connection of its own), so the writer seldom reaches this threshold
+	// and commits without copying pages back and syncing the database file.
+	// Processes without a pool (the CLI) still checkpoint past it.
+	v.Add("_pragma", "wal_autocheckpoint(10000)")
 	if readOnly {
 		v.Add("_pragma", "query_only(1)")
 	} else {
@@ -160,6 +173,9 @@ func (q *Queue) Close() error {
 
 func (q *Queue) closeDBs() error {
 	var errs []error
+	if q.ckpt != nil {
+		errs = append(errs, q.ckpt.Close())
+	}
 	if q.r != nil {
 		errs = append(errs, q.r.Close())
 	}
