@@ -166,14 +166,6 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	return nil
 }
 
-// Unregister removes a job type's handler. Its jobs claimed later go dead as
-// of unknown type, so remove a type only when none can be queued.
-func (p *Pool) Unregister(jobType string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.handlers, jobType)
-}
-
 func (p *Pool) lookup(jobType string) (registered, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -28,16 +28,6 @@ func (Real) Now() time.Time { return time.Now() }
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// Offset is a wall clock shifted by a fixed duration. It exists so that
-// black-box tests can run the real binary as if the wall clock had jumped.
-type Offset struct{ By time.Duration }
-
-// Now returns time.Now() shifted by o.By.
-func (o Offset) Now() time.Time { return time.Now().Add(o.By) }
-
-// After returns time.After(d): durations are not affected by the offset.
-func (Offset) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // OffsetFile is the wall clock shifted by a duration read from a file (Go
 // duration syntax, e.g. "-2h"), re-read at most every 20ms of real time. It
 // exists only so that black-box tests can make a running binary's wall clock
