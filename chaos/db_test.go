@@ -68,7 +68,9 @@ func loadJobs(t testing.TB, db *sql.DB) []jobRow {
 	return out
 }
 
-// attemptRow is a row of the attempts table.
+// attemptRow is an attempt: a row of the attempts table or, for a done job
+// whose successful attempt printed nothing, the job row, which records that
+// attempt itself (its worker in owner).
 type attemptRow struct {
 	JobID   int64
 	Attempt int
@@ -79,7 +81,12 @@ type attemptRow struct {
 
 func loadAttempts(t testing.TB, db *sql.DB) map[int64][]attemptRow {
 	t.Helper()
-	rows, err := db.Query(`SELECT job_id, attempt, worker, outcome, error FROM attempts ORDER BY id`)
+	rows, err := db.Query(`SELECT job_id, attempt, worker, outcome, error FROM (
+		SELECT job_id, attempt, worker, outcome, error, 0 AS synthetic, id FROM attempts
+		UNION ALL
+		SELECT id, attempt, owner, 'done', '', 1, id FROM jobs j WHERE state = 'done' AND NOT EXISTS (
+			SELECT 1 FROM attempts a WHERE a.job_id = j.id AND a.attempt = j.attempt AND a.outcome = 'done'))
+	ORDER BY synthetic, id`)
 	if err != nil {
 		t.Fatal(err)
 	}

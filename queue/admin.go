@@ -176,10 +176,21 @@ func (q *Queue) Job(ctx context.Context, ref string) (*Job, error) {
 	return j, nil
 }
 
-const attemptsSQL = `SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, output
-FROM attempts WHERE job_id = ? ORDER BY id`
+// attemptsSQL lists a job's attempt rows and, for a done job whose
+// successful attempt has no row of its own (it printed nothing, see finish),
+// that attempt as the job row records it.
+const attemptsSQL = `SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, output, 0 AS synthetic, id
+FROM attempts WHERE job_id = ?1
+UNION ALL
+SELECT id, attempt, coalesce(owner, ''), coalesce(started_at, finished_at), finished_at, 'done', '', '', 1, 0
+FROM jobs WHERE id = ?1 AND state = 'done' AND NOT EXISTS (
+	SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND a.attempt = jobs.attempt AND a.outcome = 'done')
+ORDER BY attempt, synthetic, id`
 
-// Attempts returns the recorded attempts of a job, oldest first.
+// Attempts returns the attempts of a job by number, and those of one number
+// (an attempt given back at shutdown is run again under its number) in the
+// order they were recorded. A stale result, recorded after a later attempt,
+// comes with its own number.
 func (q *Queue) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
 	rows, err := q.r.QueryContext(ctx, attemptsSQL, jobID)
 	if err != nil {
@@ -189,14 +200,17 @@ func (q *Queue) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
 	var out []Attempt
 	for rows.Next() {
 		var a Attempt
-		var st, fin int64
-		if err := rows.Scan(&a.JobID, &a.Number, &a.Worker, &st, &fin, &a.Outcome, &a.Error, &a.Output); err != nil {
+		var st, fin, synthetic, id int64
+		if err := rows.Scan(&a.JobID, &a.Number, &a.Worker, &st, &fin, &a.Outcome, &a.Error, &a.Output, &synthetic, &id); err != nil {
 			return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
 		}
 		a.StartedAt, a.FinishedAt = time.UnixMilli(st).UTC(), time.UnixMilli(fin).UTC()
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
+	}
+	return out, nil
 }
 
 // lastRunsSQL takes, per schedule, its newest job by instant (then id),

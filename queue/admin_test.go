@@ -38,7 +38,7 @@ func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText stri
 				}
 			}
 		}
-		_, err = finish(ctx, tx, rs)
+		_, err = finish(ctx, tx, "test", rs)
 		return err
 	})
 	if err != nil {
@@ -110,7 +110,9 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	}
 	finishJob(t, q, "dead", OutcomeDead, "boom")
 	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
-	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	// Output gives each successful attempt a row of its own, which purge
+	// must delete with its job.
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { j.SetOutput([]byte("ran")); return nil }), TypeConfig{})
 	stop := runPool(t, p)
 	eventually(t, "old jobs done", func() bool { s, _ := q.Stats(ctx); return s.Total[StateDone] == old })
 	stop()
@@ -233,5 +235,77 @@ func TestLastRunsAndBackup(t *testing.T) {
 	defer b.Close()
 	if s, _ := b.Stats(ctx); s.Total[StatePending] != 5 {
 		t.Errorf("backup holds %v", s.Total)
+	}
+}
+
+// TestFinishDoneInGroups completes claimed jobs in groups of every size
+// around the statement sizes, one of them after its lease went to another
+// pool: that one must be reported stale, left to its new owner and recorded
+// as a stale attempt, and every other one done by its worker.
+func TestFinishDoneInGroups(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 7, 8, 9, 33, 129, 170} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			q, clk := newTestQueue(t)
+			ctx := context.Background()
+			batch := make([]NewJob, n)
+			for i := range batch {
+				batch[i] = NewJob{Type: "t", Key: fmt.Sprint("j", i)}
+			}
+			if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			var js []*Job
+			err := q.inTx(ctx, false, func(tx txn) (err error) {
+				js, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: n})
+				return err
+			})
+			if err != nil || len(js) != n {
+				t.Fatalf("claimed %d, %v; want %d", len(js), err, n)
+			}
+			// The lease of the job in the middle went to pool Q.
+			stolen := js[n/2]
+			if _, err := q.w.Exec(`UPDATE jobs SET owner = 'Q', attempt = attempt + 1 WHERE id = ?`, stolen.ID); err != nil {
+				t.Fatal(err)
+			}
+			rs := make([]result, n)
+			for i, j := range js {
+				rs[i] = result{job: j, worker: fmt.Sprint("P/w", i%3), outcome: OutcomeDone, started: clk.Now(), finished: clk.Now()}
+			}
+			var ok []bool
+			err = q.inTx(ctx, false, func(tx txn) (err error) {
+				ok, err = finish(ctx, tx, "P", rs)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, j := range js {
+				got, err := q.Job(ctx, fmt.Sprint(j.ID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				as, err := q.Attempts(ctx, j.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.ID == stolen.ID {
+					if ok[i] || got.State != StateRunning || got.Owner != "Q" {
+						t.Errorf("stolen job: fenced %t, %s by %q; want rejected, still running by Q", ok[i], got.State, got.Owner)
+					}
+					if len(as) != 1 || as[0].Outcome != OutcomeStale || as[0].Worker != rs[i].worker {
+						t.Errorf("stolen job: attempts %+v, want one stale attempt of %s", as, rs[i].worker)
+					}
+					continue
+				}
+				if !ok[i] || got.State != StateDone || got.Owner != "" {
+					t.Errorf("job %d: fenced %t, %s, owner %q; want done with no lease holder", j.ID, ok[i], got.State, got.Owner)
+				}
+				if len(as) != 1 || as[0].Outcome != OutcomeDone || as[0].Worker != rs[i].worker || as[0].Number != 1 {
+					t.Errorf("job %d: attempts %+v, want attempt 1 done by %s", j.ID, as, rs[i].worker)
+				}
+			}
+		})
 	}
 }

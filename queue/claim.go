@@ -16,6 +16,35 @@ scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_a
 
 type scanner interface{ Scan(dest ...any) error }
 
+// claimColumns are the columns a claim returns: those it does not set
+// itself, which scanClaimed fills from what the claim wrote.
+const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
+scheduled_at, last_error, created_at`
+
+// scanClaimed reads a row of claimColumns as the running job that the claim
+// by owner at now, leased until until, made of it.
+func scanClaimed(s scanner, owner string, until, now time.Time) (*Job, error) {
+	var j Job
+	var payload string
+	var runAt, createdAt int64
+	var schedule sql.NullString
+	var scheduledAt sql.NullInt64
+	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.State = StateRunning
+	j.RunAt = time.UnixMilli(runAt).UTC()
+	j.Schedule = schedule.String
+	j.ScheduledAt = fromMS(scheduledAt)
+	j.LeaseUntil = time.UnixMilli(ms(until)).UTC()
+	j.Owner = owner
+	j.CreatedAt = time.UnixMilli(createdAt).UTC()
+	j.StartedAt = time.UnixMilli(ms(now)).UTC()
+	return &j, nil
+}
+
 func scanJob(s scanner) (*Job, error) {
 	var j Job
 	var payload string
@@ -32,7 +61,11 @@ func scanJob(s scanner) (*Job, error) {
 	j.Schedule = schedule.String
 	j.ScheduledAt = fromMS(scheduledAt)
 	j.LeaseUntil = fromMS(leaseUntil)
-	j.Owner = owner.String
+	if j.State == StateRunning {
+		// A done job keeps the worker that completed it in owner, for its
+		// attempt history (see Attempts); it holds no lease.
+		j.Owner = owner.String
+	}
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = fromMS(startedAt)
 	j.FinishedAt = fromMS(finishedAt)
@@ -47,24 +80,24 @@ func scanJob(s scanner) (*Job, error) {
 // ready job, which is slow when a backlog has built up. N is written into the
 // text (see claimQuery): a bound LIMIT makes SQLite recompile the statement
 // at every bind.
-const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
+const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
 	ORDER BY priority DESC, run_at, id
 	LIMIT N
 )
-RETURNING ` + jobColumns
+RETURNING ` + claimColumns
 
 // claimTypeSQL is claimSQL for one type.
-const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3
+const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
 	ORDER BY priority DESC, run_at, id
 	LIMIT N
 )
-RETURNING ` + jobColumns
+RETURNING ` + claimColumns
 
 // claimQuery returns the text of claimSQL or claimTypeSQL for a limit of n.
 // Each distinct text is prepared once and cached (see txn).
@@ -99,7 +132,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			j, err := scanJob(rows)
+			j, err := scanClaimed(rows, r.owner, until, now)
 			if err != nil {
 				return err
 			}
@@ -158,12 +191,46 @@ WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 )
 
-// finishDoneBatchSQL completes many jobs in one statement, fenced like
-// the other outcome statements; it returns the (id, attempt) of those whose fence held.
-const finishDoneBatchSQL = `UPDATE jobs SET state = 'done', owner = NULL, lease_until = NULL, last_error = '', finished_at = d.fin
-FROM (SELECT value->>0 AS id, value->>1 AS owner, value->>2 AS attempt, value->>3 AS fin FROM json_each(?)) AS d
-WHERE jobs.id = d.id AND jobs.owner = d.owner AND jobs.attempt = d.attempt AND jobs.state = 'running'
-RETURNING jobs.id, jobs.attempt`
+// finishDonePrefix starts the statements that complete jobs in a group:
+//
+//	WITH d(id, attempt, finished, worker) AS (VALUES (?, ?, ?, ?), ...)
+//	UPDATE jobs SET state = 'done', owner = d.worker, ... FROM d
+//	WHERE jobs.id = d.id AND jobs.attempt = d.attempt AND jobs.owner = ? AND jobs.state = 'running'
+//
+// fenced like the other outcome statements. Its parameters are anonymous:
+// the driver looks up the name of every parameter it binds, which costs a
+// walk of the list of named ones. A done job keeps the name of
+// the worker that ran it in owner: with started_at and finished_at, the row
+// itself is the record of its successful attempt (see Attempts), so that a
+// completion writes one row, not two.
+const finishDonePrefix = "WITH d(id, attempt, finished, worker) AS (VALUES "
+
+// finishDoneRows are the group sizes of the completion statements, largest
+// first: a group of n jobs runs as statements of these sizes, the last one
+// padded with rows of NULLs, which match nothing. Each size is one text,
+// prepared once.
+var finishDoneRows = []int{128, 32, 8, 1}
+
+// finishDoneSQL returns the completion statement for n jobs.
+func finishDoneSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(finishDonePrefix)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?)")
+	}
+	b.WriteString(`)
+UPDATE jobs SET state = 'done', owner = d.worker, lease_until = NULL, last_error = '', finished_at = d.finished
+FROM d WHERE jobs.id = d.id AND jobs.attempt = d.attempt AND jobs.owner = ? AND jobs.state = 'running'`)
+	return b.String()
+}
+
+// doneHeldSQL tells whether a completion took effect: the job is done, by
+// that worker, at that attempt. It is asked only when a group completion
+// changed fewer rows than it carried.
+const doneHeldSQL = `SELECT count(*) FROM jobs WHERE id = ? AND attempt = ? AND owner = ? AND state = 'done'`
 
 // insertAttemptsSQL records many attempts in one statement.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
@@ -171,50 +238,21 @@ SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->
 
 // finish records results in tx. It returns, for each result, whether the
 // fence held; a result that lost its lease is recorded as a stale attempt.
-// Completions, the common case, and the attempt rows go in one statement
-// each, whatever their number.
-func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
+// Completions, the common case, take one statement per group of up to 128
+// and write no attempt row unless the attempt printed something.
+func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
-	type fence struct {
-		id      int64
-		attempt int
-	}
 	ok := make([]bool, len(rs))
-	var done [][4]any
-	for _, r := range rs {
+	var done []int // indexes in rs
+	for i, r := range rs {
 		if r.outcome == OutcomeDone {
-			done = append(done, [4]any{r.job.ID, r.job.Owner, r.job.Attempt, ms(r.finished)})
+			done = append(done, i)
 		}
 	}
-	if len(done) > 0 {
-		arg, err := json.Marshal(done)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := tx.QueryContext(ctx, finishDoneBatchSQL, string(arg))
-		if err != nil {
-			return nil, fmt.Errorf("finish jobs: %w", err)
-		}
-		held := make(map[fence]bool, len(done))
-		for rows.Next() {
-			var f fence
-			if err := rows.Scan(&f.id, &f.attempt); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("finish jobs: %w", err)
-			}
-			held[f] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("finish jobs: %w", err)
-		}
-		for i, r := range rs {
-			if r.outcome == OutcomeDone {
-				ok[i] = held[fence{r.job.ID, r.job.Attempt}]
-			}
-		}
+	if err := finishDone(ctx, tx, owner, rs, done, ok); err != nil {
+		return nil, err
 	}
 	for i, r := range rs {
 		j := r.job
@@ -242,13 +280,18 @@ func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 		}
 		ok[i] = n == 1
 	}
-	attempts := make([][8]any, len(rs))
+	var attempts [][8]any
 	for i, r := range rs {
 		outcome := r.outcome
 		if !ok[i] {
 			outcome = OutcomeStale
+		} else if outcome == OutcomeDone && r.output == "" {
+			continue // the job row records it
 		}
-		attempts[i] = [8]any{r.job.ID, r.job.Attempt, r.worker, ms(r.started), ms(r.finished), outcome, capText(r.errText), r.output}
+		attempts = append(attempts, [8]any{r.job.ID, r.job.Attempt, r.worker, ms(r.started), ms(r.finished), outcome, capText(r.errText), r.output})
+	}
+	if len(attempts) == 0 {
+		return ok, nil
 	}
 	arg, err := json.Marshal(attempts)
 	if err != nil {
@@ -258,6 +301,52 @@ func finish(ctx context.Context, tx txn, rs []result) ([]bool, error) {
 		return nil, fmt.Errorf("record attempts: %w", err)
 	}
 	return ok, nil
+}
+
+// finishDone completes the results rs[i] for i in done, in groups, setting
+// ok[i] where the fence held.
+func finishDone(ctx context.Context, tx txn, owner string, rs []result, done []int, ok []bool) error {
+	for len(done) > 0 {
+		size := finishDoneRows[len(finishDoneRows)-1]
+		for _, s := range finishDoneRows {
+			if len(done) >= s {
+				size = s
+				break
+			}
+		}
+		group := done[:min(size, len(done))]
+		done = done[len(group):]
+		args := make([]any, 4*size+1)
+		for k, i := range group {
+			r := rs[i]
+			args[4*k], args[4*k+1], args[4*k+2], args[4*k+3] = r.job.ID, r.job.Attempt, ms(r.finished), r.worker
+		}
+		args[4*size] = owner
+		res, err := tx.ExecContext(ctx, finishDoneSQL(size), args...)
+		if err != nil {
+			return fmt.Errorf("finish jobs: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("finish jobs: %w", err)
+		}
+		if int(n) == len(group) {
+			for _, i := range group {
+				ok[i] = true
+			}
+			continue
+		}
+		// Some fence failed: ask which completions took effect.
+		for _, i := range group {
+			r := rs[i]
+			var held int
+			if err := tx.QueryRowContext(ctx, doneHeldSQL, r.job.ID, r.job.Attempt, r.worker).Scan(&held); err != nil {
+				return fmt.Errorf("finish job %d: %w", r.job.ID, err)
+			}
+			ok[i] = held == 1
+		}
+	}
+	return nil
 }
 
 const heartbeatSQL = `UPDATE jobs SET lease_until = ? WHERE owner = ? AND state = 'running'`

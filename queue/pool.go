@@ -258,6 +258,7 @@ type loop struct {
 	claimMore     bool
 	nextReady     time.Time // when the next pending job becomes ready (zero: none known)
 	nextLease     time.Time // when another owner's lease expires (zero: none)
+	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
 	failures      int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
@@ -391,6 +392,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner); err != nil {
 			return err
 		}
+		l.wakeAt = now
 		if l.nextReady.IsZero() || l.nextReady.After(now) {
 			l.claimMore = false
 			doClaim = false
@@ -405,7 +407,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	var reclaimedJobs []reclaimed
 	err := p.q.inTx(ctx, false, func(tx txn) error {
 		var err error
-		if fenced, err = finish(ctx, tx, l.pending); err != nil {
+		if fenced, err = finish(ctx, tx, p.cfg.Owner, l.pending); err != nil {
 			return err
 		}
 		if doReclaim {
@@ -424,10 +426,14 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 				return err
 			}
 		}
-		if doClaim || doReclaim {
+		// A claim that filled every free slot comes back at once, so when
+		// the next job is ready matters only once a claim falls short; other
+		// pools' leases are looked at again at least every wakeEvery.
+		if doReclaim || (doClaim && (len(claimed) < free || now.Sub(l.wakeAt) >= wakeEvery)) {
 			if l.nextReady, l.nextLease, err = nextWake(ctx, tx, p.cfg.Owner); err != nil {
 				return err
 			}
+			l.wakeAt = now
 		}
 		return nil
 	})
@@ -498,6 +504,9 @@ func (l *loop) flush(ctx context.Context) {
 }
 
 func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
+	if fenced && r.outcome == OutcomeDone && !p.log.Enabled(ctx, slog.LevelInfo) {
+		return // not worth building the attributes of a line nobody keeps
+	}
 	j := r.job
 	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.finished.Sub(r.started)}
 	if !fenced {
@@ -573,6 +582,11 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 	}()
 	return reg.h.Work(ctx, j)
 }
+
+// wakeEvery bounds how stale nextLease may grow while every claim fills
+// its slots: a lease another pool abandoned is reclaimed within about this
+// long plus its expiry, however busy this pool is.
+const wakeEvery = time.Second
 
 // checkpointEvery is how often a pool that wrote checkpoints the WAL.
 const checkpointEvery = time.Second

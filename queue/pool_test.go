@@ -387,7 +387,7 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	for _, a := range as {
 		got = append(got, fmt.Sprintf("%d:%s:%s", a.Number, a.Worker[:1], a.Outcome))
 	}
-	if want := "1:A:lease_expired 2:B:done 1:A:stale"; strings.Join(got, " ") != want {
+	if want := "1:A:lease_expired 1:A:stale 2:B:done"; strings.Join(got, " ") != want {
 		t.Errorf("attempts = %s, want %s", strings.Join(got, " "), want)
 	}
 }

@@ -311,6 +311,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
 		"dead":       {deadSQL, []any{10}, "jobs_dead"},
 		"by key":     {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+		"complete":   {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)

@@ -13,14 +13,15 @@ import (
 var hotSQL = []string{
 	insertJobSQL, jobIDByKeySQL, insertBatchSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL,
-	finishDoneBatchSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
+	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 }
 
 // cacheable reports whether a statement not prepared at Open is worth
-// preparing once and keeping: the claim statements, one text per limit.
+// preparing once and keeping: the claim statements, one text per limit, and
+// the completion statements, one text per group size.
 func cacheable(query string) bool {
-	return strings.HasPrefix(query, claimPrefix)
+	return strings.HasPrefix(query, claimPrefix) || strings.HasPrefix(query, finishDonePrefix)
 }
 
 const claimPrefix = "UPDATE jobs SET state = 'running', attempt = attempt + 1,"
