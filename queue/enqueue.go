@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,14 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 	if err != nil {
 		return nil, err
 	}
+	if len(prepared) == 1 && q.cfg.NoSyncEnqueue && !prepared[0].SkipIfActive {
+		r, err := q.insertOne(ctx, prepared[0], now)
+		if err != nil {
+			return nil, fmt.Errorf("enqueue: %w", err)
+		}
+		q.notify()
+		return []Enqueued{r}, nil
+	}
 	var res []Enqueued
 	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
 		var err error
@@ -54,6 +63,46 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 	return res, nil
 }
 
+// insertOne inserts one job in an autocommit statement: a single INSERT is
+// atomic on its own, and skipping BEGIN and COMMIT is a third of the cost of
+// an unsynced enqueue. Synced enqueues take inTx, which sets synchronous on
+// the connection around the transaction.
+func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueued, error) {
+	if q.w == nil {
+		return Enqueued{}, errReadOnly
+	}
+	res := Enqueued{Key: j.Key}
+	rows, err := q.cached(insertJobSQL).QueryContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
+		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now))
+	if err != nil {
+		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
+	}
+	// The statement runs to its end before it is closed: SQLite checkpoints
+	// the WAL (wal_autocheckpoint) only when a statement that commits steps
+	// to its end, and an INSERT ... RETURNING closed after its row commits
+	// without, letting the WAL grow until another write checkpoints it.
+	for rows.Next() {
+		if err := rows.Scan(&res.ID); err != nil {
+			rows.Close()
+			return res, fmt.Errorf("insert job %q: %w", j.Key, err)
+		}
+		res.Inserted = true
+	}
+	if err := rows.Close(); err != nil {
+		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
+	}
+	if err := rows.Err(); err != nil {
+		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
+	}
+	if res.Inserted {
+		return res, nil
+	}
+	if err := q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID); err != nil {
+		return res, fmt.Errorf("look up existing job %q: %w", j.Key, err)
+	}
+	return res, nil
+}
+
 // prepareJobs validates jobs and fills their defaults.
 func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 	out := make([]NewJob, len(jobs))
@@ -62,7 +111,7 @@ func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 			return nil, fmt.Errorf("enqueue job %d: empty type", i)
 		}
 		if j.Key == "" {
-			j.Key = randomKey()
+			j.Key = randomKey(now)
 		}
 		if len(j.Payload) == 0 {
 			j.Payload = json.RawMessage("{}")
@@ -83,9 +132,14 @@ func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 	return out, nil
 }
 
-func randomKey() string {
+// randomKey returns the key of a job enqueued without one: the enqueue
+// time in nanoseconds, then 64 random bits. Keys made in time order land
+// at the end of the key index, so a batch of new jobs writes one or two of
+// its pages instead of one per job.
+func randomKey(now time.Time) string {
 	var b [16]byte
-	rand.Read(b[:])
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
+	rand.Read(b[8:])
 	return "job|" + hex.EncodeToString(b[:])
 }
 

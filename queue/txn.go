@@ -41,6 +41,13 @@ func (q *Queue) prepare(ctx context.Context) error {
 	return nil
 }
 
+// cached returns a statement prepared at Open.
+func (q *Queue) cached(query string) *sql.Stmt {
+	q.stmtMu.RLock()
+	defer q.stmtMu.RUnlock()
+	return q.stmts[query]
+}
+
 // txn is a write transaction whose statements come from the queue's
 // prepared ones where it has them. A cacheable statement it lacks is
 // prepared in the transaction this once and noted in misses, for inTx to
