@@ -260,7 +260,12 @@ type loop struct {
 	nextLease     time.Time // when another owner's lease expires (zero: none)
 	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
-	failures      int // consecutive failed trips, for back-off on a sick database
+	// blocked is true while ready jobs wait that the last claim could not
+	// take: their types are at their concurrency limit. A finishing job
+	// wakes the loop; until then it looks again every blockedRecheck
+	// instead of waking at the (past) ready time in a busy loop.
+	blocked  bool
+	failures int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
 	avgRun time.Duration
@@ -331,9 +336,15 @@ func (l *loop) deadline() time.Time {
 	}
 	at := now.Add(p.cfg.MaxIdle)
 	wants := []time.Time{l.nextLease}
-	if l.inflight < l.capacity() {
+	switch {
+	case l.inflight >= l.capacity():
 		// With no free slot a ready job cannot be taken: a finishing job
 		// wakes the loop instead. Waiting on a past run_at would spin.
+	case l.blocked:
+		// The same with a free slot but the ready jobs' types at their
+		// limit; a job of another type may become ready meanwhile.
+		wants = append(wants, now.Add(blockedRecheck))
+	default:
 		wants = append(wants, l.nextReady)
 	}
 	for _, t := range wants {
@@ -374,6 +385,7 @@ func (l *loop) add(r result) {
 	// A slot is free, and a retry may have changed when the next job is
 	// ready: the next trip claims and looks again.
 	l.claimMore = true
+	l.blocked = false
 }
 
 // trip is one transaction: record results, reclaim expired leases when one is
@@ -453,6 +465,8 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	}
 	if doClaim {
 		l.claimMore = len(claimed) == free
+		// Short with a job ready: nextWake was read in this transaction.
+		l.blocked = len(claimed) < free && !l.nextReady.IsZero() && !l.nextReady.After(now)
 		for _, j := range claimed {
 			l.inflight++
 			l.running[j.Type]++
@@ -582,6 +596,10 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 	}()
 	return reg.h.Work(ctx, j)
 }
+
+// blockedRecheck is how often a blocked loop (see loop.blocked) looks for
+// jobs it can take.
+const blockedRecheck = 100 * time.Millisecond
 
 // wakeEvery bounds how stale nextLease may grow while every claim fills
 // its slots: a lease another pool abandoned is reclaimed within about this

@@ -514,3 +514,61 @@ func TestBusyPoolWithBacklogDoesNotSpin(t *testing.T) {
 	close(release)
 	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 5 })
 }
+
+// TestTypeAtItsLimitDoesNotSpin fills a type's concurrency limit while
+// more of its jobs are ready and workers are free: the loop must wait for
+// a job to finish, not wake again and again at the ready jobs' past run_at.
+func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Workers: 4})
+	started, release := make(chan struct{}, 3), make(chan struct{})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}), TypeConfig{Concurrency: 1})
+	for i := range 3 {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i)})
+	}
+	runPool(t, p)
+	waitFor(t, started)
+	before := p.trips.Load()
+	// Real time passes; the fake clock does not, so nothing may wake the loop.
+	time.Sleep(50 * time.Millisecond) // an observation window, not a sync point
+	if n := p.trips.Load() - before; n > 5 {
+		t.Errorf("loop ran %d times in 50ms with nothing it could take", n)
+	}
+	close(release)
+	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 3 })
+}
+
+// TestBlockedPoolStillStartsOtherTypesOnTime: while one type waits at its
+// limit, a job of another type that becomes ready later starts when its
+// time comes (within the blocked loop's recheck), not after MaxIdle.
+func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	// No watch wake-ups: the pool's own commits would wake it through the
+	// watch when the clock moves.
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	started, release := make(chan struct{}, 3), make(chan struct{})
+	defer close(release)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}), TypeConfig{Concurrency: 1})
+	ran := make(chan struct{}, 1)
+	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- struct{}{}; return nil }), TypeConfig{})
+	for i := range 3 {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i)})
+	}
+	mustEnqueue(t, q, NewJob{Type: "u", Key: "later", RunAt: clk.Now().Add(time.Second)})
+	runPool(t, p)
+	waitFor(t, started)
+	// Parked: the watch's, the checkpointer's and the loop's timers.
+	clk.BlockUntil(3)
+	clk.Advance(time.Second + blockedRecheck)
+	waitFor(t, ran)
+}
