@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"scheduler/internal/clock"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"scheduler/internal/clock"
 )
 
 // finishJob claims the job with key and records outcome for it, as a pool
@@ -17,7 +20,7 @@ func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText stri
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
-		js, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20})
+		js, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20})
 		if err != nil {
 			return err
 		}
@@ -54,7 +57,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "last", MaxAttempts: 1})
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
 	err := q.inTx(ctx, false, func(tx txn) error {
-		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2})
+		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2})
 		return err
 	})
 	if err != nil {
@@ -65,7 +68,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 		t.Fatalf("reclaimed %d live leases", n)
 	}
 	err = q.inTx(ctx, false, func(tx txn) error {
-		_, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1})
+		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1})
 		return err
 	})
 	if err != nil {
@@ -258,7 +261,7 @@ func TestFinishDoneInGroups(t *testing.T) {
 			}
 			var js []*Job
 			err := q.inTx(ctx, false, func(tx txn) (err error) {
-				js, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: n})
+				js, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: n})
 				return err
 			})
 			if err != nil || len(js) != n {
@@ -304,6 +307,65 @@ func TestFinishDoneInGroups(t *testing.T) {
 				}
 				if len(as) != 1 || as[0].Outcome != OutcomeDone || as[0].Worker != rs[i].worker || as[0].Number != 1 {
 					t.Errorf("job %d: attempts %+v, want attempt 1 done by %s", j.ID, as, rs[i].worker)
+				}
+			}
+		})
+	}
+}
+
+// TestClaimDoesNotPrefetchLastAttempts: past the jobs for free workers, a
+// claim stops before a job on its last attempt and leaves it, and every job
+// after it, pending with its attempt unspent.
+func TestClaimDoesNotPrefetchLastAttempts(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		prefetch int
+		careful  bool
+		want     string // keys claimed
+		held     bool   // taken and given back
+	}{
+		{0, false, "a b c", false}, // a free worker for each
+		{1, false, "a b c", false}, // b goes to a free worker; c has attempts to spare
+		{2, false, "a", true},      // b would be prefetched on its last attempt
+		{3, false, "a", true},      // no free worker: a is prefetched, b stops it
+		// Careful claims look first and take nothing to give back.
+		{1, true, "a b c", false},
+		{2, true, "a", false},
+		{3, true, "a", false},
+	} {
+		t.Run(fmt.Sprint(c.prefetch, c.careful), func(t *testing.T) {
+			t.Parallel()
+			q, clk := newTestQueue(t)
+			ctx := context.Background()
+			_, err := q.EnqueueBatch(ctx, []NewJob{
+				{Type: "t", Key: "a", MaxAttempts: 5},
+				{Type: "t", Key: "b", MaxAttempts: 1},
+				{Type: "t", Key: "c", MaxAttempts: 5},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var js []*Job
+			var held bool
+			err = q.inTx(ctx, false, func(tx txn) (err error) {
+				js, held, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: 3, prefetch: c.prefetch, careful: c.careful})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, j := range js {
+				got = append(got, j.Key)
+			}
+			if strings.Join(got, " ") != c.want || held != c.held {
+				t.Fatalf("claimed %q, held %t; want %q, %t", strings.Join(got, " "), held, c.want, c.held)
+			}
+			for _, k := range []string{"a", "b", "c"} {
+				j := mustJob(t, q, k)
+				claimed := slices.Contains(got, k)
+				if claimed != (j.State == StateRunning) || (!claimed && (j.Attempt != 0 || j.Owner != "")) {
+					t.Errorf("job %s: %s attempt %d owner %q; claimed=%t", k, j.State, j.Attempt, j.Owner, claimed)
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,11 +113,22 @@ type claimRequest struct {
 	lease   time.Duration
 	n       int
 	limited map[string]int
+	// prefetch is how many of the n are claimed ahead of a free worker.
+	// Among those, a claim stops before the first job on its last attempt
+	// (see claim).
+	prefetch int
+	// careful makes the claim look at the ready jobs before taking them, so
+	// that it stops before a job on its last attempt instead of taking and
+	// giving back the jobs from it on. The pool asks for it while such jobs
+	// are about.
+	careful bool
 }
 
-func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, error) {
+// claim takes jobs for r. held reports that it gave back prefetched jobs
+// from a job on its last attempt on.
+func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*Job, held bool, err error) {
 	if r.n <= 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	excluded := make([]string, 0, len(r.limited))
 	for t := range r.limited {
@@ -125,7 +137,6 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 	sort.Strings(excluded)
 	exJSON, _ := json.Marshal(excluded)
 	until := now.Add(r.lease)
-	var jobs []*Job
 	scan := func(rows *sql.Rows, err error) error {
 		if err != nil {
 			return err
@@ -140,8 +151,17 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 		}
 		return rows.Err()
 	}
-	if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, r.n), r.owner, ms(until), ms(now), string(exJSON))); err != nil {
-		return nil, fmt.Errorf("claim: %w", err)
+	n := r.n
+	if r.careful && r.prefetch > 0 {
+		var err error
+		if n, err = claimable(ctx, tx, now, string(exJSON), r.n, max(r.n-r.prefetch, 0)); err != nil {
+			return nil, false, err
+		}
+	}
+	if n > 0 {
+		if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), string(exJSON))); err != nil {
+			return nil, false, fmt.Errorf("claim: %w", err)
+		}
 	}
 	for _, t := range excluded {
 		room := min(r.limited[t], r.n-len(jobs))
@@ -149,7 +169,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 			continue
 		}
 		if err := scan(tx.QueryContext(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
-			return nil, fmt.Errorf("claim %s: %w", t, err)
+			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
 	// RETURNING yields rows in no promised order; start them in claim order.
@@ -162,7 +182,72 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) ([]*Job, 
 		}
 		return jobs[a].ID < jobs[b].ID
 	})
-	return jobs, nil
+	// A crash spends the attempt of every claimed job, started or not (the
+	// lease cannot tell). So a job on its last attempt is not prefetched:
+	// past the jobs for free workers, the claim keeps the jobs before the
+	// first such job and gives the rest back, to be claimed when a worker
+	// is free for it.
+	if keep := max(r.n-r.prefetch, 0); r.prefetch > 0 && len(jobs) > keep {
+		cut := slices.IndexFunc(jobs[keep:], func(j *Job) bool { return j.Attempt >= j.MaxAttempts })
+		if cut >= 0 {
+			if err := unclaim(ctx, tx, r.owner, jobs[keep+cut:]); err != nil {
+				return nil, false, err
+			}
+			return jobs[:keep+cut], true, nil
+		}
+	}
+	return jobs, false, nil
+}
+
+// claimWindowSQL reads, in claim order, whether each of the next N jobs
+// claimSQL would take is on its last attempt.
+const claimWindowSQL = `SELECT attempt + 1 >= max_attempts FROM jobs INDEXED BY jobs_ready
+WHERE state = 'pending' AND run_at <= ?1 AND type NOT IN (SELECT value FROM json_each(?2))
+ORDER BY priority DESC, run_at, id
+LIMIT N`
+
+// claimable returns how many of the next n jobs of claimSQL to take so that
+// none past the first keep is on its last attempt, nor after one that is.
+func claimable(ctx context.Context, tx txn, now time.Time, excluded string, n, keep int) (int, error) {
+	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), ms(now), excluded)
+	if err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	defer rows.Close()
+	i := 0
+	for ; rows.Next(); i++ {
+		var last bool
+		if err := rows.Scan(&last); err != nil {
+			return 0, fmt.Errorf("claim: %w", err)
+		}
+		if last && i >= keep {
+			return i, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	return n, nil
+}
+
+// unclaimSQL gives claimed jobs back as they were: same place in the claim
+// order, attempt not spent.
+const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
+WHERE id IN (SELECT value FROM json_each(?1)) AND owner = ?2 AND state = 'running'`
+
+func unclaim(ctx context.Context, tx txn, owner string, jobs []*Job) error {
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	arg, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, unclaimSQL, string(arg), owner); err != nil {
+		return fmt.Errorf("give back prefetched jobs: %w", err)
+	}
+	return nil
 }
 
 // result is the end of one attempt, to be recorded.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,9 @@ type PoolConfig struct {
 	// and complete in larger transactions. The pool prefetches only while
 	// its jobs are short (a moving average under PrefetchBelow), so a
 	// prefetched job waits for a worker briefly and long jobs never hold
-	// claims they cannot start. Default: 16 × Workers; negative disables.
+	// claims they cannot start. A job on its last attempt is never
+	// prefetched: a crash spends the attempt of every claimed job, started
+	// or not. Default: 16 × Workers; negative disables.
 	Prefetch int
 	// PrefetchBelow is the average job duration under which the pool
 	// prefetches. Default: 5ms.
@@ -264,7 +267,13 @@ type loop struct {
 	// take: their types are at their concurrency limit. A finishing job
 	// wakes the loop; until then it looks again every blockedRecheck
 	// instead of waking at the (past) ready time in a busy loop.
-	blocked  bool
+	blocked bool
+	// careful counts the claims left to make carefully (claimRequest.careful):
+	// set when a claim gave back prefetched jobs because one was on its last
+	// attempt, so that the next claims stop before such jobs instead of
+	// taking and giving back the jobs behind them at every trip. It runs
+	// down while the claims find none.
+	careful  int
 	failures int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
@@ -415,6 +424,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		return nil
 	}
 	var claimed []*Job
+	var held bool
 	var fenced []bool
 	var reclaimedJobs []reclaimed
 	err := p.q.inTx(ctx, false, func(tx txn) error {
@@ -433,8 +443,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 			}
 		}
 		if doClaim {
-			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: free, limited: p.limits(l.running)}
-			if claimed, err = claim(ctx, tx, now, req); err != nil {
+			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: free, limited: p.limits(l.running),
+				prefetch: max(free-max(p.cfg.Workers-l.inflight, 0), 0), careful: l.careful > 0}
+			if claimed, held, err = claim(ctx, tx, now, req); err != nil {
 				return err
 			}
 		}
@@ -467,6 +478,12 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.claimMore = len(claimed) == free
 		// Short with a job ready: nextWake was read in this transaction.
 		l.blocked = len(claimed) < free && !l.nextReady.IsZero() && !l.nextReady.After(now)
+		switch {
+		case held || slices.ContainsFunc(claimed, func(j *Job) bool { return j.Attempt >= j.MaxAttempts }):
+			l.careful = carefulClaims
+		case l.careful > 0:
+			l.careful--
+		}
 		for _, j := range claimed {
 			l.inflight++
 			l.running[j.Type]++
@@ -596,6 +613,10 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 	}()
 	return reg.h.Work(ctx, j)
 }
+
+// carefulClaims is how many claims after the last one that met a job on its
+// last attempt look before they take (see loop.careful).
+const carefulClaims = 64
 
 // blockedRecheck is how often a blocked loop (see loop.blocked) looks for
 // jobs it can take.

@@ -572,3 +572,56 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	clk.Advance(time.Second + blockedRecheck)
 	waitFor(t, ran)
 }
+
+// TestPoolDoesNotPrefetchLastAttempts: while its jobs are short the pool
+// claims ahead of its workers, but not a job on its last attempt, which a
+// crash would otherwise make dead without its having started.
+func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Workers: 1, MaintenanceEvery: -1})
+	started, release := make(chan string, 8), make(chan struct{})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- j.Key
+		if j.Key == "blocker" {
+			<-release
+		}
+		return nil
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "warm"})
+	runPool(t, p)
+	// The fake clock makes every job take 0s: short, so the pool prefetches.
+	if k := waitFor(t, started); k != "warm" {
+		t.Fatalf("started %s, want warm", k)
+	}
+	eventually(t, "warm done", func() bool { return mustJob(t, q, "warm").State == StateDone })
+	_, err := q.EnqueueBatch(context.Background(), []NewJob{
+		{Type: "t", Key: "blocker"},
+		{Type: "t", Key: "x"},
+		{Type: "t", Key: "y", MaxAttempts: 1},
+		{Type: "t", Key: "z"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := waitFor(t, started); k != "blocker" {
+		t.Fatalf("started %s, want blocker", k)
+	}
+	if j := mustJob(t, q, "x"); j.State != StateRunning {
+		t.Errorf("x is %s, want running (prefetched)", j.State)
+	}
+	for _, k := range []string{"y", "z"} {
+		if j := mustJob(t, q, k); j.State != StatePending || j.Attempt != 0 {
+			t.Errorf("%s is %s at attempt %d while the only worker is busy; want pending, no attempt spent", k, j.State, j.Attempt)
+		}
+	}
+	close(release)
+	var order []string
+	for range 3 {
+		order = append(order, waitFor(t, started))
+	}
+	if strings.Join(order, " ") != "x y z" {
+		t.Errorf("ran %v, want x y z", order)
+	}
+	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 5 })
+}

@@ -18,11 +18,14 @@ var hotSQL = []string{
 }
 
 // cacheable reports whether a statement not prepared at Open is worth
-// preparing once and keeping: the claim statements, one text per limit, and
-// the completion statements, one text per group size.
+// preparing once and keeping: the claim statements and their look-ahead, one
+// text per limit, and the completion statements, one text per group size.
 func cacheable(query string) bool {
-	return strings.HasPrefix(query, claimPrefix) || strings.HasPrefix(query, finishDonePrefix)
+	return strings.HasPrefix(query, claimPrefix) || strings.HasPrefix(query, finishDonePrefix) ||
+		strings.HasPrefix(query, claimWindowPrefix)
 }
+
+const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts FROM jobs INDEXED BY jobs_ready"
 
 const claimPrefix = "UPDATE jobs SET state = 'running', attempt = attempt + 1,"
 
