@@ -46,9 +46,6 @@
 //
 //	SCHEDULER_CHAOS_SCALE=full go test -count=1 -timeout 60m -v ./chaos
 //
-// One known gap remains: a table holding a key twice in different case
-// (cron and Cron) is rejected, but which problems are listed varies from run
-// to run; FuzzLoadConfig skips such inputs unless SCHEDULER_CHAOS_GAPS=run.
 // The fuzz targets run
 // their seeds in every run; fuzz them with
 //

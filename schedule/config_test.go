@@ -155,7 +155,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown schedule key", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nenabled = true\n",
 			`t.toml:6: schedule "a": unknown key "enabled"`},
 		{"key in wrong case", task + "[[schedule]]\nname = \"a\"\nCron = \"@daily\"\ntask = \"t\"\n",
-			`t.toml:4: schedule "a": unknown key "Cron"`},
+			`t.toml:4: schedule "a": unknown key "Cron" (keys are case-sensitive: "cron")`},
 		{"unknown key in second schedule", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\nextra = 1\n",
 			`t.toml:10: schedule "b": unknown key "extra"`},
 		{"bad cron", task + "[[schedule]]\nname = \"a\"\ncron = \"61 * * * *\"\ntask = \"t\"\n",
@@ -544,5 +544,50 @@ func TestLoadStopsAfterTooManyProblems(t *testing.T) {
 	}
 	if len(es) != MaxConfigErrors+1 || !strings.Contains(es[len(es)-1].Error(), "too many problems") {
 		t.Errorf("%d problems, last %q; want %d and a final note", len(es), es[len(es)-1], MaxConfigErrors+1)
+	}
+}
+
+// TestLoadCaseTwinsAreRejectedAlikeEveryTime: a table holding one key in
+// two cases is rejected with the same problems at every load. The decoder
+// matches fields without regard to case and takes either value depending on
+// its map order, so a twin's value must not be validated at all.
+func TestLoadCaseTwinsAreRejectedAlikeEveryTime(t *testing.T) {
+	t.Parallel()
+	file := `Scheduler = { workers = 3 }
+
+[scheduler]
+workers = 2
+
+[tasks.noop]
+command = ["true"]
+Timeout = "x"
+timeout = "1s"
+
+[[schedule]]
+name = "a"
+Name = "b"
+cron = "bad cron"
+Cron = "0 4 * * *"
+task = "noop"
+`
+	want := strings.Join([]string{
+		`t.toml:1: unknown key "Scheduler" (keys are case-sensitive: "scheduler")`,
+		`t.toml:8: task "noop": unknown key "Timeout" (keys are case-sensitive: "timeout")`,
+		`t.toml:13: schedule #1: unknown key "Name" (keys are case-sensitive: "name")`,
+		`t.toml:15: schedule #1: unknown key "Cron" (keys are case-sensitive: "cron")`,
+	}, "\n")
+	for i := range 50 {
+		_, err := Parse("t.toml", []byte(file))
+		var errs ConfigErrors
+		if !errors.As(err, &errs) {
+			t.Fatalf("load %d: %v, want ConfigErrors", i, err)
+		}
+		var got []string
+		for _, e := range errs {
+			got = append(got, e.Error())
+		}
+		if strings.Join(got, "\n") != want {
+			t.Fatalf("load %d:\n%s\nwant\n%s", i, strings.Join(got, "\n"), want)
+		}
 	}
 }

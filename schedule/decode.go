@@ -131,6 +131,7 @@ type loader struct {
 	errs      ConfigErrors
 	failed    map[string]bool // locator paths whose value did not decode
 	names     map[int]string  // schedule names by position, for messages
+	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
 	truncated bool            // MaxConfigErrors reached: some values were not decoded
 }
 
@@ -219,7 +220,7 @@ func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
 // decode decodes p into v when the key was given, and reports whether it
 // was given and decoded.
 func (l *loader) decode(p toml.Primitive, v any, w where) bool {
-	if !present(p) {
+	if !present(p) || l.twins[pathKey(w.path)] {
 		return false
 	}
 	if len(l.errs) >= MaxConfigErrors {
@@ -389,9 +390,65 @@ func (l *loader) checkKeys() {
 		}
 		if pk := pathKey(p.at.path[:p.depth]); !seen[pk] {
 			seen[pk] = true
-			l.errorf(p.at, "unknown key %q", p.at.path[p.depth-1])
+			key := p.at.path[p.depth-1]
+			if lower := strings.ToLower(key); lower != key && l.knownIn(k[:min(len(k), p.depth)], lower) {
+				l.errorf(p.at, "unknown key %q (keys are case-sensitive: %q)", key, lower)
+			} else {
+				l.errorf(p.at, "unknown key %q", key)
+			}
 		}
 	}
+}
+
+// findTwins notes the keys whose table also holds a key spelt the same but
+// for case (cron and Cron). The decoder matches struct fields without
+// regard to case and takes either value, depending on its map order; such a
+// value is not decoded at all (checkKeys reports the misspelt key), so that
+// the problems listed are the same at every load.
+func (l *loader) findTwins() {
+	spellings := map[string]map[string]bool{}
+	idx := -1
+	for _, k := range l.md.Keys() {
+		if len(k) == 1 && k[0] == "schedule" {
+			idx++
+		}
+		// The key's top-level table and its field in that table; Keys lists
+		// tables that are only implied by a longer key (tasks in
+		// [tasks.x]) only through those keys.
+		for n := range min(len(k), 3) {
+			p := l.keyPlace(k[:n+1], idx)
+			if p.inside || len(p.at.path) != p.depth {
+				continue
+			}
+			last := p.at.path[p.depth-1]
+			canonical := pathKey(append(slices.Clone(p.at.path[:p.depth-1]), strings.ToLower(last)))
+			if spellings[canonical] == nil {
+				spellings[canonical] = map[string]bool{}
+			}
+			spellings[canonical][last] = true
+		}
+	}
+	l.twins = map[string]bool{}
+	for canonical, s := range spellings {
+		if len(s) > 1 {
+			l.twins[canonical] = true
+		}
+	}
+}
+
+// knownIn reports whether name is a key the table of file key k may hold.
+func (l *loader) knownIn(k toml.Key, name string) bool {
+	switch {
+	case k[0] == "scheduler" && len(k) >= 2:
+		return schedulerKeys[name]
+	case k[0] == "tasks" && len(k) >= 3:
+		return taskKeys[name]
+	case k[0] == "schedule" && len(k) >= 2:
+		return scheduleKeys[name]
+	case len(k) == 1:
+		return fileKeys[name]
+	}
+	return false
 }
 
 // keyPlace is where a key of the file belongs.

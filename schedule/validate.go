@@ -40,11 +40,22 @@ func (l *loader) load() *Config {
 		return nil
 	}
 	cfg := &Config{File: l.file, Tasks: map[string]*Task{}, byName: map[string]*Schedule{}}
-	l.loadScheduler(raw.Scheduler, &cfg.Scheduler)
-	templates := l.loadTasks(raw.Tasks, cfg)
-	l.loadSchedules(raw.Schedule, cfg, templates)
+	l.findTwins()
+	l.loadScheduler(l.table(raw.Scheduler, "scheduler"), &cfg.Scheduler)
+	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
+	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
 	l.checkKeys()
 	return cfg
+}
+
+// table returns the top-level table p of the file, or nothing when the
+// file spells its name twice (see findTwins).
+func (l *loader) table(p toml.Primitive, name string) toml.Primitive {
+	if l.twins[pathKey([]string{name})] {
+		l.failed[pathKey([]string{name})] = true // its keys are not unknown
+		return toml.Primitive{}
+	}
+	return p
 }
 
 // durationField decodes a duration of at least min into dst.
@@ -289,7 +300,8 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 			continue
 		}
 		var name string
-		if present(decoded[i].Name) && l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
+		if present(decoded[i].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+			l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
 			l.names[i] = name
 		}
 	}
