@@ -35,32 +35,18 @@ func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
 }
 
 // EnqueueBatch enqueues jobs in one transaction: all or none. Results are in
-// the order of jobs.
+// the order of jobs. Calls from many goroutines at once share transactions
+// (see group.go); each returns once its jobs are committed.
 func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, error) {
 	now := q.clock.Now()
 	prepared, err := prepareJobs(jobs, now)
 	if err != nil {
 		return nil, err
 	}
-	if len(prepared) == 1 && q.cfg.NoSyncEnqueue && !prepared[0].SkipIfActive {
-		r, err := q.insertOne(ctx, prepared[0], now)
-		if err != nil {
-			return nil, fmt.Errorf("enqueue: %w", err)
-		}
-		q.notify()
-		return []Enqueued{r}, nil
+	if q.w == nil {
+		return nil, fmt.Errorf("enqueue: %w", errReadOnly)
 	}
-	var res []Enqueued
-	err = q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
-		var err error
-		res, err = insertJobs(ctx, tx, prepared, now)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("enqueue: %w", err)
-	}
-	q.notify()
-	return res, nil
+	return q.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{})})
 }
 
 // insertOne inserts one job in an autocommit statement: a single INSERT is
@@ -197,6 +183,10 @@ func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 	return append(res, r...), nil
 }
 
+// testHookInsert, when set by a test, is called before each row insertRows
+// inserts; an error fails the insert there.
+var testHookInsert func(NewJob) error
+
 // insertRows inserts jobs one statement each.
 func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
 	ins, err := tx.PrepareContext(ctx, insertJobSQL)
@@ -208,6 +198,11 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 	res := make([]Enqueued, len(jobs))
 	for i, j := range jobs {
 		res[i].Key = j.Key
+		if testHookInsert != nil {
+			if err := testHookInsert(j); err != nil {
+				return nil, err
+			}
+		}
 		if j.SkipIfActive {
 			if active == nil {
 				if active, err = tx.PrepareContext(ctx, activeSeriesSQL); err != nil {

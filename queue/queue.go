@@ -63,6 +63,9 @@ type Queue struct {
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
+
+	groupMu sync.Mutex
+	group   groupQueue // enqueues waiting to share a transaction
 }
 
 // Open opens the queue in the SQLite file at path, creating it and applying

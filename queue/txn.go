@@ -15,6 +15,7 @@ var hotSQL = []string{
 	cursorSQL, insertCursorSQL, moveCursorSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
+	savepointSQL, rollbackToSQL, releaseSQL,
 }
 
 // cacheable reports whether a statement not prepared at Open is worth

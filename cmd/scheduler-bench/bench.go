@@ -31,9 +31,16 @@ const (
 	// same file: its own connections, as the CLI's -trigger in another
 	// process has, so the pool learns of each job only by watching the file.
 	cfgOtherConn = "otherconn,syncfull"
+	// cfgProducers and cfgProducersSyncFull enqueue one job per call from
+	// producers goroutines at once, whose calls share transactions.
+	cfgProducers         = "producers8"
+	cfgProducersSyncFull = "producers8,syncfull"
 )
 
-var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull, cfgOtherConn}
+var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull, cfgOtherConn, cfgProducers, cfgProducersSyncFull}
+
+// producers is the number of enqueuing goroutines of the producers configs.
+const producers = 8
 
 // batchSize is the number of jobs per EnqueueBatch call in the batch configs.
 const batchSize = 100
@@ -61,7 +68,7 @@ func queueConfig(cfg string, log *errLog) queue.Config {
 	return queue.Config{
 		// NORMAL is what peerbench's systems run with; the queue's default
 		// (FULL) is measured by the syncfull configurations.
-		NoSyncEnqueue: cfg == cfgDefault || cfg == cfgBatch,
+		NoSyncEnqueue: cfg == cfgDefault || cfg == cfgBatch || cfg == cfgProducers,
 		Logger:        log.logger(),
 	}
 }
@@ -143,7 +150,7 @@ func (b *bench) throughput(ctx context.Context) error {
 	for _, c := range []struct {
 		cfg   string
 		batch int
-	}{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}} {
+	}{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}, {cfgProducers, 1}, {cfgProducersSyncFull, 1}} {
 		if err := b.enqueueOnly(ctx, c.cfg, c.batch); err != nil {
 			return fmt.Errorf("%s: %w", c.cfg, err)
 		}
@@ -223,11 +230,58 @@ func (b *bench) enqueueOnly(ctx context.Context, cfg string, batch int) (err err
 		return fmt.Errorf("open: %w", err)
 	}
 	defer closeQueue(q, &err)
-	enq, err := enqueueAll(ctx, q, b.o.jobs, batch)
+	var enq enqueueResult
+	if cfg == cfgProducers || cfg == cfgProducersSyncFull {
+		enq, err = enqueueConcurrently(ctx, q, b.o.jobs, producers)
+	} else {
+		enq, err = enqueueAll(ctx, q, b.o.jobs, batch)
+	}
 	if err != nil {
 		return err
 	}
 	return b.emitEnqueue(ctx, q, cfg, enq, log)
+}
+
+// enqueueConcurrently enqueues jobs 0..n-1 one per call from p goroutines,
+// each taking every p-th sequence number.
+func enqueueConcurrently(ctx context.Context, q *queue.Queue, n, p int) (enqueueResult, error) {
+	var r enqueueResult
+	t0, c0 := time.Now(), cpuTime()
+	var wg sync.WaitGroup
+	errs := make(chan error, p)
+	var mu sync.Mutex
+	for g := range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; {
+				if _, err := q.Enqueue(ctx, newJob(i)); err != nil {
+					if ctx.Err() != nil {
+						errs <- ctx.Err()
+						return
+					}
+					mu.Lock()
+					r.errs++
+					tooMany := r.errs > maxEnqueueErrs
+					mu.Unlock()
+					if tooMany {
+						errs <- fmt.Errorf("enqueue: too many errors, last: %w", err)
+						return
+					}
+					continue
+				}
+				i += p
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return r, err
+	}
+	r.secs = time.Since(t0).Seconds()
+	r.cpu = cpuSince(c0)
+	return r, nil
 }
 
 // enqueueResult is the measurement of one enqueue phase.
@@ -284,11 +338,14 @@ func (b *bench) emitEnqueue(ctx context.Context, q *queue.Queue, cfg string, r e
 		inDB += c
 	}
 	dup, lost := max(inDB-n, 0), max(n-inDB, 0)
-	batch := 1
-	if cfg == cfgBatch || cfg == cfgBatchSyncFull {
+	batch, workers := 1, 1
+	switch cfg {
+	case cfgBatch, cfgBatchSyncFull:
 		batch = batchSize
+	case cfgProducers, cfgProducersSyncFull:
+		workers = producers
 	}
-	b.emit(cfg, "enqueue", kv{"jobs", n}, kv{"workers", 1},
+	b.emit(cfg, "enqueue", kv{"jobs", n}, kv{"workers", workers},
 		kv{"seconds", r.secs}, kv{"jobs_per_s", float64(n) / r.secs}, kv{"dup", dup}, kv{"lost", lost},
 		kv{"db_jobs", inDB}, kv{"batch", batch}, kv{"errs", r.errs + log.count()}, kv{"cpu_s", r.cpu})
 	return nil

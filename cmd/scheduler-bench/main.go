@@ -52,7 +52,7 @@ type options struct {
 	stall      time.Duration
 	rep        int
 	db         string
-	extra      bool // the cfg=syncfull and cfg=batch100 enqueue lines
+	extra      bool // the enqueue lines of the other configurations
 	latFull    bool // a second latency run with fsynced enqueues
 	cpuProfile string
 	profPhase  string
@@ -84,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up (and report lost jobs) after this long without progress")
 	fs.IntVar(&o.rep, "rep", 0, "repetition number, echoed as rep=")
 	fs.StringVar(&o.db, "db", "", "database file for cfg=default, deleted first (with its -wal and -shm) and kept afterwards; the other configurations use PATH.syncfull, PATH.batch100 and PATH.batch100-syncfull. Default: files in a temporary directory, removed afterwards")
-	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100)")
+	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100), cfg=producers8 and cfg=producers8,syncfull (Enqueue from 8 goroutines at once)")
 	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode")

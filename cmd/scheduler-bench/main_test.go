@@ -93,7 +93,10 @@ func checkLines(t *testing.T, lines []resultLine, want []string, jobs, workers, 
 			t.Errorf("%s: jobs=%v, want %d", id, got, jobs)
 		}
 		wantWorkers := workers
-		if r["phase"] == "enqueue" {
+		switch {
+		case r["cfg"] == cfgProducers || r["cfg"] == cfgProducersSyncFull:
+			wantWorkers = producers
+		case r["phase"] == "enqueue":
 			wantWorkers = 1
 		}
 		if got := r.num(t, "workers"); got != float64(wantWorkers) {
@@ -148,7 +151,8 @@ func TestThroughput(t *testing.T) {
 		t.Fatalf("run(%q): %v\nstderr:\n%s", args, err, stderr.String())
 	}
 	lines := parseResults(t, stdout.String())
-	checkLines(t, lines, []string{"default/enqueue", "default/drain", "syncfull/enqueue", "batch100/enqueue", "batch100,syncfull/enqueue"}, 300, 4, 7)
+	checkLines(t, lines, []string{"default/enqueue", "default/drain", "syncfull/enqueue", "batch100/enqueue", "batch100,syncfull/enqueue",
+		"producers8/enqueue", "producers8,syncfull/enqueue"}, 300, 4, 7)
 	checkStderr(t, stderr.String())
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("-db file not kept: %v", err)

@@ -1,0 +1,151 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Enqueues from many goroutines share transactions (group commit): the
+// writer connection does one transaction at a time, so while one runs, the
+// calls that arrive queue up, and the next transaction takes all of them.
+// Each call still returns only once the commit holding its jobs is done
+// (fsynced unless Config.NoSyncEnqueue), and each is all or nothing on its
+// own: a savepoint per call undoes a failed call's rows alone. One
+// transaction per group instead of one per call is one WAL append and, for
+// fsynced enqueues, one fsync per group.
+
+// A savepoint per call in a group.
+const (
+	savepointSQL  = "SAVEPOINT enqueue_call"
+	rollbackToSQL = "ROLLBACK TO enqueue_call"
+	releaseSQL    = "RELEASE enqueue_call"
+)
+
+// enqueueCall is one EnqueueBatch waiting for its group's commit.
+type enqueueCall struct {
+	ctx  context.Context
+	jobs []NewJob
+	now  time.Time
+	res  []Enqueued
+	err  error
+	done chan struct{}
+}
+
+// groupQueue holds the calls waiting for the next group. busy is true while
+// a caller is committing groups; the calls that arrive meanwhile wait for
+// it.
+type groupQueue struct {
+	waiting []*enqueueCall
+	busy    bool
+}
+
+// enqueueGrouped runs c in a group transaction and waits for its result.
+func (q *Queue) enqueueGrouped(c *enqueueCall) ([]Enqueued, error) {
+	q.groupMu.Lock()
+	q.group.waiting = append(q.group.waiting, c)
+	if q.group.busy {
+		q.groupMu.Unlock()
+		select {
+		case <-c.done:
+			return c.res, c.err
+		case <-c.ctx.Done():
+		}
+		// Cancelled: leave the queue if the call is still in it; once a
+		// group has taken it, its rows may commit, so wait for the result.
+		q.groupMu.Lock()
+		for i, w := range q.group.waiting {
+			if w == c {
+				q.group.waiting = append(q.group.waiting[:i], q.group.waiting[i+1:]...)
+				q.groupMu.Unlock()
+				return nil, c.ctx.Err()
+			}
+		}
+		q.groupMu.Unlock()
+		<-c.done
+		return c.res, c.err
+	}
+	// No group is being committed: this caller commits groups until no
+	// call waits, its own first.
+	q.group.busy = true
+	for {
+		calls := q.group.waiting
+		q.group.waiting = nil
+		if len(calls) == 0 {
+			q.group.busy = false
+			q.groupMu.Unlock()
+			break
+		}
+		q.groupMu.Unlock()
+		q.commitGroup(calls)
+		q.groupMu.Lock()
+	}
+	<-c.done
+	return c.res, c.err
+}
+
+// commitGroup commits calls in one transaction and closes their done.
+func (q *Queue) commitGroup(calls []*enqueueCall) {
+	defer func() {
+		for _, c := range calls {
+			close(c.done)
+		}
+	}()
+	var live []*enqueueCall
+	for _, c := range calls {
+		if c.err = c.ctx.Err(); c.err == nil {
+			live = append(live, c)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	if len(live) == 1 && len(live[0].jobs) == 1 && q.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive {
+		// Alone and unsynced: one autocommit INSERT, no transaction.
+		c := live[0]
+		r, err := q.insertOne(c.ctx, c.jobs[0], c.now)
+		if err != nil {
+			c.err = fmt.Errorf("enqueue: %w", err)
+			return
+		}
+		c.res = []Enqueued{r}
+		q.notify()
+		return
+	}
+	// The group outlives any one caller's cancellation: the others' jobs
+	// are in it. Lock waits are bounded by the busy timeout.
+	ctx := context.WithoutCancel(live[0].ctx)
+	err := q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
+		for _, c := range live {
+			if len(live) == 1 {
+				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
+				return c.err
+			}
+			if _, err := tx.ExecContext(ctx, savepointSQL); err != nil {
+				return err
+			}
+			c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
+			if c.err != nil {
+				c.res = nil
+				if _, err := tx.ExecContext(ctx, rollbackToSQL); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, releaseSQL); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, c := range live {
+		switch {
+		case c.err != nil:
+			c.err = fmt.Errorf("enqueue: %w", c.err)
+		case err != nil:
+			c.res, c.err = nil, fmt.Errorf("enqueue: %w", err)
+		}
+	}
+	if err == nil {
+		q.notify()
+	}
+}

@@ -1,0 +1,141 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestConcurrentEnqueuesAllLand enqueues from many goroutines at once, one
+// job per call and fsynced, a few of them under one shared key: every call
+// gets its own job, the shared key is inserted once, and every other call
+// with it gets that job's id.
+func TestConcurrentEnqueuesAllLand(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	const goroutines, each = 16, 25
+	var wg sync.WaitGroup
+	results := make([][]Enqueued, goroutines)
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				key := fmt.Sprintf("g%d-%d", g, i)
+				if i == 0 {
+					key = "shared"
+				}
+				r, err := q.Enqueue(ctx, NewJob{Type: "t", Key: key})
+				if err != nil {
+					errs <- err
+					return
+				}
+				results[g] = append(results[g], r)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	ids := map[int64]string{}
+	inserted, sharedID := 0, mustJob(t, q, "shared").ID
+	for _, rs := range results {
+		for _, r := range rs {
+			if r.Key == "shared" {
+				if r.ID != sharedID {
+					t.Errorf("shared key: id %d, want %d", r.ID, sharedID)
+				}
+				if r.Inserted {
+					inserted++
+				}
+				continue
+			}
+			if prev, dup := ids[r.ID]; dup || !r.Inserted {
+				t.Errorf("key %s: id %d (also %q), inserted %t", r.Key, r.ID, prev, r.Inserted)
+			}
+			ids[r.ID] = r.Key
+		}
+	}
+	if inserted != 1 {
+		t.Errorf("shared key inserted %d times, want once", inserted)
+	}
+	s, _ := q.Stats(ctx)
+	if want := goroutines*(each-1) + 1; s.Total[StatePending] != want {
+		t.Errorf("%d pending jobs, want %d", s.Total[StatePending], want)
+	}
+}
+
+// TestGroupedCallFailsAlone forms a group of calls behind a busy writer and
+// fails one of them halfway through its jobs: that call's jobs are all
+// undone and it gets the error; the others commit.
+func TestGroupedCallFailsAlone(t *testing.T) {
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	testHookInsert = func(j NewJob) error {
+		if j.Key == "bad-2" {
+			return boom
+		}
+		return nil
+	}
+	defer func() { testHookInsert = nil }()
+
+	// Hold the writer so that the calls below queue up behind it.
+	holding, release := make(chan struct{}), make(chan struct{})
+	go q.inTx(ctx, false, func(tx txn) error { close(holding); <-release; return nil })
+	<-holding
+	type out struct {
+		name string
+		res  []Enqueued
+		err  error
+	}
+	outs := make(chan out, 4)
+	call := func(name string, keys ...string) {
+		var jobs []NewJob
+		for _, k := range keys {
+			jobs = append(jobs, NewJob{Type: "t", Key: k})
+		}
+		res, err := q.EnqueueBatch(ctx, jobs)
+		outs <- out{name, res, err}
+	}
+	go call("first", "first")
+	eventually(t, "first call committing", func() bool {
+		q.groupMu.Lock()
+		defer q.groupMu.Unlock()
+		return q.group.busy && len(q.group.waiting) == 0
+	})
+	go call("good-a", "a-1", "a-2")
+	go call("bad", "bad-1", "bad-2", "bad-3")
+	go call("good-b", "b-1")
+	eventually(t, "three calls queued", func() bool {
+		q.groupMu.Lock()
+		defer q.groupMu.Unlock()
+		return len(q.group.waiting) == 3
+	})
+	close(release)
+	for range 4 {
+		o := waitFor(t, outs)
+		switch {
+		case o.name == "bad":
+			if !errors.Is(o.err, boom) || o.res != nil {
+				t.Errorf("bad call: %v, %v; want boom and no results", o.res, o.err)
+			}
+		case o.err != nil || len(o.res) == 0:
+			t.Errorf("%s: %v, %v", o.name, o.res, o.err)
+		}
+	}
+	for _, k := range []string{"first", "a-1", "a-2", "b-1"} {
+		mustJob(t, q, k)
+	}
+	for _, k := range []string{"bad-1", "bad-2", "bad-3"} {
+		if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
+			t.Errorf("job %s: %v, want not found", k, err)
+		}
+	}
+}
