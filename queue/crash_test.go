@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -59,32 +60,45 @@ func TestHelperProcess(t *testing.T) {
 		return nil
 	}), TypeConfig{})
 	go p.Run(ctx)
+	// Three producers, so that enqueues share transactions (group commit)
+	// when the kill comes.
+	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
-	for i := 0; ; i++ {
-		key := fmt.Sprintf("run%s-%d", run, i)
-		var err error
-		if i%10 == 9 {
-			var batch []NewJob
-			for b := range 5 {
-				batch = append(batch, NewJob{Type: "t", Key: fmt.Sprintf("%s-b%d", key, b)})
-			}
-			_, err = q.EnqueueBatch(ctx, batch)
-			if err == nil {
-				for _, j := range batch {
-					fmt.Fprintln(out, "ack", j.Key)
-				}
-			}
-		} else {
-			_, err = q.Enqueue(ctx, NewJob{Type: "t", Key: key})
-			if err == nil {
-				fmt.Fprintln(out, "ack", key)
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(out, "error", err)
+	say := func(lines ...string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range lines {
+			fmt.Fprintln(out, l)
 		}
 		out.Flush()
 	}
+	produce := func(g int) {
+		for i := 0; ; i++ {
+			key := fmt.Sprintf("run%s-g%d-%d", run, g, i)
+			if i%10 == 9 {
+				var batch []NewJob
+				var acks []string
+				for b := range 5 {
+					batch = append(batch, NewJob{Type: "t", Key: fmt.Sprintf("%s-b%d", key, b)})
+					acks = append(acks, "ack "+batch[b].Key)
+				}
+				if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+					say(fmt.Sprint("error ", err))
+				} else {
+					say(acks...)
+				}
+				continue
+			}
+			if _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: key}); err != nil {
+				say(fmt.Sprint("error ", err))
+			} else {
+				say("ack " + key)
+			}
+		}
+	}
+	go produce(1)
+	go produce(2)
+	produce(0)
 }
 
 // TestCrashKillNineLosesNothing kills a process that enqueues and drains
