@@ -151,7 +151,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		case <-dog:
 			// The watchdog is fed only while the database answers.
 			pctx, cancel := context.WithTimeout(ctx, watchdog)
-			_, perr := q.Stats(pctx)
+			perr := q.Ping(pctx)
 			cancel()
 			if perr == nil {
 				notifyOrLog(log, notify, "WATCHDOG=1")

@@ -18,6 +18,22 @@ type Stats struct {
 	At          time.Time
 }
 
+// pingSQL reads a little of the two tables the daemon lives on, whatever
+// their size.
+const pingSQL = `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`
+
+// Ping reads the database, cheaply: it fails when the file cannot be read.
+// Stats answers the same question but counts every job, which takes a
+// second or more once a million done jobs are kept.
+func (q *Queue) Ping(ctx context.Context) error {
+	var maxID sql.NullInt64
+	var cursors int
+	if err := q.r.QueryRowContext(ctx, pingSQL).Scan(&maxID, &cursors); err != nil {
+		return fmt.Errorf("ping: %w", err)
+	}
+	return nil
+}
+
 const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
 const oldestReadySQL = `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= ?`

@@ -371,3 +371,20 @@ func TestClaimDoesNotPrefetchLastAttempts(t *testing.T) {
 		})
 	}
 }
+
+func TestPing(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	if err := q.Ping(ctx); err != nil {
+		t.Fatalf("Ping on an empty queue: %v", err)
+	}
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	if err := q.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	q.Close()
+	if err := q.Ping(ctx); err == nil {
+		t.Fatal("Ping on a closed queue succeeded")
+	}
+}
