@@ -264,15 +264,17 @@ type loop struct {
 	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
 	// blocked is true while ready jobs wait that the last claim could not
-	// take: their types are at their concurrency limit. A finishing job
-	// wakes the loop; until then it looks again every blockedRecheck
-	// instead of waking at the (past) ready time in a busy loop.
+	// take: their types are at their concurrency limit, or the next one is
+	// on its last attempt and no worker is free for it (see claim). A
+	// finishing job wakes the loop; until then it looks again every
+	// blockedRecheck instead of waking at the (past) ready time in a busy
+	// loop.
 	blocked bool
 	// careful counts the claims left to make carefully (claimRequest.careful):
-	// set when a claim gave back prefetched jobs because one was on its last
-	// attempt, so that the next claims stop before such jobs instead of
-	// taking and giving back the jobs behind them at every trip. It runs
-	// down while the claims find none.
+	// set when a claim met a job on its last attempt (and maybe gave back
+	// the prefetched jobs from it on), so that the next claims stop before
+	// such jobs instead of taking and giving back the jobs behind them at
+	// every trip. It runs down while the claims meet none.
 	careful  int
 	failures int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
@@ -416,6 +418,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.wakeAt = now
 		if l.nextReady.IsZero() || l.nextReady.After(now) {
 			l.claimMore = false
+			l.blocked = false // what blocked it was taken, by another pool
 			doClaim = false
 			doReclaim = !l.nextLease.IsZero() && !now.Before(l.nextLease)
 		}

@@ -625,3 +625,36 @@ func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
 	}
 	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 5 })
 }
+
+// TestBlockedPoolSleepsOnceTheJobsAreGone: a pool waiting at a type's limit
+// rechecks every blockedRecheck; once the jobs it waited for are gone (here
+// cancelled; another pool may have taken them), it must stop rechecking.
+func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	defer close(release)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}), TypeConfig{Concurrency: 1})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "running"})
+	waiting := mustEnqueue(t, q, NewJob{Type: "t", Key: "waiting"})
+	runPool(t, p)
+	waitFor(t, started)
+	if err := q.Cancel(context.Background(), waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	// Parked: the watch's, the checkpointer's and the loop's timers.
+	clk.BlockUntil(3)
+	before := p.trips.Load()
+	for range 10 {
+		clk.Advance(blockedRecheck)
+		clk.BlockUntil(3)
+	}
+	if n := p.trips.Load() - before; n > 3 {
+		t.Errorf("loop ran %d times in 10 rechecks after the waiting job was cancelled", n)
+	}
+}
