@@ -46,7 +46,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, er
 	if q.w == nil {
 		return nil, fmt.Errorf("enqueue: %w", errReadOnly)
 	}
-	return q.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{})})
+	return q.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{}), turn: make(chan struct{})})
 }
 
 // insertOne inserts one job in an autocommit statement: a single INSERT is

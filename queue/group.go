@@ -14,6 +14,11 @@ import (
 // own: a savepoint per call undoes a failed call's rows alone. One
 // transaction per group instead of one per call is one WAL append and, for
 // fsynced enqueues, one fsync per group.
+//
+// The caller that finds no group being committed commits the next one; when
+// it is done, it hands the turn to the first call that arrived meanwhile,
+// whose caller commits the group after, and returns. No caller commits more
+// than one group.
 
 // A savepoint per call in a group.
 const (
@@ -29,12 +34,13 @@ type enqueueCall struct {
 	now  time.Time
 	res  []Enqueued
 	err  error
-	done chan struct{}
+	done chan struct{} // closed once the call's group has committed
+	turn chan struct{} // closed when the call's caller is to commit the next group
 }
 
-// groupQueue holds the calls waiting for the next group. busy is true while
-// a caller is committing groups; the calls that arrive meanwhile wait for
-// it.
+// groupQueue holds the calls waiting for the next group. busy is true from
+// the moment a caller starts committing a group until a caller finds no call
+// left to hand the turn to.
 type groupQueue struct {
 	waiting []*enqueueCall
 	busy    bool
@@ -44,42 +50,57 @@ type groupQueue struct {
 func (q *Queue) enqueueGrouped(c *enqueueCall) ([]Enqueued, error) {
 	q.groupMu.Lock()
 	q.group.waiting = append(q.group.waiting, c)
-	if q.group.busy {
+	if !q.group.busy {
+		q.group.busy = true
 		q.groupMu.Unlock()
-		select {
-		case <-c.done:
-			return c.res, c.err
-		case <-c.ctx.Done():
-		}
-		// Cancelled: leave the queue if the call is still in it; once a
-		// group has taken it, its rows may commit, so wait for the result.
-		q.groupMu.Lock()
-		for i, w := range q.group.waiting {
-			if w == c {
-				q.group.waiting = append(q.group.waiting[:i], q.group.waiting[i+1:]...)
-				q.groupMu.Unlock()
-				return nil, c.ctx.Err()
-			}
-		}
-		q.groupMu.Unlock()
-		<-c.done
+		return q.commitTurn(c)
+	}
+	q.groupMu.Unlock()
+	select {
+	case <-c.done:
 		return c.res, c.err
+	case <-c.turn:
+		return q.commitTurn(c)
+	case <-c.ctx.Done():
 	}
-	// No group is being committed: this caller commits groups until no
-	// call waits, its own first.
-	q.group.busy = true
-	for {
-		calls := q.group.waiting
-		q.group.waiting = nil
-		if len(calls) == 0 {
-			q.group.busy = false
-			q.groupMu.Unlock()
-			break
-		}
+	// Cancelled. Still waiting, and not handed the turn: leave. Given the
+	// turn: commit anyway, the others wait for it (c itself is dropped, its
+	// context being done). Taken into a group: its rows may commit, so wait
+	// for the result.
+	q.groupMu.Lock()
+	select {
+	case <-c.turn:
 		q.groupMu.Unlock()
-		q.commitGroup(calls)
-		q.groupMu.Lock()
+		return q.commitTurn(c)
+	default:
 	}
+	for i, w := range q.group.waiting {
+		if w == c {
+			q.group.waiting = append(q.group.waiting[:i], q.group.waiting[i+1:]...)
+			q.groupMu.Unlock()
+			return nil, c.ctx.Err()
+		}
+	}
+	q.groupMu.Unlock()
+	<-c.done
+	return c.res, c.err
+}
+
+// commitTurn commits every waiting call, c among them, as one group, then
+// hands the turn on, and returns c's result.
+func (q *Queue) commitTurn(c *enqueueCall) ([]Enqueued, error) {
+	q.groupMu.Lock()
+	calls := q.group.waiting
+	q.group.waiting = nil
+	q.groupMu.Unlock()
+	q.commitGroup(calls)
+	q.groupMu.Lock()
+	if len(q.group.waiting) > 0 {
+		close(q.group.waiting[0].turn)
+	} else {
+		q.group.busy = false
+	}
+	q.groupMu.Unlock()
 	<-c.done
 	return c.res, c.err
 }

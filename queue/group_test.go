@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -137,5 +139,100 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 		if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
 			t.Errorf("job %s: %v, want not found", k, err)
 		}
+	}
+}
+
+// TestEveryProducerProgresses runs producers that enqueue without pause:
+// each must keep getting its calls back, through every hand-off of the turn
+// to commit (and a caller may not keep the turn while calls keep coming).
+func TestEveryProducerProgresses(t *testing.T) {
+	t.Parallel()
+	// Fsynced: while a group commits, the others are back with their next
+	// call.
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	const producers = 8
+	var calls [producers]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := q.Enqueue(context.Background(), NewJob{Type: "t"}); err != nil {
+					t.Error(err)
+					return
+				}
+				calls[g].Add(1)
+			}
+		}()
+	}
+	eventually(t, "every producer has 20 calls back", func() bool {
+		for g := range producers {
+			if calls[g].Load() < 20 {
+				return false
+			}
+		}
+		return true
+	})
+	close(stop)
+	wg.Wait()
+}
+
+// TestCancelledCallLeavesTheQueue: a call cancelled while it waits for a
+// group leaves with its context's error and enqueues nothing; the others
+// commit.
+func TestCancelledCallLeavesTheQueue(t *testing.T) {
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	holding, release := make(chan struct{}), make(chan struct{})
+	go q.inTx(ctx, false, func(tx txn) error { close(holding); <-release; return nil })
+	<-holding
+	errs := make(chan error, 3)
+	go func() { _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: "first"}); errs <- err }()
+	eventually(t, "first call committing", func() bool {
+		q.groupMu.Lock()
+		defer q.groupMu.Unlock()
+		return q.group.busy && len(q.group.waiting) == 0
+	})
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { _, err := q.Enqueue(cctx, NewJob{Type: "t", Key: "cancelled"}); errs <- err }()
+	go func() { _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: "last"}); errs <- err }()
+	eventually(t, "two calls queued", func() bool {
+		q.groupMu.Lock()
+		defer q.groupMu.Unlock()
+		return len(q.group.waiting) == 2
+	})
+	cancel()
+	eventually(t, "the cancelled call gone", func() bool {
+		q.groupMu.Lock()
+		defer q.groupMu.Unlock()
+		return len(q.group.waiting) == 1
+	})
+	close(release)
+	var cancelled int
+	for range 3 {
+		if err := waitFor(t, errs); errors.Is(err, context.Canceled) {
+			cancelled++
+		} else if err != nil {
+			t.Error(err)
+		}
+	}
+	if cancelled != 1 {
+		t.Errorf("%d calls cancelled, want 1", cancelled)
+	}
+	mustJob(t, q, "first")
+	mustJob(t, q, "last")
+	if _, err := q.Job(ctx, "cancelled"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("cancelled job: %v, want not found", err)
 	}
 }
