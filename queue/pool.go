@@ -39,7 +39,7 @@ type PoolConfig struct {
 	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
 	// WatchInterval is how often the pool checks whether another process
 	// wrote to the file (PRAGMA data_version, a read of shared memory), so
-	// that a job enqueued by the CLI starts promptly. Default: 20ms.
+	// that a job enqueued by the CLI starts promptly. Default: 50ms.
 	WatchInterval time.Duration
 	// MaxIdle bounds an idle pool's sleep between looks at the table, a
 	// safety net under the wake-ups of WatchInterval. Default: 30s.
