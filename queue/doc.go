@@ -9,7 +9,9 @@
 //
 // # Durability
 //
-// Every state change is one SQLite transaction. Writes acknowledged to
+// Every state change is one SQLite transaction (enqueues from several
+// goroutines at once may share one, each all or nothing in a savepoint of
+// its own, each returning after that commit). Writes acknowledged to
 // someone outside the process (Enqueue, EnqueueBatch, Retry, SetPaused) are
 // committed with synchronous=FULL and survive power loss. Writes the design
 // recovers from are committed with synchronous=NORMAL: they survive a crash of
