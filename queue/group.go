@@ -133,9 +133,13 @@ func (q *Queue) commitGroup(calls []*enqueueCall) {
 		q.notify()
 		return
 	}
-	// The group outlives any one caller's cancellation: the others' jobs
-	// are in it. Lock waits are bounded by the busy timeout.
-	ctx := context.WithoutCancel(live[0].ctx)
+	// A group outlives any one caller's cancellation: the others' jobs are
+	// in it. Its lock waits are bounded by the busy timeout. A call alone
+	// keeps its own context.
+	ctx := live[0].ctx
+	if len(live) > 1 {
+		ctx = context.WithoutCancel(ctx)
+	}
 	err := q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
 		for _, c := range live {
 			if len(live) == 1 {
