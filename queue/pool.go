@@ -275,7 +275,10 @@ type loop struct {
 	// the prefetched jobs from it on), so that the next claims stop before
 	// such jobs instead of taking and giving back the jobs behind them at
 	// every trip. It runs down while the claims meet none.
-	careful  int
+	careful int
+	// enqueued is set when this process enqueued a job since the last trip:
+	// there is something to claim, so the trip need not look first.
+	enqueued bool
 	failures int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
@@ -320,6 +323,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 			l.add(r)
 		case <-wake:
 			l.claimMore = true
+			l.enqueued = true
 		case <-external:
 			l.claimMore = true
 		case <-timer:
@@ -408,7 +412,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	doClaim := claimJobs && l.claimMore && free > 0 && !p.stopping.Load()
 	doReclaim := !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
-	if doClaim && len(l.pending) == 0 && !doReclaim && !doHeartbeat {
+	enqueued := l.enqueued
+	l.enqueued = false
+	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
 		var err error
@@ -452,15 +458,6 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 				return err
 			}
 		}
-		// A claim that filled every free slot comes back at once, so when
-		// the next job is ready matters only once a claim falls short; other
-		// pools' leases are looked at again at least every wakeEvery.
-		if doReclaim || (doClaim && (len(claimed) < free || now.Sub(l.wakeAt) >= wakeEvery)) {
-			if l.nextReady, l.nextLease, err = nextWake(ctx, tx, p.cfg.Owner); err != nil {
-				return err
-			}
-			l.wakeAt = now
-		}
 		return nil
 	})
 	if err != nil {
@@ -479,8 +476,6 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	}
 	if doClaim {
 		l.claimMore = len(claimed) == free
-		// Short with a job ready: nextWake was read in this transaction.
-		l.blocked = len(claimed) < free && !l.nextReady.IsZero() && !l.nextReady.After(now)
 		switch {
 		case held || slices.ContainsFunc(claimed, func(j *Job) bool { return j.Attempt >= j.MaxAttempts }):
 			l.careful = carefulClaims
@@ -492,6 +487,22 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 			l.running[j.Type]++
 			p.work <- j // never blocks: in-flight jobs never outnumber the buffer
 		}
+	}
+	// The jobs are on their way; now look for when to wake next. A claim
+	// that filled every free slot comes back at once, so that matters only
+	// once a claim falls short; other pools' leases are looked at again at
+	// least every wakeEvery. A commit by another process after this read
+	// wakes the loop through the watch.
+	if doReclaim || (doClaim && (len(claimed) < free || now.Sub(l.wakeAt) >= wakeEvery)) {
+		var err error
+		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner); err != nil {
+			return err
+		}
+		l.wakeAt = now
+		// Short with a job ready: one the claim could not take.
+		l.blocked = doClaim && len(claimed) < free && !l.nextReady.IsZero() && !l.nextReady.After(now)
+	} else if doClaim {
+		l.blocked = false
 	}
 	return nil
 }
