@@ -515,6 +515,20 @@ func TestBusyPoolWithBacklogDoesNotSpin(t *testing.T) {
 	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 5 })
 }
 
+// registerLimited registers type "t" on p with a concurrency of 1 and a
+// handler that reports each start on started and returns once release is
+// called.
+func registerLimited(p *Pool) (started <-chan struct{}, release func()) {
+	st, rel := make(chan struct{}, 8), make(chan struct{})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		st <- struct{}{}
+		<-rel
+		return nil
+	}), TypeConfig{Concurrency: 1})
+	var once sync.Once
+	return st, func() { once.Do(func() { close(rel) }) }
+}
+
 // TestTypeAtItsLimitDoesNotSpin fills a type's concurrency limit while
 // more of its jobs are ready and workers are free: the loop must wait for
 // a job to finish, not wake again and again at the ready jobs' past run_at.
@@ -522,12 +536,7 @@ func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
 	t.Parallel()
 	q, _ := newTestQueue(t)
 	p := newTestPool(t, q, PoolConfig{Workers: 4})
-	started, release := make(chan struct{}, 3), make(chan struct{})
-	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
-		started <- struct{}{}
-		<-release
-		return nil
-	}), TypeConfig{Concurrency: 1})
+	started, release := registerLimited(p)
 	for i := range 3 {
 		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i)})
 	}
@@ -539,7 +548,7 @@ func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
 	if n := p.trips.Load() - before; n > 5 {
 		t.Errorf("loop ran %d times in 50ms with nothing it could take", n)
 	}
-	close(release)
+	release()
 	eventually(t, "all done", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 3 })
 }
 
@@ -552,13 +561,8 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	// No watch wake-ups: the pool's own commits would wake it through the
 	// watch when the clock moves.
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
-	started, release := make(chan struct{}, 3), make(chan struct{})
-	defer close(release)
-	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
-		started <- struct{}{}
-		<-release
-		return nil
-	}), TypeConfig{Concurrency: 1})
+	started, release := registerLimited(p)
+	defer release()
 	ran := make(chan struct{}, 1)
 	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- struct{}{}; return nil }), TypeConfig{})
 	for i := range 3 {
@@ -633,13 +637,8 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
-	started, release := make(chan struct{}, 2), make(chan struct{})
-	defer close(release)
-	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
-		started <- struct{}{}
-		<-release
-		return nil
-	}), TypeConfig{Concurrency: 1})
+	started, release := registerLimited(p)
+	defer release()
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "running"})
 	waiting := mustEnqueue(t, q, NewJob{Type: "t", Key: "waiting"})
 	runPool(t, p)
