@@ -92,6 +92,15 @@ func instantsOutcome(t *testing.T, db *sql.DB, schedule string, from, to time.Ti
 	return o
 }
 
+// waitClearOfMinute waits until the next minute boundary is at least 20s
+// away. The minute schedules' windows start at cursors read after the
+// daemon started; a minute instant run on time in between would be a job
+// before the window.
+func waitClearOfMinute(t *testing.T) {
+	t.Helper()
+	eventually(t, "a time clear of the next minute boundary", func() bool { return time.Now().Second() < 40 })
+}
+
 // newest reports whether run is exactly the last len(run) of instants.
 func newest(run, instants []time.Time) bool {
 	if len(run) > len(instants) {
@@ -174,6 +183,7 @@ func checkCatchUp(t *testing.T, db *sql.DB, record []event, before, after map[st
 func TestDowntimeCatchUp(t *testing.T) {
 	t.Parallel()
 	s, setOffset := clockSite(t, catchUpConfig)
+	waitClearOfMinute(t)
 	d := s.start()
 	eventually(t, "cursors", func() bool { return len(tryCursors(s.db)) == 3 })
 	if err := d.stop(); err != nil {
@@ -219,6 +229,7 @@ name = "tick"
 cron = "@every 1s"
 task = "rec"
 `)
+	waitClearOfMinute(t)
 	d := s.start()
 	db := openDB(t, s.db, false)
 	eventually(t, "cursors", func() bool { return len(tryCursors(s.db)) == 4 })

@@ -159,16 +159,21 @@ func TestKillStorm(t *testing.T) {
 	for i := range size.kills {
 		d := s.spawn()
 		if i == 0 {
-			// The window starts at the cursors the first daemon creates.
-			// The triggers start once the database exists (creating it
-			// concurrently is TestConcurrentFirstUse).
-			eventually(t, "cursors of the storm schedules", func() bool {
-				if d.exited() {
-					t.Fatalf("%s exited (%v):\n%s", d.name, d.err, d.tail(10))
+			// The window starts at the cursors the first daemon creates,
+			// as its log says: read from the file, they may already have
+			// moved past a first instant when the daemon started just
+			// before a second boundary. The triggers start once the
+			// database exists (creating it concurrently is
+			// TestConcurrentFirstUse).
+			d.waitMsg("schedule started", len(stormSchedules))
+			cursor0 = map[string]cursorRow{}
+			for _, e := range d.entries("schedule started") {
+				at, err := time.Parse(time.RFC3339, fmt.Sprint(e["cursor"]))
+				if err != nil {
+					t.Fatalf("schedule started without a cursor: %v", e)
 				}
-				cursor0 = tryCursors(s.db)
-				return len(cursor0) == 4
-			})
+				cursor0[fmt.Sprint(e["schedule"])] = cursorRow{At: at}
+			}
 			for g := range size.stormTriggerers {
 				wg.Go(func() { triggerLoop(ctx, s, g, a) })
 			}
