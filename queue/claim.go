@@ -83,12 +83,16 @@ func scanJob(s scanner) (*Job, error) {
 // at every bind.
 const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
-	SELECT id FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
-	ORDER BY priority DESC, run_at, id
-	LIMIT N
+	SELECT id` + claimableJobs + `
 )
 RETURNING ` + claimColumns
+
+// claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
+// looks at the same rows first: ?3 is now, ?4 the excluded types.
+const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
+	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
+	ORDER BY priority DESC, run_at, id
+	LIMIT N`
 
 // claimTypeSQL is claimSQL for one type.
 const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
@@ -201,15 +205,15 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 
 // claimWindowSQL reads, in claim order, whether each of the next N jobs
 // claimSQL would take is on its last attempt.
-const claimWindowSQL = `SELECT attempt + 1 >= max_attempts FROM jobs INDEXED BY jobs_ready
-WHERE state = 'pending' AND run_at <= ?1 AND type NOT IN (SELECT value FROM json_each(?2))
-ORDER BY priority DESC, run_at, id
-LIMIT N`
+const claimWindowSQL = claimWindowPrefix + claimableJobs
+
+const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
 func claimable(ctx context.Context, tx txn, now time.Time, excluded string, n, keep int) (int, error) {
-	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), ms(now), excluded)
+	// ?1 and ?2 are claimSQL's owner and lease, unused here.
+	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), excluded)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}

@@ -26,8 +26,6 @@ func cacheable(query string) bool {
 		strings.HasPrefix(query, claimWindowPrefix)
 }
 
-const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts FROM jobs INDEXED BY jobs_ready"
-
 const claimPrefix = "UPDATE jobs SET state = 'running', attempt = attempt + 1,"
 
 // prepare fills q.stmts. It must run before any transaction: with a single
