@@ -89,9 +89,7 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 	defer func() { testHookInsert = nil }()
 
 	// Hold the writer so that the calls below queue up behind it.
-	holding, release := make(chan struct{}), make(chan struct{})
-	go q.inTx(ctx, false, func(tx txn) error { close(holding); <-release; return nil })
-	<-holding
+	release := holdWriter(q)
 	type out struct {
 		name string
 		res  []Enqueued
@@ -107,20 +105,12 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 		outs <- out{name, res, err}
 	}
 	go call("first", "first")
-	eventually(t, "first call committing", func() bool {
-		q.groupMu.Lock()
-		defer q.groupMu.Unlock()
-		return q.group.busy && len(q.group.waiting) == 0
-	})
+	eventually(t, "first call committing", func() bool { busy, n := groupState(q); return busy && n == 0 })
 	go call("good-a", "a-1", "a-2")
 	go call("bad", "bad-1", "bad-2", "bad-3")
 	go call("good-b", "b-1")
-	eventually(t, "three calls queued", func() bool {
-		q.groupMu.Lock()
-		defer q.groupMu.Unlock()
-		return len(q.group.waiting) == 3
-	})
-	close(release)
+	eventually(t, "three calls queued", func() bool { _, n := groupState(q); return n == 3 })
+	release()
 	for range 4 {
 		o := waitFor(t, outs)
 		switch {
@@ -194,31 +184,17 @@ func TestEveryProducerProgresses(t *testing.T) {
 func TestCancelledCallLeavesTheQueue(t *testing.T) {
 	q, _ := newTestQueue(t)
 	ctx := context.Background()
-	holding, release := make(chan struct{}), make(chan struct{})
-	go q.inTx(ctx, false, func(tx txn) error { close(holding); <-release; return nil })
-	<-holding
+	release := holdWriter(q)
 	errs := make(chan error, 3)
 	go func() { _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: "first"}); errs <- err }()
-	eventually(t, "first call committing", func() bool {
-		q.groupMu.Lock()
-		defer q.groupMu.Unlock()
-		return q.group.busy && len(q.group.waiting) == 0
-	})
+	eventually(t, "first call committing", func() bool { busy, n := groupState(q); return busy && n == 0 })
 	cctx, cancel := context.WithCancel(ctx)
 	go func() { _, err := q.Enqueue(cctx, NewJob{Type: "t", Key: "cancelled"}); errs <- err }()
 	go func() { _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: "last"}); errs <- err }()
-	eventually(t, "two calls queued", func() bool {
-		q.groupMu.Lock()
-		defer q.groupMu.Unlock()
-		return len(q.group.waiting) == 2
-	})
+	eventually(t, "two calls queued", func() bool { _, n := groupState(q); return n == 2 })
 	cancel()
-	eventually(t, "the cancelled call gone", func() bool {
-		q.groupMu.Lock()
-		defer q.groupMu.Unlock()
-		return len(q.group.waiting) == 1
-	})
-	close(release)
+	eventually(t, "the cancelled call gone", func() bool { _, n := groupState(q); return n == 1 })
+	release()
 	var cancelled int
 	for range 3 {
 		if err := waitFor(t, errs); errors.Is(err, context.Canceled) {
@@ -235,4 +211,21 @@ func TestCancelledCallLeavesTheQueue(t *testing.T) {
 	if _, err := q.Job(ctx, "cancelled"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cancelled job: %v, want not found", err)
 	}
+}
+
+// holdWriter keeps q's writer connection in a transaction until release is
+// called, so that enqueues queue up behind it.
+func holdWriter(q *Queue) (release func()) {
+	holding, done := make(chan struct{}), make(chan struct{})
+	go q.inTx(context.Background(), false, func(tx txn) error { close(holding); <-done; return nil })
+	<-holding
+	return func() { close(done) }
+}
+
+// groupState reports whether a group is being committed and how many calls
+// wait for the next one.
+func groupState(q *Queue) (busy bool, waiting int) {
+	q.groupMu.Lock()
+	defer q.groupMu.Unlock()
+	return q.group.busy, len(q.group.waiting)
 }

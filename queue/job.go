@@ -130,3 +130,7 @@ type Skip struct {
 	Reason      string
 	RecordedAt  time.Time
 }
+
+// lastAttempt reports whether the job, claimed, runs its last attempt: a
+// failure or a lost lease makes it dead.
+func (j *Job) lastAttempt() bool { return j.Attempt >= j.MaxAttempts }

@@ -477,7 +477,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim {
 		l.claimMore = len(claimed) == free
 		switch {
-		case held || slices.ContainsFunc(claimed, func(j *Job) bool { return j.Attempt >= j.MaxAttempts }):
+		case held || slices.ContainsFunc(claimed, (*Job).lastAttempt):
 			l.careful = carefulClaims
 		case l.careful > 0:
 			l.careful--
