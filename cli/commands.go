@@ -64,6 +64,9 @@ func (a *app) checkConfig() error {
 		printConfigErrors(a.stderr, err)
 		return &usageError{ErrReported}
 	}
+	if err := a.checkCommands(); err != nil {
+		return err
+	}
 	now := a.clock.Now()
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "SCHEDULE\tCRON\tZONE\tTASK\tITEMS\tNEXT RUN\n")

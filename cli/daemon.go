@@ -236,9 +236,12 @@ func checkHandlers(reg *tasks.Registry, cfg *schedule.Config) error {
 // reload removed keep their handlers until restart, so jobs of theirs already
 // queued still run.
 func registerTasks(pool *queue.Pool, reg *tasks.Registry, cfg *schedule.Config) error {
+	zones := scheduleZones(cfg)
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]
-		h, err := reg.Handler(name, taskSpec(t))
+		spec := taskSpec(t)
+		spec.Zones = zones
+		h, err := reg.Handler(name, spec)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", name, err)
 		}

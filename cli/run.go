@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"scheduler/internal/clock"
@@ -54,8 +53,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.config, "config", "schedules.toml", "the schedules `file`")
-	fs.StringVar(&o.db, "db", "", "the SQLite database `path` (default: [scheduler].db of the config, else scheduler.db)")
+	fs.StringVar(&o.config, "config", "", "the schedules `file` (default: $SCHEDULER_CONFIG, else ./schedules.toml, else /etc/scheduler/schedules.toml)")
+	fs.StringVar(&o.db, "db", "", "the SQLite database `path` (default: $SCHEDULER_DB, else [scheduler].db of the config, relative to its directory)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
@@ -168,11 +167,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		return usagef("%v", err)
 	}
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
+	o.config = configPath(o.config, getenv, fileExists)
+	if o.db == "" {
+		o.db = getenv(envDB)
+	}
 
 	needsConfig := !(o.dead || o.retry != "" || o.job != "" || o.backup != "" || o.cancel != 0 || o.status)
 	cfg, cerr := schedule.Load(o.config)
 	switch {
-	case cerr != nil && (needsConfig || !o.set["db"]):
+	case cerr != nil && (needsConfig || o.db == ""):
 		printConfigErrors(stderr, cerr)
 		return &usageError{ErrReported}
 	case cerr == nil:
@@ -207,21 +210,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		return a.backupTo(ctx)
 	}
 	return a.daemon(ctx, signals)
-}
-
-// databasePath is -db, else the config's [scheduler].db (relative to the
-// config file's directory), else scheduler.db in the working directory.
-func databasePath(o *options, cfg *schedule.Config) string {
-	if o.db != "" {
-		return o.db
-	}
-	if cfg != nil && cfg.Scheduler.DB != "" {
-		if filepath.IsAbs(cfg.Scheduler.DB) {
-			return cfg.Scheduler.DB
-		}
-		return filepath.Join(filepath.Dir(o.config), cfg.Scheduler.DB)
-	}
-	return schedule.DefaultDB
 }
 
 // printConfigErrors prints every problem of a config, one per line.

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Writes a small report for one customer under ./reports.
+# Writes a small report for one customer under ./reports, relative to the
+# working directory: under systemd, /var/lib/scheduler/reports, inside the
+# unit's state directory (the rest of the file system is read-only to it).
 # Usage: report.sh --customer NAME --format pdf|txt
 # Exit 65 (EX_DATAERR) for a format it does not know: the scheduler treats it
 # as permanent and does not retry.
@@ -23,6 +25,7 @@ out="reports/${customer}-$(date -u +%Y%m%dT%H%M%SZ).${format}.txt"
 	echo "report for $customer"
 	echo "job ${SCHEDULER_JOB_ID:-?} attempt ${SCHEDULER_ATTEMPT:-?}"
 	echo "scheduled at ${SCHEDULER_SCHEDULED_AT:-manual}"
+	echo "written at $(date +%Y-%m-%dT%H:%M:%S%z) (TZ ${TZ:-unset})"
 	echo "payload: $(cat)"
 } >"$out.tmp"
 mv "$out.tmp" "$out"

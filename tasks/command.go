@@ -40,7 +40,11 @@ const outputDrain = 2 * time.Second
 
 // inheritedEnv lists the variables a command takes from the daemon's own
 // environment, when they are set there. Nothing else is inherited.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ"}
+var inheritedEnv = []string{"PATH", "HOME", "LANG", envTZ}
+
+// envTZ is the zone variable: the daemon's, or the job's schedule's (see
+// CommandConfig.Zones).
+const envTZ = "TZ"
 
 // Variables every command finds in its environment. They describe the job and
 // cannot be set in CommandConfig.Env.
@@ -68,6 +72,11 @@ type CommandConfig struct {
 	Env map[string]string
 	// Dir is the command's working directory. Default: the daemon's.
 	Dir string
+	// Zones maps a schedule's name to its time zone (an IANA name). A job
+	// of a schedule listed here gets TZ set to its zone, so that programs
+	// like date(1) print the schedule's wall clock; a TZ in Env wins. Jobs
+	// of other schedules, and jobs of none, keep the daemon's TZ.
+	Zones map[string]string
 	// PermanentExitCodes lists exit codes (1-255) after which retrying cannot
 	// help: such an exit fails the job permanently.
 	PermanentExitCodes []int
@@ -103,6 +112,7 @@ type Command struct {
 	argv      []string
 	tmpls     []*template.Template
 	env       map[string]string
+	zones     map[string]string
 	dir       string
 	permanent map[int]bool
 	killGrace time.Duration
@@ -123,6 +133,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		argv:      slices.Clone(cfg.Argv),
 		tmpls:     make([]*template.Template, len(cfg.Argv)),
 		env:       maps.Clone(cfg.Env),
+		zones:     maps.Clone(cfg.Zones),
 		dir:       cfg.Dir,
 		permanent: make(map[int]bool, len(cfg.PermanentExitCodes)),
 		killGrace: cfg.KillGrace,
@@ -447,6 +458,9 @@ func (c *Command) environ(job *queue.Job) []string {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}
+	}
+	if zone, ok := c.zones[job.Schedule]; ok && job.Schedule != "" && zone != "" {
+		env[envTZ] = zone
 	}
 	maps.Copy(env, c.env)
 	var scheduledAt string

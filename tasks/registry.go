@@ -32,6 +32,7 @@ type Spec struct {
 	Method             string            // see HTTPConfig.Method
 	Headers            map[string]string // see HTTPConfig.Headers
 	KillGrace          time.Duration     // see CommandConfig.KillGrace; zero takes the Registry's
+	Zones              map[string]string // see CommandConfig.Zones; ignored by other kinds
 }
 
 // Config configures a Registry and the built-in handlers it makes. Zero
@@ -127,6 +128,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			Argv:               s.Command,
 			Env:                s.Env,
 			Dir:                s.Dir,
+			Zones:              s.Zones,
 			PermanentExitCodes: s.PermanentExitCodes,
 			KillGrace:          cmp.Or(s.KillGrace, r.cfg.KillGrace),
 			Clock:              r.cfg.Clock,
