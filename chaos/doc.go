@@ -28,7 +28,8 @@
 //     happens once.
 //   - TestDowntimeCatchUp and TestClockJumps: catch-up policies after
 //     downtime and wall-clock jumps (through the test-only clock offset file
-//     the binary honours when SCHEDULER_TEST_CLOCK_OFFSET_FILE is set).
+//     that a binary built with the schedulertest tag honours when
+//     SCHEDULER_TEST_CLOCK_OFFSET_FILE is set; the suite builds it so).
 //   - TestHostileConfigs, TestHostileDatabases, TestReadOnlyDatabase,
 //     TestFullDisk, TestUnwritableDatabaseBacksOff, FuzzLoadConfig,
 //     FuzzCommandArguments: broken inputs are rejected with a message naming

@@ -90,12 +90,19 @@ func (a *app) triggerRun(ctx context.Context) error {
 		}
 		payload = json.RawMessage(a.o.payload)
 	}
+	opts := schedule.TriggerOptions{Payload: payload, Key: a.o.key, Item: a.o.item, Now: a.clock.Now()}
+	if err := schedule.CheckTrigger(a.cfg, a.o.trigger, opts); err != nil {
+		if errors.Is(err, schedule.ErrUnknownItem) || errors.Is(err, schedule.ErrPayloadSetsItemKey) {
+			return usagef("%v", err)
+		}
+		return err
+	}
 	q, err := a.openQueue(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer q.Close()
-	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, schedule.TriggerOptions{Payload: payload, Key: a.o.key, Now: a.clock.Now()})
+	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, opts)
 	if err != nil {
 		return err
 	}
@@ -135,6 +142,11 @@ type scheduleStatus struct {
 	LastJobID  int64  `json:"last_job_id,omitempty"`
 	NextRun    string `json:"next_run,omitempty"`
 	Configured bool   `json:"configured"`
+
+	// The newest manual run (-trigger), at the time it was enqueued.
+	LastManualRun   string `json:"last_manual_run,omitempty"`
+	LastManualState string `json:"last_manual_state,omitempty"`
+	LastManualJobID int64  `json:"last_manual_job_id,omitempty"`
 }
 
 func (a *app) showStatus(ctx context.Context) error {
@@ -150,6 +162,17 @@ func (a *app) showStatus(ctx context.Context) error {
 	last, err := q.LastRuns(ctx)
 	if err != nil {
 		return err
+	}
+	manual, err := q.LastManualRuns(ctx)
+	if err != nil {
+		return err
+	}
+	// LastRuns falls back to a manual run for a schedule with no instant's
+	// job; that one shows as the manual run only.
+	for name, j := range last {
+		if j.ScheduledAt.IsZero() {
+			delete(last, name)
+		}
 	}
 	cursors, err := q.Cursors(ctx)
 	if err != nil {
@@ -173,16 +196,23 @@ func (a *app) showStatus(ctx context.Context) error {
 			if !ss.Paused {
 				ss.NextRun = rfc3339(s.Next(a.clock.Now()), s.Location)
 			}
-			if j := last[s.Name]; j != nil {
-				ss.LastRun, ss.LastState, ss.LastJobID = rfc3339(j.ScheduledAt, s.Location), string(j.State), j.ID
-			}
+			ss.setLast(last[s.Name], manual[s.Name], s.Location)
 			rep.Schedules = append(rep.Schedules, ss)
 		}
 	}
-	for name, j := range last {
+	var gone []string
+	for name := range last {
+		gone = append(gone, name)
+	}
+	for name := range manual {
+		gone = append(gone, name)
+	}
+	slices.Sort(gone)
+	for _, name := range slices.Compact(gone) {
 		if !seen[name] {
-			rep.Schedules = append(rep.Schedules, scheduleStatus{Name: name, LastRun: rfc3339(j.ScheduledAt, time.UTC),
-				LastState: string(j.State), LastJobID: j.ID, Paused: cursors[name].Paused})
+			ss := scheduleStatus{Name: name, Paused: cursors[name].Paused}
+			ss.setLast(last[name], manual[name], time.UTC)
+			rep.Schedules = append(rep.Schedules, ss)
 		}
 	}
 	if a.o.json {
@@ -217,7 +247,7 @@ func (a *app) showStatus(ctx context.Context) error {
 		}
 	}
 	if len(rep.Schedules) > 0 {
-		fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tNEXT RUN\n")
+		fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tLAST MANUAL RUN\tOUTCOME\tNEXT RUN\n")
 		for _, s := range rep.Schedules {
 			next := s.NextRun
 			if s.Paused {
@@ -225,10 +255,22 @@ func (a *app) showStatus(ctx context.Context) error {
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState), next)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState),
+				orDash(s.LastManualRun), orDash(s.LastManualState), next)
 		}
 	}
 	return w.Flush()
+}
+
+// setLast fills the last scheduled run from last, the job of the newest
+// instant, and the last manual run from manual, either of them nil.
+func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
+	if last != nil {
+		ss.LastRun, ss.LastState, ss.LastJobID = rfc3339(last.ScheduledAt, loc), string(last.State), last.ID
+	}
+	if manual != nil {
+		ss.LastManualRun, ss.LastManualState, ss.LastManualJobID = rfc3339(manual.CreatedAt, loc), string(manual.State), manual.ID
+	}
 }
 
 func durationOrNone(d time.Duration) string {
@@ -538,6 +580,11 @@ func (a *app) backupTo(ctx context.Context) error {
 	}
 	defer q.Close()
 	if err := q.Backup(ctx, a.o.backup); err != nil {
+		// The file did not exist before: what an interrupted or failed
+		// VACUUM INTO left of it is no backup.
+		if rerr := os.Remove(a.o.backup); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
 		return err
 	}
 	fmt.Fprintf(a.stdout, "backed up %s to %s\n", a.dbPath, a.o.backup)

@@ -14,22 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/internal/clock"
 	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"
 )
-
-// testClockEnv names a file whose content shifts the daemon's wall clock
-// (see clock.OffsetFile). Black-box tests use it to make the clock jump.
-const testClockEnv = "SCHEDULER_TEST_CLOCK_OFFSET_FILE"
-
-func programClock(env func(string) string) (clock.Clock, error) {
-	if path := env(testClockEnv); path != "" {
-		return &clock.OffsetFile{Path: path}, nil
-	}
-	return clock.Real{}, nil
-}
 
 // errForced is returned when a second SIGTERM or SIGINT cut the shutdown short.
 var errForced = errors.New("forced exit on second signal: running commands were killed; their jobs run again once their leases expire")
@@ -38,9 +26,7 @@ var errForced = errors.New("forced exit on second signal: running commands were 
 // SIGINT, reloading the config on SIGHUP.
 func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	log := a.log
-	if _, ok := a.clock.(*clock.OffsetFile); ok {
-		log.Warn("test clock in use: the wall clock is shifted by the file in "+testClockEnv, "file", getenv(testClockEnv))
-	}
+	warnTestClock(log, a.clock)
 	notify := newNotifier(getenv)
 	watchdog, err := watchdogInterval(getenv)
 	if err != nil {

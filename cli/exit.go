@@ -10,6 +10,9 @@ const (
 	ExitOK      = 0
 	ExitRuntime = 1 // a runtime failure
 	ExitUsage   = 2 // bad flags or a bad config file
+	// ExitInterrupted: an operator command stopped by SIGINT, SIGTERM or
+	// SIGHUP before it finished (128 + SIGINT, as shells report Ctrl-C).
+	ExitInterrupted = 130
 )
 
 // usageError marks an error in the command line or the config file.
@@ -29,6 +32,9 @@ var ErrReported = errors.New("see above")
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	if _, ok := errors.AsType[*interruptedError](err); ok {
+		return ExitInterrupted
 	}
 	if _, ok := errors.AsType[*usageError](err); ok {
 		return ExitUsage

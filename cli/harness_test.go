@@ -19,6 +19,37 @@ import (
 // binary is the scheduler built once for the end-to-end tests.
 var binary string
 
+// binDir holds the binaries the tests build.
+var binDir string
+
+// releaseVersion is what releaseBinary's -version must print.
+const releaseVersion = "v9.8.7-release-test"
+
+var (
+	releaseOnce sync.Once
+	releasePath string
+	releaseErr  error
+)
+
+// releaseBinary builds the scheduler as a release is built, without the
+// schedulertest tag and with its version set by -ldflags, once, and returns
+// its path.
+func releaseBinary(t testing.TB) string {
+	t.Helper()
+	releaseOnce.Do(func() {
+		releasePath = filepath.Join(binDir, "scheduler-release")
+		build := exec.Command("go", "build", "-ldflags", "-X main.version="+releaseVersion, "-o", releasePath, "../cmd/scheduler")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			releaseErr = fmt.Errorf("build release scheduler: %v\n%s", err, out)
+		}
+	})
+	if releaseErr != nil {
+		t.Fatal(releaseErr)
+	}
+	return releasePath
+}
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "scheduler-e2e")
 	if err != nil {
@@ -26,10 +57,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "scheduler")
-	build := exec.Command("go", "build", "-race", "-o", binary, "../cmd/scheduler")
+	// The schedulertest tag keeps the test hooks in (see releaseBinary for
+	// a build without them).
+	build := exec.Command("go", "build", "-race", "-tags", "schedulertest", "-o", binary, "../cmd/scheduler")
 	if os.Getenv("SCHEDULER_E2E_NORACE") != "" {
-		build = exec.Command("go", "build", "-o", binary, "../cmd/scheduler")
+		build = exec.Command("go", "build", "-tags", "schedulertest", "-o", binary, "../cmd/scheduler")
 	}
+	binDir = dir
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build scheduler:", err)

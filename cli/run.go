@@ -8,7 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"scheduler/internal/clock"
 	"scheduler/schedule"
@@ -41,13 +47,17 @@ type options struct {
 	job      string
 	backup   string
 	cancel   int64
+	item     string
 	version  bool
 
-	set map[string]bool // flags given explicitly
+	set  map[string]bool // flags given explicitly
+	mode string          // the mode flag given, without its dash; "" runs the daemon
 }
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// modeFlags are the flags that choose what the command does. Which of them
+// was given decides, never its value: an empty -trigger "$NAME" is a usage
+// error, not the daemon.
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version"}
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
@@ -61,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
 	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload")
 	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing")
+	fs.StringVar(&o.item, "item", "", "with -trigger: run only the fan-out item `ITEM` (its id, like customer=acme, or a value naming one item)")
 	fs.BoolVar(&o.status, "status", false, "print job counts, the oldest ready job's age, and each schedule's last and next run")
 	fs.BoolVar(&o.json, "json", false, "with -status, -dead, -job or -next: print JSON")
 	fs.StringVar(&o.next, "next", "", "print the next runs of schedule `NAME`")
@@ -87,27 +98,44 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, usagef("unexpected argument %q (flags start with -)", fs.Arg(0))
 	}
 	o.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	var empty []string
+	fs.Visit(func(f *flag.Flag) {
+		o.set[f.Name] = true
+		if g, ok := f.Value.(flag.Getter); ok && g.Get() == "" {
+			empty = append(empty, f.Name)
+		}
+	})
+	for _, name := range empty {
+		what, _ := flag.UnquoteUsage(fs.Lookup(name))
+		if what == "string" {
+			what = "value"
+		}
+		return nil, usagef("-%s: empty %s", name, what)
+	}
 	var modes []string
-	for _, m := range []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version"} {
+	for _, m := range modeFlags {
 		if o.set[m] {
 			modes = append(modes, "-"+m)
+			o.mode = m
 		}
 	}
 	if len(modes) > 1 {
 		return nil, usagef("%s cannot be combined", strings.Join(modes, " and "))
 	}
-	needs := map[string]string{"payload": "trigger", "key": "trigger", "n": "next", "skip-missed": "resume", "from": "backfill", "to": "backfill"}
+	needs := map[string]string{"payload": "trigger", "key": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "from": "backfill", "to": "backfill"}
 	for f, m := range needs {
 		if o.set[f] && !o.set[m] {
 			return nil, usagef("-%s goes with -%s", f, m)
 		}
 	}
-	if o.set["json"] && !(o.status || o.dead || o.job != "" || o.next != "") {
+	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"]) {
 		return nil, usagef("-json goes with -status, -dead, -job or -next")
 	}
-	if o.set["backfill"] && (o.from == "" || o.to == "") {
+	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
+	}
+	if o.set["cancel"] && o.cancel <= 0 {
+		return nil, usagef("-cancel %d: want a job id", o.cancel)
 	}
 	if o.n < 1 || o.n > 1000 {
 		return nil, usagef("-n must be between 1 and 1000")
@@ -140,12 +168,17 @@ type Options struct {
 	// ones: a [tasks.NAME] table with neither command nor url runs the
 	// handler registered under NAME. Nil registers none.
 	Tasks func(r *tasks.Registry) error
+	// Version is what -version prints. Empty derives it from the build
+	// information the go command stamps into the binary.
+	Version string
 }
 
 // Run is the scheduler command: args are its flags (without the program
-// name), signals carries SIGTERM, SIGINT and SIGHUP for the daemon. It
-// returns once the command is done; ExitCode maps its error to the exit
-// status. Only main calls os.Exit and signal.Notify.
+// name), signals carries SIGTERM, SIGINT and SIGHUP. The daemon stops on
+// SIGTERM and SIGINT and reloads on SIGHUP; an operator command stops at the
+// first of the three and returns an error for which ExitCode is
+// ExitInterrupted. Run returns once the command is done; ExitCode maps its
+// error to the exit status. Only main calls os.Exit and signal.Notify.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <-chan os.Signal, opts Options) error {
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -155,7 +188,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		return err
 	}
 	if o.version {
-		fmt.Fprintln(stdout, "scheduler", version)
+		info, ok := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, "scheduler", buildVersion(opts.Version, info, ok))
 		return nil
 	}
 	log, err := newLogger(o, stderr)
@@ -172,7 +206,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		o.db = getenv(envDB)
 	}
 
-	needsConfig := !(o.dead || o.retry != "" || o.job != "" || o.backup != "" || o.cancel != 0 || o.status)
+	needsConfig := !slices.Contains([]string{"dead", "retry", "job", "backup", "cancel", "status"}, o.mode)
 	cfg, cerr := schedule.Load(o.config)
 	switch {
 	case cerr != nil && (needsConfig || o.db == ""):
@@ -183,33 +217,140 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	}
 	a.dbPath = databasePath(o, cfg)
 
-	switch {
-	case o.check:
+	if o.mode == "" {
+		return a.daemon(ctx, signals)
+	}
+	ctx, stop := commandContext(ctx, signals)
+	defer stop()
+	err = a.command(ctx)
+	if sig, ok := context.Cause(ctx).(interruption); ok && err != nil {
+		return &interruptedError{mode: o.mode, sig: sig.sig, err: err}
+	}
+	return err
+}
+
+// command runs the operator command o.mode.
+func (a *app) command(ctx context.Context) error {
+	o := a.o
+	switch o.mode {
+	case "check":
 		return a.checkConfig()
-	case o.trigger != "":
+	case "trigger":
 		return a.triggerRun(ctx)
-	case o.status:
+	case "status":
 		return a.showStatus(ctx)
-	case o.next != "":
+	case "next":
 		return a.showNext()
-	case o.pause != "":
+	case "pause":
 		return a.setPaused(ctx, o.pause, true)
-	case o.resume != "":
+	case "resume":
 		return a.setPaused(ctx, o.resume, false)
-	case o.dead:
+	case "dead":
 		return a.listDead(ctx)
-	case o.retry != "":
+	case "retry":
 		return a.retryDead(ctx)
-	case o.backfill != "":
+	case "backfill":
 		return a.backfillRange(ctx)
-	case o.job != "":
+	case "job":
 		return a.showJob(ctx)
-	case o.cancel != 0:
+	case "cancel":
 		return a.cancelJob(ctx)
-	case o.backup != "":
+	case "backup":
 		return a.backupTo(ctx)
 	}
-	return a.daemon(ctx, signals)
+	return fmt.Errorf("mode -%s has no command", o.mode)
+}
+
+// interruption is the cause of an operator command's cancelled context.
+type interruption struct{ sig os.Signal }
+
+func (i interruption) Error() string { return "interrupted by " + signalName(i.sig) }
+
+// commandContext returns ctx cancelled, with an interruption as its cause,
+// when the first signal arrives: SIGINT and SIGTERM, and SIGHUP, whose
+// default (ending the process when its terminal goes) main's handler would
+// otherwise swallow. stop releases the goroutine that waits for it.
+func commandContext(ctx context.Context, signals <-chan os.Signal) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case sig := <-signals:
+			cancel(interruption{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		wg.Wait()
+		cancel(nil)
+	}
+}
+
+// interruptedError is an operator command cut short by a signal. What it
+// had not committed is not done; every command is safe to run again.
+type interruptedError struct {
+	mode string
+	sig  os.Signal
+	err  error
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("-%s interrupted by %s before it finished: %v", e.mode, signalName(e.sig), e.err)
+}
+
+func (e *interruptedError) Unwrap() error { return e.err }
+
+func signalName(sig os.Signal) string {
+	if s, ok := sig.(syscall.Signal); ok {
+		if name := unix.SignalName(s); name != "" {
+			return name
+		}
+	}
+	return sig.String()
+}
+
+// buildVersion is what -version prints: override when set (main's version,
+// from -ldflags "-X main.version=v1.2.3"), else the main module's version
+// that the go command stamped into the binary (a release tag, or a
+// pseudo-version of the commit with "+dirty" for uncommitted changes), else
+// the commit from the build's VCS settings, else "dev".
+func buildVersion(override string, info *debug.BuildInfo, ok bool) string {
+	if override != "" {
+		return override
+	}
+	if !ok || info == nil {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	v := "dev-" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	if at != "" {
+		v += " (" + at + ")"
+	}
+	return v
 }
 
 // printConfigErrors prints every problem of a config, one per line.

@@ -235,11 +235,30 @@ const lastRunsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
 	SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule ORDER BY j.scheduled_at DESC, j.id DESC LIMIT 1)
 	FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`
 
-// LastRuns returns, per schedule name, its newest job.
+// LastRuns returns, per schedule name, its newest job: the one of its
+// latest instant, or its newest manual run when it has no instant's job.
 func (q *Queue) LastRuns(ctx context.Context) (map[string]*Job, error) {
 	js, err := q.jobs(ctx, lastRunsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("last runs: %w", err)
+	}
+	out := make(map[string]*Job, len(js))
+	for _, j := range js {
+		out[j.Schedule] = j
+	}
+	return out, nil
+}
+
+const lastManualRunsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
+	SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule AND j.scheduled_at IS NULL ORDER BY j.id DESC LIMIT 1)
+	FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`
+
+// LastManualRuns returns, per schedule name, its newest job that stands for
+// no instant (a manual run), for the schedules that have one.
+func (q *Queue) LastManualRuns(ctx context.Context) (map[string]*Job, error) {
+	js, err := q.jobs(ctx, lastManualRunsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("last manual runs: %w", err)
 	}
 	out := make(map[string]*Job, len(js))
 	for _, j := range js {

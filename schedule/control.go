@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"scheduler/queue"
@@ -15,6 +18,15 @@ import (
 // ErrUnknownSchedule is wrapped by the control functions' error for a name
 // that the configuration does not define.
 var ErrUnknownSchedule = errors.New("unknown schedule")
+
+// ErrUnknownItem is wrapped by Trigger's error for a TriggerOptions.Item
+// that names no fan-out item of the schedule; the error lists the items.
+var ErrUnknownItem = errors.New("unknown item")
+
+// ErrPayloadSetsItemKey is wrapped by Trigger's error for a
+// TriggerOptions.Payload that sets a key of a fan-out item it would run: the
+// job would be labelled and keyed as that item while running something else.
+var ErrPayloadSetsItemKey = errors.New("payload sets a for_each key")
 
 // Limits of Backfill and NextN.
 const (
@@ -37,27 +49,60 @@ func find(cfg *Config, name string) (*Schedule, error) {
 // TriggerOptions refine Trigger.
 type TriggerOptions struct {
 	// Payload, a JSON object, is merged over each job's payload (the
-	// schedule's payload and the item's keys). Empty adds nothing.
+	// schedule's payload and the item's keys). It may not set a key of an
+	// item it runs (ErrPayloadSetsItemKey). Empty adds nothing.
 	Payload json.RawMessage
 	// Key makes the trigger idempotent: a second trigger with the same Key
 	// inserts nothing. Empty makes a fresh key.
 	Key string
-	// Now is the instant the run stands for: the jobs' RunAt and
-	// ScheduledAt. Required.
+	// Item, when set, runs that fan-out item only: its ID
+	// ("customer=acme") or a value that names exactly one item ("acme").
+	// Empty runs every item.
+	Item string
+	// Now is when the run is enqueued: the jobs' RunAt. Required.
 	Now time.Time
 }
 
 // Trigger runs the schedule name now, outside its timetable: one job per
-// fan-out item, enqueued durably in one transaction, with the dedup key
-// "schedule|item|manual|key". It runs even while the schedule is paused and
-// does not move its cursor.
+// fan-out item (or the one opts.Item names), enqueued durably in one
+// transaction, with the dedup key "schedule|item|manual|key". The jobs stand
+// for no instant: their ScheduledAt is zero, so a command sees an empty
+// SCHEDULER_SCHEDULED_AT. It runs even while the schedule is paused and does
+// not move its cursor.
 func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
+	jobs, err := triggerJobs(cfg, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.EnqueueBatch(ctx, jobs)
+	if err != nil {
+		return nil, fmt.Errorf("trigger %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// CheckTrigger returns the error Trigger would return for its arguments
+// before it reaches the queue, without enqueueing anything.
+func CheckTrigger(cfg *Config, name string, opts TriggerOptions) error {
+	_, err := triggerJobs(cfg, name, opts)
+	return err
+}
+
+func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
 	}
 	if opts.Now.IsZero() {
 		return nil, fmt.Errorf("trigger %s: no time given", name)
+	}
+	items := s.items
+	if opts.Item != "" {
+		it, err := s.findItem(opts.Item)
+		if err != nil {
+			return nil, fmt.Errorf("trigger %s: %w", name, err)
+		}
+		items = []Item{it}
 	}
 	var extra map[string]any
 	if len(opts.Payload) > 0 {
@@ -73,10 +118,16 @@ func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts
 	}
 	task := cfg.Tasks[s.Task]
 	at := opts.Now.UTC()
-	jobs := make([]queue.NewJob, len(s.items))
-	for i, it := range s.items {
+	jobs := make([]queue.NewJob, len(items))
+	for i, it := range items {
 		payload := it.Payload
 		if len(extra) > 0 {
+			for _, k := range slices.Sorted(maps.Keys(extra)) {
+				if slices.Contains(it.keys, k) {
+					return nil, fmt.Errorf("trigger %s: %w %q of item %s: the run would be labelled %s; pick the item with -item or leave %q out",
+						name, ErrPayloadSetsItemKey, k, it.ID, it.ID, k)
+				}
+			}
 			base, err := decodeObject(it.Payload)
 			if err != nil {
 				return nil, fmt.Errorf("trigger %s: %w", name, err)
@@ -86,12 +137,43 @@ func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts
 			}
 		}
 		jobs[i] = runJob(s, task, it.ID, manualKey(s.Name, it.ID, key), payload, at)
+		jobs[i].ScheduledAt = time.Time{}
 	}
-	res, err := q.EnqueueBatch(ctx, jobs)
-	if err != nil {
-		return nil, fmt.Errorf("trigger %s: %w", name, err)
+	return jobs, nil
+}
+
+// findItem returns the item that name names: its ID, or a value of one of
+// its keys that no other item shares.
+func (s *Schedule) findItem(name string) (Item, error) {
+	var ids []string
+	for _, it := range s.items {
+		if it.ID == name {
+			return it, nil
+		}
+		ids = append(ids, it.ID)
 	}
-	return res, nil
+	var found []Item
+	for _, it := range s.items {
+		for _, part := range strings.Split(it.ID, ",") {
+			if _, v, _ := strings.Cut(part, "="); v == name {
+				found = append(found, it)
+				break
+			}
+		}
+	}
+	switch {
+	case len(s.items) == 1 && s.items[0].ID == "":
+		return Item{}, fmt.Errorf("%w %q: the schedule has no for_each", ErrUnknownItem, name)
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		var names []string
+		for _, it := range found {
+			names = append(names, it.ID)
+		}
+		return Item{}, fmt.Errorf("%w %q: it names several items (%s); give one's id", ErrUnknownItem, name, strings.Join(names, "; "))
+	}
+	return Item{}, fmt.Errorf("%w %q (have: %s)", ErrUnknownItem, name, strings.Join(ids, "; "))
 }
 
 // Pause stops the beat from materialising the schedule name, durably, until

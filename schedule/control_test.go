@@ -43,7 +43,7 @@ func TestTrigger(t *testing.T) {
 	if got, want := string(j.Payload), `{"customer":"acme","format":"csv","n":12345678901234567890}`; got != want {
 		t.Errorf("payload = %s, want %s", got, want)
 	}
-	if j.Priority != 3 || j.MaxAttempts != 2 || j.Schedule != "s" || j.Item != "customer=acme" || !j.ScheduledAt.Equal(t0) || !j.RunAt.Equal(t0) {
+	if j.Priority != 3 || j.MaxAttempts != 2 || j.Schedule != "s" || j.Item != "customer=acme" || !j.ScheduledAt.IsZero() || !j.RunAt.Equal(t0) {
 		t.Errorf("job = %+v", j)
 	}
 
@@ -86,6 +86,9 @@ func TestTriggerErrors(t *testing.T) {
 		{"payload not an object", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`[1]`)}, "json object"},
 		{"payload with trailing data", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`{} {}`)}, "data after the object"},
 		{"null payload", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`null`)}, "got null"},
+		{"payload sets an item key", "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`{"customer": 42}`)}, `for_each key "customer"`},
+		{"payload sets the chosen item's key", "s", TriggerOptions{Now: clk.Now(), Item: "globex", Payload: json.RawMessage(`{"customer": "initech"}`)}, `for_each key "customer" of item customer=globex`},
+		{"unknown item", "s", TriggerOptions{Now: clk.Now(), Item: "initech"}, `unknown item "initech" (have: customer=acme; customer=globex)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +100,49 @@ func TestTriggerErrors(t *testing.T) {
 	}
 	if _, err := Trigger(context.Background(), q, cfg, "nope", TriggerOptions{Now: clk.Now()}); !errors.Is(err, ErrUnknownSchedule) {
 		t.Errorf("Trigger(nope) = %v, want ErrUnknownSchedule", err)
+	}
+	if err := CheckTrigger(cfg, "s", TriggerOptions{Now: clk.Now(), Item: "x"}); !errors.Is(err, ErrUnknownItem) {
+		t.Errorf("CheckTrigger(item x) = %v, want ErrUnknownItem", err)
+	}
+	if err := CheckTrigger(cfg, "s", TriggerOptions{Now: clk.Now(), Payload: json.RawMessage(`{"customer": 42}`)}); !errors.Is(err, ErrPayloadSetsItemKey) {
+		t.Errorf("CheckTrigger(payload customer) = %v, want ErrPayloadSetsItemKey", err)
+	}
+	if got := len(jobs(t, q, "s")); got != 0 {
+		t.Errorf("rejected triggers enqueued %d jobs", got)
+	}
+}
+
+// TestTriggerItem: -item runs one fan-out item, named by its id or by a
+// value no other item shares; the payload may still set the schedule's own
+// keys.
+func TestTriggerItem(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, `
+[tasks.t]
+[[schedule]]
+name = "s"
+cron = "0 * * * *"
+task = "t"
+payload = { format = "pdf" }
+for_each = [ { customer = "acme", tier = 1 }, { customer = "globex", tier = 1 }, { customer = "initech", tier = 2 } ]
+`)
+	ctx := context.Background()
+	for _, tt := range []struct{ item, want string }{
+		{"globex", "customer=globex,tier=1"},
+		{"customer=acme,tier=1", "customer=acme,tier=1"},
+		{"2", "customer=initech,tier=2"},
+	} {
+		res, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Now: clk.Now(), Item: tt.item, Payload: json.RawMessage(`{"format":"csv"}`)})
+		if err != nil {
+			t.Fatalf("Trigger(item %s): %v", tt.item, err)
+		}
+		if len(res) != 1 || !strings.HasPrefix(res[0].Key, "s|"+tt.want+"|manual|") {
+			t.Errorf("Trigger(item %s) = %+v, want one job of item %s", tt.item, res, tt.want)
+		}
+	}
+	if _, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Now: clk.Now(), Item: "1"}); !errors.Is(err, ErrUnknownItem) || !strings.Contains(err.Error(), "several items") {
+		t.Errorf("Trigger(item 1) = %v, want ErrUnknownItem naming several items", err)
 	}
 }
 

@@ -25,6 +25,8 @@ type Item struct {
 	// Payload is the job payload: the schedule's payload with the item's
 	// keys merged over it, as a JSON object.
 	Payload json.RawMessage
+
+	keys []string // the for_each entry's own keys, sorted
 }
 
 // DedupKey returns the dedup key of the job for one instant of one item of a
@@ -98,7 +100,7 @@ func buildItems(payload map[string]any, forEach []map[string]any) ([]Item, error
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", i+1, err)
 		}
-		items[i] = Item{ID: id, Payload: p}
+		items[i] = Item{ID: id, Payload: p, keys: slices.Sorted(maps.Keys(e))}
 	}
 	return items, nil
 }

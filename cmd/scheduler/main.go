@@ -14,10 +14,14 @@ import (
 	"scheduler/cli"
 )
 
+// version, when set with -ldflags "-X main.version=v1.2.3", is what
+// -version prints; empty derives it from the build (see cli.Options).
+var version string
+
 func main() {
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, signals, cli.Options{})
+	err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, signals, cli.Options{Version: version})
 	if err != nil && !errors.Is(err, cli.ErrReported) {
 		fmt.Fprintln(os.Stderr, "scheduler:", err)
 	}

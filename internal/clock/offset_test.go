@@ -1,0 +1,29 @@
+//go:build schedulertest
+
+package clock
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestOffsetFileShiftsTheWallClock(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "offset")
+	o := &OffsetFile{Path: path}
+	if d := o.Now().Sub(time.Now()); d < -time.Second || d > time.Second {
+		t.Errorf("no file: offset %v, want about 0", d)
+	}
+	os.WriteFile(path, []byte("2h\n"), 0o600)
+	o = &OffsetFile{Path: path}
+	if d := o.Now().Sub(time.Now()); d < 2*time.Hour-time.Second || d > 2*time.Hour+time.Second {
+		t.Errorf("offset %v, want about 2h", d)
+	}
+	os.WriteFile(path, []byte("garbage"), 0o600)
+	o.readAt = time.Time{} // force a re-read
+	if d := o.Now().Sub(time.Now()); d < 2*time.Hour-time.Second {
+		t.Errorf("a malformed file changed the offset to %v", d)
+	}
+}
