@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -64,6 +65,9 @@ func (a *app) checkConfig() error {
 	if err := checkHandlers(reg, a.cfg); err != nil {
 		printConfigErrors(a.stderr, err)
 		return &usageError{ErrReported}
+	}
+	for _, e := range a.cfg.Warnings {
+		fmt.Fprintln(a.stderr, "warning:", e)
 	}
 	now := a.clock.Now()
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -264,6 +268,13 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// logConfigWarnings logs what in cfg is probably a mistake but loads.
+func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
+	for _, e := range cfg.Warnings {
+		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
+	}
 }
 
 // nextView is a run as -next -json prints it.

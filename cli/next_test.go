@@ -167,3 +167,31 @@ task = "rec"
 		}
 	}
 }
+
+// TestSixFieldCronWithOneStarTooManyWarns: "0 3 * * * *" loads (it is valid
+// cron: minute 3 of every hour) but -check and the daemon warn, naming the
+// file, line, schedule and field, and what was probably meant.
+func TestSixFieldCronWithOneStarTooManyWarns(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[tasks.rec]
+command = ["./record.sh", "x.log"]
+[[schedule]]
+name = "nightly"
+task = "rec"
+cron = "0 3 * * * *"
+`)
+	want := `schedules.toml:7: schedule "nightly": field cron: "0 3 * * * *" has six fields`
+	out, errs, code := cli(t, dir, "-check")
+	if code != 0 || !strings.Contains(out, "nightly") {
+		t.Errorf("-check: exit %d, stdout %q; want 0 and the schedule", code, out)
+	}
+	if !strings.Contains(errs, "warning: "+want) || !strings.Contains(errs, `write "0 3 * * *"`) {
+		t.Errorf("-check stderr = %q, want a warning %q suggesting \"0 3 * * *\"", errs, want)
+	}
+	d := startDaemon(t, dir, nil)
+	log := d.waitLog("config warning")
+	if !strings.Contains(log, "line=7") || !strings.Contains(log, "schedule=nightly") || !strings.Contains(log, "field=cron") {
+		t.Errorf("daemon log lacks the warning's line, schedule or field:\n%s", log)
+	}
+}

@@ -591,3 +591,27 @@ task = "noop"
 		}
 	}
 }
+
+func TestLoadWarnings(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("t.toml", []byte(`[tasks.t]
+[[schedule]]
+name = "fine"
+cron = "0 3 * * *"
+task = "t"
+[[schedule]]
+name = "hourly-by-mistake"
+task = "t"
+cron = "0 3 * * * *"
+`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(cfg.Warnings) != 1 {
+		t.Fatalf("Warnings = %v, want one", cfg.Warnings)
+	}
+	got := cfg.Warnings[0].Error()
+	if want := `t.toml:9: schedule "hourly-by-mistake": field cron: "0 3 * * * *" has six fields`; !strings.HasPrefix(got, want) {
+		t.Errorf("warning = %q, want it to start with %q", got, want)
+	}
+}

@@ -381,3 +381,34 @@ func TestParseSpecAccepts(t *testing.T) {
 		})
 	}
 }
+
+func TestSpecWarning(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		expr string
+		want string // a part of the warning; empty for none
+	}{
+		{"one star too many", "0 3 * * * *", `for 03:00 write "0 3 * * *" (for minute 3 of every hour, write "3 * * * *"`},
+		{"keeps the other fields", "0 7 * * * 1-5", `for 07:00 write "0 7 * * 1-5"`},
+		{"keeps the zone", "CRON_TZ=Europe/Berlin 0 3 * * * *", `write "CRON_TZ=Europe/Berlin 0 3 * * *"`},
+		{"counts the runs", "0 3 * * * *", "runs at minute 3 of every hour, 24 times a day"},
+		{"minute that cannot be an hour", "0 30 * * * *", ""},
+		{"seconds not zero", "30 3 * * * *", ""},
+		{"minute list", "0 3,33 * * * *", ""},
+		{"minute step", "0 */5 * * * *", ""},
+		{"hour given", "0 0 3 * * *", ""},
+		{"five fields", "3 * * * *", ""},
+		{"every", "@every 1h", ""},
+		{"descriptor", "@hourly", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := mustSpec(t, tt.expr, "UTC").warning()
+			if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("warning(%q) = %q, want %q", tt.expr, got, tt.want)
+			}
+		})
+	}
+}
