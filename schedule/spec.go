@@ -41,6 +41,14 @@ var ErrNeverFires = errors.New("spec never fires")
 // one second, in whole seconds. A "CRON_TZ=Zone " (or "TZ=Zone ") prefix
 // names the zone the fields are read in.
 //
+// A field is "*", a number, a range N-M, each with an optional step /S,
+// or a comma-separated list of these; N/S runs from N to the end of the
+// field. Months and days of the week take names; in the day of week both 0
+// and 7 are Sunday. As in cron, a day matches when its day of month or its
+// day of week matches, unless one of the two fields is "*" (or "?"): then the
+// other alone decides. Forms that cron parsers read in different ways
+// ("*-5", "5-", "-5", "3/", "*/0", empty list elements) are errors.
+//
 // # Daylight saving
 //
 // Fields are matched against the wall clock of the zone. Where the zone's
@@ -54,16 +62,20 @@ var ErrNeverFires = errors.New("spec never fires")
 //     instant of the jump, as ISC cron does, instead of being lost.
 //     "30 2 * * *" in New York on 8 March 2026 runs at 03:00 EDT. Several
 //     wall times inside one gap collapse into that single run.
-//   - Hourly and sub-hourly specs, whose hour field matches every hour, keep
-//     their real elapsed cadence: they fire at every instant whose wall time
-//     matches, so "*/15 * * * *" fires every 15 real minutes and
-//     "0 * * * *" every real hour through both transitions, including at
-//     01:00 EDT and 01:00 EST on a fall-back day. A wall time such a spec
-//     loses in a gap runs at the instant it would have had without the jump
-//     (read with the offset in force before it); after a whole-hour jump that
-//     instant is a regular run already, so nothing is added, while after the
-//     30-minute jump of Australia/Lord_Howe "0 * * * *" still runs one real
-//     hour after 01:00, at 02:30 LHDT.
+//   - Specs whose hour field is "*" keep their real elapsed cadence
+//     instead: they fire at every instant whose wall time matches, so
+//     "*/15 * * * *" fires every 15 real minutes and "0 * * * *" every real
+//     hour through both transitions, including at 01:00 EDT and 01:00 EST
+//     on a fall-back day. A wall time such a spec loses in a gap runs at the
+//     instant it would have had without the jump (read with the offset in
+//     force before it); after a whole-hour jump that instant is a regular
+//     run already, so nothing is added, while after the 30-minute jump of
+//     Australia/Lord_Howe "0 * * * *" still runs one real hour after 01:00,
+//     at 02:30 LHDT.
+//   - Every other spec follows the first two rules however often it fires:
+//     "*/15 0-3 * * *" on the New York fall-back night runs at 01:45 EDT,
+//     skips 01:00-01:45 EST, and runs next at 02:00 EST, 75 real minutes
+//     later.
 //
 // "@every D" ignores zones and wall clocks: it fires every D of real time
 // counted from an anchor, which the beat keeps in the schedule's durable
