@@ -355,6 +355,20 @@ cron = "*/15 0-3 * * *"
 timezone = "America/New_York"
 task = "t"
 [[schedule]]
+name = "lord-howe-fold"
+cron = "45 1 * * *"
+timezone = "Australia/Lord_Howe"
+task = "t"
+[[schedule]]
+name = "lord-howe-early"
+cron = "15 1 * * *"
+timezone = "Australia/Lord_Howe"
+task = "t"
+[[schedule]]
+name = "utc-hourly"
+cron = "0 * * * *"
+task = "t"
+[[schedule]]
 name = "every"
 cron = "@every 10s"
 task = "t"
@@ -381,6 +395,14 @@ task = "t"
 		// so 01:45 EDT is followed by 02:00 EST, 75 real minutes later.
 		{"quarter hours of the night on a fall-back night", "quarter-night", "2026-11-01T01:40:00-04:00", "", 3,
 			[]string{"2026-11-01T01:45:00-04:00 folded", "2026-11-01T02:00:00-05:00", "2026-11-01T02:15:00-05:00"}},
+		{"lord howe 30-minute fold", "lord-howe-fold", "2026-04-05T00:00:00+11:00", "", 2,
+			[]string{"2026-04-05T01:45:00+11:00 folded", "2026-04-06T01:45:00+10:30"}},
+		{"lord howe fold before the repeated half hour is not marked", "lord-howe-fold", "2026-04-04T00:00:00+11:00", "", 1,
+			[]string{"2026-04-04T01:45:00+11:00"}},
+		{"lord howe wall time outside the fold is not marked", "lord-howe-early", "2026-04-05T00:00:00+11:00", "", 1,
+			[]string{"2026-04-05T01:15:00+11:00"}},
+		{"utc is never marked", "utc-hourly", "2026-11-01T00:30:00Z", "", 2,
+			[]string{"2026-11-01T01:00:00Z", "2026-11-01T02:00:00Z"}},
 		{"every without cursor counts from from", "every", "2026-01-01T15:01:55Z", "", 2,
 			[]string{"2026-01-01T15:02:05Z", "2026-01-01T15:02:15Z"}},
 		{"every counts from the cursor", "every", "2026-01-01T15:01:55Z", "2026-01-01T15:01:51.25Z", 2,
