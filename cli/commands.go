@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -63,6 +65,9 @@ func (a *app) checkConfig() error {
 	if err := checkHandlers(reg, a.cfg); err != nil {
 		printConfigErrors(a.stderr, err)
 		return &usageError{ErrReported}
+	}
+	for _, e := range a.cfg.Warnings {
+		fmt.Fprintln(a.stderr, "warning:", e)
 	}
 	if err := a.checkCommands(); err != nil {
 		return err
@@ -194,7 +199,7 @@ func (a *app) showStatus(ctx context.Context) error {
 			seen[s.Name] = true
 			ss := scheduleStatus{Name: s.Name, Cron: s.Cron, Zone: s.Location.String(), Configured: true, Paused: cursors[s.Name].Paused}
 			if !ss.Paused {
-				ss.NextRun = rfc3339(s.Next(a.clock.Now()), s.Location)
+				ss.NextRun = a.nextRun(s, cursors)
 			}
 			ss.setLast(last[s.Name], manual[s.Name], s.Location)
 			rep.Schedules = append(rep.Schedules, ss)
@@ -273,6 +278,23 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 	}
 }
 
+// nextRun is the next run of s as the beat will see it: "@every" runs are
+// counted from the schedule's cursor.
+func (a *app) nextRun(s *schedule.Schedule, cursors map[string]queue.Cursor) string {
+	opts := schedule.NextOptions{From: a.clock.Now()}
+	if cur, ok := cursors[s.Name]; ok {
+		opts.Cursor = cur.At
+		if cur.At.After(opts.From) {
+			opts.From = cur.At
+		}
+	}
+	runs, err := schedule.NextRuns(a.cfg, s.Name, 1, opts)
+	if err != nil || len(runs) == 0 {
+		return "-"
+	}
+	return instant(runs[0].At, s.Location)
+}
+
 func durationOrNone(d time.Duration) string {
 	if d <= 0 {
 		return "none waiting"
@@ -293,26 +315,116 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func (a *app) showNext() error {
+// logConfigWarnings logs what in cfg is probably a mistake but loads.
+func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
+	for _, e := range cfg.Warnings {
+		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
+	}
+}
+
+// nextView is a run as -next -json prints it.
+type nextView struct {
+	At   string `json:"at"`
+	DST  string `json:"dst,omitempty"`  // "moved" or "folded"
+	Note string `json:"note,omitempty"` // what the daylight-saving rule did
+}
+
+// instant formats t in loc as RFC 3339 with the fraction of a second when
+// it has one: "@every" runs keep the fraction of their cursor.
+func instant(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.In(loc).Format(time.RFC3339Nano)
+}
+
+// parseFrom reads -from for -next: RFC 3339, or a wall time in loc written
+// YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS.
+func parseFrom(s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("-from %q: want RFC 3339 (2026-11-01T00:00:00-04:00), or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone (%s)", s, loc)
+}
+
+// showNext prints the next runs of a schedule: after now, or at or after
+// -from. "@every" runs are counted from the schedule's cursor in the
+// database, as the beat counts them.
+func (a *app) showNext(ctx context.Context) error {
 	s, err := a.schedule(a.o.next)
 	if err != nil {
 		return err
 	}
-	times, err := schedule.NextN(a.cfg, s.Name, a.clock.Now(), a.o.n)
+	now := a.clock.Now()
+	opts := schedule.NextOptions{From: now}
+	if a.o.from != "" {
+		from, err := parseFrom(a.o.from, s.Location)
+		if err != nil {
+			return err
+		}
+		opts.From = from.Add(-time.Nanosecond) // runs at or after -from
+	}
+	counted := "now"
+	if a.o.from != "" {
+		counted = "-from"
+	}
+	if _, err := os.Stat(a.dbPath); err != nil {
+		if s.Spec().Every() > 0 {
+			fmt.Fprintf(a.stderr, "no database at %s: @every runs are counted from %s, not from the schedule's cursor\n", a.dbPath, counted)
+		}
+	} else {
+		q, err := a.openQueue(ctx, false)
+		if err != nil {
+			return err
+		}
+		cursors, err := q.Cursors(ctx)
+		q.Close()
+		if err != nil {
+			return err
+		}
+		cur, ok := cursors[s.Name]
+		switch {
+		case !ok && s.Spec().Every() > 0:
+			fmt.Fprintf(a.stderr, "schedule %s has not started in %s: @every runs are counted from %s; the daemon counts them from when it starts the schedule\n", s.Name, a.dbPath, counted)
+		case ok:
+			opts.Cursor = cur.At
+			if a.o.from == "" && cur.At.After(opts.From) {
+				opts.From = cur.At // the beat runs nothing at or before its cursor
+			}
+			if cur.Paused {
+				fmt.Fprintf(a.stderr, "schedule %s is paused: these runs happen only after -resume\n", s.Name)
+			}
+		}
+	}
+	if s.Spec().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
+		// Counted from -from itself, as the beat counts from a new cursor.
+		opts.From = opts.From.Add(time.Nanosecond)
+	}
+	runs, err := schedule.NextRuns(a.cfg, s.Name, a.o.n, opts)
 	if err != nil {
 		return err
 	}
-	var out []string
-	for _, t := range times {
-		out = append(out, rfc3339(t, s.Location))
+	out := make([]nextView, len(runs))
+	for i, r := range runs {
+		out[i] = nextView{At: instant(r.At, s.Location), DST: r.DST, Note: r.Note}
 	}
 	if a.o.json {
 		return writeJSON(a.stdout, out)
 	}
-	for _, t := range out {
-		fmt.Fprintln(a.stdout, t)
+	w := bufio.NewWriter(a.stdout)
+	for _, r := range out {
+		if r.DST != "" {
+			fmt.Fprintf(w, "%s  %s: %s\n", r.At, r.DST, r.Note)
+		} else {
+			fmt.Fprintln(w, r.At)
+		}
 	}
-	return nil
+	return w.Flush()
 }
 
 func (a *app) setPaused(ctx context.Context, name string, paused bool) error {

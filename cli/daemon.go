@@ -40,6 +40,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		printConfigErrors(a.stderr, err)
 		return &usageError{ErrReported}
 	}
+	logConfigWarnings(log, a.cfg)
 
 	q, err := queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: log})
 	if err != nil {
@@ -180,6 +181,7 @@ func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg
 		log.Error("reload rejected: keeping the running config", "config", a.o.config)
 		return
 	}
+	logConfigWarnings(log, cfg)
 	old := a.cfg
 	if cfg.Scheduler.Workers != old.Scheduler.Workers || databasePath(a.o, cfg) != a.dbPath ||
 		cfg.Scheduler.ShutdownGrace != old.Scheduler.ShutdownGrace || cfg.Scheduler.Lease != old.Scheduler.Lease ||

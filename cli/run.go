@@ -82,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.dead, "dead", false, "list dead jobs")
 	fs.StringVar(&o.retry, "retry", "", "make dead job `ID` (or all) pending again with fresh attempts")
 	fs.StringVar(&o.backfill, "backfill", "", "enqueue schedule `NAME`'s instants between -from and -to (idempotent)")
-	fs.StringVar(&o.from, "from", "", "with -backfill: first instant, RFC 3339")
+	fs.StringVar(&o.from, "from", "", "with -backfill: first instant, RFC 3339; with -next: list runs at or after it (RFC 3339, or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone)")
 	fs.StringVar(&o.to, "to", "", "with -backfill: last instant, RFC 3339")
 	fs.StringVar(&o.job, "job", "", "show job `ID or KEY` with its attempts and output")
 	fs.Int64Var(&o.cancel, "cancel", 0, "cancel pending job `ID`")
@@ -122,11 +122,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if len(modes) > 1 {
 		return nil, usagef("%s cannot be combined", strings.Join(modes, " and "))
 	}
-	needs := map[string]string{"payload": "trigger", "key": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "from": "backfill", "to": "backfill"}
+	needs := map[string]string{"payload": "trigger", "key": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "to": "backfill"}
 	for f, m := range needs {
 		if o.set[f] && !o.set[m] {
 			return nil, usagef("-%s goes with -%s", f, m)
 		}
+	}
+	if o.set["from"] && !o.set["backfill"] && !o.set["next"] {
+		return nil, usagef("-from goes with -backfill or -next")
 	}
 	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"]) {
 		return nil, usagef("-json goes with -status, -dead, -job or -next")
@@ -137,8 +140,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.set["cancel"] && o.cancel <= 0 {
 		return nil, usagef("-cancel %d: want a job id", o.cancel)
 	}
-	if o.n < 1 || o.n > 1000 {
-		return nil, usagef("-n must be between 1 and 1000")
+	if o.n < 1 || o.n > schedule.MaxNextN {
+		return nil, usagef("-n must be between 1 and %d", schedule.MaxNextN)
 	}
 	return o, nil
 }
@@ -240,7 +243,7 @@ func (a *app) command(ctx context.Context) error {
 	case "status":
 		return a.showStatus(ctx)
 	case "next":
-		return a.showNext()
+		return a.showNext(ctx)
 	case "pause":
 		return a.setPaused(ctx, o.pause, true)
 	case "resume":

@@ -41,6 +41,10 @@ type Config struct {
 	Tasks map[string]*Task
 	// Schedules holds the [[schedule]] tables in file order.
 	Schedules []*Schedule
+	// Warnings are what is probably a mistake but loads, such as the cron
+	// "0 3 * * * *" (see Spec): in line order, for -check and the daemon to
+	// report.
+	Warnings []*ConfigError
 
 	byName map[string]*Schedule
 }

@@ -159,7 +159,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unknown key in second schedule", task + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\nextra = 1\n",
 			`t.toml:10: schedule "b": unknown key "extra"`},
 		{"bad cron", task + "[[schedule]]\nname = \"a\"\ncron = \"61 * * * *\"\ntask = \"t\"\n",
-			`t.toml:4: schedule "a": field cron: end of range (61) above maximum (59): 61`},
+			`t.toml:4: schedule "a": field cron: minute field "61": 61 is above the maximum 59`},
 		{"bad cron in first of two schedules", task + "[[schedule]]\nname = \"a\"\ncron = \"x\"\ntask = \"t\"\n[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\n",
 			`t.toml:4: schedule "a": field cron: expected 5 to 6 fields, found 1: [x]`},
 		{"cron never fires", task + "[[schedule]]\nname = \"a\"\ncron = \"0 0 31 2 *\"\ntask = \"t\"\n",
@@ -359,7 +359,7 @@ task = "report"
 		`t.toml:19: schedule "a": field for_each: item 1 is empty`,
 		`t.toml:20: schedule "a": field overlap: "never" is not an overlap policy: want allow or skip`,
 		`t.toml:22: schedule #3: field name: missing`,
-		`t.toml:23: schedule #3: field cron: end of range (61) above maximum (59): 61`,
+		`t.toml:23: schedule #3: field cron: minute field "61": 61 is above the maximum 59`,
 	}
 	_, err := Parse("t.toml", []byte(file))
 	if err == nil {
@@ -589,5 +589,29 @@ task = "noop"
 		if strings.Join(got, "\n") != want {
 			t.Fatalf("load %d:\n%s\nwant\n%s", i, strings.Join(got, "\n"), want)
 		}
+	}
+}
+
+func TestLoadWarnings(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("t.toml", []byte(`[tasks.t]
+[[schedule]]
+name = "fine"
+cron = "0 3 * * *"
+task = "t"
+[[schedule]]
+name = "hourly-by-mistake"
+task = "t"
+cron = "0 3 * * * *"
+`))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(cfg.Warnings) != 1 {
+		t.Fatalf("Warnings = %v, want one", cfg.Warnings)
+	}
+	got := cfg.Warnings[0].Error()
+	if want := `t.toml:9: schedule "hourly-by-mistake": field cron: "0 3 * * * *" has six fields`; !strings.HasPrefix(got, want) {
+		t.Errorf("warning = %q, want it to start with %q", got, want)
 	}
 }

@@ -32,7 +32,7 @@ var ErrPayloadSetsItemKey = errors.New("payload sets a for_each key")
 const (
 	MaxBackfill     = 10000   // instants of one Backfill
 	MaxBackfillJobs = 1000000 // jobs (instants times items) of one Backfill
-	MaxNextN        = 10000   // instants of one NextN
+	MaxNextN        = 100000  // instants of one NextN or NextRuns
 )
 
 func find(cfg *Config, name string) (*Schedule, error) {
@@ -236,8 +236,42 @@ func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur q
 
 // NextN returns the next n instants after from at which the schedule name
 // runs, in the schedule's zone (so each carries its UTC offset). For
-// "@every" they are counted from from.
+// "@every" they are counted from from; see NextRuns to count them from the
+// schedule's cursor, as the beat does.
 func NextN(cfg *Config, name string, from time.Time, n int) ([]time.Time, error) {
+	runs, err := NextRuns(cfg, name, n, NextOptions{From: from})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Time, len(runs))
+	for i, r := range runs {
+		out[i] = r.At
+	}
+	return out, nil
+}
+
+// NextOptions refine NextRuns.
+type NextOptions struct {
+	// From: the runs returned are after From. Required.
+	From time.Time
+	// Cursor is the schedule's durable cursor (queue.Cursor.At). The beat
+	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
+	// from From. Calendar specs ignore it.
+	Cursor time.Time
+}
+
+// NextRun is one upcoming run of a schedule.
+type NextRun struct {
+	At time.Time // in the schedule's zone
+	// DST is DSTMoved or DSTFolded when a daylight-saving rule acted on the
+	// run, and Note says how in words; both are empty otherwise.
+	DST  string
+	Note string
+}
+
+// NextRuns returns the next n runs of the schedule name after opts.From,
+// marking those that a daylight-saving rule moved or folded.
+func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("next: %w", err)
@@ -245,12 +279,30 @@ func NextN(cfg *Config, name string, from time.Time, n int) ([]time.Time, error)
 	if n < 1 || n > MaxNextN {
 		return nil, fmt.Errorf("next %s: %d instants: want 1 to %d", name, n, MaxNextN)
 	}
-	out := make([]time.Time, 0, n)
-	for t := from; len(out) < n; {
+	out := make([]NextRun, 0, min(n, 1024))
+	if every := s.spec.every; every > 0 {
+		at := opts.From.Add(every)
+		if c := opts.Cursor; !c.IsZero() {
+			// The first Cursor+kD after From, k floored for a From
+			// before the cursor.
+			d := opts.From.Sub(c)
+			k := d / every
+			if d < 0 && d%every != 0 {
+				k--
+			}
+			at = c.Add((k + 1) * every)
+		}
+		for ; len(out) < n; at = at.Add(every) {
+			out = append(out, NextRun{At: at.In(s.Location)})
+		}
+		return out, nil
+	}
+	for t := opts.From; len(out) < n; {
 		if t = s.spec.Next(t); t.IsZero() {
 			break
 		}
-		out = append(out, t)
+		mark, note := s.spec.dstMark(t)
+		out = append(out, NextRun{At: t, DST: mark, Note: note})
 	}
 	return out, nil
 }

@@ -370,3 +370,128 @@ func TestPlanInstants(t *testing.T) {
 		})
 	}
 }
+
+func TestNextRuns(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+[tasks.t]
+[[schedule]]
+name = "daily-gap"
+cron = "30 2 * * *"
+timezone = "America/New_York"
+task = "t"
+[[schedule]]
+name = "daily-fold"
+cron = "30 1 * * *"
+timezone = "America/New_York"
+task = "t"
+[[schedule]]
+name = "hourly"
+cron = "0 * * * *"
+timezone = "America/New_York"
+task = "t"
+[[schedule]]
+name = "hourly-lord-howe"
+cron = "0 * * * *"
+timezone = "Australia/Lord_Howe"
+task = "t"
+[[schedule]]
+name = "quarter-night"
+cron = "*/15 0-3 * * *"
+timezone = "America/New_York"
+task = "t"
+[[schedule]]
+name = "lord-howe-fold"
+cron = "45 1 * * *"
+timezone = "Australia/Lord_Howe"
+task = "t"
+[[schedule]]
+name = "lord-howe-early"
+cron = "15 1 * * *"
+timezone = "Australia/Lord_Howe"
+task = "t"
+[[schedule]]
+name = "utc-hourly"
+cron = "0 * * * *"
+task = "t"
+[[schedule]]
+name = "every"
+cron = "@every 10s"
+task = "t"
+`)
+	tests := []struct {
+		name     string
+		schedule string
+		from     string
+		cursor   string // empty: none
+		n        int
+		want     []string // RFC 3339 with fractions, then " moved" or " folded"
+	}{
+		{"spring-forward daily runs at the jump", "daily-gap", "2026-03-07T12:00:00-05:00", "", 2,
+			[]string{"2026-03-08T03:00:00-04:00 moved", "2026-03-09T02:30:00-04:00"}},
+		{"fall-back daily runs once, marked", "daily-fold", "2026-10-31T12:00:00-04:00", "", 2,
+			[]string{"2026-11-01T01:30:00-04:00 folded", "2026-11-02T01:30:00-05:00"}},
+		{"fall-back hourly marks the second 01:00", "hourly", "2026-11-01T00:30:00-04:00", "", 3,
+			[]string{"2026-11-01T01:00:00-04:00", "2026-11-01T01:00:00-05:00 folded", "2026-11-01T02:00:00-05:00"}},
+		{"spring-forward hourly loses nothing to mark", "hourly", "2026-03-08T00:30:00-05:00", "", 2,
+			[]string{"2026-03-08T01:00:00-05:00", "2026-03-08T03:00:00-04:00"}},
+		{"lord howe hourly runs one real hour after 01:00", "hourly-lord-howe", "2026-10-04T00:30:00+10:30", "", 3,
+			[]string{"2026-10-04T01:00:00+10:30", "2026-10-04T02:30:00+11:00 moved", "2026-10-04T03:00:00+11:00"}},
+		// The hour field is not "*": the second pass of 01:xx is skipped,
+		// so 01:45 EDT is followed by 02:00 EST, 75 real minutes later.
+		{"quarter hours of the night on a fall-back night", "quarter-night", "2026-11-01T01:40:00-04:00", "", 3,
+			[]string{"2026-11-01T01:45:00-04:00 folded", "2026-11-01T02:00:00-05:00", "2026-11-01T02:15:00-05:00"}},
+		{"lord howe 30-minute fold", "lord-howe-fold", "2026-04-05T00:00:00+11:00", "", 2,
+			[]string{"2026-04-05T01:45:00+11:00 folded", "2026-04-06T01:45:00+10:30"}},
+		{"lord howe fold before the repeated half hour is not marked", "lord-howe-fold", "2026-04-04T00:00:00+11:00", "", 1,
+			[]string{"2026-04-04T01:45:00+11:00"}},
+		{"lord howe wall time outside the fold is not marked", "lord-howe-early", "2026-04-05T00:00:00+11:00", "", 1,
+			[]string{"2026-04-05T01:15:00+11:00"}},
+		{"utc is never marked", "utc-hourly", "2026-11-01T00:30:00Z", "", 2,
+			[]string{"2026-11-01T01:00:00Z", "2026-11-01T02:00:00Z"}},
+		{"every without cursor counts from from", "every", "2026-01-01T15:01:55Z", "", 2,
+			[]string{"2026-01-01T15:02:05Z", "2026-01-01T15:02:15Z"}},
+		{"every counts from the cursor", "every", "2026-01-01T15:01:55Z", "2026-01-01T15:01:51.25Z", 2,
+			[]string{"2026-01-01T15:02:01.25Z", "2026-01-01T15:02:11.25Z"}},
+		{"every from before the cursor stays on its series", "every", "2026-01-01T15:01:30Z", "2026-01-01T15:01:51.25Z", 2,
+			[]string{"2026-01-01T15:01:31.25Z", "2026-01-01T15:01:41.25Z"}},
+		{"every from on the series is exclusive", "every", "2026-01-01T15:02:01.25Z", "2026-01-01T15:01:51.25Z", 1,
+			[]string{"2026-01-01T15:02:11.25Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := NextOptions{From: mustTimeNano(t, tt.from)}
+			if tt.cursor != "" {
+				opts.Cursor = mustTimeNano(t, tt.cursor)
+			}
+			got, err := NextRuns(cfg, tt.schedule, tt.n, opts)
+			if err != nil {
+				t.Fatalf("NextRuns: %v", err)
+			}
+			var gotS []string
+			for _, r := range got {
+				v := r.At.Format(time.RFC3339Nano)
+				if r.DST != "" {
+					v += " " + r.DST
+					if r.Note == "" {
+						t.Errorf("run %v marked %s without a note", r.At, r.DST)
+					}
+				}
+				gotS = append(gotS, v)
+			}
+			if !equal(gotS, tt.want) {
+				t.Errorf("NextRuns(%s, %s) = %v, want %v", tt.schedule, tt.from, gotS, tt.want)
+			}
+		})
+	}
+}
+
+func mustTimeNano(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("time.Parse(%q): %v", s, err)
+	}
+	return v
+}

@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // zones come from the binary, not from the host's database
@@ -40,6 +41,14 @@ var ErrNeverFires = errors.New("spec never fires")
 // one second, in whole seconds. A "CRON_TZ=Zone " (or "TZ=Zone ") prefix
 // names the zone the fields are read in.
 //
+// A field is "*", a number, a range N-M, each with an optional step /S,
+// or a comma-separated list of these; N/S runs from N to the end of the
+// field. Months and days of the week take names; in the day of week both 0
+// and 7 are Sunday. As in cron, a day matches when its day of month or its
+// day of week matches, unless one of the two fields is "*" (or "?"): then the
+// other alone decides. Forms that cron parsers read in different ways
+// ("*-5", "5-", "-5", "3/", "*/0", empty list elements) are errors.
+//
 // # Daylight saving
 //
 // Fields are matched against the wall clock of the zone. Where the zone's
@@ -53,16 +62,20 @@ var ErrNeverFires = errors.New("spec never fires")
 //     instant of the jump, as ISC cron does, instead of being lost.
 //     "30 2 * * *" in New York on 8 March 2026 runs at 03:00 EDT. Several
 //     wall times inside one gap collapse into that single run.
-//   - Hourly and sub-hourly specs, whose hour field matches every hour, keep
-//     their real elapsed cadence: they fire at every instant whose wall time
-//     matches, so "*/15 * * * *" fires every 15 real minutes and
-//     "0 * * * *" every real hour through both transitions, including at
-//     01:00 EDT and 01:00 EST on a fall-back day. A wall time such a spec
-//     loses in a gap runs at the instant it would have had without the jump
-//     (read with the offset in force before it); after a whole-hour jump that
-//     instant is a regular run already, so nothing is added, while after the
-//     30-minute jump of Australia/Lord_Howe "0 * * * *" still runs one real
-//     hour after 01:00, at 02:30 LHDT.
+//   - Specs whose hour field is "*" keep their real elapsed cadence
+//     instead: they fire at every instant whose wall time matches, so
+//     "*/15 * * * *" fires every 15 real minutes and "0 * * * *" every real
+//     hour through both transitions, including at 01:00 EDT and 01:00 EST
+//     on a fall-back day. A wall time such a spec loses in a gap runs at the
+//     instant it would have had without the jump (read with the offset in
+//     force before it); after a whole-hour jump that instant is a regular
+//     run already, so nothing is added, while after the 30-minute jump of
+//     Australia/Lord_Howe "0 * * * *" still runs one real hour after 01:00,
+//     at 02:30 LHDT.
+//   - Every other spec follows the first two rules however often it fires:
+//     "*/15 0-3 * * *" on the New York fall-back night runs at 01:45 EDT,
+//     skips 01:00-01:45 EST, and runs next at 02:00 EST, 75 real minutes
+//     later.
 //
 // "@every D" ignores zones and wall clocks: it fires every D of real time
 // counted from an anchor, which the beat keeps in the schedule's durable
@@ -97,15 +110,19 @@ func ParseSpec(expr string, loc *time.Location) (*Spec, error) {
 		}
 		return s, nil
 	}
-	parsed, err := cronParser.Parse(rest)
+	fields, err := checkFields(rest)
 	if err != nil {
 		return nil, err
 	}
-	fields, ok := parsed.(*cron.SpecSchedule)
+	parsed, err := cronParser.Parse(fields)
+	if err != nil {
+		return nil, err
+	}
+	sched, ok := parsed.(*cron.SpecSchedule)
 	if !ok {
 		return nil, fmt.Errorf("unsupported spec %q", rest)
 	}
-	civil := *fields
+	civil := *sched
 	civil.Location = time.UTC
 	s.fields = &civil
 	s.elapsed = civil.Hour&allHours == allHours
@@ -114,6 +131,174 @@ func ParseSpec(expr string, loc *time.Location) (*Spec, error) {
 		return nil, ErrNeverFires
 	}
 	return s, nil
+}
+
+// cronField is one field of a cron expression: its name in messages, its
+// bounds and the names it accepts.
+type cronField struct {
+	name     string
+	min, max int
+	names    map[string]int
+}
+
+var (
+	secondsField = cronField{name: "seconds", max: 59}
+	minuteField  = cronField{name: "minute", max: 59}
+	hourField    = cronField{name: "hour", max: 23}
+	domField     = cronField{name: "day-of-month", min: 1, max: 31}
+	monthField   = cronField{name: "month", min: 1, max: 12, names: map[string]int{
+		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+		"jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}}
+	// 7 is Sunday too, as in cron, croniter and cron-parser.
+	dowField = cronField{name: "day-of-week", max: 7, names: map[string]int{
+		"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}}
+)
+
+// checkFields checks the fields of a 5- or 6-field expression strictly and
+// returns them as robfig's parser reads them. That parser silently reads
+// "*-5" as "*" and drops empty list items; its other messages name neither
+// the field nor the fix. It also knows no day-of-week 7, which checkFields
+// rewrites as 0. Descriptors and other field counts are returned as they
+// are, for the parser to handle.
+func checkFields(expr string) (string, error) {
+	f := strings.Fields(expr)
+	var kinds []cronField
+	switch {
+	case strings.HasPrefix(expr, "@"):
+		return expr, nil
+	case len(f) == 5:
+		kinds = []cronField{minuteField, hourField, domField, monthField, dowField}
+	case len(f) == 6:
+		kinds = []cronField{secondsField, minuteField, hourField, domField, monthField, dowField}
+	default:
+		return expr, nil
+	}
+	for i, k := range kinds {
+		v, err := k.check(f[i])
+		if err != nil {
+			return "", fmt.Errorf("%s field %q: %w", k.name, f[i], err)
+		}
+		f[i] = v
+	}
+	return strings.Join(f, " "), nil
+}
+
+// check checks one field, a comma-separated list, and returns it with any
+// day-of-week 7 rewritten as 0.
+func (k cronField) check(field string) (string, error) {
+	items := strings.Split(field, ",")
+	for i, item := range items {
+		lo, hi, step, err := k.item(item)
+		if err != nil {
+			if len(items) > 1 {
+				err = fmt.Errorf("%q: %w", item, err)
+			}
+			return "", err
+		}
+		if hi == 7 && k.max == 7 {
+			var days []string
+			for d := lo; d <= hi; d += step {
+				days = append(days, strconv.Itoa(d%7))
+			}
+			items[i] = strings.Join(days, ",")
+		}
+	}
+	return strings.Join(items, ","), nil
+}
+
+// item parses one element of a list: "*", "?", N, N-M, each with an
+// optional "/S". N/S means N-max/S. For "*" it returns the bounds without 7
+// for the day of week, which needs no rewriting.
+func (k cronField) item(s string) (lo, hi, step int, err error) {
+	if s == "" {
+		return 0, 0, 0, errors.New("empty element in a list (two commas, or a comma at an end)")
+	}
+	base, stepText, hasStep := strings.Cut(s, "/")
+	step = 1
+	if hasStep {
+		switch n, ok := digits(stepText); {
+		case stepText == "":
+			return 0, 0, 0, errors.New("nothing after \"/\": write a step such as */5")
+		case !ok:
+			return 0, 0, 0, fmt.Errorf("step %q is not a number", stepText)
+		case n == 0:
+			return 0, 0, 0, errors.New("a step of 0 never advances: want 1 or more")
+		default:
+			step = n
+		}
+	}
+	lowText, highText, isRange := strings.Cut(base, "-")
+	switch {
+	case base == "*" || base == "?":
+		return k.min, k.top(), step, nil
+	case base == "":
+		return 0, 0, 0, errors.New("nothing before \"/\": write */N for every N, or a number or range before it")
+	case lowText == "*" || lowText == "?":
+		return 0, 0, 0, fmt.Errorf("a range cannot start at %q: write %q for every %s, or N-M", lowText, "*", k.name)
+	case lowText == "":
+		return 0, 0, 0, errors.New("the range has no start (negative numbers are not allowed)")
+	case isRange && highText == "":
+		return 0, 0, 0, errors.New("the range has no end")
+	}
+	if lo, err = k.value(lowText); err != nil {
+		return 0, 0, 0, err
+	}
+	switch {
+	case isRange:
+		if hi, err = k.value(highText); err != nil {
+			return 0, 0, 0, err
+		}
+		if lo > hi {
+			return 0, 0, 0, errors.New("the range starts after it ends")
+		}
+	case hasStep:
+		// robfig's extension: N/S runs from N to the field's end.
+		hi = max(lo, k.top())
+	default:
+		hi = lo
+	}
+	return lo, hi, step, nil
+}
+
+// top is the end of the field's range as "*" and N/S read it: Saturday, not
+// the second Sunday, for the day of week.
+func (k cronField) top() int {
+	if k.max == 7 {
+		return 6
+	}
+	return k.max
+}
+
+// value parses a number or a name of the field and checks its bounds.
+func (k cronField) value(s string) (int, error) {
+	if n, ok := k.names[strings.ToLower(s)]; ok {
+		return n, nil
+	}
+	n, ok := digits(s)
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("%q is not a number", s)
+	case n < k.min:
+		return 0, fmt.Errorf("%d is below the minimum %d", n, k.min)
+	case n > k.max:
+		return 0, fmt.Errorf("%d is above the maximum %d", n, k.max)
+	}
+	return n, nil
+}
+
+// digits parses a non-empty string of ASCII digits (no sign) of at most 4.
+func digits(s string) (int, bool) {
+	if s == "" || len(s) > 4 {
+		return 0, false
+	}
+	n := 0
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // splitZone splits a CRON_TZ= or TZ= prefix off expr. robfig's parser needs
@@ -453,4 +638,106 @@ func (s *Spec) collect(from, to time.Time, keep int) ([]instant, bool) {
 	out = append(out, ring[n%keep:]...)
 	out = append(out, ring[:n%keep]...)
 	return out, true
+}
+
+// Marks of the runs that a daylight-saving rule acted on; see Spec.
+const (
+	// DSTMoved marks a run whose wall time did not exist (spring-forward):
+	// it runs at the jump, or for a spec whose hour field is "*" at the
+	// instant it would have had without the jump.
+	DSTMoved = "moved"
+	// DSTFolded marks a run at a wall time that occurs twice (fall-back):
+	// the first occurrence, whose repeat is skipped, or for a spec whose
+	// hour field is "*" the second occurrence, which runs too.
+	DSTFolded = "folded"
+)
+
+// dstMark reports whether a daylight-saving rule acted on the run at of s,
+// and how, in words. at must be an instant that Next returned.
+func (s *Spec) dstMark(at time.Time) (mark, note string) {
+	if s.every > 0 {
+		return "", ""
+	}
+	if start := s.transitionAtOrBefore(at); !start.IsZero() {
+		before, after := s.offsetsAt(start)
+		lo, hi := start.UTC().Add(before), start.UTC().Add(after) // the wall clock jumps from lo to hi
+		switch {
+		case after > before && !s.elapsed && at.Equal(start):
+			if n := s.nextWall(lo.Add(-time.Nanosecond)); !n.IsZero() && n.Before(hi) {
+				return DSTMoved, fmt.Sprintf("%s did not exist (clocks jumped from %s to %s): runs at the jump",
+					wallClock(n), wallClock(lo), wallClock(hi))
+			}
+		case after > before && s.elapsed && at.Before(start.Add(after-before)) && !s.matches(at.UTC().Add(after)):
+			return DSTMoved, fmt.Sprintf("%s did not exist (clocks jumped from %s to %s): runs when it would have without the jump",
+				wallClock(at.UTC().Add(before)), wallClock(lo), wallClock(hi))
+		case before > after && s.repeated(at):
+			return DSTFolded, fmt.Sprintf("second %s of the day (clocks went back from %s to %s): runs again",
+				wallClock(at.UTC().Add(after)), wallClock(lo), wallClock(hi))
+		}
+	}
+	if s.elapsed {
+		return "", ""
+	}
+	if end := s.transitionAfter(at); !end.IsZero() {
+		before, after := s.offsetsAt(end)
+		if before > after && !at.Before(end.Add(after-before)) {
+			return DSTFolded, fmt.Sprintf("%s occurs twice (clocks go back from %s to %s): runs once; the repeat at %s is skipped",
+				wallClock(at.UTC().Add(before)), wallClock(end.UTC().Add(before)), wallClock(end.UTC().Add(after)),
+				at.Add(before-after).In(s.loc).Format(time.RFC3339))
+		}
+	}
+	return "", ""
+}
+
+// matches reports whether the wall time wall (carried as UTC) matches the
+// fields.
+func (s *Spec) matches(wall time.Time) bool {
+	return s.nextWall(wall.Add(-time.Nanosecond)).Equal(wall)
+}
+
+// wallClock formats a wall time (carried as UTC) as 15:04, or 15:04:05
+// when it has seconds.
+func wallClock(wall time.Time) string {
+	if wall.Second() != 0 {
+		return wall.Format("15:04:05")
+	}
+	return wall.Format("15:04")
+}
+
+// warning returns what is probably a mistake in s, or "". One rule: six
+// fields whose seconds field is 0, whose minute field is a single number
+// that could be an hour (0-23) and whose hour field is "*", such as
+// "0 3 * * * *". That is minute 3 of every hour, 24 runs a day; the writer
+// most likely meant the five-field "0 3 * * *", 03:00 daily, with one "*"
+// too many. The same runs written with five fields ("3 * * * *") raise no
+// warning.
+func (s *Spec) warning() string {
+	if s.every > 0 {
+		return ""
+	}
+	_, rest, err := splitZone(s.expr)
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(rest)
+	if len(f) != 6 || f[2] != "*" {
+		return ""
+	}
+	sec, ok := digits(f[0])
+	if !ok || sec != 0 {
+		return ""
+	}
+	minute, ok := digits(f[1])
+	if !ok || minute > 23 {
+		return ""
+	}
+	prefix := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s.expr), rest))
+	if prefix != "" {
+		prefix += " "
+	}
+	meant := prefix + strings.Join(append([]string{f[0], f[1]}, f[3:]...), " ")
+	hourly := prefix + strings.Join(append([]string{f[1], "*"}, f[3:]...), " ")
+	return fmt.Sprintf("%q has six fields, so the first is seconds: it runs at minute %d of every hour, 24 times a day; "+
+		"for %02d:00 write %q (for minute %d of every hour, write %q, which raises no warning)",
+		s.expr, minute, minute, meant, minute, hourly)
 }

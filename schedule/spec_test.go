@@ -63,6 +63,8 @@ func TestSpecNext(t *testing.T) {
 			[]string{"2026-03-08T01:30:00-05:00", "2026-03-08T03:30:00-04:00", "2026-03-08T04:30:00-04:00"}},
 		{"ny spring quarter hours keep 15 real minutes", "*/15 * * * *", "America/New_York", "2026-03-08T01:40:00-05:00",
 			[]string{"2026-03-08T01:45:00-05:00", "2026-03-08T03:00:00-04:00", "2026-03-08T03:15:00-04:00"}},
+		{"ny spring quarter hours of the night collapse into the jump", "*/15 0-3 * * *", "America/New_York", "2026-03-08T01:40:00-05:00",
+			[]string{"2026-03-08T01:45:00-05:00", "2026-03-08T03:00:00-04:00", "2026-03-08T03:15:00-04:00"}},
 		// New York, fall-back.
 		{"ny fall daily repeated runs once", "30 1 * * *", "America/New_York", "2026-11-01T00:00:00-04:00",
 			[]string{"2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00"}},
@@ -144,6 +146,19 @@ func TestSpecNext(t *testing.T) {
 			[]string{"2041-11-03T01:30:00-04:00", "2041-11-04T01:30:00-05:00"}},
 		{"spring-forward in rule years", "30 2 * * *", "America/New_York", "2041-03-10T00:00:00-05:00",
 			[]string{"2041-03-10T03:00:00-04:00", "2041-03-11T02:30:00-04:00"}},
+		// Day of week 7 is Sunday, as in cron; 1 March 2026 is a Sunday.
+		{"sunday as 7", "0 9 * * 7", "UTC", "2026-02-26T00:00:00Z",
+			[]string{"2026-03-01T09:00:00Z", "2026-03-08T09:00:00Z"}},
+		{"friday to sunday as 5-7", "0 9 * * 5-7", "UTC", "2026-02-26T00:00:00Z",
+			[]string{"2026-02-27T09:00:00Z", "2026-02-28T09:00:00Z", "2026-03-01T09:00:00Z", "2026-03-06T09:00:00Z"}},
+		{"every other day to 7", "0 9 * * 1-7/2", "UTC", "2026-02-28T00:00:00Z", // 1,3,5,7: Mon, Wed, Fri, Sun
+			[]string{"2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z", "2026-03-04T09:00:00Z", "2026-03-06T09:00:00Z", "2026-03-08T09:00:00Z"}},
+		{"star step 7 is sunday", "0 9 * * */7", "UTC", "2026-02-26T00:00:00Z",
+			[]string{"2026-03-01T09:00:00Z", "2026-03-08T09:00:00Z"}},
+		{"0-7 is every day but not a star", "0 9 13 * 0-7", "UTC", "2026-03-01T00:00:00Z",
+			[]string{"2026-03-01T09:00:00Z", "2026-03-02T09:00:00Z"}},
+		{"7 with day of month matches either", "0 9 13 * 7", "UTC", "2026-03-09T00:00:00Z",
+			[]string{"2026-03-13T09:00:00Z", "2026-03-15T09:00:00Z", "2026-03-22T09:00:00Z"}},
 		{"every ignores zone and dst", "@every 90m", "America/New_York", "2026-03-08T01:00:00-05:00",
 			[]string{"2026-03-08T03:30:00-04:00", "2026-03-08T05:00:00-04:00"}},
 		{"every keeps sub-second anchor", "@every 10s", "UTC", "2026-01-01T00:00:00.25Z",
@@ -185,6 +200,10 @@ func TestSpecSeries(t *testing.T) {
 		{"ny fall minute of hour one", "*/20 1 * * *", "America/New_York", "2026-11-01T00:00:00-04:00", "2026-11-01T03:00:00-05:00",
 			[]string{"2026-11-01T01:00:00-04:00", "2026-11-01T01:20:00-04:00", "2026-11-01T01:40:00-04:00",
 				"2026-11-01T01:00:00-05:00 dst", "2026-11-01T01:20:00-05:00 dst", "2026-11-01T01:40:00-05:00 dst"}},
+		// The hour field is not "*": 75 real minutes from 01:45 EDT to 02:00 EST.
+		{"ny fall quarter hours of the night", "*/15 0-3 * * *", "America/New_York", "2026-11-01T01:40:00-04:00", "2026-11-01T02:20:00-05:00",
+			[]string{"2026-11-01T01:45:00-04:00", "2026-11-01T01:00:00-05:00 dst", "2026-11-01T01:15:00-05:00 dst",
+				"2026-11-01T01:30:00-05:00 dst", "2026-11-01T01:45:00-05:00 dst", "2026-11-01T02:00:00-05:00", "2026-11-01T02:15:00-05:00"}},
 		{"ny fall hourly runs both", "0 * * * *", "America/New_York", "2026-11-01T00:30:00-04:00", "2026-11-01T02:30:00-05:00",
 			[]string{"2026-11-01T01:00:00-04:00", "2026-11-01T01:00:00-05:00", "2026-11-01T02:00:00-05:00"}},
 		{"london fall daily", "30 1 * * *", "Europe/London", "2026-10-25T00:00:00+01:00", "2026-10-25T12:00:00Z",
@@ -280,8 +299,26 @@ func TestParseSpecErrors(t *testing.T) {
 		{"blank", "   ", "empty spec", false},
 		{"too few fields", "* * * *", "expected 5 to 6 fields", false},
 		{"too many fields", "* * * * * * *", "expected 5 to 6 fields", false},
-		{"minute out of range", "60 * * * *", "above maximum", false},
-		{"bad step", "*/0 * * * *", "step of range", false},
+		{"minute out of range", "60 * * * *", `minute field "60": 60 is above the maximum 59`, false},
+		{"minute range past the end", "1-60 * * * *", `minute field "1-60": 60 is above the maximum 59`, false},
+		{"step of zero", "*/0 * * * *", `minute field "*/0": a step of 0 never advances`, false},
+		{"step missing", "3/ * * * *", `minute field "3/": nothing after "/"`, false},
+		{"step not a number", "*/x * * * *", `step "x" is not a number`, false},
+		{"two slashes", "*/5/2 * * * *", `step "5/2" is not a number`, false},
+		{"nothing before step", "/5 * * * *", `nothing before "/"`, false},
+		{"star range", "0 0 * * *-5", `day-of-week field "*-5": a range cannot start at "*"`, false},
+		{"star range with step", "*-30/5 * * * *", `a range cannot start at "*"`, false},
+		{"range without end", "5- * * * *", `minute field "5-": the range has no end`, false},
+		{"range without start", "-5 * * * *", `minute field "-5": the range has no start`, false},
+		{"backwards range", "0 5-2 * * *", `hour field "5-2": the range starts after it ends`, false},
+		{"empty list element", "1,,2 * * * *", "empty element in a list", false},
+		{"trailing comma", "0 0 * * 1,", "empty element in a list", false},
+		{"bad element of a list", "0 0 * * 1,*-5", `day-of-week field "1,*-5": "*-5": a range cannot start at "*"`, false},
+		{"signed number", "+5 * * * *", `"+5" is not a number`, false},
+		{"day of week 8", "0 0 * * 8", `day-of-week field "8": 8 is above the maximum 7`, false},
+		{"day of month 0", "0 0 0 * *", `day-of-month field "0": 0 is below the minimum 1`, false},
+		{"unknown month name", "0 0 1 foo *", `month field "foo": "foo" is not a number`, false},
+		{"seconds out of range", "60 * * * * *", `seconds field "60"`, false},
 		{"unknown descriptor", "@fortnightly", "unrecognized descriptor", false},
 		{"every sub-second", "@every 500ms", "at least 1s", false},
 		{"every fraction", "@every 1500ms", "whole seconds", false},
@@ -327,6 +364,9 @@ func TestParseSpecAccepts(t *testing.T) {
 		{"tz prefix", "TZ=Asia/Kolkata 0 3 * * *", 0, "Asia/Kolkata"},
 		{"tab after zone", "CRON_TZ=Asia/Kolkata\t0 3 * * *", 0, "Asia/Kolkata"},
 		{"29 february or monday", "0 0 29 2 mon", 0, "UTC"},
+		{"sunday as 7", "0 0 * * 7", 0, "UTC"},
+		{"range to 7", "0 0 * * 5-7", 0, "UTC"},
+		{"leading zero", "05 03 * * *", 0, "UTC"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -343,6 +383,37 @@ func TestParseSpecAccepts(t *testing.T) {
 			}
 			if got := s.String(); got != tt.expr {
 				t.Errorf("String() = %q, want %q", got, tt.expr)
+			}
+		})
+	}
+}
+
+func TestSpecWarning(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		expr string
+		want string // a part of the warning; empty for none
+	}{
+		{"one star too many", "0 3 * * * *", `for 03:00 write "0 3 * * *" (for minute 3 of every hour, write "3 * * * *"`},
+		{"keeps the other fields", "0 7 * * * 1-5", `for 07:00 write "0 7 * * 1-5"`},
+		{"keeps the zone", "CRON_TZ=Europe/Berlin 0 3 * * * *", `write "CRON_TZ=Europe/Berlin 0 3 * * *"`},
+		{"counts the runs", "0 3 * * * *", "runs at minute 3 of every hour, 24 times a day"},
+		{"minute that cannot be an hour", "0 30 * * * *", ""},
+		{"seconds not zero", "30 3 * * * *", ""},
+		{"minute list", "0 3,33 * * * *", ""},
+		{"minute step", "0 */5 * * * *", ""},
+		{"hour given", "0 0 3 * * *", ""},
+		{"five fields", "3 * * * *", ""},
+		{"every", "@every 1h", ""},
+		{"descriptor", "@hourly", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := mustSpec(t, tt.expr, "UTC").warning()
+			if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("warning(%q) = %q, want %q", tt.expr, got, tt.want)
 			}
 		})
 	}

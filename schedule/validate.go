@@ -370,6 +370,14 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 			l.add(w.with("cron"), err)
 		} else {
 			s.Cron, s.spec, s.Location = string(expr), spec, spec.Location()
+			if msg := spec.warning(); msg != "" {
+				line := 0
+				if l.loc != nil {
+					line = l.loc.line(w.with("cron").path...)
+				}
+				cfg.Warnings = append(cfg.Warnings, &ConfigError{File: l.file, Line: line,
+					Table: w.table, Job: w.job, Field: "cron", Err: errors.New(msg)})
+			}
 		}
 	}
 
