@@ -61,7 +61,7 @@ func (a *app) checkConfig() error {
 		return err
 	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
-		printConfigErrors(a.stderr, err)
+		printConfigErrors(a.stderr, err, "")
 		return &usageError{ErrReported}
 	}
 	now := a.clock.Now()
@@ -71,8 +71,44 @@ func (a *app) checkConfig() error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
 	}
 	w.Flush()
-	fmt.Fprintf(a.stdout, "%s: ok, %d schedules, %d tasks, database %s\n", a.o.config, len(a.cfg.Schedules), len(a.cfg.Tasks), a.dbPath)
+	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
+		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
 	return nil
+}
+
+// configOutcome is what the summary of a bad config's problems adds: -check
+// only reports, any other command did nothing.
+func configOutcome(o *options) string {
+	if o.check {
+		return ""
+	}
+	return "; nothing was done"
+}
+
+// problemCount says how many problems es holds, such as "2 problems in
+// schedules.toml"; a list cut short at schedule.MaxConfigErrors says "more
+// than".
+func problemCount(es schedule.ConfigErrors) string {
+	n, more := len(es), ""
+	for _, e := range es {
+		if errors.Is(e, schedule.ErrTooManyProblems) {
+			n--
+			more = "more than "
+		}
+	}
+	file := ""
+	if len(es) > 0 && es[0].File != "" {
+		file = " in " + es[0].File
+	}
+	return more + plural(n, "problem") + file
+}
+
+// plural returns "1 task" or "n tasks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func (a *app) triggerRun(ctx context.Context) error {

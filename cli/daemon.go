@@ -51,7 +51,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return err
 	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
-		printConfigErrors(a.stderr, err)
+		printConfigErrors(a.stderr, err, "; the daemon did not start")
 		return &usageError{ErrReported}
 	}
 

@@ -173,7 +173,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	cfg, cerr := schedule.Load(o.config)
 	switch {
 	case cerr != nil && (needsConfig || !o.set["db"]):
-		printConfigErrors(stderr, cerr)
+		printConfigErrors(stderr, cerr, configOutcome(o))
 		return &usageError{ErrReported}
 	case cerr == nil:
 		a.cfg = cfg
@@ -224,13 +224,14 @@ func databasePath(o *options, cfg *schedule.Config) string {
 	return schedule.DefaultDB
 }
 
-// printConfigErrors prints every problem of a config, one per line.
-func printConfigErrors(w io.Writer, err error) {
+// printConfigErrors prints every problem of a config, one per line, then
+// their count followed by outcome (see configOutcome).
+func printConfigErrors(w io.Writer, err error, outcome string) {
 	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
 		for _, e := range es {
 			fmt.Fprintln(w, e)
 		}
-		fmt.Fprintf(w, "%d problem(s); nothing was applied\n", len(es))
+		fmt.Fprintln(w, problemCount(es)+outcome)
 		return
 	}
 	fmt.Fprintln(w, err)

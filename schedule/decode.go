@@ -172,7 +172,7 @@ func (l *loader) sortedErrors() ConfigErrors {
 	})
 	if l.truncated {
 		l.errs = append(l.errs, &ConfigError{File: l.file,
-			Err: fmt.Errorf("too many problems: stopped looking after %d", MaxConfigErrors)})
+			Err: fmt.Errorf("%w: stopped looking after %d", ErrTooManyProblems, MaxConfigErrors)})
 	}
 	return l.errs
 }
@@ -180,6 +180,10 @@ func (l *loader) sortedErrors() ConfigErrors {
 // MaxConfigErrors is how many problems Load reports before it stops
 // decoding the rest of a file.
 const MaxConfigErrors = 100
+
+// ErrTooManyProblems is wrapped by the last ConfigError of a list cut short
+// at MaxConfigErrors: it is a note, not a problem of its own.
+var ErrTooManyProblems = errors.New("too many problems")
 
 // lineOrder puts problems without a line last.
 func lineOrder(line int) int {
