@@ -147,28 +147,33 @@ func (a *app) triggerRun(ctx context.Context) error {
 	return nil
 }
 
-// statusReport is what -status prints.
+// statusReport is what -status prints. A value that does not exist (no job
+// waiting, a schedule never run, a paused schedule's next run) is null in
+// JSON, never 0 or "".
 type statusReport struct {
 	Database      string                    `json:"database"`
 	At            string                    `json:"at"`
 	Counts        map[string]map[string]int `json:"counts"` // state -> type -> jobs
 	Totals        map[string]int            `json:"totals"`
-	OldestReadyMS int64                     `json:"oldest_ready_ms"`
+	OldestReadyMS *int64                    `json:"oldest_ready_ms"` // null: none waiting
 	Dead          int                       `json:"dead"`
 	Schedules     []scheduleStatus          `json:"schedules"`
 }
 
 type scheduleStatus struct {
-	Name       string `json:"name"`
-	Cron       string `json:"cron"`
-	Zone       string `json:"zone"`
-	Paused     bool   `json:"paused"`
-	LastRun    string `json:"last_run,omitempty"`
-	LastState  string `json:"last_state,omitempty"`
-	LastJobID  int64  `json:"last_job_id,omitempty"`
-	NextRun    string `json:"next_run,omitempty"`
-	Configured bool   `json:"configured"`
+	Name       string  `json:"name"`
+	Cron       *string `json:"cron"` // null: not in the config
+	Zone       *string `json:"zone"` // null: not in the config
+	Paused     bool    `json:"paused"`
+	LastRun    *string `json:"last_run"` // null: never run
+	LastState  *string `json:"last_state"`
+	LastJobID  *int64  `json:"last_job_id"`
+	NextRun    *string `json:"next_run"` // null: paused or not in the config
+	Configured bool    `json:"configured"`
 }
+
+// ptr returns a pointer to v, for a JSON value that may be null.
+func ptr[T any](v T) *T { return &v }
 
 func (a *app) showStatus(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
@@ -190,7 +195,10 @@ func (a *app) showStatus(ctx context.Context) error {
 	}
 	rep := statusReport{
 		Database: a.dbPath, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
-		Totals: map[string]int{}, OldestReadyMS: st.OldestReady.Milliseconds(), Dead: st.Dead,
+		Totals: map[string]int{}, Dead: st.Dead,
+	}
+	if st.OldestReady > 0 {
+		rep.OldestReadyMS = ptr(st.OldestReady.Milliseconds())
 	}
 	for s, m := range st.Counts {
 		rep.Counts[string(s)] = m
@@ -202,20 +210,20 @@ func (a *app) showStatus(ctx context.Context) error {
 	if a.cfg != nil {
 		for _, s := range a.cfg.Schedules {
 			seen[s.Name] = true
-			ss := scheduleStatus{Name: s.Name, Cron: s.Cron, Zone: s.Location.String(), Configured: true, Paused: cursors[s.Name].Paused}
+			ss := scheduleStatus{Name: s.Name, Cron: ptr(s.Cron), Zone: ptr(s.Location.String()), Configured: true, Paused: cursors[s.Name].Paused}
 			if !ss.Paused {
-				ss.NextRun = rfc3339(s.Next(a.clock.Now()), s.Location)
+				ss.NextRun = ptr(rfc3339(s.Next(a.clock.Now()), s.Location))
 			}
 			if j := last[s.Name]; j != nil {
-				ss.LastRun, ss.LastState, ss.LastJobID = rfc3339(j.ScheduledAt, s.Location), string(j.State), j.ID
+				ss.LastRun, ss.LastState, ss.LastJobID = ptr(rfc3339(j.ScheduledAt, s.Location)), ptr(string(j.State)), ptr(j.ID)
 			}
 			rep.Schedules = append(rep.Schedules, ss)
 		}
 	}
 	for name, j := range last {
 		if !seen[name] {
-			rep.Schedules = append(rep.Schedules, scheduleStatus{Name: name, LastRun: rfc3339(j.ScheduledAt, time.UTC),
-				LastState: string(j.State), LastJobID: j.ID, Paused: cursors[name].Paused})
+			rep.Schedules = append(rep.Schedules, scheduleStatus{Name: name, LastRun: ptr(rfc3339(j.ScheduledAt, time.UTC)),
+				LastState: ptr(string(j.State)), LastJobID: ptr(j.ID), Paused: cursors[name].Paused})
 		}
 	}
 	if a.o.json {
@@ -252,13 +260,13 @@ func (a *app) showStatus(ctx context.Context) error {
 	if len(rep.Schedules) > 0 {
 		fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tNEXT RUN\n")
 		for _, s := range rep.Schedules {
-			next := s.NextRun
+			next := orDash(deref(s.NextRun))
 			if s.Paused {
 				next = "paused"
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState), next)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(deref(s.Cron)), orDash(deref(s.LastRun)), orDash(deref(s.LastState)), next)
 		}
 	}
 	return w.Flush()
@@ -269,6 +277,14 @@ func durationOrNone(d time.Duration) string {
 		return "none waiting"
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func orDash(s string) string {

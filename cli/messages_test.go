@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"scheduler/queue"
 	"scheduler/schedule"
 )
 
@@ -87,5 +90,65 @@ func TestProblemCount(t *testing.T) {
 	es = append(es, &schedule.ConfigError{File: "s.toml", Err: fmt.Errorf("%w: stopped", schedule.ErrTooManyProblems)})
 	if got, want := problemCount(es), "more than 100 problems in s.toml"; got != want {
 		t.Errorf("problemCount(cut short) = %q, want %q", got, want)
+	}
+}
+
+// TestStatusJSONSaysNullForNone: a value that does not exist is null, so
+// that "no job waits" is not "a job waits for 0 ms", and a paused or never
+// run schedule has no next or last run rather than an empty one.
+func TestStatusJSONSaysNullForNone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	q, err := queue.Open(t.Context(), db, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetPaused(t.Context(), "b", true); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	config := "[tasks.t]\ncommand = [\"true\"]\n" +
+		"[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n" +
+		"[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\n"
+	status := func() map[string]any {
+		t.Helper()
+		out, errs, code := runInProcess(t, config, "-db", db, "-status", "-json")
+		if code != 0 {
+			t.Fatalf("-status -json: exit %d\n%s", code, errs)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("-status -json printed %q: %v", out, err)
+		}
+		return rep
+	}
+	rep := status()
+	if v, ok := rep["oldest_ready_ms"]; !ok || v != nil {
+		t.Errorf("oldest_ready_ms with no job = %v (present %v), want null", v, ok)
+	}
+	want := map[string]map[string]bool{ // schedule -> key -> null
+		"a": {"last_run": true, "last_state": true, "last_job_id": true, "next_run": false, "cron": false},
+		"b": {"last_run": true, "next_run": true},
+	}
+	for _, s := range rep["schedules"].([]any) {
+		s := s.(map[string]any)
+		for key, null := range want[s["name"].(string)] {
+			if v, ok := s[key]; !ok || (v == nil) != null {
+				t.Errorf("schedule %s: %s = %v (present %v), want null %v", s["name"], key, v, ok, null)
+			}
+		}
+	}
+
+	q, err = queue.Open(t.Context(), db, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Enqueue(t.Context(), queue.NewJob{Type: "t", RunAt: time.Now().Add(-time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	if v, ok := status()["oldest_ready_ms"].(float64); !ok || v < 60000 {
+		t.Errorf("oldest_ready_ms with a job waiting a minute = %v, want at least 60000", v)
 	}
 }
