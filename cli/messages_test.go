@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,5 +151,28 @@ func TestStatusJSONSaysNullForNone(t *testing.T) {
 	q.Close()
 	if v, ok := status()["oldest_ready_ms"].(float64); !ok || v < 60000 {
 		t.Errorf("oldest_ready_ms with a job waiting a minute = %v, want at least 60000", v)
+	}
+}
+
+// TestLogDurationsAreText: both log formats write a duration as "30s", at
+// the top level and inside groups, never as nanoseconds.
+func TestLogDurationsAreText(t *testing.T) {
+	t.Parallel()
+	for format, want := range map[string][]string{
+		"json": {`"grace":"30s"`, `"duration":"1.5ms"`, `"retry_in":"2m0s"`},
+		"text": {`grace=30s`, `duration=1.5ms`, `g.retry_in=2m0s`},
+	} {
+		var b strings.Builder
+		log, err := newLogger(&options{logFormat: format, logLevel: "info"}, &b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("scheduler stopping", "grace", 30*time.Second, slog.Duration("duration", 1500*time.Microsecond),
+			slog.Group("g", "retry_in", 2*time.Minute))
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s log %q lacks %s", format, b.String(), w)
+			}
+		}
 	}
 }

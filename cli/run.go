@@ -121,7 +121,7 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return nil, usagef("-log-level %q: want debug, info, warn or error", o.logLevel)
 	}
-	hopts := &slog.HandlerOptions{Level: level}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationText}
 	switch o.logFormat {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, hopts)), nil
@@ -129,6 +129,16 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, hopts)), nil
 	}
 	return nil, usagef("-log-format %q: want text or json", o.logFormat)
+}
+
+// durationText renders every time.Duration attribute as its String form
+// ("30s", "1.5ms") in both formats: the JSON handler would write
+// nanoseconds, which read as a different unit from the config's "30s".
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // env is the process environment, read once; tests of run pass their own
