@@ -374,7 +374,11 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		l.errorf(w.with("task"), "missing")
 	case l.decode(raw.Task, &s.Task, w.with("task")):
 		if _, ok := cfg.Tasks[s.Task]; !ok {
-			l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
+			if hint := didYouMean(suggest(s.Task, slices.Sorted(maps.Keys(cfg.Tasks)))); hint != "" {
+				l.errorf(w.with("task"), "task %q is not defined%s", s.Task, hint)
+			} else {
+				l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
+			}
 		}
 	}
 
