@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +177,131 @@ func TestLogDurationsAreText(t *testing.T) {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%s log %q lacks %s", format, b.String(), w)
 			}
+		}
+	}
+}
+
+// lineWriter collects log lines and hands each to lines.
+type lineWriter struct {
+	mu    sync.Mutex
+	buf   []byte
+	lines chan string
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.lines <- string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// TestReloadLogsWhatChanged: the reload's log line names the schedules and
+// tasks it added, changed (with their changed keys) and removed, and the
+// [scheduler] keys it applied; the keys that wait for a restart are warned
+// about.
+func TestReloadLogsWhatChanged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "schedules.toml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(config, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`
+[scheduler]
+workers = 2
+[tasks.report]
+command = ["true", "{{.customer}}"]
+[tasks.old]
+command = ["true"]
+[[schedule]]
+name = "nightly"
+cron = "0 3 * * *"
+task = "report"
+for_each = [ { customer = "acme" } ]
+[[schedule]]
+name = "gone"
+cron = "0 4 * * *"
+task = "old"
+`)
+	logs := &lineWriter{lines: make(chan string, 1000)}
+	signals := make(chan os.Signal, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(t.Context(), []string{"-config", config, "-db", filepath.Join(dir, "s.db"), "-log-format", "json"},
+			io.Discard, logs, signals, Options{})
+	}()
+	waitLine := func(msg string) map[string]any {
+		t.Helper()
+		timeout := time.After(2 * time.Minute) // failure deadline, not a sync point
+		for {
+			select {
+			case l := <-logs.lines:
+				var e map[string]any
+				if err := json.Unmarshal([]byte(l), &e); err != nil {
+					t.Fatalf("log line %q: %v", l, err)
+				}
+				if e["msg"] == msg {
+					return e
+				}
+			case err := <-done:
+				t.Fatalf("daemon returned %v before logging %q", err, msg)
+			case <-timeout:
+				t.Fatalf("timed out waiting for %q", msg)
+			}
+		}
+	}
+	waitLine("scheduler started")
+	write(`
+[scheduler]
+workers = 4
+misfire_grace = "5m"
+[tasks.report]
+command = ["true", "--customer", "{{.customer}}"]
+timeout = "1m"
+[tasks.new]
+command = ["true"]
+[[schedule]]
+name = "nightly"
+cron = "0 2 * * *"
+task = "report"
+for_each = [ { customer = "acme" }, { customer = "globex" } ]
+[[schedule]]
+name = "fresh"
+cron = "0 5 * * *"
+task = "new"
+`)
+	signals <- syscall.SIGHUP
+	warn := waitLine("reload: [scheduler] settings take effect at the next restart")
+	got := waitLine("config reloaded")
+	signals <- syscall.SIGTERM
+	if err := <-done; err != nil {
+		t.Errorf("daemon: %v", err)
+	}
+	if k := fmt.Sprint(warn["keys"]); k != "[workers]" {
+		t.Errorf("restart warning keys = %s, want [workers]", k)
+	}
+	want := map[string]string{
+		"schedules_added":   "[fresh]",
+		"schedules_changed": "map[nightly:[cron for_each]]",
+		"schedules_removed": "[gone]",
+		"tasks_added":       "[new]",
+		"tasks_changed":     "map[report:[command timeout]]",
+		"tasks_removed":     "[old]",
+		"scheduler_changed": "[misfire_grace]",
+	}
+	for k, w := range want {
+		if v := fmt.Sprint(got[k]); v != w {
+			t.Errorf("config reloaded: %s = %s, want %s", k, v, w)
 		}
 	}
 }
