@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"scheduler/internal/tmplkey"
 )
 
 // maxNameLen bounds task and schedule names.
@@ -481,23 +483,23 @@ func (l *loader) whose(w, items where, n int, it Item) string {
 // data: the key it reads that data lacks or holds as null, in the payload's
 // words, or else the template's own error.
 func templateError(whose string, i int, arg string, t *template.Template, data map[string]any, err error) error {
-	kp := findKeyProblem(t, data)
+	kp := tmplkey.Find(t, data)
 	if kp == nil {
 		return fmt.Errorf("argument %d %q over %s: %w", i, arg, whose, err)
 	}
-	key := strings.Join(kp.path, ".")
-	if kp.null {
+	key := strings.Join(kp.Path, ".")
+	if kp.Null {
 		return fmt.Errorf("argument %d %q: key %q of %s is null", i, arg, key, whose)
 	}
-	last := kp.path[len(kp.path)-1]
+	last := kp.Path[len(kp.Path)-1]
 	has := "it has "
-	if len(kp.path) > 1 {
-		has = fmt.Sprintf("%q has ", strings.Join(kp.path[:len(kp.path)-1], "."))
+	if len(kp.Path) > 1 {
+		has = fmt.Sprintf("%q has ", strings.Join(kp.Path[:len(kp.Path)-1], "."))
 	}
-	if len(kp.have) == 0 {
+	if len(kp.Have) == 0 {
 		has += "no keys"
 	} else {
-		has += strings.Join(kp.have, ", ")
+		has += strings.Join(kp.Have, ", ")
 	}
-	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, key, didYouMean(suggest(last, kp.have)), has)
+	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, key, didYouMean(suggest(last, kp.Have)), has)
 }
