@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"bytes"
+	"encoding/json"
 	"maps"
 	"reflect"
 	"slices"
@@ -100,7 +102,7 @@ func lookup(c *Config, name string) (*Schedule, bool) {
 // changedKeys compares the exported fields of two structs, *a and *b, and
 // returns the file keys (named by key) of those that differ, sorted. Going
 // by the fields themselves, a key added to a table is compared without
-// being listed here. Zones compare by name.
+// being listed here. Zones compare by name, payloads by their JSON.
 func changedKeys[T any](a, b *T, key func(reflect.StructField) string) []string {
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	var out []string
@@ -113,12 +115,24 @@ func changedKeys[T any](a, b *T, key func(reflect.StructField) string) []string 
 		if lx, ok := x.(*time.Location); ok {
 			x, y = lx.String(), y.(*time.Location).String()
 		}
-		if !reflect.DeepEqual(x, y) {
+		if !reflect.DeepEqual(x, y) && !sameJSON(x, y) {
 			out = append(out, key(f))
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// sameJSON reports whether x and y encode to the same JSON: payloads are
+// compared as the jobs see them, whatever Go values (a date-time's zone
+// pointer) they decoded to.
+func sameJSON(x, y any) bool {
+	a, err := json.Marshal(x)
+	if err != nil {
+		return false
+	}
+	b, err := json.Marshal(y)
+	return err == nil && bytes.Equal(a, b)
 }
 
 // scheduleKey is the file key of a Schedule field: Location is read from
