@@ -21,7 +21,7 @@ func (a *app) checkCommands() error {
 		fmt.Fprintln(a.stderr, "warning:", w)
 	}
 	if len(errs) > 0 {
-		printConfigErrors(a.stderr, errs)
+		printConfigErrors(a.stderr, errs, "")
 		return &usageError{ErrReported}
 	}
 	return nil

@@ -63,7 +63,7 @@ func (a *app) checkConfig() error {
 		return err
 	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
-		printConfigErrors(a.stderr, err)
+		printConfigErrors(a.stderr, err, "")
 		return &usageError{ErrReported}
 	}
 	for _, e := range a.cfg.Warnings {
@@ -79,8 +79,44 @@ func (a *app) checkConfig() error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
 	}
 	w.Flush()
-	fmt.Fprintf(a.stdout, "%s: ok, %d schedules, %d tasks, database %s\n", a.o.config, len(a.cfg.Schedules), len(a.cfg.Tasks), a.dbPath)
+	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
+		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
 	return nil
+}
+
+// configOutcome is what the summary of a bad config's problems adds: -check
+// only reports, any other command did nothing.
+func configOutcome(o *options) string {
+	if o.mode == "check" {
+		return ""
+	}
+	return "; nothing was done"
+}
+
+// problemCount says how many problems es holds, such as "2 problems in
+// schedules.toml"; a list cut short at schedule.MaxConfigErrors says "more
+// than".
+func problemCount(es schedule.ConfigErrors) string {
+	n, more := len(es), ""
+	for _, e := range es {
+		if errors.Is(e, schedule.ErrTooManyProblems) {
+			n--
+			more = "more than "
+		}
+	}
+	file := ""
+	if len(es) > 0 && es[0].File != "" {
+		file = " in " + es[0].File
+	}
+	return more + plural(n, "problem") + file
+}
+
+// plural returns "1 task" or "n tasks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func (a *app) triggerRun(ctx context.Context) error {
@@ -126,33 +162,39 @@ func (a *app) triggerRun(ctx context.Context) error {
 	return nil
 }
 
-// statusReport is what -status prints.
+// statusReport is what -status prints. A value that does not exist (no job
+// waiting, a schedule never run, a paused schedule's next run) is null in
+// JSON, never 0 or "".
 type statusReport struct {
 	Database      string                    `json:"database"`
 	At            string                    `json:"at"`
 	Counts        map[string]map[string]int `json:"counts"` // state -> type -> jobs
 	Totals        map[string]int            `json:"totals"`
-	OldestReadyMS int64                     `json:"oldest_ready_ms"`
+	OldestReadyMS *int64                    `json:"oldest_ready_ms"` // null: none waiting
 	Dead          int                       `json:"dead"`
 	Schedules     []scheduleStatus          `json:"schedules"`
 }
 
 type scheduleStatus struct {
-	Name       string `json:"name"`
-	Cron       string `json:"cron"`
-	Zone       string `json:"zone"`
-	Paused     bool   `json:"paused"`
-	LastRun    string `json:"last_run,omitempty"`
-	LastState  string `json:"last_state,omitempty"`
-	LastJobID  int64  `json:"last_job_id,omitempty"`
-	NextRun    string `json:"next_run,omitempty"`
-	Configured bool   `json:"configured"`
+	Name       string  `json:"name"`
+	Cron       *string `json:"cron"` // null: not in the config
+	Zone       *string `json:"zone"` // null: not in the config
+	Paused     bool    `json:"paused"`
+	LastRun    *string `json:"last_run"` // null: never run
+	LastState  *string `json:"last_state"`
+	LastJobID  *int64  `json:"last_job_id"`
+	NextRun    *string `json:"next_run"` // null: paused or not in the config
+	Configured bool    `json:"configured"`
 
-	// The newest manual run (-trigger), at the time it was enqueued.
-	LastManualRun   string `json:"last_manual_run,omitempty"`
-	LastManualState string `json:"last_manual_state,omitempty"`
-	LastManualJobID int64  `json:"last_manual_job_id,omitempty"`
+	// The newest manual run (-trigger), at the time it was enqueued; null
+	// when the schedule was never triggered.
+	LastManualRun   *string `json:"last_manual_run"`
+	LastManualState *string `json:"last_manual_state"`
+	LastManualJobID *int64  `json:"last_manual_job_id"`
 }
+
+// ptr returns a pointer to v, for a JSON value that may be null.
+func ptr[T any](v T) *T { return &v }
 
 func (a *app) showStatus(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
@@ -185,7 +227,10 @@ func (a *app) showStatus(ctx context.Context) error {
 	}
 	rep := statusReport{
 		Database: a.dbPath, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
-		Totals: map[string]int{}, OldestReadyMS: st.OldestReady.Milliseconds(), Dead: st.Dead,
+		Totals: map[string]int{}, Dead: st.Dead,
+	}
+	if st.OldestReady > 0 {
+		rep.OldestReadyMS = ptr(st.OldestReady.Milliseconds())
 	}
 	for s, m := range st.Counts {
 		rep.Counts[string(s)] = m
@@ -197,9 +242,11 @@ func (a *app) showStatus(ctx context.Context) error {
 	if a.cfg != nil {
 		for _, s := range a.cfg.Schedules {
 			seen[s.Name] = true
-			ss := scheduleStatus{Name: s.Name, Cron: s.Cron, Zone: s.Location.String(), Configured: true, Paused: cursors[s.Name].Paused}
+			ss := scheduleStatus{Name: s.Name, Cron: ptr(s.Cron), Zone: ptr(s.Location.String()), Configured: true, Paused: cursors[s.Name].Paused}
 			if !ss.Paused {
-				ss.NextRun = a.nextRun(s, cursors)
+				if next := a.nextRun(s, cursors); next != "-" {
+					ss.NextRun = ptr(next)
+				}
 			}
 			ss.setLast(last[s.Name], manual[s.Name], s.Location)
 			rep.Schedules = append(rep.Schedules, ss)
@@ -254,14 +301,14 @@ func (a *app) showStatus(ctx context.Context) error {
 	if len(rep.Schedules) > 0 {
 		fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tLAST MANUAL RUN\tOUTCOME\tNEXT RUN\n")
 		for _, s := range rep.Schedules {
-			next := s.NextRun
+			next := orDash(deref(s.NextRun))
 			if s.Paused {
 				next = "paused"
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState),
-				orDash(s.LastManualRun), orDash(s.LastManualState), next)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(deref(s.Cron)), orDash(deref(s.LastRun)), orDash(deref(s.LastState)),
+				orDash(deref(s.LastManualRun)), orDash(deref(s.LastManualState)), next)
 		}
 	}
 	return w.Flush()
@@ -271,10 +318,10 @@ func (a *app) showStatus(ctx context.Context) error {
 // instant, and the last manual run from manual, either of them nil.
 func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 	if last != nil {
-		ss.LastRun, ss.LastState, ss.LastJobID = rfc3339(last.ScheduledAt, loc), string(last.State), last.ID
+		ss.LastRun, ss.LastState, ss.LastJobID = ptr(rfc3339(last.ScheduledAt, loc)), ptr(string(last.State)), ptr(last.ID)
 	}
 	if manual != nil {
-		ss.LastManualRun, ss.LastManualState, ss.LastManualJobID = rfc3339(manual.CreatedAt, loc), string(manual.State), manual.ID
+		ss.LastManualRun, ss.LastManualState, ss.LastManualJobID = ptr(rfc3339(manual.CreatedAt, loc)), ptr(string(manual.State)), ptr(manual.ID)
 	}
 }
 
@@ -300,6 +347,14 @@ func durationOrNone(d time.Duration) string {
 		return "none waiting"
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func orDash(s string) string {

@@ -37,7 +37,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return err
 	}
 	if err := checkHandlers(reg, a.cfg); err != nil {
-		printConfigErrors(a.stderr, err)
+		printConfigErrors(a.stderr, err, "; the daemon did not start")
 		return &usageError{ErrReported}
 	}
 	logConfigWarnings(log, a.cfg)
@@ -182,19 +182,59 @@ func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg
 		return
 	}
 	logConfigWarnings(log, cfg)
-	old := a.cfg
-	if cfg.Scheduler.Workers != old.Scheduler.Workers || databasePath(a.o, cfg) != a.dbPath ||
-		cfg.Scheduler.ShutdownGrace != old.Scheduler.ShutdownGrace || cfg.Scheduler.Lease != old.Scheduler.Lease ||
-		cfg.Scheduler.MaintenanceEvery != old.Scheduler.MaintenanceEvery || cfg.Scheduler.RetainDone != old.Scheduler.RetainDone {
-		log.Warn("reload: [scheduler] settings take effect at the next restart")
-	}
 	if err := registerTasks(pool, reg, cfg); err != nil {
 		log.Error("reload rejected: keeping the running config", "err", err)
 		return
 	}
 	diff := beat.Apply(cfg)
 	a.cfg = cfg
-	log.Info("config reloaded", "added", diff.Added, "changed", diff.Changed, "removed", diff.Removed)
+	applied, waiting := splitScheduler(diff.Scheduler, a.o)
+	if len(waiting) > 0 {
+		log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)
+	}
+	log.Info("config reloaded", reloadAttrs(diff, applied)...)
+}
+
+// appliedAtReload are the [scheduler] keys a reload applies: the beat reads
+// them from the new config. The others are fixed at start.
+var appliedAtReload = map[string]bool{"timezone": true, "misfire_grace": true}
+
+// splitScheduler splits the changed [scheduler] keys into those a reload
+// applies and those that wait for a restart. A changed db is moot under -db.
+func splitScheduler(keys []string, o *options) (applied, waiting []string) {
+	for _, k := range keys {
+		switch {
+		case appliedAtReload[k]:
+			applied = append(applied, k)
+		case k == "db" && o.db != "":
+		default:
+			waiting = append(waiting, k)
+		}
+	}
+	return applied, waiting
+}
+
+// reloadAttrs are the attributes of the "config reloaded" line: each kind
+// of change that happened, with the changed keys of each changed schedule
+// and task; "changes=none" when the file changed nothing.
+func reloadAttrs(d schedule.Diff, scheduler []string) []any {
+	var attrs []any
+	add := func(key string, v any, n int) {
+		if n > 0 {
+			attrs = append(attrs, key, v)
+		}
+	}
+	add("schedules_added", d.Added, len(d.Added))
+	add("schedules_changed", d.Fields, len(d.Changed))
+	add("schedules_removed", d.Removed, len(d.Removed))
+	add("tasks_added", d.TasksAdded, len(d.TasksAdded))
+	add("tasks_changed", d.TaskFields, len(d.TasksChanged))
+	add("tasks_removed", d.TasksRemoved, len(d.TasksRemoved))
+	add("scheduler_changed", scheduler, len(scheduler))
+	if len(attrs) == 0 {
+		attrs = append(attrs, "changes", "none")
+	}
+	return attrs
 }
 
 // taskSpec is what the tasks package needs of a [tasks.NAME] table.

@@ -81,7 +81,7 @@ task = "rec"
 	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Schedules) != 1 || !onSeries.MatchString(rep.Schedules[0].NextRun) {
+	if len(rep.Schedules) != 1 || !onSeries.MatchString(deref(rep.Schedules[0].NextRun)) {
 		t.Errorf("-status -json schedules = %+v, want the next run on the cursor's series", rep.Schedules)
 	}
 	if out := mustCLI(t, dir, "-status"); !regexp.MustCompile(`(?m)^every .*:\d1\.25Z$`).MatchString(out) {

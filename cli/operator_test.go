@@ -274,11 +274,11 @@ task = "rec"
 		t.Fatalf("status schedules: %+v", rep.Schedules)
 	}
 	s := rep.Schedules[0]
-	if strconv.FormatInt(s.LastManualJobID, 10) != id[1] || s.LastManualRun == "" {
-		t.Errorf("status: last manual run %q job %d, want job %s", s.LastManualRun, s.LastManualJobID, id[1])
+	if s.LastManualJobID == nil || strconv.FormatInt(*s.LastManualJobID, 10) != id[1] || deref(s.LastManualRun) == "" {
+		t.Errorf("status: last manual run %q job %v, want job %s", deref(s.LastManualRun), s.LastManualJobID, id[1])
 	}
-	if strconv.FormatInt(s.LastJobID, 10) == id[1] || s.LastRun == "" {
-		t.Errorf("status: last scheduled run %q is job %d: the manual one, or none", s.LastRun, s.LastJobID)
+	if s.LastJobID == nil || strconv.FormatInt(*s.LastJobID, 10) == id[1] || deref(s.LastRun) == "" {
+		t.Errorf("status: last scheduled run %q is job %v: the manual one, or none", deref(s.LastRun), s.LastJobID)
 	}
 	table := mustCLI(t, dir, "-status")
 	if !strings.Contains(table, "LAST MANUAL RUN") {

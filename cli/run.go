@@ -151,7 +151,7 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return nil, usagef("-log-level %q: want debug, info, warn or error", o.logLevel)
 	}
-	hopts := &slog.HandlerOptions{Level: level}
+	hopts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationText}
 	switch o.logFormat {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, hopts)), nil
@@ -159,6 +159,16 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, hopts)), nil
 	}
 	return nil, usagef("-log-format %q: want text or json", o.logFormat)
+}
+
+// durationText renders every time.Duration attribute as its String form
+// ("30s", "1.5ms") in both formats: the JSON handler would write
+// nanoseconds, which read as a different unit from the config's "30s".
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // env is the process environment, read once; tests of run pass their own
@@ -213,7 +223,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	cfg, cerr := schedule.Load(o.config)
 	switch {
 	case cerr != nil && (needsConfig || o.db == ""):
-		printConfigErrors(stderr, cerr)
+		printConfigErrors(stderr, cerr, configOutcome(o))
 		return &usageError{ErrReported}
 	case cerr == nil:
 		a.cfg = cfg
@@ -356,13 +366,14 @@ func buildVersion(override string, info *debug.BuildInfo, ok bool) string {
 	return v
 }
 
-// printConfigErrors prints every problem of a config, one per line.
-func printConfigErrors(w io.Writer, err error) {
+// printConfigErrors prints every problem of a config, one per line, then
+// their count followed by outcome (see configOutcome).
+func printConfigErrors(w io.Writer, err error, outcome string) {
 	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
 		for _, e := range es {
 			fmt.Fprintln(w, e)
 		}
-		fmt.Fprintf(w, "%d problem(s); nothing was applied\n", len(es))
+		fmt.Fprintln(w, problemCount(es)+outcome)
 		return
 	}
 	fmt.Fprintln(w, err)

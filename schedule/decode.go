@@ -172,7 +172,7 @@ func (l *loader) sortedErrors() ConfigErrors {
 	})
 	if l.truncated {
 		l.errs = append(l.errs, &ConfigError{File: l.file,
-			Err: fmt.Errorf("too many problems: stopped looking after %d", MaxConfigErrors)})
+			Err: fmt.Errorf("%w: stopped looking after %d", ErrTooManyProblems, MaxConfigErrors)})
 	}
 	return l.errs
 }
@@ -180,6 +180,10 @@ func (l *loader) sortedErrors() ConfigErrors {
 // MaxConfigErrors is how many problems Load reports before it stops
 // decoding the rest of a file.
 const MaxConfigErrors = 100
+
+// ErrTooManyProblems is wrapped by the last ConfigError of a list cut short
+// at MaxConfigErrors: it is a note, not a problem of its own.
+var ErrTooManyProblems = errors.New("too many problems")
 
 // lineOrder puts problems without a line last.
 func lineOrder(line int) int {
@@ -394,7 +398,7 @@ func (l *loader) checkKeys() {
 			if lower := strings.ToLower(key); lower != key && l.knownIn(k[:min(len(k), p.depth)], lower) {
 				l.errorf(p.at, "unknown key %q (keys are case-sensitive: %q)", key, lower)
 			} else {
-				l.errorf(p.at, "unknown key %q", key)
+				l.errorf(p.at, "unknown key %q%s", key, keyHint(key, l.keysOf(k[:min(len(k), p.depth)])))
 			}
 		}
 	}
@@ -438,17 +442,22 @@ func (l *loader) findTwins() {
 
 // knownIn reports whether name is a key the table of file key k may hold.
 func (l *loader) knownIn(k toml.Key, name string) bool {
+	return l.keysOf(k)[name]
+}
+
+// keysOf returns the keys the table of file key k may hold.
+func (l *loader) keysOf(k toml.Key) map[string]bool {
 	switch {
 	case k[0] == "scheduler" && len(k) >= 2:
-		return schedulerKeys[name]
+		return schedulerKeys
 	case k[0] == "tasks" && len(k) >= 3:
-		return taskKeys[name]
+		return taskKeys
 	case k[0] == "schedule" && len(k) >= 2:
-		return scheduleKeys[name]
+		return scheduleKeys
 	case len(k) == 1:
-		return fileKeys[name]
+		return fileKeys
 	}
-	return false
+	return nil
 }
 
 // keyPlace is where a key of the file belongs.

@@ -341,7 +341,7 @@ func loadZone(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %q", name)
+		return nil, fmt.Errorf("unknown time zone %q%s", name, zoneHint(name))
 	}
 	return loc, nil
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
+
+	"scheduler/internal/tmplkey"
 )
 
 // maxNameLen bounds task and schedule names.
@@ -386,7 +388,11 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		l.errorf(w.with("task"), "missing")
 	case l.decode(raw.Task, &s.Task, w.with("task")):
 		if _, ok := cfg.Tasks[s.Task]; !ok {
-			l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
+			if hint := didYouMean(suggest(s.Task, slices.Sorted(maps.Keys(cfg.Tasks)))); hint != "" {
+				l.errorf(w.with("task"), "task %q is not defined%s", s.Task, hint)
+			} else {
+				l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
+			}
 		}
 	}
 
@@ -407,9 +413,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		} else {
 			s.items = items
 			if tmpls, ok := templates[s.Task]; ok {
-				if err := checkTemplates(s.Task, tmpls, items); err != nil {
-					l.add(itemsField, err)
-				}
+				l.checkTemplates(w, itemsField, s, cfg.Tasks[s.Task].Command, tmpls)
 			}
 		}
 	}
@@ -428,24 +432,88 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 }
 
 // checkTemplates runs a command task's argument templates over the payload
-// of every item, as the command handler will, and returns the first
-// failure.
-func checkTemplates(task string, tmpls []*template.Template, items []Item) error {
-	for _, it := range items {
+// of every item of s, as the command handler will. A failure is reported at
+// the task's command, where the key is read, and names the schedule and the
+// line of its payload or for_each (items), the item, the key and the keys
+// the item has; the first failing item is described, the others counted.
+func (l *loader) checkTemplates(w, items where, s *Schedule, argv []string, tmpls []*template.Template) {
+	at := where{table: "task", job: s.Task, field: "command", path: []string{"tasks", s.Task, "command"}}
+	var first error
+	failed := 0
+	for n, it := range s.items {
 		data, err := decodeObject(it.Payload)
 		if err != nil {
-			return err
+			l.add(items, err)
+			return
 		}
 		for i, t := range tmpls {
-			if err := t.Execute(io.Discard, data); err != nil {
-				if it.ID != "" {
-					return fmt.Errorf("item %s: task %q argument %d: %w", it.ID, task, i, err)
-				}
-				return fmt.Errorf("task %q argument %d: %w", task, i, err)
+			err := t.Execute(io.Discard, data)
+			if err == nil {
+				continue
 			}
+			if failed++; first == nil {
+				first = templateError(l.whose(w, items, n, it), i, argv[i], t, data, err)
+			}
+			break
 		}
 	}
-	return nil
+	if first == nil {
+		return
+	}
+	if failed > 1 {
+		other := "1 other item fails too"
+		if failed > 2 {
+			other = fmt.Sprintf("%d other items fail too", failed-1)
+		}
+		first = fmt.Errorf("%w; %s", first, other)
+	}
+	l.add(at, first)
+}
+
+// whose names item n of schedule w for a message about its payload:
+// `item 2 (client=globex) of schedule "a" (line 7)`, or `the payload of
+// schedule "a" (line 7)` for a schedule without for_each.
+func (l *loader) whose(w, items where, n int, it Item) string {
+	var b strings.Builder
+	if it.ID != "" {
+		fmt.Fprintf(&b, "item %d (%s) of ", n+1, it.ID)
+	} else {
+		b.WriteString("the payload of ")
+	}
+	if strings.HasPrefix(w.job, "#") {
+		fmt.Fprintf(&b, "schedule %s", w.job)
+	} else {
+		fmt.Fprintf(&b, "schedule %q", w.job)
+	}
+	if line := l.loc.line(items.path...); line > 0 {
+		fmt.Fprintf(&b, " (line %d)", line)
+	}
+	return b.String()
+}
+
+// templateError describes the failure err of argument i, arg, executed over
+// data: the key it reads that data lacks or holds as null, in the payload's
+// words, or else the template's own error.
+func templateError(whose string, i int, arg string, t *template.Template, data map[string]any, err error) error {
+	kp := tmplkey.Find(t, data)
+	if kp == nil {
+		return fmt.Errorf("argument %d %q over %s: %w", i, arg, whose, err)
+	}
+	key := strings.Join(kp.Path, ".")
+	if kp.Null {
+		return fmt.Errorf("argument %d %q: key %q of %s is null", i, arg, key, whose)
+	}
+	last := kp.Path[len(kp.Path)-1]
+	has := "it has "
+	if len(kp.Path) > 1 {
+		has = fmt.Sprintf("%q has ", strings.Join(kp.Path[:len(kp.Path)-1], "."))
+	}
+	if len(kp.Have) == 0 {
+		has += "no keys"
+	} else {
+		has += strings.Join(kp.Have, ", ")
+	}
+	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, key, didYouMean(suggest(last, kp.Have)), has)
 }
 
 // CommandEnv is where the daemon would run commands: what CheckCommands

@@ -204,7 +204,7 @@ func (c *Command) Args(payload json.RawMessage) ([]string, error) {
 	for i, t := range c.tmpls {
 		var b strings.Builder
 		if err := t.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("expand command argument %d %q: %w", i, c.argv[i], err)
+			return nil, fmt.Errorf("expand command argument %d %q: %w", i, c.argv[i], explainKey(t, payload, err))
 		}
 		args[i] = b.String()
 	}

@@ -184,8 +184,9 @@ func TestCommandArgs(t *testing.T) {
 		{"index into a list", []string{"echo", `{{index .l 1}}`}, `{"l":["x","y"]}`, []string{"echo", "y"}, nil},
 		{"shell text stays text", []string{"echo", "{{.s}}"}, `{"s":"$(rm -rf /); x"}`, []string{"echo", "$(rm -rf /); x"}, nil},
 		{"missing key", []string{"echo", "{{.name}}"}, `{"other":1}`, nil, []string{"argument 1", `"{{.name}}"`, `"name"`}},
-		{"null counts as missing", []string{"echo", "{{.name}}"}, `{"name":null}`, nil, []string{"argument 1", `"name"`}},
-		{"missing nested key", []string{"echo", "x", "{{.a.b}}"}, `{"a":{}}`, nil, []string{"argument 2", `"b"`}},
+		{"missing key names the keys there", []string{"echo", "{{.name}}"}, `{"other":1,"x":2}`, nil, []string{`argument 1 "{{.name}}": the payload has no key "name"; it has other, x`}},
+		{"null is not missing", []string{"echo", "{{.name}}"}, `{"name":null}`, nil, []string{`argument 1 "{{.name}}": key "name" of the payload is null`}},
+		{"missing nested key", []string{"echo", "x", "{{.a.b}}"}, `{"a":{}}`, nil, []string{"argument 2", `no key "a.b"; "a" has no keys`}},
 		{"empty program", []string{"{{.prog}}"}, `{"prog":""}`, nil, []string{"program name is empty"}},
 		{"array payload", []string{"echo"}, `[1,2]`, nil, []string{"decode payload"}},
 		{"not json", []string{"echo"}, `nope`, nil, []string{"decode payload"}},
@@ -728,5 +729,5 @@ func ExampleCommand_Args() {
 	fmt.Println(err)
 	// Output:
 	// ["pg_dump" "--dbname=orders" "--file=/backups/orders.sql"] <nil>
-	// expand command argument 1 "--dbname={{.db}}": template: argv[1]:1:11: executing "argv[1]" at <.db>: map has no entry for key "db"
+	// expand command argument 1 "--dbname={{.db}}": the payload has no key "db"; it has database
 }

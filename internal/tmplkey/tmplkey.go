@@ -1,0 +1,102 @@
+// Package tmplkey explains a failed text/template execution over JSON data
+// (maps of string to any) in the data's own words: which key a template
+// reads that the data lacks, or holds as null. The loader's check of
+// command templates and the command handler share it, so that a missing
+// key reads the same at -check and at run time.
+package tmplkey
+
+import (
+	"maps"
+	"slices"
+	"text/template"
+	"text/template/parse"
+)
+
+// Problem is a key a template reads that its data lacks or holds as null.
+type Problem struct {
+	Path []string // from the data's top: ["customer"], or ["db", "name"] for {{.db.name}}
+	Have []string // when missing: the keys at that level, sorted
+	Null bool     // the key is there with the value null
+}
+
+// Find returns the first key, in the template's order, that t
+// reads from data (as .a.b, or $.a.b) and data lacks or holds as null; or
+// nil. It explains a failed Execute in the payload's own words; it does not
+// decide whether Execute fails (a branch not taken reads nothing).
+func Find(t *template.Template, data map[string]any) *Problem {
+	var found *Problem
+	walkKeys(t.Tree.Root, false, func(path []string) bool {
+		found = lookupKey(data, path)
+		return found != nil
+	})
+	return found
+}
+
+// walkKeys calls visit with each key path that node reads from the
+// template's data, until visit returns true. Inside range and with, dot is
+// no longer the data: only $ paths count there.
+func walkKeys(node parse.Node, rootOnly bool, visit func([]string) bool) bool {
+	switch n := node.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return false
+		}
+		for _, c := range n.Nodes {
+			if walkKeys(c, rootOnly, visit) {
+				return true
+			}
+		}
+	case *parse.ActionNode:
+		return walkKeys(n.Pipe, rootOnly, visit)
+	case *parse.TemplateNode:
+		return walkKeys(n.Pipe, rootOnly, visit)
+	case *parse.IfNode:
+		return walkKeys(n.Pipe, rootOnly, visit) || walkKeys(n.List, rootOnly, visit) || walkKeys(n.ElseList, rootOnly, visit)
+	case *parse.RangeNode:
+		return walkKeys(n.Pipe, rootOnly, visit) || walkKeys(n.List, true, visit) || walkKeys(n.ElseList, rootOnly, visit)
+	case *parse.WithNode:
+		return walkKeys(n.Pipe, rootOnly, visit) || walkKeys(n.List, true, visit) || walkKeys(n.ElseList, rootOnly, visit)
+	case *parse.PipeNode:
+		if n == nil {
+			return false
+		}
+		for _, c := range n.Cmds {
+			if walkKeys(c, rootOnly, visit) {
+				return true
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			if walkKeys(a, rootOnly, visit) {
+				return true
+			}
+		}
+	case *parse.FieldNode:
+		return !rootOnly && visit(n.Ident)
+	case *parse.VariableNode:
+		return len(n.Ident) > 1 && n.Ident[0] == "$" && visit(n.Ident[1:])
+	}
+	return false
+}
+
+// lookupKey follows path through data and reports the first step that is
+// missing or null; a step into something that is not an object is the
+// template's own error, not a key problem.
+func lookupKey(data map[string]any, path []string) *Problem {
+	m := data
+	for i, k := range path {
+		v, ok := m[k]
+		switch {
+		case !ok:
+			return &Problem{Path: path[:i+1], Have: slices.Sorted(maps.Keys(m))}
+		case v == nil:
+			return &Problem{Path: path[:i+1], Null: true}
+		case i == len(path)-1:
+			return nil
+		}
+		if m, ok = v.(map[string]any); !ok {
+			return nil
+		}
+	}
+	return nil
+}
