@@ -35,6 +35,9 @@ const (
 	httpDrain = 64 << 10
 	// maxRetryAfter caps a server's Retry-After, which is untrusted input.
 	maxRetryAfter = 24 * time.Hour
+	// maxRedirects is how many redirects one attempt follows, as many as
+	// net/http's default policy.
+	maxRedirects = 10
 )
 
 // HTTPConfig configures an HTTP handler. Zero values select the defaults
@@ -48,8 +51,16 @@ type HTTPConfig struct {
 	// names starting with X-Scheduler- are reserved. Host sets the request's
 	// Host.
 	Headers map[string]string
-	// Client sends the requests. Default: a client without an overall
-	// timeout; each attempt's deadline comes from the job's context.
+	// FollowRedirects lets a request follow redirects (at most 10). A
+	// redirect to another origin (scheme, host and port) loses Headers and
+	// Host; a redirect from https to http, or one that would turn the
+	// method into GET (301, 302 or 303 after anything but GET or HEAD), is
+	// refused. Default: false, every 3xx response fails the job
+	// permanently.
+	FollowRedirects bool
+	// Client sends the requests; its CheckRedirect is not used. Default: a
+	// client without an overall timeout; each attempt's deadline comes from
+	// the job's context.
 	Client *http.Client
 	// Clock turns a Retry-After date into a delay. Default: clock.Real{}.
 	Clock clock.Clock
@@ -66,15 +77,18 @@ type HTTPConfig struct {
 // X-Scheduler-Attempt. A 2xx status is success. 4xx other than 408 and 429
 // fails the job permanently. 429 and 503 ask for the next attempt no earlier
 // than their Retry-After (seconds or an HTTP date, capped at 24h) when they
-// send one. Every other status, a network error and the end of the context
-// are ordinary failed attempts. The status line and the first 4 KiB of the
-// response body become the job's output.
+// send one. A 3xx response that is not followed (see
+// HTTPConfig.FollowRedirects) fails the job permanently: the same request
+// gets the same answer. Every other status, a network error and the end of
+// the context are ordinary failed attempts. The status line and the first
+// 4 KiB of the response body become the job's output.
 type HTTP struct {
 	url     string
 	display string // url without its password, for messages
 	method  string
 	headers map[string]string
 	host    string
+	follow  bool
 	client  *http.Client
 	clock   clock.Clock
 	log     *slog.Logger
@@ -97,6 +111,7 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 		display: u.Redacted(),
 		method:  strings.ToUpper(cfg.Method),
 		headers: make(map[string]string, len(cfg.Headers)),
+		follow:  cfg.FollowRedirects,
 		client:  cfg.Client,
 		clock:   cfg.Clock,
 		log:     cfg.Logger,
@@ -190,8 +205,23 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	req.Header.Set(headerKey, job.Key)
 	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
 
+	// A copy of the client, so that this request's redirect policy can
+	// remember why it stopped.
+	client := *h.client
+	var redirects int
+	var refused error
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if err := h.checkRedirect(next, via); err != nil {
+			refused = err
+			// The 3xx response becomes the attempt's result.
+			return http.ErrUseLastResponse
+		}
+		redirects++
+		return nil
+	}
+
 	start := h.clock.Now()
-	resp, err := h.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		// The client's error already names the method and the URL without
 		// its password.
@@ -207,16 +237,79 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	out := make([]byte, 0, len(resp.Proto)+len(resp.Status)+2+len(snippet))
 	out = fmt.Appendf(out, "%s %s\n", resp.Proto, resp.Status)
 	out = append(out, snippet...)
-	return out, h.statusError(resp, snippet)
+	return out, h.statusError(resp, snippet, redirects, refused)
 }
 
-// statusError maps a response to the job's fate.
-func (h *HTTP) statusError(resp *http.Response, body []byte) error {
+// errRedirectsOff is why a redirect is not followed by default.
+var errRedirectsOff = errors.New("redirects are not followed (follow_redirects is off)")
+
+// checkRedirect decides whether the client may send next, the request a 3xx
+// response asks for, and strips it of what must not go to another origin.
+// net/http has copied the first request's headers into next already, and
+// has changed the method to GET for a 301, 302 or 303 after anything but
+// GET or HEAD.
+func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
+	first, prev := via[0], via[len(via)-1]
+	switch {
+	case !h.follow:
+		return errRedirectsOff
+	case len(via) > maxRedirects:
+		return fmt.Errorf("redirect refused: stopped after %d redirects", maxRedirects)
+	case prev.URL.Scheme == "https" && next.URL.Scheme != "https":
+		return fmt.Errorf("redirect refused: %s downgrades https to %s", next.URL.Redacted(), next.URL.Scheme)
+	case next.Method != first.Method:
+		return fmt.Errorf("redirect refused: following it would send %s without the payload instead of %s", next.Method, first.Method)
+	}
+	// Headers may hold credentials, and a path or query may hold a secret
+	// that a Referer would carry.
+	next.Header.Del("Referer")
+	if !sameOrigin(first.URL, next.URL) {
+		for k := range h.headers {
+			next.Header.Del(k)
+		}
+		next.Header.Set("Content-Type", "application/json")
+		next.Host = ""
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// statusError maps a response to the job's fate. redirects is how many
+// redirects led to resp, refused why resp's redirect was not followed.
+func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refused error) error {
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s %s: status %s", h.method, h.display, resp.Status)
+	where := h.display
+	if redirects > 0 && resp.Request != nil {
+		where += " redirected to " + resp.Request.URL.Redacted()
+	}
+	msg := fmt.Sprintf("%s %s: status %s", h.method, where, resp.Status)
+	if code >= 300 && code < 400 {
+		if loc, err := resp.Location(); err == nil {
+			msg += ", location " + loc.Redacted()
+		}
+		if refused == nil {
+			refused = errors.New("redirect not followed")
+		}
+		msg += ": " + refused.Error()
+	}
 	if len(body) > 0 {
 		// The head of a body is where an error document says what is wrong.
 		msg += fmt.Sprintf("; body: %q", body[:min(len(body), errorOutput)])
@@ -230,6 +323,8 @@ func (h *HTTP) statusError(resp *http.Response, body []byte) error {
 		return err
 	case code == http.StatusRequestTimeout:
 		return err
+	case code >= 300 && code < 400:
+		return queue.Permanent(err)
 	case code >= 400 && code < 500:
 		return queue.Permanent(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,5 +307,171 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("parseRetryAfter(%q) = %s, %v, want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+// recorder is a test server that records the requests it gets.
+type recorder struct {
+	*httptest.Server
+	got chan request
+}
+
+func newRecorder(t *testing.T, tls bool) *recorder {
+	t.Helper()
+	r := &recorder{got: make(chan request, 20)}
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.got <- request{req.Method, req.URL.Path, req.Host, req.Header.Clone(), string(b)}
+		io.WriteString(w, "reached "+req.URL.Path)
+	})
+	if tls {
+		r.Server = httptest.NewTLSServer(h)
+	} else {
+		r.Server = httptest.NewServer(h)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// received returns the requests r got so far.
+func (r *recorder) received() []request {
+	var rs []request
+	for {
+		select {
+		case req := <-r.got:
+			rs = append(rs, req)
+		default:
+			return rs
+		}
+	}
+}
+
+func TestHTTPRedirects(t *testing.T) {
+	t.Parallel()
+	secrets := map[string]string{"Authorization": "Bearer t0ken", "X-Api-Key": "k3y", "Host": "hooks.example"}
+	tests := []struct {
+		name      string
+		method    string
+		follow    bool
+		status    int
+		sameHost  bool // redirect to another path of the same server
+		want      string
+		wantErr   []string // in the error text
+		wantAt    string   // path the payload reached, "" for none
+		wantCreds bool     // the configured headers reached it
+	}{
+		{"off by default", "POST", false, http.StatusFound, false, fatePermanent,
+			[]string{"status 302 Found", "location http://", "/elsewhere", "follow_redirects is off"}, "", false},
+		{"off for 307 too", "POST", false, http.StatusTemporaryRedirect, true, fatePermanent,
+			[]string{"status 307", "follow_redirects is off"}, "", false},
+		{"307 to another origin keeps the payload, drops the headers", "POST", true, http.StatusTemporaryRedirect, false, fateDone,
+			nil, "/elsewhere", false},
+		{"308 to another origin keeps the payload, drops the headers", "PUT", true, http.StatusPermanentRedirect, false, fateDone,
+			nil, "/elsewhere", false},
+		{"307 on the same origin keeps the headers", "POST", true, http.StatusTemporaryRedirect, true, fateDone,
+			nil, "/elsewhere", true},
+		{"302 after POST is refused", "POST", true, http.StatusFound, false, fatePermanent,
+			[]string{"status 302 Found", "would send GET without the payload instead of POST"}, "", false},
+		{"301 after PUT is refused", "PUT", true, http.StatusMovedPermanently, true, fatePermanent,
+			[]string{"status 301", "instead of PUT"}, "", false},
+		{"303 after POST is refused", "POST", true, http.StatusSeeOther, true, fatePermanent,
+			[]string{"status 303", "instead of POST"}, "", false},
+		{"302 after GET is followed", "GET", true, http.StatusFound, false, fateDone,
+			nil, "/elsewhere", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			target := newRecorder(t, false)
+			var redirector *httptest.Server
+			redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/elsewhere" {
+					target.Config.Handler.ServeHTTP(w, r)
+					return
+				}
+				to := target.URL + "/elsewhere"
+				if tt.sameHost {
+					to = "/elsewhere"
+				}
+				http.Redirect(w, r, to, tt.status)
+			}))
+			defer redirector.Close()
+			h := newTestHTTP(t, HTTPConfig{URL: redirector.URL + "/hook", Method: tt.method, Headers: secrets, FollowRedirects: tt.follow})
+			out, err := h.do(t.Context(), &queue.Job{ID: 3, Key: "key-3", Attempt: 1, Payload: []byte(`{"n":1}`)})
+			if got := fateOf(err); got != tt.want {
+				t.Fatalf("do = %v (%s), want %s", err, got, tt.want)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			got := target.received()
+			if tt.wantAt == "" {
+				if len(got) > 0 {
+					t.Fatalf("the redirect was followed: %+v", got)
+				}
+				if status := fmt.Sprintf("HTTP/1.1 %d ", tt.status); !strings.HasPrefix(string(out), status) {
+					t.Errorf("output = %q, want the %d response", out, tt.status)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("target got %d requests, want 1", len(got))
+			}
+			r := got[0]
+			if want := "HTTP/1.1 200 OK\nreached /elsewhere"; string(out) != want {
+				t.Errorf("output = %q, want %q", out, want)
+			}
+			wantBody := `{"n":1}`
+			if tt.method == "GET" {
+				wantBody = "" // a GET's body is not resent
+			}
+			if r.method != tt.method || r.path != tt.wantAt || r.body != wantBody {
+				t.Errorf("target got %s %s %q, want %s %s %q", r.method, r.path, r.body, tt.method, tt.wantAt, wantBody)
+			}
+			if r.header.Get("X-Scheduler-Job-Id") != "3" || r.header.Get("X-Scheduler-Key") != "key-3" || r.header.Get("Content-Type") != "application/json" {
+				t.Errorf("target lost the job's headers: %v", r.header)
+			}
+			if ref := r.header.Get("Referer"); ref != "" {
+				t.Errorf("Referer = %q, want none", ref)
+			}
+			creds := r.header.Get("Authorization") != "" || r.header.Get("X-Api-Key") != "" || r.host == "hooks.example"
+			if creds != tt.wantCreds {
+				t.Errorf("configured headers reached the target: %v (host %s), want %v", creds, r.host, tt.wantCreds)
+			}
+		})
+	}
+}
+
+func TestHTTPRedirectDowngradeRefused(t *testing.T) {
+	t.Parallel()
+	plain := newRecorder(t, false)
+	secure := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/plain", http.StatusTemporaryRedirect))
+	defer secure.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: secure.URL, FollowRedirects: true, Client: secure.Client()})
+	_, err := h.do(t.Context(), &queue.Job{ID: 1})
+	if got := fateOf(err); got != fatePermanent || !strings.Contains(err.Error(), "downgrades https to http") {
+		t.Fatalf("do = %v (%s), want a permanent error naming the downgrade", err, got)
+	}
+	if got := plain.received(); len(got) > 0 {
+		t.Errorf("the payload went over http: %+v", got)
+	}
+}
+
+func TestHTTPRedirectLoopStops(t *testing.T) {
+	t.Parallel()
+	var hops atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("/%d", hops.Add(1)), http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, FollowRedirects: true})
+	_, err := h.do(t.Context(), &queue.Job{ID: 1})
+	if got := fateOf(err); got != fatePermanent || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Fatalf("do = %v (%s), want a permanent error after 10 redirects", err, got)
+	}
+	if n := hops.Load(); n != maxRedirects+1 {
+		t.Errorf("server saw %d requests, want %d", n, maxRedirects+1)
 	}
 }
