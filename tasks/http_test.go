@@ -44,6 +44,7 @@ func TestNewHTTPErrors(t *testing.T) {
 		{"empty header name", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"": "1"}}, "empty"},
 		{"header value with newline", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"X-A": "1\r\nX-B: 2"}}, "CR, LF"},
 		{"reserved header", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"x-scheduler-key": "1"}}, "reserved"},
+		{"negative timeout", HTTPConfig{URL: "http://example.com/", Timeout: -time.Second}, "negative"},
 		{"content length", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"Content-Length": "1"}}, "Content-Length"},
 	}
 	for _, tt := range tests {
@@ -473,5 +474,162 @@ func TestHTTPRedirectLoopStops(t *testing.T) {
 	}
 	if n := hops.Load(); n != maxRedirects+1 {
 		t.Errorf("server saw %d requests, want %d", n, maxRedirects+1)
+	}
+}
+
+// stallingServer answers the way body says, then holds the request until
+// the client goes away. It reports each request's arrival on arrived.
+func stallingServer(t *testing.T, body func(w http.ResponseWriter)) (srv *httptest.Server, arrived <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the request to its end lets the server notice when the
+		// client closes the connection.
+		_, _ = io.ReadAll(r.Body)
+		ch <- struct{}{}
+		if body != nil {
+			body(w)
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, ch
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestHTTPTimeouts(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		cfg     HTTPConfig
+		advance time.Duration // fake time after which the attempt ends
+		want    string        // the error after the URL
+	}{
+		{"default timeout", HTTPConfig{}, DefaultHTTPTimeout, "timed out after 1m0s waiting for the response headers"},
+		{"timeout", HTTPConfig{Timeout: 5 * time.Second}, 5 * time.Second, "timed out after 5s waiting for the response headers"},
+		{"header timeout", HTTPConfig{HeaderTimeout: 10 * time.Second}, 10 * time.Second, "timed out after 10s waiting for the response headers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, arrived := stallingServer(t, nil)
+			fake := clock.NewFake(t0)
+			cfg := tt.cfg
+			cfg.URL, cfg.Clock = srv.URL, fake
+			h := newTestHTTP(t, cfg)
+			done := make(chan error, 1)
+			go func() { done <- h.Work(t.Context(), &queue.Job{ID: 1}) }()
+			waitFor(t, arrived)
+			fake.Advance(tt.advance - time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("Work returned %v before its timeout", err)
+			default:
+			}
+			fake.Advance(time.Millisecond)
+			err := waitFor(t, done)
+			if got := fateOf(err); got != fateRetry || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Work = %v (%s), want a retryable context.DeadlineExceeded", err, got)
+			}
+			if want := "POST " + srv.URL + ": " + tt.want; err.Error() != want {
+				t.Errorf("Work = %q, want %q", err, want)
+			}
+		})
+	}
+}
+
+func TestHTTPTimeoutWhileReadingTheBody(t *testing.T) {
+	t.Parallel()
+	srv, arrived := stallingServer(t, func(w http.ResponseWriter) {
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+	})
+	fake := clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))
+	headersIn := make(chan struct{}, 1)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := tr.RoundTrip(r)
+		headersIn <- struct{}{}
+		return resp, err
+	})}
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: fake, Client: client})
+	done := make(chan struct {
+		out []byte
+		err error
+	}, 1)
+	go func() {
+		out, err := h.do(t.Context(), &queue.Job{ID: 1})
+		done <- struct {
+			out []byte
+			err error
+		}{out, err}
+	}()
+	waitFor(t, arrived)
+	waitFor(t, headersIn)
+	fake.Advance(DefaultHTTPTimeout)
+	r := waitFor(t, done)
+	if got := fateOf(r.err); got != fateRetry || !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatalf("do = %v (%s), want a retryable context.DeadlineExceeded", r.err, got)
+	}
+	if want := "POST " + srv.URL + ": timed out after 1m0s reading the response body after status 200 OK"; r.err.Error() != want {
+		t.Errorf("do = %q, want %q", r.err, want)
+	}
+	if want := "HTTP/1.1 200 OK\npartial"; string(r.out) != want {
+		t.Errorf("output = %q, want %q", r.out, want)
+	}
+}
+
+func TestHTTPTaskTimeoutIsNamed(t *testing.T) {
+	t.Parallel()
+	srv, arrived := stallingServer(t, nil)
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))})
+	// The cause the pool gives a context that reached the task's timeout.
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() { done <- h.Work(ctx, &queue.Job{ID: 1}) }()
+	waitFor(t, arrived)
+	cancel(&queue.TimeoutError{Timeout: 3 * time.Second})
+	err := waitFor(t, done)
+	if got := fateOf(err); got != fateRetry || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Work = %v (%s), want a retryable context.DeadlineExceeded", err, got)
+	}
+	if want := "POST " + srv.URL + ": timed out after 3s waiting for the response headers"; err.Error() != want {
+		t.Errorf("Work = %q, want %q", err, want)
+	}
+}
+
+func TestHTTPEndlessBody(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("x", 1<<10))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return // the client closed the connection
+			}
+		}
+	}))
+	defer srv.Close()
+	// A fake clock that nobody advances: only the size limit can end the
+	// read.
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))})
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = h.do(t.Context(), &queue.Job{ID: 1})
+		done <- err
+	}()
+	if err := waitFor(t, done); err != nil {
+		t.Fatalf("do = %v, want success", err)
+	}
+	if want := "HTTP/1.1 200 OK\n" + strings.Repeat("x", httpOutput); string(out) != want {
+		t.Errorf("output is %d bytes, want the status line and the first %d bytes of the body", len(out), httpOutput)
 	}
 }
