@@ -241,7 +241,7 @@ func reloadAttrs(d schedule.Diff, scheduler []string) []any {
 func taskSpec(t *schedule.Task) tasks.Spec {
 	return tasks.Spec{
 		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
-		URL: t.URL, Method: t.Method, Headers: t.Headers, KillGrace: t.KillGrace,
+		URL: t.URL, Method: t.Method, Headers: t.Headers, FollowRedirects: t.FollowRedirects, KillGrace: t.KillGrace,
 	}
 }
 

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -46,3 +47,12 @@ type PanicError struct {
 }
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack) }
+
+// TimeoutError is the cause (context.Cause) of an attempt's context that
+// ended at its type's Timeout, so that a handler can say which deadline
+// stopped it. It unwraps to context.DeadlineExceeded. A timeout is an
+// ordinary failed attempt.
+type TimeoutError struct{ Timeout time.Duration }
+
+func (e *TimeoutError) Error() string { return "timed out after " + e.Timeout.String() }
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }

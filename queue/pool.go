@@ -617,7 +617,7 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
 	if reg.tc.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, reg.tc.Timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, reg.tc.Timeout, &TimeoutError{Timeout: reg.tc.Timeout})
 		defer cancel()
 	}
 	defer func() {

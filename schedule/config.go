@@ -107,7 +107,11 @@ type Task struct {
 	Method string
 	// Headers are added to each request to URL (key headers).
 	Headers map[string]string
-	// Timeout bounds one attempt (key timeout). Zero means none.
+	// FollowRedirects lets requests to URL follow redirects (key
+	// follow_redirects). Default: false, a 3xx response fails the job.
+	FollowRedirects bool
+	// Timeout bounds one attempt (key timeout). Zero means none; the
+	// handler of a URL task then applies its own default, 1m.
 	Timeout time.Duration
 	// MaxAttempts is how often a job runs before it is dead (key
 	// max_attempts). Default: 5.

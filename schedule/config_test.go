@@ -42,7 +42,7 @@ func TestLoadExample(t *testing.T) {
 		t.Errorf("report.TypeConfig() = %+v", tc)
 	}
 	ping := cfg.Tasks["ping"]
-	if ping.URL != "https://example.com/hook" || ping.Method != "POST" || ping.Headers["Authorization"] != "Bearer x" ||
+	if ping.URL != "https://example.com/hook" || ping.Method != "POST" || ping.Headers["Authorization"] != "Bearer x" || !ping.FollowRedirects ||
 		ping.MaxAttempts != DefaultMaxAttempts || ping.Backoff != DefaultBackoff || ping.MaxBackoff != DefaultMaxBackoff {
 		t.Errorf("ping = %+v", ping)
 	}
@@ -280,6 +280,12 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:2: task "t": field url: url ftp://example.com/x: scheme must be http or https`},
 		{"bad method", "[tasks.t]\nurl = \"https://example.com\"\nmethod = \"GET IT\"\n",
 			`t.toml:3: task "t": field method: "GET IT" is not an http method`},
+		{"follow_redirects on a command task", "[tasks.t]\ncommand = [\"true\"]\nfollow_redirects = true\n",
+			`t.toml:3: task "t": field follow_redirects: applies only to a task with a url`},
+		{"follow_redirects not a boolean", "[tasks.t]\nurl = \"https://example.com\"\nfollow_redirects = \"yes\"\n",
+			`t.toml:3: task "t": field follow_redirects: wrong type: want a boolean, got a string`},
+		{"follow_redirects misspelt", "[tasks.t]\nurl = \"https://example.com\"\nfollow_redirect = true\n",
+			`t.toml:3: task "t": unknown key "follow_redirect"`},
 		{"bad exit code", "[tasks.t]\ncommand = [\"true\"]\npermanent_exit_codes = [0]\n",
 			`t.toml:3: task "t": field permanent_exit_codes: exit code 0 is not in 1-255`},
 		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",

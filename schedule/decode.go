@@ -43,6 +43,7 @@ type rawTask struct {
 	URL                toml.Primitive `toml:"url"`
 	Method             toml.Primitive `toml:"method"`
 	Headers            toml.Primitive `toml:"headers"`
+	FollowRedirects    toml.Primitive `toml:"follow_redirects"`
 	Timeout            toml.Primitive `toml:"timeout"`
 	MaxAttempts        toml.Primitive `toml:"max_attempts"`
 	Backoff            toml.Primitive `toml:"backoff"`
@@ -328,6 +329,8 @@ func wantType(v any) string {
 		return "a string"
 	case *int:
 		return "an integer"
+	case *bool:
+		return "a boolean"
 	case *[]string:
 		return "an array of strings"
 	case *[]int:

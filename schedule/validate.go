@@ -167,6 +167,7 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 		{raw.PermanentExitCodes, "permanent_exit_codes", hasCommand, "a command"},
 		{raw.Method, "method", hasURL, "a url"},
 		{raw.Headers, "headers", hasURL, "a url"},
+		{raw.FollowRedirects, "follow_redirects", hasURL, "a url"},
 	} {
 		if present(f.p) && !f.allowed {
 			l.errorf(w.with(f.key), "applies only to a task with %s", f.kind)
@@ -201,6 +202,7 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 			}
 		}
 	}
+	l.decode(raw.FollowRedirects, &t.FollowRedirects, w.with("follow_redirects"))
 	l.durationField(raw.Timeout, &t.Timeout, w.with("timeout"), 0)
 	l.durationField(raw.KillGrace, &t.KillGrace, w.with("kill_grace"), 0)
 	if l.decode(raw.MaxAttempts, &t.MaxAttempts, w.with("max_attempts")) && t.MaxAttempts < 1 {

@@ -414,8 +414,15 @@ func (c *Command) exitError(ctx context.Context, name string, waitErr error, out
 	e := &runError{errs: []error{ee}}
 	stopped := ctx.Err()
 	if stopped != nil {
-		what += " after " + context.Cause(ctx).Error()
-		e.errs = append(e.errs, stopped)
+		cause := context.Cause(ctx)
+		if errors.Is(cause, context.DeadlineExceeded) {
+			// The deadline is what the operator needs; the signal that
+			// ended the process is detail.
+			what = timeoutText(cause) + " (" + what + ")"
+		} else {
+			what += " after " + cause.Error()
+		}
+		e.errs = append(e.errs, cause)
 	}
 	e.msg = "command " + name + ": " + what
 	if len(out) > 0 {

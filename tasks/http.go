@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"scheduler/internal/clock"
@@ -27,15 +28,20 @@ const (
 )
 
 const (
-	// httpOutput is how many bytes of a response body become the job's
-	// output.
+	// httpOutput is how many bytes of a response body are read; they
+	// become the job's output. The rest is never read: the connection is
+	// closed instead, so an endless body costs nothing.
 	httpOutput = 4 << 10
-	// httpDrain is how much more of a body is read and discarded so that
-	// the connection can be reused.
-	httpDrain = 64 << 10
 	// maxRetryAfter caps a server's Retry-After, which is untrusted input.
 	maxRetryAfter = 24 * time.Hour
+	// maxRedirects is how many redirects one attempt follows, as many as
+	// net/http's default policy.
+	maxRedirects = 10
 )
+
+// DefaultHTTPTimeout bounds an HTTP attempt whose context has no deadline
+// when an HTTPConfig leaves Timeout zero.
+const DefaultHTTPTimeout = time.Minute
 
 // HTTPConfig configures an HTTP handler. Zero values select the defaults
 // shown.
@@ -48,10 +54,27 @@ type HTTPConfig struct {
 	// names starting with X-Scheduler- are reserved. Host sets the request's
 	// Host.
 	Headers map[string]string
-	// Client sends the requests. Default: a client without an overall
-	// timeout; each attempt's deadline comes from the job's context.
+	// FollowRedirects lets a request follow redirects (at most 10). A
+	// redirect to another origin (scheme, host and port) loses Headers and
+	// Host; a redirect from https to http, or one that would turn the
+	// method into GET (301, 302 or 303 after anything but GET or HEAD), is
+	// refused. Default: false, every 3xx response fails the job
+	// permanently.
+	FollowRedirects bool
+	// Client sends the requests; its CheckRedirect is not used. Default: a
+	// client without an overall timeout; each attempt's deadline comes from
+	// the job's context and Timeout.
 	Client *http.Client
-	// Clock turns a Retry-After date into a delay. Default: clock.Real{}.
+	// Timeout bounds each attempt: connecting, sending, waiting for the
+	// response and reading its body. The job's context may end it sooner.
+	// Default: none beyond the context's deadline when it has one (the
+	// task's timeout), otherwise DefaultHTTPTimeout.
+	Timeout time.Duration
+	// HeaderTimeout bounds the wait for the response headers, from the
+	// start of the attempt. Default: none beyond the attempt's deadline.
+	HeaderTimeout time.Duration
+	// Clock times Timeout and HeaderTimeout and turns a Retry-After date
+	// into a delay. Default: clock.Real{}.
 	Clock clock.Clock
 	// Logger receives one debug event per request. Default: discard.
 	Logger *slog.Logger
@@ -66,18 +89,24 @@ type HTTPConfig struct {
 // X-Scheduler-Attempt. A 2xx status is success. 4xx other than 408 and 429
 // fails the job permanently. 429 and 503 ask for the next attempt no earlier
 // than their Retry-After (seconds or an HTTP date, capped at 24h) when they
-// send one. Every other status, a network error and the end of the context
-// are ordinary failed attempts. The status line and the first 4 KiB of the
-// response body become the job's output.
+// send one. A 3xx response that is not followed (see
+// HTTPConfig.FollowRedirects) fails the job permanently: the same request
+// gets the same answer. Every other status, a network error, a timeout, a
+// body whose first 4 KiB cannot be read and the end of the context are
+// ordinary failed attempts. The status line and the first 4 KiB of the
+// response body become the job's output; the rest of the body is not read.
 type HTTP struct {
-	url     string
-	display string // url without its password, for messages
-	method  string
-	headers map[string]string
-	host    string
-	client  *http.Client
-	clock   clock.Clock
-	log     *slog.Logger
+	url           string
+	display       string // url without its password, for messages
+	method        string
+	headers       map[string]string
+	host          string
+	follow        bool
+	timeout       time.Duration
+	headerTimeout time.Duration
+	client        *http.Client
+	clock         clock.Clock
+	log           *slog.Logger
 }
 
 // NewHTTP checks cfg and returns an HTTP handler.
@@ -93,16 +122,22 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 		return nil, fmt.Errorf("url %s: host is missing", u.Redacted())
 	}
 	h := &HTTP{
-		url:     cfg.URL,
-		display: u.Redacted(),
-		method:  strings.ToUpper(cfg.Method),
-		headers: make(map[string]string, len(cfg.Headers)),
-		client:  cfg.Client,
-		clock:   cfg.Clock,
-		log:     cfg.Logger,
+		url:           cfg.URL,
+		display:       u.Redacted(),
+		method:        strings.ToUpper(cfg.Method),
+		headers:       make(map[string]string, len(cfg.Headers)),
+		follow:        cfg.FollowRedirects,
+		timeout:       cfg.Timeout,
+		headerTimeout: cfg.HeaderTimeout,
+		client:        cfg.Client,
+		clock:         cfg.Clock,
+		log:           cfg.Logger,
 	}
 	if h.method == "" {
 		h.method = http.MethodPost
+	}
+	if h.timeout < 0 || h.headerTimeout < 0 {
+		return nil, fmt.Errorf("timeout %s or header timeout %s is negative", h.timeout, h.headerTimeout)
 	}
 	if _, err := http.NewRequest(h.method, h.url, nil); err != nil {
 		return nil, fmt.Errorf("method %q: %w", cfg.Method, err)
@@ -171,6 +206,11 @@ func (h *HTTP) Work(ctx context.Context, job *queue.Job) error {
 
 // do sends the request and returns the output to record.
 func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	headersIn := make(chan struct{})
+	defer h.watch(ctx, cancel, headersIn)()
+
 	body := []byte(job.Payload)
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
@@ -190,15 +230,35 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	req.Header.Set(headerKey, job.Key)
 	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
 
+	// A copy of the client, so that this request's redirect policy can
+	// remember why it stopped.
+	client := *h.client
+	var redirects int
+	var refused error
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if err := h.checkRedirect(next, via); err != nil {
+			refused = err
+			// The 3xx response becomes the attempt's result.
+			return http.ErrUseLastResponse
+		}
+		redirects++
+		return nil
+	}
+
 	start := h.clock.Now()
-	resp, err := h.client.Do(req)
+	resp, err := client.Do(req)
+	close(headersIn)
 	if err != nil {
+		if err := h.timedOut(ctx, "waiting for the response headers"); err != nil {
+			return nil, err
+		}
 		// The client's error already names the method and the URL without
 		// its password.
 		return nil, err
 	}
-	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, httpOutput))
-	_, _ = io.CopyN(io.Discard, resp.Body, httpDrain)
+	// Closing a body that was not read to its end closes the connection
+	// instead of draining it.
+	snippet, readErr := io.ReadAll(io.LimitReader(resp.Body, httpOutput))
 	resp.Body.Close()
 	h.log.DebugContext(ctx, "http request done",
 		logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt,
@@ -207,16 +267,147 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	out := make([]byte, 0, len(resp.Proto)+len(resp.Status)+2+len(snippet))
 	out = fmt.Appendf(out, "%s %s\n", resp.Proto, resp.Status)
 	out = append(out, snippet...)
-	return out, h.statusError(resp, snippet)
+	if readErr != nil {
+		// The response is incomplete: whatever its status said, the
+		// attempt did not finish.
+		if err := h.timedOut(ctx, "reading the response body after status "+resp.Status); err != nil {
+			return out, err
+		}
+		return out, fmt.Errorf("%s %s: read the response body after status %s: %w", h.method, h.display, resp.Status, readErr)
+	}
+	return out, h.statusError(resp, snippet, redirects, refused)
 }
 
-// statusError maps a response to the job's fate.
-func (h *HTTP) statusError(resp *http.Response, body []byte) error {
+// watch ends ctx, an attempt's context, with a *queue.TimeoutError cause
+// when the attempt's timeout passes or, until headersIn is closed, its
+// header timeout. The timers start before watch returns, so that a fake
+// clock can be advanced as soon as the request is out. The returned
+// function stops the watch and waits for it.
+func (h *HTTP) watch(ctx context.Context, cancel context.CancelCauseFunc, headersIn <-chan struct{}) (stop func()) {
+	timeout := h.timeout
+	if _, ok := ctx.Deadline(); !ok && timeout == 0 {
+		timeout = DefaultHTTPTimeout
+	}
+	var attemptC, headerC <-chan time.Time
+	if timeout > 0 {
+		attemptC = h.clock.After(timeout)
+	}
+	if h.headerTimeout > 0 && (timeout == 0 || h.headerTimeout < timeout) {
+		headerC = h.clock.After(h.headerTimeout)
+	}
+	if attemptC == nil && headerC == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-headersIn:
+				headersIn, headerC = nil, nil
+			case <-headerC:
+				cancel(&queue.TimeoutError{Timeout: h.headerTimeout})
+				return
+			case <-attemptC:
+				cancel(&queue.TimeoutError{Timeout: timeout})
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// timedOut returns the error of an attempt that ran out of time while
+// doing what, or nil when ctx did not end at a deadline. Its chain holds
+// ctx's cause, which is a context.DeadlineExceeded.
+func (h *HTTP) timedOut(ctx context.Context, what string) error {
+	cause := context.Cause(ctx)
+	if ctx.Err() == nil || !errors.Is(cause, context.DeadlineExceeded) {
+		return nil
+	}
+	return &runError{
+		msg:  fmt.Sprintf("%s %s: %s %s", h.method, h.display, timeoutText(cause), what),
+		errs: []error{cause},
+	}
+}
+
+// errRedirectsOff is why a redirect is not followed by default.
+var errRedirectsOff = errors.New("redirects are not followed (follow_redirects is off)")
+
+// checkRedirect decides whether the client may send next, the request a 3xx
+// response asks for, and strips it of what must not go to another origin.
+// net/http has copied the first request's headers into next already, and
+// has changed the method to GET for a 301, 302 or 303 after anything but
+// GET or HEAD.
+func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
+	first, prev := via[0], via[len(via)-1]
+	switch {
+	case !h.follow:
+		return errRedirectsOff
+	case len(via) > maxRedirects:
+		return fmt.Errorf("redirect refused: stopped after %d redirects", maxRedirects)
+	case prev.URL.Scheme == "https" && next.URL.Scheme != "https":
+		return fmt.Errorf("redirect refused: %s downgrades https to %s", next.URL.Redacted(), next.URL.Scheme)
+	case next.Method != first.Method:
+		return fmt.Errorf("redirect refused: following it would send %s without the payload instead of %s", next.Method, first.Method)
+	}
+	// Headers may hold credentials, and a path or query may hold a secret
+	// that a Referer would carry.
+	next.Header.Del("Referer")
+	if !sameOrigin(first.URL, next.URL) {
+		for k := range h.headers {
+			next.Header.Del(k)
+		}
+		next.Header.Set("Content-Type", "application/json")
+		next.Host = ""
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
+		effectivePort(a) == effectivePort(b)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// statusError maps a response to the job's fate. redirects is how many
+// redirects led to resp, refused why resp's redirect was not followed.
+func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refused error) error {
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
 		return nil
 	}
-	msg := fmt.Sprintf("%s %s: status %s", h.method, h.display, resp.Status)
+	where := h.display
+	if redirects > 0 && resp.Request != nil {
+		where += " redirected to " + resp.Request.URL.Redacted()
+	}
+	msg := fmt.Sprintf("%s %s: status %s", h.method, where, resp.Status)
+	if code >= 300 && code < 400 {
+		if loc, err := resp.Location(); err == nil {
+			msg += ", location " + loc.Redacted()
+		}
+		if refused == nil {
+			refused = errors.New("redirect not followed")
+		}
+		msg += ": " + refused.Error()
+	}
 	if len(body) > 0 {
 		// The head of a body is where an error document says what is wrong.
 		msg += fmt.Sprintf("; body: %q", body[:min(len(body), errorOutput)])
@@ -230,6 +421,8 @@ func (h *HTTP) statusError(resp *http.Response, body []byte) error {
 		return err
 	case code == http.StatusRequestTimeout:
 		return err
+	case code >= 300 && code < 400:
+		return queue.Permanent(err)
 	case code >= 400 && code < 500:
 		return queue.Permanent(err)
 	}

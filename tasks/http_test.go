@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ func TestNewHTTPErrors(t *testing.T) {
 		{"empty header name", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"": "1"}}, "empty"},
 		{"header value with newline", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"X-A": "1\r\nX-B: 2"}}, "CR, LF"},
 		{"reserved header", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"x-scheduler-key": "1"}}, "reserved"},
+		{"negative timeout", HTTPConfig{URL: "http://example.com/", Timeout: -time.Second}, "negative"},
 		{"content length", HTTPConfig{URL: "http://example.com/", Headers: map[string]string{"Content-Length": "1"}}, "Content-Length"},
 	}
 	for _, tt := range tests {
@@ -306,5 +308,328 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("parseRetryAfter(%q) = %s, %v, want %s, %v", tt.in, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+// recorder is a test server that records the requests it gets.
+type recorder struct {
+	*httptest.Server
+	got chan request
+}
+
+func newRecorder(t *testing.T, tls bool) *recorder {
+	t.Helper()
+	r := &recorder{got: make(chan request, 20)}
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.got <- request{req.Method, req.URL.Path, req.Host, req.Header.Clone(), string(b)}
+		io.WriteString(w, "reached "+req.URL.Path)
+	})
+	if tls {
+		r.Server = httptest.NewTLSServer(h)
+	} else {
+		r.Server = httptest.NewServer(h)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// received returns the requests r got so far.
+func (r *recorder) received() []request {
+	var rs []request
+	for {
+		select {
+		case req := <-r.got:
+			rs = append(rs, req)
+		default:
+			return rs
+		}
+	}
+}
+
+func TestHTTPRedirects(t *testing.T) {
+	t.Parallel()
+	secrets := map[string]string{"Authorization": "Bearer t0ken", "X-Api-Key": "k3y", "Host": "hooks.example"}
+	tests := []struct {
+		name      string
+		method    string
+		follow    bool
+		status    int
+		sameHost  bool // redirect to another path of the same server
+		want      string
+		wantErr   []string // in the error text
+		wantAt    string   // path the payload reached, "" for none
+		wantCreds bool     // the configured headers reached it
+	}{
+		{"off by default", "POST", false, http.StatusFound, false, fatePermanent,
+			[]string{"status 302 Found", "location http://", "/elsewhere", "follow_redirects is off"}, "", false},
+		{"off for 307 too", "POST", false, http.StatusTemporaryRedirect, true, fatePermanent,
+			[]string{"status 307", "follow_redirects is off"}, "", false},
+		{"307 to another origin keeps the payload, drops the headers", "POST", true, http.StatusTemporaryRedirect, false, fateDone,
+			nil, "/elsewhere", false},
+		{"308 to another origin keeps the payload, drops the headers", "PUT", true, http.StatusPermanentRedirect, false, fateDone,
+			nil, "/elsewhere", false},
+		{"307 on the same origin keeps the headers", "POST", true, http.StatusTemporaryRedirect, true, fateDone,
+			nil, "/elsewhere", true},
+		{"302 after POST is refused", "POST", true, http.StatusFound, false, fatePermanent,
+			[]string{"status 302 Found", "would send GET without the payload instead of POST"}, "", false},
+		{"301 after PUT is refused", "PUT", true, http.StatusMovedPermanently, true, fatePermanent,
+			[]string{"status 301", "instead of PUT"}, "", false},
+		{"303 after POST is refused", "POST", true, http.StatusSeeOther, true, fatePermanent,
+			[]string{"status 303", "instead of POST"}, "", false},
+		{"302 after GET is followed", "GET", true, http.StatusFound, false, fateDone,
+			nil, "/elsewhere", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			target := newRecorder(t, false)
+			var redirector *httptest.Server
+			redirector = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/elsewhere" {
+					target.Config.Handler.ServeHTTP(w, r)
+					return
+				}
+				to := target.URL + "/elsewhere"
+				if tt.sameHost {
+					to = "/elsewhere"
+				}
+				http.Redirect(w, r, to, tt.status)
+			}))
+			defer redirector.Close()
+			h := newTestHTTP(t, HTTPConfig{URL: redirector.URL + "/hook", Method: tt.method, Headers: secrets, FollowRedirects: tt.follow})
+			out, err := h.do(t.Context(), &queue.Job{ID: 3, Key: "key-3", Attempt: 1, Payload: []byte(`{"n":1}`)})
+			if got := fateOf(err); got != tt.want {
+				t.Fatalf("do = %v (%s), want %s", err, got, tt.want)
+			}
+			for _, want := range tt.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			got := target.received()
+			if tt.wantAt == "" {
+				if len(got) > 0 {
+					t.Fatalf("the redirect was followed: %+v", got)
+				}
+				if status := fmt.Sprintf("HTTP/1.1 %d ", tt.status); !strings.HasPrefix(string(out), status) {
+					t.Errorf("output = %q, want the %d response", out, tt.status)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("target got %d requests, want 1", len(got))
+			}
+			r := got[0]
+			if want := "HTTP/1.1 200 OK\nreached /elsewhere"; string(out) != want {
+				t.Errorf("output = %q, want %q", out, want)
+			}
+			wantBody := `{"n":1}`
+			if tt.method == "GET" {
+				wantBody = "" // a GET's body is not resent
+			}
+			if r.method != tt.method || r.path != tt.wantAt || r.body != wantBody {
+				t.Errorf("target got %s %s %q, want %s %s %q", r.method, r.path, r.body, tt.method, tt.wantAt, wantBody)
+			}
+			if r.header.Get("X-Scheduler-Job-Id") != "3" || r.header.Get("X-Scheduler-Key") != "key-3" || r.header.Get("Content-Type") != "application/json" {
+				t.Errorf("target lost the job's headers: %v", r.header)
+			}
+			if ref := r.header.Get("Referer"); ref != "" {
+				t.Errorf("Referer = %q, want none", ref)
+			}
+			creds := r.header.Get("Authorization") != "" || r.header.Get("X-Api-Key") != "" || r.host == "hooks.example"
+			if creds != tt.wantCreds {
+				t.Errorf("configured headers reached the target: %v (host %s), want %v", creds, r.host, tt.wantCreds)
+			}
+		})
+	}
+}
+
+func TestHTTPRedirectDowngradeRefused(t *testing.T) {
+	t.Parallel()
+	plain := newRecorder(t, false)
+	secure := httptest.NewTLSServer(http.RedirectHandler(plain.URL+"/plain", http.StatusTemporaryRedirect))
+	defer secure.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: secure.URL, FollowRedirects: true, Client: secure.Client()})
+	_, err := h.do(t.Context(), &queue.Job{ID: 1})
+	if got := fateOf(err); got != fatePermanent || !strings.Contains(err.Error(), "downgrades https to http") {
+		t.Fatalf("do = %v (%s), want a permanent error naming the downgrade", err, got)
+	}
+	if got := plain.received(); len(got) > 0 {
+		t.Errorf("the payload went over http: %+v", got)
+	}
+}
+
+func TestHTTPRedirectLoopStops(t *testing.T) {
+	t.Parallel()
+	var hops atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, fmt.Sprintf("/%d", hops.Add(1)), http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, FollowRedirects: true})
+	_, err := h.do(t.Context(), &queue.Job{ID: 1})
+	if got := fateOf(err); got != fatePermanent || !strings.Contains(err.Error(), "stopped after 10 redirects") {
+		t.Fatalf("do = %v (%s), want a permanent error after 10 redirects", err, got)
+	}
+	if n := hops.Load(); n != maxRedirects+1 {
+		t.Errorf("server saw %d requests, want %d", n, maxRedirects+1)
+	}
+}
+
+// stallingServer answers the way body says, then holds the request until
+// the client goes away. It reports each request's arrival on arrived.
+func stallingServer(t *testing.T, body func(w http.ResponseWriter)) (srv *httptest.Server, arrived <-chan struct{}) {
+	t.Helper()
+	ch := make(chan struct{}, 1)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the request to its end lets the server notice when the
+		// client closes the connection.
+		_, _ = io.ReadAll(r.Body)
+		ch <- struct{}{}
+		if body != nil {
+			body(w)
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, ch
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestHTTPTimeouts(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		cfg     HTTPConfig
+		advance time.Duration // fake time after which the attempt ends
+		want    string        // the error after the URL
+	}{
+		{"default timeout", HTTPConfig{}, DefaultHTTPTimeout, "timed out after 1m0s waiting for the response headers"},
+		{"timeout", HTTPConfig{Timeout: 5 * time.Second}, 5 * time.Second, "timed out after 5s waiting for the response headers"},
+		{"header timeout", HTTPConfig{HeaderTimeout: 10 * time.Second}, 10 * time.Second, "timed out after 10s waiting for the response headers"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, arrived := stallingServer(t, nil)
+			fake := clock.NewFake(t0)
+			cfg := tt.cfg
+			cfg.URL, cfg.Clock = srv.URL, fake
+			h := newTestHTTP(t, cfg)
+			done := make(chan error, 1)
+			go func() { done <- h.Work(t.Context(), &queue.Job{ID: 1}) }()
+			waitFor(t, arrived)
+			fake.Advance(tt.advance - time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("Work returned %v before its timeout", err)
+			default:
+			}
+			fake.Advance(time.Millisecond)
+			err := waitFor(t, done)
+			if got := fateOf(err); got != fateRetry || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Work = %v (%s), want a retryable context.DeadlineExceeded", err, got)
+			}
+			if want := "POST " + srv.URL + ": " + tt.want; err.Error() != want {
+				t.Errorf("Work = %q, want %q", err, want)
+			}
+		})
+	}
+}
+
+func TestHTTPTimeoutWhileReadingTheBody(t *testing.T) {
+	t.Parallel()
+	srv, arrived := stallingServer(t, func(w http.ResponseWriter) {
+		io.WriteString(w, "partial")
+		w.(http.Flusher).Flush()
+	})
+	fake := clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))
+	headersIn := make(chan struct{}, 1)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := tr.RoundTrip(r)
+		headersIn <- struct{}{}
+		return resp, err
+	})}
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: fake, Client: client})
+	done := make(chan struct {
+		out []byte
+		err error
+	}, 1)
+	go func() {
+		out, err := h.do(t.Context(), &queue.Job{ID: 1})
+		done <- struct {
+			out []byte
+			err error
+		}{out, err}
+	}()
+	waitFor(t, arrived)
+	waitFor(t, headersIn)
+	fake.Advance(DefaultHTTPTimeout)
+	r := waitFor(t, done)
+	if got := fateOf(r.err); got != fateRetry || !errors.Is(r.err, context.DeadlineExceeded) {
+		t.Fatalf("do = %v (%s), want a retryable context.DeadlineExceeded", r.err, got)
+	}
+	if want := "POST " + srv.URL + ": timed out after 1m0s reading the response body after status 200 OK"; r.err.Error() != want {
+		t.Errorf("do = %q, want %q", r.err, want)
+	}
+	if want := "HTTP/1.1 200 OK\npartial"; string(r.out) != want {
+		t.Errorf("output = %q, want %q", r.out, want)
+	}
+}
+
+func TestHTTPTaskTimeoutIsNamed(t *testing.T) {
+	t.Parallel()
+	srv, arrived := stallingServer(t, nil)
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))})
+	// The cause the pool gives a context that reached the task's timeout.
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() { done <- h.Work(ctx, &queue.Job{ID: 1}) }()
+	waitFor(t, arrived)
+	cancel(&queue.TimeoutError{Timeout: 3 * time.Second})
+	err := waitFor(t, done)
+	if got := fateOf(err); got != fateRetry || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Work = %v (%s), want a retryable context.DeadlineExceeded", err, got)
+	}
+	if want := "POST " + srv.URL + ": timed out after 3s waiting for the response headers"; err.Error() != want {
+		t.Errorf("Work = %q, want %q", err, want)
+	}
+}
+
+func TestHTTPEndlessBody(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat("x", 1<<10))
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return // the client closed the connection
+			}
+		}
+	}))
+	defer srv.Close()
+	// A fake clock that nobody advances: only the size limit can end the
+	// read.
+	h := newTestHTTP(t, HTTPConfig{URL: srv.URL, Clock: clock.NewFake(time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC))})
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = h.do(t.Context(), &queue.Job{ID: 1})
+		done <- err
+	}()
+	if err := waitFor(t, done); err != nil {
+		t.Fatalf("do = %v, want success", err)
+	}
+	if want := "HTTP/1.1 200 OK\n" + strings.Repeat("x", httpOutput); string(out) != want {
+		t.Errorf("output is %d bytes, want the status line and the first %d bytes of the body", len(out), httpOutput)
 	}
 }

@@ -22,7 +22,7 @@ var ErrNoHandler = errors.New("neither command nor url given and no go handler r
 // Spec is what a [tasks.NAME] table says of how a task runs: a Command, a
 // URL, or neither, for a task implemented by a registered Go handler. The
 // other fields refine a command (Env, Dir, PermanentExitCodes) or a URL
-// (Method, Headers) and are errors anywhere else.
+// (Method, Headers, FollowRedirects) and are errors anywhere else.
 type Spec struct {
 	Command            []string          // see CommandConfig.Argv
 	Env                map[string]string // see CommandConfig.Env
@@ -31,6 +31,7 @@ type Spec struct {
 	URL                string            // see HTTPConfig.URL
 	Method             string            // see HTTPConfig.Method
 	Headers            map[string]string // see HTTPConfig.Headers
+	FollowRedirects    bool              // see HTTPConfig.FollowRedirects
 	KillGrace          time.Duration     // see CommandConfig.KillGrace; zero takes the Registry's
 	Zones              map[string]string // see CommandConfig.Zones; ignored by other kinds
 }
@@ -41,7 +42,7 @@ type Config struct {
 	Logger     *slog.Logger  // Given to every built-in handler. Default: discard.
 	Clock      clock.Clock   // Given to every built-in handler. Default: clock.Real{}.
 	KillGrace  time.Duration // See CommandConfig.KillGrace. Default: 10s.
-	HTTPClient *http.Client  // Shared by URL tasks. Default: one client without an overall timeout.
+	HTTPClient *http.Client  // Shared by URL tasks (see HTTPConfig.Client). Default: one client without an overall timeout.
 }
 
 // Registry maps task names to handlers: the Go handlers a binary registers
@@ -113,14 +114,14 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 
 	hasCommand, hasURL := s.Command != nil, s.URL != ""
 	commandOnly := s.Env != nil || s.Dir != "" || s.PermanentExitCodes != nil
-	urlOnly := s.Method != "" || s.Headers != nil
+	urlOnly := s.Method != "" || s.Headers != nil || s.FollowRedirects
 	switch {
 	case hasCommand && hasURL:
 		return nil, fmt.Errorf("task %q: command and url are mutually exclusive", name)
 	case (hasCommand || hasURL) && registered:
 		return nil, fmt.Errorf("task %q: a go handler is registered under this name; it takes no command or url", name)
 	case hasCommand && urlOnly:
-		return nil, fmt.Errorf("task %q: method and headers apply only to a url", name)
+		return nil, fmt.Errorf("task %q: method, headers and follow redirects apply only to a url", name)
 	case hasURL && commandOnly:
 		return nil, fmt.Errorf("task %q: env, dir and permanent exit codes apply only to a command", name)
 	case hasCommand:
@@ -141,19 +142,20 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 		return c, nil
 	case hasURL:
 		h, err := NewHTTP(HTTPConfig{
-			URL:     s.URL,
-			Method:  s.Method,
-			Headers: s.Headers,
-			Client:  r.cfg.HTTPClient,
-			Clock:   r.cfg.Clock,
-			Logger:  r.cfg.Logger,
+			URL:             s.URL,
+			Method:          s.Method,
+			Headers:         s.Headers,
+			FollowRedirects: s.FollowRedirects,
+			Client:          r.cfg.HTTPClient,
+			Clock:           r.cfg.Clock,
+			Logger:          r.cfg.Logger,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %w", name, err)
 		}
 		return h, nil
 	case commandOnly || urlOnly:
-		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, method and headers need a command or url", name)
+		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, method, headers and follow redirects need a command or url", name)
 	case !registered:
 		return nil, fmt.Errorf("task %q: %w", name, ErrNoHandler)
 	}

@@ -61,6 +61,8 @@ func TestRegistryHandler(t *testing.T) {
 		{"command shadowing a go handler", "digest", Spec{Command: []string{"true"}}, "", "go handler is registered"},
 		{"url shadowing a go handler", "digest", Spec{URL: "https://hooks.example/x"}, "", "go handler is registered"},
 		{"headers on a command", "backup", Spec{Command: []string{"true"}, Headers: map[string]string{"A": "b"}}, "", "apply only to a url"},
+		{"follow redirects on a command", "backup", Spec{Command: []string{"true"}, FollowRedirects: true}, "", "apply only to a url"},
+		{"follow redirects on a go handler", "digest", Spec{FollowRedirects: true}, "", "need a command or url"},
 		{"env on a url", "notify", Spec{URL: "https://hooks.example/x", Env: map[string]string{"A": "b"}}, "", "apply only to a command"},
 		{"env on a go handler", "digest", Spec{Env: map[string]string{"A": "b"}}, "", "need a command or url"},
 		{"empty command", "backup", Spec{Command: []string{}}, "", `task "backup": command is empty`},
@@ -96,5 +98,19 @@ func TestRegistryHandler(t *testing.T) {
 	}
 	if _, err := r.Handler("unknown", Spec{}); !errors.Is(err, ErrNoHandler) {
 		t.Errorf("Handler(unknown) = %v, want ErrNoHandler", err)
+	}
+}
+
+func TestRegistryHTTPFollowsRedirectsOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry(Config{})
+	for _, follow := range []bool{false, true} {
+		h, err := r.Handler("notify", Spec{URL: "https://hooks.example/x", FollowRedirects: follow})
+		if err != nil {
+			t.Fatalf("Handler: %v", err)
+		}
+		if got := h.(*HTTP).follow; got != follow {
+			t.Errorf("Handler(FollowRedirects: %v) follows redirects: %v", follow, got)
+		}
 	}
 }

@@ -1,0 +1,16 @@
+package tasks
+
+import (
+	"errors"
+
+	"scheduler/queue"
+)
+
+// timeoutText says that an attempt ran out of time, and how much it had
+// when cause, a context's cause, names it.
+func timeoutText(cause error) string {
+	if te, ok := errors.AsType[*queue.TimeoutError](cause); ok {
+		return te.Error()
+	}
+	return "timed out"
+}
