@@ -285,7 +285,7 @@ func TestLoadErrors(t *testing.T) {
 		{"follow_redirects not a boolean", "[tasks.t]\nurl = \"https://example.com\"\nfollow_redirects = \"yes\"\n",
 			`t.toml:3: task "t": field follow_redirects: wrong type: want a boolean, got a string`},
 		{"follow_redirects misspelt", "[tasks.t]\nurl = \"https://example.com\"\nfollow_redirect = true\n",
-			`t.toml:3: task "t": unknown key "follow_redirect"`},
+			`t.toml:3: task "t": unknown key "follow_redirect" (did you mean "follow_redirects"?)`},
 		{"bad exit code", "[tasks.t]\ncommand = [\"true\"]\npermanent_exit_codes = [0]\n",
 			`t.toml:3: task "t": field permanent_exit_codes: exit code 0 is not in 1-255`},
 		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",
