@@ -173,6 +173,49 @@ func TestRetryRevivesDeadJobs(t *testing.T) {
 	}
 }
 
+// TestRetryGrantsTheOriginalAttemptsEveryTime: each -retry gives a dead job
+// its own number of attempts again, not the sum of all it had so far, and
+// whether it died of exhausted attempts or of a permanent error.
+func TestRetryGrantsTheOriginalAttemptsEveryTime(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 2}).ID
+	left := func() int { j := mustJob(t, q, "k"); return j.MaxAttempts - j.Attempt }
+	for round, fails := range [][]Outcome{
+		{OutcomeRetry, OutcomeDead}, // attempts exhausted
+		{OutcomeRetry, OutcomeDead}, // exhausted again after a retry
+		{OutcomeDead},               // a permanent failure on its first attempt
+		{OutcomeRetry, OutcomeDead},
+	} {
+		for _, o := range fails {
+			finishJob(t, q, "k", o, "boom")
+		}
+		if j := mustJob(t, q, "k"); j.State != StateDead {
+			t.Fatalf("round %d: %s, want dead", round, j.State)
+		}
+		if err := q.Retry(ctx, id); err != nil {
+			t.Fatalf("round %d: Retry: %v", round, err)
+		}
+		if got := left(); got != 2 {
+			t.Errorf("round %d: %d attempts left after Retry, want 2", round, got)
+		}
+	}
+	if _, err := q.RetryAllDead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got != 2 {
+		t.Errorf("after RetryAllDead of nothing: %d attempts left, want 2", got)
+	}
+	finishJob(t, q, "k", OutcomeDead, "boom")
+	if n, err := q.RetryAllDead(ctx); n != 1 || err != nil {
+		t.Fatalf("RetryAllDead = %d, %v", n, err)
+	}
+	if got := left(); got != 2 {
+		t.Errorf("after RetryAllDead: %d attempts left, want 2", got)
+	}
+}
+
 func TestStatsLookupAndCancel(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
