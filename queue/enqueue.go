@@ -327,8 +327,16 @@ type Advance struct {
 	Schedule string
 	From     time.Time // the cursor the caller read; zero when the schedule had none
 	To       time.Time // the new cursor; not before From
-	Jobs     []NewJob
-	Skips    []Skip
+	// Paused is the pause state the caller read with From: the Advance
+	// commits only if the schedule is still in it. A beat that read the
+	// schedule running therefore writes nothing once it is paused.
+	Paused bool
+	// Resume, with Paused, also resumes the schedule in the same
+	// transaction: the instants the pause missed are settled and the beat
+	// takes over from To at once.
+	Resume bool
+	Jobs   []NewJob
+	Skips  []Skip
 }
 
 // Cursor is a schedule's durable position.
@@ -339,21 +347,34 @@ type Cursor struct {
 	PausedAt time.Time
 }
 
-const cursorSQL = `SELECT at FROM cursors WHERE schedule = ?`
+const cursorSQL = `SELECT at, paused FROM cursors WHERE schedule = ?`
 
 const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?)`
 
 const moveCursorSQL = `UPDATE cursors SET at = ?, updated_at = ? WHERE schedule = ? AND at = ?`
 
+const resumeCursorSQL = `UPDATE cursors SET at = ?, paused = 0, paused_at = NULL, updated_at = ?
+WHERE schedule = ? AND at = ? AND paused = 1`
+
+// errPausedMoved is ErrCursorMoved for a schedule paused or resumed since
+// its cursor was read.
+var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", ErrCursorMoved)
+
 // Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
 // schedule's cursor from a.From to a.To, in one transaction. If the stored
-// cursor is not a.From (another beat moved it), nothing is written and the
-// error is ErrCursorMoved. The commit is not fsynced: a power loss rolls the
-// rows back together with the cursor, so they are materialised again under
-// the same keys.
+// cursor is not a.From (another beat moved it) or its pause state is not
+// a.Paused (it was paused or resumed meanwhile), nothing is written and the
+// error is ErrCursorMoved: the pause is part of the compare-and-set, so a
+// beat that read before a pause commits nothing after it. The commit is not
+// fsynced unless a.Resume: a power loss rolls the rows back together with
+// the cursor, so they are materialised again under the same keys; a resume
+// is acknowledged to a person.
 func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	if a.Schedule == "" {
 		return nil, errors.New("advance: empty schedule")
+	}
+	if a.Resume && !a.Paused {
+		return nil, fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
 	}
 	if a.To.Before(a.From) {
 		return nil, fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
@@ -364,12 +385,13 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	var res []Enqueued
-	err = q.inTx(ctx, false, func(tx txn) error {
+	err = q.inTx(ctx, a.Resume, func(tx txn) error {
 		var at int64
-		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at)
+		var paused bool
+		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if !a.From.IsZero() {
+			if !a.From.IsZero() || a.Paused {
 				return ErrCursorMoved
 			}
 			if _, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now)); err != nil {
@@ -381,7 +403,14 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 			if a.From.IsZero() || at != ms(a.From) {
 				return ErrCursorMoved
 			}
-			if _, err := tx.ExecContext(ctx, moveCursorSQL, ms(a.To), ms(now), a.Schedule, at); err != nil {
+			if paused != a.Paused {
+				return errPausedMoved
+			}
+			move := moveCursorSQL
+			if a.Resume {
+				move = resumeCursorSQL
+			}
+			if _, err := tx.ExecContext(ctx, move, ms(a.To), ms(now), a.Schedule, at); err != nil {
 				return err
 			}
 		}
