@@ -20,7 +20,10 @@ type Enqueued struct {
 	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped
 	Key      string // the job's dedup key
 	Inserted bool   // false when a job with Key already existed
-	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
+	// Purged is true when Key belonged to a job that ran and was purged
+	// since: nothing was inserted, and ID is 0.
+	Purged  bool
+	Skipped bool // true when SkipIfActive found a run of the same schedule item in flight
 }
 
 // Enqueue adds a job unless one with the same key exists, in which case it
@@ -83,7 +86,11 @@ func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueue
 	if res.Inserted {
 		return res, nil
 	}
-	if err := q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID); err != nil {
+	err = q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		res.Purged = true // not inserted and no job: the key is in used_keys
+	case err != nil:
 		return res, fmt.Errorf("look up existing job %q: %w", j.Key, err)
 	}
 	return res, nil
@@ -129,8 +136,16 @@ func randomKey(now time.Time) string {
 	return "job|" + hex.EncodeToString(b[:])
 }
 
+// generatedKeyGlob matches the keys randomKey makes, and no key of a
+// schedule's jobs (those have at least two '|'). Purge does not keep them
+// in used_keys: nothing can enqueue the same one again.
+var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
+
+// insertJobSQL inserts a job unless its key is used: by a job (the unique
+// key) or by one since purged (used_keys, one look-up of its primary key).
 const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10
+WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING
 RETURNING id`
 
@@ -150,9 +165,11 @@ const batchRows = 100
 
 const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
 
-// insertBatchSQL inserts batchRows jobs in one statement.
+// insertBatchSQL inserts batchRows jobs in one statement, those whose key
+// is used excepted (see insertJobSQL).
 var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `
+SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
+WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
@@ -239,7 +256,11 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 				}
 				defer byKey.Close()
 			}
-			if err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID); err != nil {
+			err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				res[i].Purged = true // the key is in used_keys
+			case err != nil:
 				return nil, fmt.Errorf("look up existing job %q: %w", j.Key, err)
 			}
 		default:
@@ -292,11 +313,8 @@ func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]E
 	}
 	for i := range res {
 		if !res[i].Inserted && res[i].ID == 0 {
-			id, ok := existing[res[i].Key]
-			if !ok {
-				return nil, fmt.Errorf("job %q neither inserted nor found", res[i].Key)
-			}
-			res[i].ID = id
+			// Neither inserted nor a job: the key is in used_keys.
+			res[i].ID, res[i].Purged = existing[res[i].Key], existing[res[i].Key] == 0
 		}
 	}
 	return res, nil

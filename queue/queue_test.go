@@ -391,10 +391,14 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_ready"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
-		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
-		"dead":       {deadSQL, []any{10}, "jobs_dead"},
-		"by key":     {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
-		"complete":   {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
+		"purge keys": {purgeKeysSQL, []any{0, 10}, "jobs_done"},
+		// An enqueue's look in used_keys is one search of its primary key.
+		"insert":       {insertJobSQL, make([]any, 10), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 10*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"overlap":      {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
+		"dead":         {deadSQL, []any{10}, "jobs_dead"},
+		"by key":       {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+		"complete":     {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
@@ -410,6 +414,9 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		rows.Close()
 		text := strings.Join(plan, "; ")
+		if testing.Verbose() {
+			t.Logf("%s: %s", name, text)
+		}
 		if !strings.Contains(text, p.want) {
 			t.Errorf("%s: plan %q does not use %s", name, text, p.want)
 		}
