@@ -478,3 +478,72 @@ func TestPauseWinsOverABeatInFlight(t *testing.T) {
 		t.Errorf("cursor = %+v, want paused at 12:00:00", c)
 	}
 }
+
+// TestBackfillAndTriggerKeyStayIdempotentAfterPurge: once the jobs of a
+// backfill and of a keyed trigger ran and retain_done purged them, the same
+// backfill and trigger enqueue nothing.
+func TestBackfillAndTriggerKeyStayIdempotentAfterPurge(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	ctx := context.Background()
+	from, to := t0.Add(-2*time.Hour), t0.Add(-time.Hour)
+	enqueue := func() (inserted, purged int) {
+		t.Helper()
+		res, err := Backfill(ctx, q, cfg, "s", from, to)
+		if err != nil {
+			t.Fatalf("Backfill: %v", err)
+		}
+		more, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "deploy-42", Now: clk.Now()})
+		if err != nil {
+			t.Fatalf("Trigger: %v", err)
+		}
+		for _, r := range append(res, more...) {
+			if r.Inserted {
+				inserted++
+			}
+			if r.Purged {
+				purged++
+			}
+		}
+		return inserted, purged
+	}
+	if n, _ := enqueue(); n != 6 {
+		t.Fatalf("%d jobs enqueued, want 6", n)
+	}
+
+	ran := make(chan string, 6)
+	p, err := queue.NewPool(q, queue.PoolConfig{Workers: 2, Clock: clk, MaintenanceEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Register("t", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error { ran <- j.Key; return nil }), queue.TypeConfig{})
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(pctx) }()
+	for range 6 {
+		waitFor(t, ran)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for s, _ := q.Stats(ctx); s.Total[queue.StateDone] != 6; s, _ = q.Stats(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not recorded done: %v", s.Total)
+		}
+		time.Sleep(time.Millisecond) // polling interval of a deadline loop, not a sync point
+	}
+	cancel()
+	if err := waitFor(t, done); err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+
+	clk.Advance(8 * 24 * time.Hour)
+	if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 6 {
+		t.Fatalf("Maintain = %+v, %v; want 6 purged", rep, err)
+	}
+	if inserted, purged := enqueue(); inserted != 0 || purged != 6 {
+		t.Errorf("after purge: %d enqueued, %d found used by purged jobs; want 0 and 6", inserted, purged)
+	}
+	if got := jobs(t, q, "s"); len(got) != 0 {
+		t.Errorf("jobs after purge = %v, want none", got)
+	}
+}

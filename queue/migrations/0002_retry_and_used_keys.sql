@@ -9,8 +9,9 @@ ALTER TABLE jobs ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0 CHECK (attem
 -- that deletes its job, and every enqueue treats a key found here as used,
 -- as it does the key of a job that exists, so that purging what ran does
 -- not let it run again. Keys the queue generated (job|<32 hex digits>) are
--- not kept: nothing can repeat them. Kept for ever: about 25 bytes plus the
--- key per purged keyed job.
+-- not kept: nothing can repeat them. Kept for ever: about the key's length
+-- plus 15 bytes per purged keyed job, up to half again in pages partly
+-- filled.
 CREATE TABLE used_keys (
 	key         TEXT    PRIMARY KEY,
 	finished_at INTEGER NOT NULL
