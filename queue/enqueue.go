@@ -27,7 +27,8 @@ type Enqueued struct {
 }
 
 // Enqueue adds a job unless one with the same key exists, in which case it
-// inserts nothing and returns the existing job's id. The commit is fsynced
+// inserts nothing and returns the existing job's id, or existed and was
+// purged (Enqueued.Purged). The commit is fsynced
 // (unless Config.NoSyncEnqueue) before Enqueue returns.
 func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
 	res, err := q.EnqueueBatch(ctx, []NewJob{j})
