@@ -17,19 +17,17 @@ import (
 
 // Enqueued tells what an enqueue did with one NewJob.
 type Enqueued struct {
-	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped
+	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped or Purged
 	Key      string // the job's dedup key
 	Inserted bool   // false when a job with Key already existed
-	// Purged is true when Key belonged to a job that ran and was purged
-	// since: nothing was inserted, and ID is 0.
-	Purged  bool
-	Skipped bool // true when SkipIfActive found a run of the same schedule item in flight
+	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
+	Purged   bool   // true when Key belonged to a job that ran and was purged since: nothing was inserted
 }
 
 // Enqueue adds a job unless one with the same key exists, in which case it
 // inserts nothing and returns the existing job's id, or existed and was
-// purged (Enqueued.Purged). The commit is fsynced
-// (unless Config.NoSyncEnqueue) before Enqueue returns.
+// purged since (Enqueued.Purged). The commit is fsynced (unless
+// Config.NoSyncEnqueue) before Enqueue returns.
 func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
 	res, err := q.EnqueueBatch(ctx, []NewJob{j})
 	if err != nil {
