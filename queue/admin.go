@@ -99,9 +99,11 @@ func (q *Queue) jobs(ctx context.Context, query string, args ...any) ([]*Job, er
 }
 
 // retrySQL revives dead jobs with as many fresh attempts as they had at
-// first; the count of attempts spent is kept, so the history stays in order.
-const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?, finished_at = NULL,
-	max_attempts = attempt + max_attempts
+// first (max_attempts - attempt_base), however often they were revived
+// before; the count of attempts spent is kept, so the history stays in
+// order and a late result of an old attempt stays fenced off.
+const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, finished_at = NULL,
+	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND (?2 = 0 OR id = ?2)`
 
 // Retry makes the dead job id pending again, to run at once with a fresh set

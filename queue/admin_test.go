@@ -144,6 +144,97 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	}
 }
 
+// TestPurgeKeepsKeysUsed: after retain_done, the key of a purged job that
+// was enqueued with a key stays used on every enqueue path (a single insert
+// on its own, a transaction's rows, a 100-row statement, a schedule's
+// Advance), while generated keys are not kept.
+func TestPurgeKeepsKeysUsed(t *testing.T) {
+	t.Parallel()
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprint("nosync=", noSync), func(t *testing.T) {
+			t.Parallel()
+			clk := clock.NewFake(t0)
+			q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, NoSyncEnqueue: noSync})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			ctx := context.Background()
+			keys := []string{"one", "batch", "s||2026-03-01T12:00:00Z", "job|not-generated"}
+			for _, k := range keys {
+				mustEnqueue(t, q, NewJob{Type: "t", Key: k})
+				finishJob(t, q, k, OutcomeDone, "")
+			}
+			gen := mustEnqueue(t, q, NewJob{Type: "t"})
+			finishJob(t, q, gen.Key, OutcomeDone, "")
+			clk.Advance(8 * 24 * time.Hour)
+			if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 5 {
+				t.Fatalf("Maintain = %+v, %v; want 5 purged", rep, err)
+			}
+			var kept []string
+			rows, err := q.r.Query(`SELECT key FROM used_keys ORDER BY key`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var k string
+				rows.Scan(&k)
+				kept = append(kept, k)
+			}
+			rows.Close()
+			want := slices.Sorted(slices.Values(keys))
+			if !slices.Equal(kept, want) {
+				t.Errorf("used keys = %q, want %q (not the generated %s)", kept, want, gen.Key)
+			}
+
+			used := func(what string, r Enqueued) {
+				t.Helper()
+				if r.Inserted || !r.Purged || r.ID != 0 {
+					t.Errorf("%s: %+v, want nothing inserted, Purged", what, r)
+				}
+			}
+			used("Enqueue", mustEnqueue(t, q, NewJob{Type: "t", Key: "one"}))
+			res, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "one"}, {Type: "t", Key: "new"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used("EnqueueBatch of 2", res[0])
+			if !res[1].Inserted {
+				t.Errorf("EnqueueBatch of 2: new key not inserted: %+v", res[1])
+			}
+			var big []NewJob
+			for i := range batchRows + 5 {
+				big = append(big, NewJob{Type: "t", Key: fmt.Sprint("big", i)})
+			}
+			big[3].Key, big[batchRows+2].Key = "batch", "job|not-generated"
+			res, err = q.EnqueueBatch(ctx, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			used("100-row statement", res[3])
+			used("row after the 100", res[batchRows+2])
+			if !res[0].Inserted || !res[batchRows+4].Inserted {
+				t.Errorf("fresh keys of the batch not inserted: %+v, %+v", res[0], res[batchRows+4])
+			}
+			at := t0.Add(-8 * 24 * time.Hour)
+			if _, err := q.Advance(ctx, Advance{Schedule: "s", To: at}); err != nil {
+				t.Fatal(err)
+			}
+			res, err = q.Advance(ctx, Advance{Schedule: "s", From: at, To: at, Jobs: []NewJob{
+				{Type: "t", Key: "s||2026-03-01T12:00:00Z", Schedule: "s", ScheduledAt: at, SkipIfActive: true}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used("Advance", res[0])
+			for _, k := range keys {
+				if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
+					t.Errorf("job %s was enqueued again: %v", k, err)
+				}
+			}
+		})
+	}
+}
+
 func TestRetryRevivesDeadJobs(t *testing.T) {
 	t.Parallel()
 	q, _ := newTestQueue(t)
@@ -170,6 +261,49 @@ func TestRetryRevivesDeadJobs(t *testing.T) {
 	}
 	if s, _ := q.Stats(ctx); s.Dead != 0 || s.Total[StatePending] != 3 {
 		t.Errorf("stats after retry: %+v", s.Total)
+	}
+}
+
+// TestRetryGrantsTheOriginalAttemptsEveryTime: each -retry gives a dead job
+// its own number of attempts again, not the sum of all it had so far, and
+// whether it died of exhausted attempts or of a permanent error.
+func TestRetryGrantsTheOriginalAttemptsEveryTime(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 2}).ID
+	left := func() int { j := mustJob(t, q, "k"); return j.MaxAttempts - j.Attempt }
+	for round, fails := range [][]Outcome{
+		{OutcomeRetry, OutcomeDead}, // attempts exhausted
+		{OutcomeRetry, OutcomeDead}, // exhausted again after a retry
+		{OutcomeDead},               // a permanent failure on its first attempt
+		{OutcomeRetry, OutcomeDead},
+	} {
+		for _, o := range fails {
+			finishJob(t, q, "k", o, "boom")
+		}
+		if j := mustJob(t, q, "k"); j.State != StateDead {
+			t.Fatalf("round %d: %s, want dead", round, j.State)
+		}
+		if err := q.Retry(ctx, id); err != nil {
+			t.Fatalf("round %d: Retry: %v", round, err)
+		}
+		if got := left(); got != 2 {
+			t.Errorf("round %d: %d attempts left after Retry, want 2", round, got)
+		}
+	}
+	if _, err := q.RetryAllDead(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); got != 2 {
+		t.Errorf("after RetryAllDead of nothing: %d attempts left, want 2", got)
+	}
+	finishJob(t, q, "k", OutcomeDead, "boom")
+	if n, err := q.RetryAllDead(ctx); n != 1 || err != nil {
+		t.Fatalf("RetryAllDead = %d, %v", n, err)
+	}
+	if got := left(); got != 2 {
+		t.Errorf("after RetryAllDead: %d attempts left, want 2", got)
 	}
 }
 

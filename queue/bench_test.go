@@ -26,10 +26,17 @@ func BenchmarkEnqueue(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
-	}{{"sync=full", Config{}}, {"sync=normal", Config{NoSyncEnqueue: true}}} {
+		used int // keys of purged jobs in used_keys
+	}{{"sync=full", Config{}, 0}, {"sync=normal", Config{NoSyncEnqueue: true}, 0}, {"sync=normal/used=1e6", Config{NoSyncEnqueue: true}, 1e6}} {
 		b.Run(tc.name, func(b *testing.B) {
 			q := benchQueue(b, tc.cfg)
 			ctx := context.Background()
+			if tc.used > 0 {
+				if _, err := q.w.ExecContext(ctx, `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?)
+					INSERT INTO used_keys SELECT 'nightly-report|customer=' || i || '|2026-03-01T03:00:00Z', i FROM c`, tc.used); err != nil {
+					b.Fatal(err)
+				}
+			}
 			i := 0
 			for b.Loop() {
 				if _, err := q.Enqueue(ctx, NewJob{Type: "t", Key: fmt.Sprint(i)}); err != nil {

@@ -12,13 +12,15 @@
 // Every state change is one SQLite transaction (enqueues from several
 // goroutines at once may share one, each all or nothing in a savepoint of
 // its own, each returning after that commit). Writes acknowledged to
-// someone outside the process (Enqueue, EnqueueBatch, Retry, SetPaused) are
-// committed with synchronous=FULL and survive power loss. Writes the design
-// recovers from are committed with synchronous=NORMAL: they survive a crash of
-// the process, and a power loss can only roll them back to an earlier
-// committed state. Those are claims (the lease expires and the job runs
-// again), completions (the job runs again: execution is at least once),
-// heartbeats, reclaims, and Advance (a schedule's rows and its cursor are lost
-// together, and the beat materialises the same instants again under the same
-// keys).
+// someone outside the process (Enqueue, EnqueueBatch, Retry, SetPaused, an
+// Advance that resumes) are committed with synchronous=FULL and survive
+// power loss. Writes the design recovers from are committed with
+// synchronous=NORMAL: they survive a crash of the process, and a power loss
+// can only roll them back to an earlier committed state. Those are claims
+// (the lease expires and the job runs again), completions (the job runs
+// again: execution is at least once), heartbeats, reclaims, purges (a purged
+// job's key moves to used_keys in the transaction that deletes the job, so
+// both are redone together), and Advance (a schedule's rows and its cursor
+// are lost together, and the beat materialises the same instants again
+// under the same keys).
 package queue

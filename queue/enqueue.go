@@ -17,15 +17,17 @@ import (
 
 // Enqueued tells what an enqueue did with one NewJob.
 type Enqueued struct {
-	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped
+	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped or Purged
 	Key      string // the job's dedup key
 	Inserted bool   // false when a job with Key already existed
 	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
+	Purged   bool   // true when Key belonged to a job that ran and was purged since: nothing was inserted
 }
 
 // Enqueue adds a job unless one with the same key exists, in which case it
-// inserts nothing and returns the existing job's id. The commit is fsynced
-// (unless Config.NoSyncEnqueue) before Enqueue returns.
+// inserts nothing and returns the existing job's id, or existed and was
+// purged since (Enqueued.Purged). The commit is fsynced (unless
+// Config.NoSyncEnqueue) before Enqueue returns.
 func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
 	res, err := q.EnqueueBatch(ctx, []NewJob{j})
 	if err != nil {
@@ -83,7 +85,11 @@ func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueue
 	if res.Inserted {
 		return res, nil
 	}
-	if err := q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID); err != nil {
+	err = q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		res.Purged = true // not inserted and no job: the key is in used_keys
+	case err != nil:
 		return res, fmt.Errorf("look up existing job %q: %w", j.Key, err)
 	}
 	return res, nil
@@ -129,8 +135,16 @@ func randomKey(now time.Time) string {
 	return "job|" + hex.EncodeToString(b[:])
 }
 
+// generatedKeyGlob matches the keys randomKey makes, and no key of a
+// schedule's jobs (those have at least two '|'). Purge does not keep them
+// in used_keys: nothing can enqueue the same one again.
+var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
+
+// insertJobSQL inserts a job unless its key is used: by a job (the unique
+// key) or by one since purged (used_keys, one look-up of its primary key).
 const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10
+WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING
 RETURNING id`
 
@@ -150,9 +164,11 @@ const batchRows = 100
 
 const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
 
-// insertBatchSQL inserts batchRows jobs in one statement.
+// insertBatchSQL inserts batchRows jobs in one statement, those whose key
+// is used excepted (see insertJobSQL).
 var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `
+SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
+WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
@@ -239,7 +255,11 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 				}
 				defer byKey.Close()
 			}
-			if err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID); err != nil {
+			err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				res[i].Purged = true // the key is in used_keys
+			case err != nil:
 				return nil, fmt.Errorf("look up existing job %q: %w", j.Key, err)
 			}
 		default:
@@ -292,11 +312,8 @@ func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]E
 	}
 	for i := range res {
 		if !res[i].Inserted && res[i].ID == 0 {
-			id, ok := existing[res[i].Key]
-			if !ok {
-				return nil, fmt.Errorf("job %q neither inserted nor found", res[i].Key)
-			}
-			res[i].ID = id
+			// Neither inserted nor a job: the key is in used_keys.
+			res[i].ID, res[i].Purged = existing[res[i].Key], existing[res[i].Key] == 0
 		}
 	}
 	return res, nil
@@ -327,8 +344,16 @@ type Advance struct {
 	Schedule string
 	From     time.Time // the cursor the caller read; zero when the schedule had none
 	To       time.Time // the new cursor; not before From
-	Jobs     []NewJob
-	Skips    []Skip
+	// Paused is the pause state the caller read with From: the Advance
+	// commits only if the schedule is still in it. A beat that read the
+	// schedule running therefore writes nothing once it is paused.
+	Paused bool
+	// Resume, with Paused, also resumes the schedule in the same
+	// transaction: the instants the pause missed are settled and the beat
+	// takes over from To at once.
+	Resume bool
+	Jobs   []NewJob
+	Skips  []Skip
 }
 
 // Cursor is a schedule's durable position.
@@ -339,21 +364,34 @@ type Cursor struct {
 	PausedAt time.Time
 }
 
-const cursorSQL = `SELECT at FROM cursors WHERE schedule = ?`
+const cursorSQL = `SELECT at, paused FROM cursors WHERE schedule = ?`
 
 const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?)`
 
 const moveCursorSQL = `UPDATE cursors SET at = ?, updated_at = ? WHERE schedule = ? AND at = ?`
 
+const resumeCursorSQL = `UPDATE cursors SET at = ?, paused = 0, paused_at = NULL, updated_at = ?
+WHERE schedule = ? AND at = ? AND paused = 1`
+
+// errPausedMoved is ErrCursorMoved for a schedule paused or resumed since
+// its cursor was read.
+var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", ErrCursorMoved)
+
 // Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
 // schedule's cursor from a.From to a.To, in one transaction. If the stored
-// cursor is not a.From (another beat moved it), nothing is written and the
-// error is ErrCursorMoved. The commit is not fsynced: a power loss rolls the
-// rows back together with the cursor, so they are materialised again under
-// the same keys.
+// cursor is not a.From (another beat moved it) or its pause state is not
+// a.Paused (it was paused or resumed meanwhile), nothing is written and the
+// error is ErrCursorMoved: the pause is part of the compare-and-set, so a
+// beat that read before a pause commits nothing after it. The commit is not
+// fsynced unless a.Resume: a power loss rolls the rows back together with
+// the cursor, so they are materialised again under the same keys; a resume
+// is acknowledged to a person.
 func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	if a.Schedule == "" {
 		return nil, errors.New("advance: empty schedule")
+	}
+	if a.Resume && !a.Paused {
+		return nil, fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
 	}
 	if a.To.Before(a.From) {
 		return nil, fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
@@ -364,12 +402,13 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	var res []Enqueued
-	err = q.inTx(ctx, false, func(tx txn) error {
+	err = q.inTx(ctx, a.Resume, func(tx txn) error {
 		var at int64
-		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at)
+		var paused bool
+		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if !a.From.IsZero() {
+			if !a.From.IsZero() || a.Paused {
 				return ErrCursorMoved
 			}
 			if _, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now)); err != nil {
@@ -381,7 +420,14 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 			if a.From.IsZero() || at != ms(a.From) {
 				return ErrCursorMoved
 			}
-			if _, err := tx.ExecContext(ctx, moveCursorSQL, ms(a.To), ms(now), a.Schedule, at); err != nil {
+			if paused != a.Paused {
+				return errPausedMoved
+			}
+			move := moveCursorSQL
+			if a.Resume {
+				move = resumeCursorSQL
+			}
+			if _, err := tx.ExecContext(ctx, move, ms(a.To), ms(now), a.Schedule, at); err != nil {
 				return err
 			}
 		}

@@ -30,7 +30,7 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(10 * time.Second):
+	case <-time.After(2 * time.Minute): // failure deadline, not a sync point
 		t.Fatal("timed out waiting")
 	}
 	var zero T
@@ -42,7 +42,7 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 // goroutine's transaction.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -68,8 +68,19 @@ func (q *Queue) Reclaim(ctx context.Context) (int, error) {
 	return len(rs), nil
 }
 
+// purgeDoneSQL deletes one batch of old done jobs. The order is total
+// (jobs_done holds finished_at, id), so that purgeKeysSQL, run just before
+// in the same transaction, reads the same batch.
 const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (
-	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ? ORDER BY finished_at LIMIT ?)`
+	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)`
+
+// purgeKeysSQL keeps the keys of the batch purgeDoneSQL deletes, except
+// generated ones, in used_keys.
+var purgeKeysSQL = `INSERT INTO used_keys (key, finished_at)
+SELECT key, finished_at FROM jobs WHERE id IN (
+	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)
+	AND key NOT GLOB '` + generatedKeyGlob + `'
+ON CONFLICT (key) DO NOTHING`
 
 const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`
@@ -77,10 +88,14 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 // Purge deletes done jobs finished before before, with their attempts, and
 // skip records older than before, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
-// jobs are kept. It then checkpoints and truncates the WAL when no reader
-// holds it.
+// jobs are kept. The key of a purged job enqueued with a key of its own
+// stays used (used_keys, moved in the transaction that deletes the job):
+// an enqueue under it inserts nothing, as before the purge. It then
+// checkpoints and truncates the WAL when no reader holds it.
 func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
-	batch := func(query string) (int64, error) {
+	// batch runs queries in one transaction and returns the rows the last
+	// one changed.
+	batch := func(queries ...string) (int64, error) {
 		var n int64
 		start := q.clock.Now()
 		defer func() {
@@ -93,17 +108,21 @@ func (q *Queue) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			}
 		}()
 		err := q.inTx(ctx, false, func(tx txn) error {
-			res, err := tx.ExecContext(ctx, query, ms(before), q.cfg.PurgeBatch)
-			if err != nil {
-				return err
+			for _, query := range queries {
+				res, err := tx.ExecContext(ctx, query, ms(before), q.cfg.PurgeBatch)
+				if err != nil {
+					return err
+				}
+				if n, err = res.RowsAffected(); err != nil {
+					return err
+				}
 			}
-			n, err = res.RowsAffected()
-			return err
+			return nil
 		})
 		return n, err
 	}
 	for {
-		n, err := batch(purgeDoneSQL)
+		n, err := batch(purgeKeysSQL, purgeDoneSQL)
 		if err != nil {
 			return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
 		}

@@ -332,6 +332,52 @@ func TestPauseIsDurable(t *testing.T) {
 	}
 }
 
+// TestAdvanceComparesThePause: the pause is part of the cursor's
+// compare-and-set. An Advance read before a pause commits nothing after it;
+// only a resuming Advance moves a paused cursor, and it resumes it.
+func TestAdvanceComparesThePause(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	i1 := t0.Add(time.Minute)
+	job := []NewJob{{Type: "t", Key: "s||1", Schedule: "s", ScheduledAt: i1, RunAt: i1}}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := q.Cursors(ctx)
+	if err := q.SetPaused(ctx, "s", true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := q.Advance(ctx, Advance{Schedule: "s", From: read["s"].At, Paused: read["s"].Paused, To: i1, Jobs: job})
+	if !errors.Is(err, ErrCursorMoved) {
+		t.Fatalf("Advance read before the pause = %v, want ErrCursorMoved", err)
+	}
+	if _, err := q.Job(ctx, "s||1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Advance read before the pause inserted its job: %v", err)
+	}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Resume: true}); err == nil {
+		t.Error("Resume without Paused accepted")
+	}
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, Paused: true, Resume: true, To: i1, Jobs: job}); err != nil {
+		t.Fatalf("resuming Advance: %v", err)
+	}
+	cs, _ := q.Cursors(ctx)
+	if c := cs["s"]; c.Paused || !c.At.Equal(i1) || !c.PausedAt.IsZero() {
+		t.Errorf("cursor = %+v, want running at %v", c, i1)
+	}
+	mustJob(t, q, "s||1")
+	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, Paused: true, Resume: true, To: i1}); !errors.Is(err, ErrCursorMoved) {
+		t.Errorf("second resume = %v, want ErrCursorMoved", err)
+	}
+	// A schedule paused before it had a cursor is not created by a beat.
+	if err := q.SetPaused(ctx, "new", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Advance(ctx, Advance{Schedule: "new", To: t0}); !errors.Is(err, ErrCursorMoved) {
+		t.Errorf("creating a paused cursor = %v, want ErrCursorMoved", err)
+	}
+}
+
 func TestQueryPlansUseIndexes(t *testing.T) {
 	t.Parallel()
 	q, _ := newTestQueue(t)
@@ -345,10 +391,14 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_ready"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
-		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
-		"dead":       {deadSQL, []any{10}, "jobs_dead"},
-		"by key":     {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
-		"complete":   {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
+		"purge keys": {purgeKeysSQL, []any{0, 10}, "jobs_done"},
+		// An enqueue's look in used_keys is one search of its primary key.
+		"insert":       {insertJobSQL, make([]any, 10), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 10*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"overlap":      {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
+		"dead":         {deadSQL, []any{10}, "jobs_dead"},
+		"by key":       {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+		"complete":     {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
@@ -364,8 +414,14 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		rows.Close()
 		text := strings.Join(plan, "; ")
+		if testing.Verbose() {
+			t.Logf("%s: %s", name, text)
+		}
 		if !strings.Contains(text, p.want) {
 			t.Errorf("%s: plan %q does not use %s", name, text, p.want)
+		}
+		if strings.HasPrefix(name, "purge") && strings.Contains(text, "TEMP B-TREE") {
+			t.Errorf("%s: plan %q sorts instead of walking jobs_done in order", name, text)
 		}
 		if strings.Contains(text, "SCAN jobs") && !strings.Contains(text, "USING") {
 			t.Errorf("%s: plan %q scans the table", name, text)

@@ -278,7 +278,7 @@ func (b *Beat) start(ctx context.Context, s *Schedule, now time.Time) (queue.Cur
 // restart moves the cursor of a schedule that Apply added or re-timed to
 // the time of Apply, so that the change holds across restarts.
 func (b *Beat) restart(ctx context.Context, s *Schedule, cur queue.Cursor, since time.Time) (queue.Cursor, error) {
-	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, From: cur.At, To: since}); err != nil {
+	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, From: cur.At, To: since, Paused: cur.Paused}); err != nil {
 		return cur, err
 	}
 	b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, since)
@@ -310,7 +310,7 @@ func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur qu
 	if len(due) == 0 {
 		return next, nil
 	}
-	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, queue.SkipMisfire, false)
+	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
 	to := due[len(due)-1].at
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
 	res, err := b.q.Advance(ctx, adv)

@@ -18,15 +18,19 @@ type skipped struct {
 	reason string
 }
 
+// noGrace, as planInstants' grace, makes every due instant missed: none
+// counts as on time, so the catch-up policy alone decides.
+const noGrace = -1
+
 // planInstants decides which of a schedule's due instants, oldest first, run.
 //
 // Repeated wall times of a fall-back are skipped (queue.SkipDST). An instant
 // at most grace before now is on time and runs. Later ones are missed, and
 // policy decides: CatchUpAll runs the newest limit of them, CatchUpLatest
 // the newest one unless an instant on time runs anyway, CatchUpNone none.
-// Missed instants that do not run are skipped with missReason. With skipAll
-// every instant is skipped with missReason, on time or not.
-func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason string, skipAll bool) (runs []time.Time, skips []skipped) {
+// Missed instants that do not run are skipped with the reason missReason
+// gives for them. With skipAll every instant is skipped so, on time or not.
+func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason func(time.Time) string, skipAll bool) (runs []time.Time, skips []skipped) {
 	var late []time.Time
 	onTime := 0
 	for _, in := range due {
@@ -34,8 +38,8 @@ func planInstants(due []instant, now time.Time, grace time.Duration, policy Catc
 		case in.dst:
 			skips = append(skips, skipped{at: in.at, reason: queue.SkipDST})
 		case skipAll:
-			skips = append(skips, skipped{at: in.at, reason: missReason})
-		case now.Sub(in.at) <= grace:
+			skips = append(skips, skipped{at: in.at, reason: missReason(in.at)})
+		case grace >= 0 && now.Sub(in.at) <= grace:
 			runs = append(runs, in.at)
 			onTime++
 		default:
@@ -52,11 +56,29 @@ func planInstants(due []instant, now time.Time, grace time.Duration, policy Catc
 		}
 	}
 	for _, at := range late[:len(late)-keep] {
-		skips = append(skips, skipped{at: at, reason: missReason})
+		skips = append(skips, skipped{at: at, reason: missReason(at)})
 	}
 	// Late instants precede the on-time ones: keep the runs in order.
 	runs = append(append([]time.Time(nil), late[len(late)-keep:]...), runs...)
 	return runs, skips
+}
+
+// reason returns a constant skip reason, for planInstants.
+func reason(r string) func(time.Time) string {
+	return func(time.Time) string { return r }
+}
+
+// pauseReason is the skip reason of an instant not run when a schedule
+// paused at pausedAt resumes: queue.SkipPaused for an instant after the
+// pause, queue.SkipMisfire for one the beat had missed before it (the
+// daemon was down). A zero pausedAt counts every instant as paused.
+func pauseReason(pausedAt time.Time) func(time.Time) string {
+	return func(at time.Time) string {
+		if pausedAt.IsZero() || at.After(pausedAt) {
+			return queue.SkipPaused
+		}
+		return queue.SkipMisfire
+	}
 }
 
 // buildAdvance makes the Advance that moves a schedule's cursor from from to

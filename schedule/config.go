@@ -150,7 +150,8 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 type CatchUp string
 
 // Catch-up policies. An instant counts as missed when it is materialised
-// later than Scheduler.MisfireGrace; instants within the grace always run.
+// later than Scheduler.MisfireGrace, or was passed during a pause;
+// instants within the grace of a running schedule always run.
 const (
 	// CatchUpLatest runs the most recent missed instant once, unless an
 	// instant on time runs anyway, and skips the others. The default.

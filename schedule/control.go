@@ -189,10 +189,14 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error 
 }
 
 // Resume lets the beat materialise the schedule name again. The instants
-// that passed while it was paused, up to now, are settled first: with
-// skipMissed they are all recorded as skipped (queue.SkipPaused); otherwise
-// the schedule's catch_up policy decides which run, as after downtime, and
-// the others are recorded as skipped for the pause. Resuming a schedule that
+// that passed while it was paused, up to and including now, are settled in
+// the same transaction that resumes it: with skipMissed they are all
+// recorded as skipped; otherwise the schedule's catch_up policy alone
+// decides which run (misfire_grace does not apply: none of them was on
+// time): "none" runs none of them, "latest" the newest one, "all" the newest
+// catch_up_limit. Each instant not run is recorded as skipped, with reason
+// queue.SkipPaused if it fell after the pause and queue.SkipMisfire if the
+// beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
 func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) error {
 	s, err := find(cfg, name)
@@ -205,17 +209,16 @@ func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now t
 			return fmt.Errorf("resume %s: %w", name, err)
 		}
 		cur, ok := cursors[name]
-		if ok && !cur.Paused {
+		switch {
+		case !ok:
+			err = q.SetPaused(ctx, name, false) // creates the cursor at now
+		case !cur.Paused:
 			return nil
-		}
-		if ok {
+		default:
 			err = settle(ctx, q, cfg, s, cur, now, skipMissed)
 		}
 		switch {
 		case err == nil:
-			if err := q.SetPaused(ctx, name, false); err != nil {
-				return fmt.Errorf("resume %s: %w", name, err)
-			}
 			return nil
 		case !errors.Is(err, queue.ErrCursorMoved) || attempt == maxAdvanceRetries:
 			return fmt.Errorf("resume %s: %w", name, err)
@@ -223,14 +226,18 @@ func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now t
 	}
 }
 
-// settle materialises the instants a pause missed.
+// settle materialises the instants a pause missed, up to now, and resumes
+// the schedule, in one Advance.
 func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) error {
 	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
-	if len(due) == 0 {
-		return nil
+	to := cur.At
+	if len(due) > 0 {
+		to = due[len(due)-1].at
 	}
-	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, queue.SkipPaused, skipMissed)
-	_, err := q.Advance(ctx, buildAdvance(cfg, s, cur.At, due[len(due)-1].at, runs, skips, now))
+	runs, skips := planInstants(due, now, noGrace, s.CatchUp, s.CatchUpLimit, pauseReason(cur.PausedAt), skipMissed)
+	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
+	adv.Paused, adv.Resume = true, true
+	_, err := q.Advance(ctx, adv)
 	return err
 }
 

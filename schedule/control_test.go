@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -353,7 +354,7 @@ func TestPlanInstants(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, queue.SkipMisfire, tt.skipAll)
+			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, reason(queue.SkipMisfire), tt.skipAll)
 			var gotRuns, gotSkips []string
 			for _, r := range runs {
 				gotRuns = append(gotRuns, label("", r))
@@ -494,4 +495,226 @@ func mustTimeNano(t *testing.T, s string) time.Time {
 		t.Fatalf("time.Parse(%q): %v", s, err)
 	}
 	return v
+}
+
+const every20s = `
+[tasks.t]
+[[schedule]]
+name = "s"
+cron = "@every 20s"
+task = "t"
+`
+
+// TestResumeFollowsCatchUpExactly: an @every 20s schedule, run at +20s,
+// paused at +25s for 80 s (the instants +40s to +100s pass) and resumed at
+// +105s. Resume applies catch_up alone: misfire_grace (1m) would count +60s
+// to +100s as on time and run them whatever the policy. Every instant not
+// run is recorded as paused.
+func TestResumeFollowsCatchUpExactly(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	tests := []struct {
+		catchUp   string
+		wantJobs  []string
+		wantSkips []string
+	}{
+		{`catch_up = "none"`, times(20*s, 120*s), []string{"paused 12:00:40", "paused 12:01:00", "paused 12:01:20", "paused 12:01:40"}},
+		{`catch_up = "latest"`, times(20*s, 100*s, 120*s), []string{"paused 12:00:40", "paused 12:01:00", "paused 12:01:20"}},
+		{"catch_up = \"all\"\ncatch_up_limit = 2", times(20*s, 80*s, 100*s, 120*s), []string{"paused 12:00:40", "paused 12:01:00"}},
+		{`catch_up = "all"`, times(20*s, 40*s, 60*s, 80*s, 100*s, 120*s), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.catchUp, func(t *testing.T) {
+			t.Parallel()
+			q, clk := newTestQueue(t)
+			cfg := mustParse(t, every20s+tt.catchUp+"\n")
+			ctx := context.Background()
+			r := startBeat(t, q, cfg, clk)
+			r.advance(20 * s)
+			r.advance(5 * s)
+			if err := Pause(ctx, q, cfg, "s"); err != nil {
+				t.Fatalf("Pause: %v", err)
+			}
+			for range 4 {
+				r.advance(20 * s)
+			}
+			if got, want := jobs(t, q, "s"), times(20*s); !equal(got, want) {
+				t.Fatalf("jobs while paused = %v, want %v", got, want)
+			}
+			if err := Resume(ctx, q, cfg, "s", clk.Now(), false); err != nil {
+				t.Fatalf("Resume: %v", err)
+			}
+			r.advance(0)
+			r.advance(15 * s) // +120s: the first instant after the resume
+			if got := jobs(t, q, "s"); !equal(got, tt.wantJobs) {
+				t.Errorf("jobs = %v, want %v", got, tt.wantJobs)
+			}
+			if got := skips(t, q, "s"); !equal(got, tt.wantSkips) {
+				t.Errorf("skips = %v, want %v", got, tt.wantSkips)
+			}
+			if c := cursor(t, q, "s"); c.Paused || !c.At.Equal(t0.Add(120*s)) {
+				t.Errorf("cursor = %+v, want running at 12:02:00", c)
+			}
+		})
+	}
+}
+
+// TestResumeAfterDowntimeTellsMisfireFromPaused: the daemon was down from
+// +0s, the schedule was paused at +45s (+20s and +40s already missed) and
+// resumed at +125s. Instants missed before the pause are skipped as misfire,
+// those after it as paused, and catch_up decides over all of them.
+func TestResumeAfterDowntimeTellsMisfireFromPaused(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	tests := []struct {
+		catchUp   string
+		skip      bool
+		wantJobs  []string
+		wantSkips []string
+	}{
+		{`catch_up = "none"`, false, nil,
+			[]string{"misfire 12:00:20", "misfire 12:00:40", "paused 12:01:00", "paused 12:01:20", "paused 12:01:40", "paused 12:02:00"}},
+		{`catch_up = "latest"`, false, times(120 * s),
+			[]string{"misfire 12:00:20", "misfire 12:00:40", "paused 12:01:00", "paused 12:01:20", "paused 12:01:40"}},
+		{"catch_up = \"all\"\ncatch_up_limit = 5", false, times(40*s, 60*s, 80*s, 100*s, 120*s),
+			[]string{"misfire 12:00:20"}},
+		{`catch_up = "all"`, true, nil,
+			[]string{"misfire 12:00:20", "misfire 12:00:40", "paused 12:01:00", "paused 12:01:20", "paused 12:01:40", "paused 12:02:00"}},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s skip=%v", tt.catchUp, tt.skip), func(t *testing.T) {
+			t.Parallel()
+			q, clk := newTestQueue(t)
+			cfg := mustParse(t, every20s+tt.catchUp+"\n")
+			ctx := context.Background()
+			b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.pass(ctx, clk.Now()); err != nil { // the cursor at +0s
+				t.Fatal(err)
+			}
+			clk.Advance(45 * s)
+			if err := Pause(ctx, q, cfg, "s"); err != nil {
+				t.Fatalf("Pause: %v", err)
+			}
+			clk.Advance(80 * s)
+			if err := Resume(ctx, q, cfg, "s", clk.Now(), tt.skip); err != nil {
+				t.Fatalf("Resume: %v", err)
+			}
+			if _, err := b.pass(ctx, clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if got := jobs(t, q, "s"); !equal(got, tt.wantJobs) {
+				t.Errorf("jobs = %v, want %v", got, tt.wantJobs)
+			}
+			if got := skips(t, q, "s"); !equal(got, tt.wantSkips) {
+				t.Errorf("skips = %v, want %v", got, tt.wantSkips)
+			}
+		})
+	}
+}
+
+// TestPauseWinsOverABeatInFlight: a beat reads the cursor running, -pause
+// commits, then the beat commits what it read: nothing is materialised, and
+// the schedule stays paused where it was.
+func TestPauseWinsOverABeatInFlight(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, every20s)
+	ctx := context.Background()
+	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pass(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	read := cursor(t, q, "s") // the beat's read
+	if err := Pause(ctx, q, cfg, "s"); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	s, _ := cfg.Schedule("s")
+	if _, err := b.advance(ctx, cfg, s, read, true, time.Time{}, clk.Now()); err != nil { // the beat's commit
+		t.Fatalf("advance: %v", err)
+	}
+	if got := jobs(t, q, "s"); len(got) != 0 {
+		t.Errorf("jobs = %v, want none: the schedule was paused before the beat committed", got)
+	}
+	if got := skips(t, q, "s"); len(got) != 0 {
+		t.Errorf("skips = %v, want none yet", got)
+	}
+	if c := cursor(t, q, "s"); !c.Paused || !c.At.Equal(t0) {
+		t.Errorf("cursor = %+v, want paused at 12:00:00", c)
+	}
+}
+
+// TestBackfillAndTriggerKeyStayIdempotentAfterPurge: once the jobs of a
+// backfill and of a keyed trigger ran and retain_done purged them, the same
+// backfill and trigger enqueue nothing.
+func TestBackfillAndTriggerKeyStayIdempotentAfterPurge(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, fanOut)
+	ctx := context.Background()
+	from, to := t0.Add(-2*time.Hour), t0.Add(-time.Hour)
+	enqueue := func() (inserted, purged int) {
+		t.Helper()
+		res, err := Backfill(ctx, q, cfg, "s", from, to)
+		if err != nil {
+			t.Fatalf("Backfill: %v", err)
+		}
+		more, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "deploy-42", Now: clk.Now()})
+		if err != nil {
+			t.Fatalf("Trigger: %v", err)
+		}
+		for _, r := range append(res, more...) {
+			if r.Inserted {
+				inserted++
+			}
+			if r.Purged {
+				purged++
+			}
+		}
+		return inserted, purged
+	}
+	if n, _ := enqueue(); n != 6 {
+		t.Fatalf("%d jobs enqueued, want 6", n)
+	}
+
+	ran := make(chan string, 6)
+	p, err := queue.NewPool(q, queue.PoolConfig{Workers: 2, Clock: clk, MaintenanceEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Register("t", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error { ran <- j.Key; return nil }), queue.TypeConfig{})
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(pctx) }()
+	for range 6 {
+		waitFor(t, ran)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for s, _ := q.Stats(ctx); s.Total[queue.StateDone] != 6; s, _ = q.Stats(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("jobs not recorded done: %v", s.Total)
+		}
+		time.Sleep(time.Millisecond) // polling interval of a deadline loop, not a sync point
+	}
+	cancel()
+	if err := waitFor(t, done); err != nil {
+		t.Fatalf("pool: %v", err)
+	}
+
+	clk.Advance(8 * 24 * time.Hour)
+	if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 6 {
+		t.Fatalf("Maintain = %+v, %v; want 6 purged", rep, err)
+	}
+	if inserted, purged := enqueue(); inserted != 0 || purged != 6 {
+		t.Errorf("after purge: %d enqueued, %d found used by purged jobs; want 0 and 6", inserted, purged)
+	}
+	if got := jobs(t, q, "s"); len(got) != 0 {
+		t.Errorf("jobs after purge = %v, want none", got)
+	}
 }

@@ -47,9 +47,10 @@
 // # Missed instants
 //
 // An instant materialised at most Scheduler.MisfireGrace (default 1m) after
-// it is on time and always runs. Later ones, after downtime, a forward
-// clock jump or a pause, are missed: catch_up = "latest" runs the most
-// recent one unless an on-time instant runs anyway, "all" runs the newest
-// catch_up_limit of them, "none" runs none. A new schedule, and one whose
+// it is on time and always runs. Later ones, after downtime or a forward
+// clock jump, are missed: catch_up = "latest" runs the most recent one
+// unless an on-time instant runs anyway, "all" runs the newest
+// catch_up_limit of them, "none" runs none. At Resume every instant since
+// the pause is missed, however recent: catch_up alone decides. A new schedule, and one whose
 // expression a reload changed, starts from now: it catches nothing up.
 package schedule
