@@ -32,7 +32,18 @@ func programClock(env func(string) string) (clock.Clock, error) {
 }
 
 // errForced is returned when a second SIGTERM or SIGINT cut the shutdown short.
-var errForced = errors.New("forced exit on second signal: running commands were killed; their jobs run again once their leases expire")
+var errForced = errors.New("forced exit on second signal: running commands were killed and their jobs given back")
+
+// forcedExitWait bounds how long a forced exit waits for the pool to record
+// the jobs it gave back. Commands are killed at once; only a Go handler
+// that ignores its context can hold the pool that long, and then the
+// process exits without closing the queue under the running pool (their
+// leases then expire as after a crash).
+const forcedExitWait = 10 * time.Second
+
+// stopMargin is what a stop may take beyond shutdown_grace and the longest
+// kill_grace: recording the results and closing the database.
+const stopMargin = 15 * time.Second
 
 // daemon runs the beat, the worker pool and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
@@ -59,7 +70,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	defer q.Close()
+	// Closed only once the pool and the beat have returned: closing it
+	// under a running pool fails the results it still has to record.
+	closeQueue := true
+	defer func() {
+		if closeQueue {
+			q.Close()
+		}
+	}()
 	// A write before READY: a file that opens but cannot be written (a
 	// read-only mount, an immutable file) fails the start, not every job.
 	if _, err := q.Reclaim(ctx); err != nil {
@@ -117,8 +135,12 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	stopping := false
 	beginStop := func(reason string) {
 		stopping = true
-		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace)
-		notifyOrLog(log, notify, "STOPPING=1")
+		// Jobs keep their leases through the drain (the pool heartbeats
+		// until each result is committed), so the only bound on a stop is
+		// systemd's: extend its stop timeout to what the drain may take.
+		budget := stopBudget(a.cfg)
+		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace, "stop_budget", budget)
+		notifyOrLog(log, notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))
 		stop()
 	}
 	var runErr error
@@ -132,8 +154,17 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				}
 			default:
 				if stopping {
+					// Cut first: a command killed below then ends in a
+					// release, not a failed attempt.
+					pool.Cut()
 					killed := reg.KillRunning()
-					log.Error("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
+					log.Warn("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
+					select {
+					case <-done:
+					case <-a.clock.After(forcedExitWait):
+						closeQueue = false
+						log.Warn("forced exit: jobs still running are left to their leases")
+					}
 					return errForced
 				}
 				beginStop(sig.String())
@@ -164,6 +195,16 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			return runErr
 		}
 	}
+}
+
+// stopBudget is the longest a stop may take: the shutdown grace, the
+// longest kill grace of a command, and stopMargin.
+func stopBudget(cfg *schedule.Config) time.Duration {
+	var kill time.Duration
+	for _, t := range cfg.Tasks {
+		kill = max(kill, t.KillGrace)
+	}
+	return cfg.Scheduler.ShutdownGrace + kill + stopMargin
 }
 
 func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string) {

@@ -420,7 +420,7 @@ timezone = "Mars/Olympus"
 
 // TestSecondSigtermForcesExit: a second SIGTERM during the shutdown grace
 // exits at once (status 1) instead of waiting out the grace, killing the
-// running commands' process groups; their jobs are reclaimed later.
+// running commands' process groups and giving their jobs back.
 func TestSecondSigtermForcesExit(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, `
@@ -443,8 +443,12 @@ task = "long"
 	if code := exitCodeOf(err); code != 1 {
 		t.Fatalf("exit %v (code %d), want 1 after a forced exit", err, code)
 	}
-	if log := d.log(); !strings.Contains(log, "second signal") {
+	log := d.log()
+	if !strings.Contains(log, "second signal") {
 		t.Errorf("no forced-exit message in the log:\n%s", log)
+	}
+	if strings.Contains(log, "database is closed") {
+		t.Errorf("the queue was closed under the running pool:\n%s", log)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "long.pid"))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))

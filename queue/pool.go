@@ -35,8 +35,15 @@ type PoolConfig struct {
 	// PrefetchBelow is the average job duration under which the pool
 	// prefetches. Default: 5ms.
 	PrefetchBelow time.Duration
-	Lease         time.Duration // How long a claim holds a job without a heartbeat. Default: 1m.
-	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
+	// Lease is how long a claim holds a job without a heartbeat; the pool
+	// heartbeats its running jobs every third of it, during the shutdown
+	// too, until each job's result is committed. So the lease need not
+	// outlast ShutdownGrace or a command's kill grace. At least MinLease.
+	// Default: 1m.
+	Lease time.Duration
+	// ShutdownGrace is the time running jobs get after Run's ctx is done,
+	// before their contexts are cancelled. Default: 30s.
+	ShutdownGrace time.Duration
 	// WatchInterval is how often the pool checks whether another process
 	// wrote to the file (PRAGMA data_version, a read of shared memory), so
 	// that a job enqueued by the CLI starts promptly. Default: 50ms.
@@ -59,6 +66,11 @@ type PoolConfig struct {
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
 
+// MinLease is the shortest lease a Pool accepts. The pool heartbeats every
+// third of its lease, and each heartbeat is a write that must commit before
+// the lease runs out, behind other writers of the file.
+const MinLease = time.Second
+
 // Pool runs jobs from a Queue on a bounded number of goroutines. Register
 // handlers, then call Run. Register is safe to call while Run runs.
 type Pool struct {
@@ -77,6 +89,10 @@ type Pool struct {
 	running  atomic.Bool
 	trips    atomic.Int64 // loop iterations, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
+
+	cut     chan struct{} // closed by Cut
+	cutOnce sync.Once
+	probes  chan chan struct{} // see Probe
 }
 
 type registered struct {
@@ -106,6 +122,9 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	}
 	if cfg.Lease == 0 {
 		cfg.Lease = time.Minute
+	}
+	if cfg.Lease < MinLease {
+		return nil, fmt.Errorf("new pool: lease %s is shorter than %s: the pool heartbeats every third of it", cfg.Lease, MinLease)
 	}
 	if cfg.ShutdownGrace == 0 {
 		cfg.ShutdownGrace = 30 * time.Second
@@ -145,6 +164,8 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		handlers: map[string]registered{},
 		work:     make(chan *Job, cfg.Workers+cfg.Prefetch),
 		results:  make(chan result, cfg.Workers+cfg.Prefetch),
+		cut:      make(chan struct{}),
+		probes:   make(chan chan struct{}, maxProbes),
 	}, nil
 }
 
@@ -294,6 +315,9 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for {
+		// Before trips counts this round: a test that saw the count move
+		// knows the loop is past this point.
+		l.answerProbes()
 		p.trips.Add(1)
 		l.collect()
 		if ctx.Err() != nil {
@@ -329,6 +353,39 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		case <-timer:
 			timer = nil
 			l.claimMore = true
+		case ch := <-p.probes:
+			close(ch)
+		}
+	}
+}
+
+// maxProbes bounds the probes waiting for an answer: a wedged loop answers
+// none, and Probe must not block.
+const maxProbes = 4
+
+// Probe returns a channel that the pool's loop closes the next time it
+// comes round to wait: at once when it is idle, after its transaction when
+// it is busy, during the shutdown too, and never while it is wedged (nor
+// after Run has returned). A daemon's watchdog uses it to tell a live loop
+// from a stuck one. Probe never blocks; it is safe to call from any
+// goroutine.
+func (p *Pool) Probe() <-chan struct{} {
+	ch := make(chan struct{})
+	select {
+	case p.probes <- ch:
+	default: // maxProbes unanswered: the loop is stuck, ch stays open
+	}
+	return ch
+}
+
+// answerProbes answers the probes that are waiting.
+func (l *loop) answerProbes() {
+	for {
+		select {
+		case ch := <-l.p.probes:
+			close(ch)
+		default:
+			return
 		}
 	}
 }
@@ -410,7 +467,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	now := p.clock.Now()
 	free := l.capacity() - l.inflight
 	doClaim := claimJobs && l.claimMore && free > 0 && !p.stopping.Load()
-	doReclaim := !l.nextLease.IsZero() && !now.Before(l.nextLease)
+	// A stopping pool only records and heartbeats: it takes on no job,
+	// not even a reclaimed one.
+	doReclaim := !p.stopping.Load() && !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
 	enqueued := l.enqueued
 	l.enqueued = false
@@ -508,8 +567,12 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 }
 
 // drain waits for in-flight jobs after ctx is done: ShutdownGrace, then their
-// contexts are cancelled. Results are recorded with a context that outlives
-// ctx.
+// contexts are cancelled, and it waits on for them to return (a command gets
+// its kill grace). Until the last result is committed it heartbeats as
+// before, so that no lease of a job still running lapses and another pool
+// reclaims and runs it a second time (or makes it dead on its last
+// attempt). It claims and reclaims nothing. Results are recorded with a
+// context that outlives ctx.
 func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	p := l.p
 	p.stopping.Store(true)
@@ -518,17 +581,47 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 		p.log.InfoContext(bg, "pool stopping", "running", l.inflight, "grace", p.cfg.ShutdownGrace)
 	}
 	grace := p.clock.After(p.cfg.ShutdownGrace)
+	cut := p.cut
+	var timer <-chan time.Time
+	var timerAt time.Time
 	for l.inflight > 0 {
+		l.answerProbes()
+		l.collect()
+		if err := l.trip(bg, false); err != nil {
+			l.failures++
+			p.log.ErrorContext(bg, "pool write failed", "err", err, "failures", l.failures)
+		} else {
+			l.failures = 0
+		}
+		if l.inflight == 0 {
+			break
+		}
+		at := l.nextHeartbeat
+		if l.failures > 0 {
+			at = p.clock.Now().Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
+		}
+		if timer == nil || !at.Equal(timerAt) {
+			timerAt = at
+			timer = p.clock.After(at.Sub(p.clock.Now()))
+		}
 		select {
 		case r := <-p.results:
 			l.add(r)
-			l.collect()
-			l.flush(bg)
 		case <-grace:
 			grace = nil
+			if !p.hardStop.Load() {
+				p.log.WarnContext(bg, "shutdown grace over, cancelling jobs", "running", l.inflight)
+			}
 			p.hardStop.Store(true)
-			p.log.WarnContext(bg, "shutdown grace over, cancelling jobs", "running", l.inflight)
 			cancelHandlers()
+		case <-cut:
+			// Cut sets hardStop itself, before it returns.
+			cut = nil
+			cancelHandlers()
+		case <-timer:
+			timer = nil
+		case ch := <-p.probes:
+			close(ch)
 		}
 	}
 	l.flush(bg)
@@ -546,6 +639,21 @@ func (l *loop) flush(ctx context.Context) {
 			l.p.log.ErrorContext(ctx, "record results at shutdown", "err", err, "results", len(l.pending))
 		}
 	}
+}
+
+// Cut ends the shutdown grace at once: the contexts of running jobs are
+// cancelled, and each job is given back without spending its attempt as
+// its handler returns. Run still returns only once every handler has
+// returned and the results are committed. Cut before Run's ctx is done
+// makes the coming shutdown skip its grace. It is safe to call from any
+// goroutine, more than once.
+func (p *Pool) Cut() {
+	p.cutOnce.Do(func() {
+		// Before the handlers see their contexts cancelled: an error they
+		// return from now on is a release, not a failed attempt.
+		p.hardStop.Store(true)
+		close(p.cut)
+	})
 }
 
 func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {

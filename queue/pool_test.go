@@ -657,3 +657,46 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 		t.Errorf("loop ran %d times in 10 rechecks after the waiting job was cancelled", n)
 	}
 }
+
+// TestPoolHeartbeatsThroughShutdown: a job still running after stop, in
+// the grace and after it (a command in its kill grace), keeps its lease
+// until its result is committed, so no other pool can reclaim it and run
+// it twice, or make it dead on its last attempt.
+func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release // ignores ctx for a while, as a command does in its kill grace
+		return ctx.Err()
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "slow", Key: "k", MaxAttempts: 1})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
+	// Three minutes of fake time: six leases, past the grace and far into
+	// what a kill grace would be.
+	for range 180 {
+		clk.Advance(time.Second)
+		eventually(t, fmt.Sprintf("lease renewed at %v", clk.Now().Sub(t0)), func() bool {
+			return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
+		})
+		if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+			t.Fatalf("at %v Reclaim took %d jobs (%v): a running job's lease lapsed", clk.Now().Sub(t0), n, err)
+		}
+	}
+	close(release)
+	waitFor(t, stopped)
+	j := mustJob(t, q, "k")
+	if j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
+	}
+	as, _ := q.Attempts(context.Background(), j.ID)
+	if len(as) != 1 || as[0].Outcome != OutcomeReleased {
+		t.Errorf("attempts = %+v, want one released", as)
+	}
+}
