@@ -53,7 +53,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		log.Warn("test clock in use: the wall clock is shifted by the file in "+testClockEnv, "file", getenv(testClockEnv))
 	}
 	notify := newNotifier(getenv)
-	watchdog, err := watchdogInterval(getenv)
+	dogEvery, err := watchdogInterval(getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -128,13 +128,27 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		"tasks", len(a.cfg.Tasks), "workers", pool.Workers(), "owner", pool.Owner(), "pid", os.Getpid())
 	notifyOrLog(log, notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(a.cfg.Schedules))+" schedules")
 
-	var dog <-chan time.Time
-	if watchdog > 0 {
-		dog = a.clock.After(watchdog)
+	// WATCHDOG=1 means that the pool's loop and the beat come round and
+	// the database answers; a wedged loop stops the feeding.
+	live := newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe})
+	if dogEvery > 0 {
+		dog := &watchdog{clock: a.clock, interval: dogEvery, live: live, ping: q.Ping, log: log,
+			feed: func() { notifyOrLog(log, notify, "WATCHDOG=1") }}
+		dogCtx, stopDog := context.WithCancel(context.WithoutCancel(ctx))
+		dogDone := make(chan struct{})
+		go func() {
+			defer close(dogDone)
+			dog.run(dogCtx)
+		}()
+		defer func() {
+			stopDog()
+			<-dogDone
+		}()
 	}
 	stopping := false
 	beginStop := func(reason string) {
 		stopping = true
+		live.drop("beat") // it returns at once; the pool drains on
 		// Jobs keep their leases through the drain (the pool heartbeats
 		// until each result is committed), so the only bound on a stop is
 		// systemd's: extend its stop timeout to what the drain may take.
@@ -179,17 +193,6 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				log.Error("component failed: stopping", "err", err)
 				beginStop("failure")
 			}
-		case <-dog:
-			// The watchdog is fed only while the database answers.
-			pctx, cancel := context.WithTimeout(ctx, watchdog)
-			perr := q.Ping(pctx)
-			cancel()
-			if perr == nil {
-				notifyOrLog(log, notify, "WATCHDOG=1")
-			} else {
-				log.Error("watchdog: database does not answer", "err", perr)
-			}
-			dog = a.clock.After(watchdog)
 		case <-done:
 			log.Info("scheduler stopped")
 			return runErr

@@ -700,3 +700,32 @@ func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 		t.Errorf("attempts = %+v, want one released", as)
 	}
 }
+
+// TestPoolProbeNeedsTheLoop: an idle pool answers a probe at once; a pool
+// whose loop is stuck (here on the handler table's lock, in its claim)
+// answers none until it comes round again.
+func TestPoolProbeNeedsTheLoop(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
+	ran := make(chan struct{}, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- struct{}{}; return nil }), TypeConfig{})
+	runPool(t, p)
+	// Idle: the watch's, the checkpointer's and the loop's timers.
+	clk.BlockUntil(3)
+	waitFor(t, p.Probe())
+	p.mu.Lock()
+	before := p.trips.Load()
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	// Past answering probes and on its way to the claim, which needs p.mu.
+	eventually(t, "loop woken", func() bool { return p.trips.Load() > before })
+	probe := p.Probe()
+	select {
+	case <-probe:
+		t.Fatal("a stuck loop answered a probe")
+	default:
+	}
+	p.mu.Unlock()
+	waitFor(t, probe)
+	waitFor(t, ran)
+}
