@@ -464,3 +464,64 @@ func exitCodeOf(err error) int {
 	}
 	return 0
 }
+
+// TestJobWithoutHandlerWaitsForReload: a task added to the file and
+// triggered before the daemon reloads is not dead ("unknown job type"): it
+// waits, -status names its type as waiting for a handler, and the reload
+// that adds the handler runs it.
+func TestJobWithoutHandlerWaitsForReload(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[tasks.rec]
+command = ["./record.sh", "a.log"]
+[[schedule]]
+name = "a"
+cron = "0 0 1 1 *"
+task = "rec"
+`)
+	d := startDaemon(t, dir, nil)
+	writeFile(t, filepath.Join(dir, "schedules.toml"), `
+[tasks.rec]
+command = ["./record.sh", "a.log"]
+[tasks.fresh]
+command = ["./record.sh", "b.log"]
+[[schedule]]
+name = "a"
+cron = "0 0 1 1 *"
+task = "rec"
+[[schedule]]
+name = "b"
+cron = "0 0 1 1 *"
+task = "fresh"
+`)
+	out := mustCLI(t, dir, "-trigger", "b")
+	id := regexp.MustCompile(`enqueued job (\d+)`).FindStringSubmatch(out)[1]
+	var st struct {
+		RunningPools      *int `json:"running_pools"`
+		WaitingForHandler []struct {
+			Type  string `json:"type"`
+			Ready int    `json:"ready"`
+		} `json:"waiting_for_handler"`
+	}
+	eventually(t, "-status to name the waiting type", func() bool {
+		json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &st)
+		return len(st.WaitingForHandler) == 1
+	})
+	if w := st.WaitingForHandler[0]; w.Type != "fresh" || w.Ready != 1 || st.RunningPools == nil || *st.RunningPools != 1 {
+		t.Errorf("-status: %d pools, waiting %+v; want 1 pool and fresh with 1 ready job", *st.RunningPools, st.WaitingForHandler)
+	}
+	if text := mustCLI(t, dir, "-status"); !regexp.MustCompile(`(?m)^fresh\s+1\s+\S+`).MatchString(text) {
+		t.Errorf("-status text lacks the waiting type:\n%s", text)
+	}
+	var job jobView
+	json.Unmarshal([]byte(mustCLI(t, dir, "-job", id, "-json")), &job)
+	if job.State != "pending" || job.Attempt != 0 {
+		t.Fatalf("job without a handler: %s attempt %d, want pending\n%s", job.State, job.Attempt, d.log())
+	}
+	d.signal(syscall.SIGHUP)
+	waitRecords(t, filepath.Join(dir, "b.log"), 1)
+	eventually(t, "nothing waiting", func() bool {
+		json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &st)
+		return len(st.WaitingForHandler) == 0
+	})
+}

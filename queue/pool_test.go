@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,19 +163,21 @@ func TestPoolOutcomes(t *testing.T) {
 	if j := mustJob(t, q, "x"); !strings.Contains(j.LastError, "handler bug") || !strings.Contains(j.LastError, "goroutine") {
 		t.Errorf("panic error %q lacks the value or the stack", j.LastError)
 	}
-	eventually(t, "unknown type dead", func() bool { return mustJob(t, q, "u").State == StateDead })
-	if j := mustJob(t, q, "u"); j.Attempt != 1 || !strings.Contains(j.LastError, `unknown job type "nobody"`) {
-		t.Errorf("unknown type: attempt %d error %q", j.Attempt, j.LastError)
-	}
 	eventually(t, "retry scheduled", func() bool { j := mustJob(t, q, "l"); return j.State == StatePending && j.Attempt == 1 })
 	if j := mustJob(t, q, "l"); !j.RunAt.Equal(clk.Now().Add(time.Hour)) {
 		t.Errorf("RetryAfter: run_at %v, want %v", j.RunAt, clk.Now().Add(time.Hour))
 	}
 	advanceUntil(t, clk, 10*time.Minute, "retried job done", func() bool { return mustJob(t, q, "l").State == StateDone })
 	eventually(t, "output recorded", func() bool { return mustJob(t, q, "o").State == StateDone })
+	// A type without a handler is not this pool's to run: it waits.
+	if j := mustJob(t, q, "u"); j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job without a handler: %s attempt %d error %q, want pending", j.State, j.Attempt, j.LastError)
+	}
+	// The last attempt is the one that ran to the end (the 10-minute steps
+	// of the clock above may have let an earlier lease lapse).
 	as, _ := q.Attempts(context.Background(), mustJob(t, q, "o").ID)
-	if len(as) != 1 || len(as[0].Output) != MaxOutput || !strings.HasSuffix(as[0].Output, "tail") {
-		t.Errorf("output kept %d bytes, want the last %d", len(as[0].Output), MaxOutput)
+	if last := as[len(as)-1]; last.Outcome != OutcomeDone || len(last.Output) != MaxOutput || !strings.HasSuffix(last.Output, "tail") {
+		t.Errorf("attempt %s kept %d bytes of output, want the last %d", last.Outcome, len(last.Output), MaxOutput)
 	}
 }
 
@@ -728,4 +731,85 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 	p.mu.Unlock()
 	waitFor(t, probe)
 	waitFor(t, ran)
+}
+
+// TestPoolClaimsOnlyItsTypes: a job whose type has no handler in this pool
+// waits, untouched, instead of going dead at its first claim (it may be a
+// task added to the file before a reload, or one that a newer binary beside
+// this one runs); a Register while the pool runs starts it at once, and the
+// pools table tells other processes which types wait for a handler.
+func TestPoolClaimsOnlyItsTypes(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	// MaxIdle and WatchInterval are long, the clock stands still: only the
+	// Register can wake the pool for the new type.
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
+	ran := make(chan string, 4)
+	handler := HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil })
+	p.Register("old", handler, TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-1", MaxAttempts: 1, RunAt: t0.Add(-time.Minute)})
+	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-2", MaxAttempts: 1})
+	mustEnqueue(t, q, NewJob{Type: "old", Key: "old"})
+	h, err := q.Handlers(ctx)
+	if err != nil || !h.Known || h.Pools != 0 || len(h.Waiting) != 2 {
+		t.Fatalf("Handlers before any pool = %+v, %v; want no pool and both types waiting", h, err)
+	}
+	runPool(t, p)
+	if k := waitFor(t, ran); k != "old" {
+		t.Fatalf("ran %s, want old", k)
+	}
+	eventually(t, "old done", func() bool { return mustJob(t, q, "old").State == StateDone })
+	clk.BlockUntil(3) // idle
+	for _, k := range []string{"new-1", "new-2"} {
+		if j := mustJob(t, q, k); j.State != StatePending || j.Attempt != 0 || j.LastError != "" {
+			t.Errorf("%s: %s attempt %d error %q, want pending and untouched", k, j.State, j.Attempt, j.LastError)
+		}
+	}
+	h, err = q.Handlers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
+	if h.Pools != 1 || fmt.Sprint(h.Waiting) != fmt.Sprint(want) {
+		t.Errorf("Handlers = %d pools, waiting %+v; want 1 pool, waiting %+v", h.Pools, h.Waiting, want)
+	}
+	p.Register("new", handler, TypeConfig{})
+	got := []string{waitFor(t, ran), waitFor(t, ran)}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "new-1 new-2" {
+		t.Errorf("after Register ran %v, want new-1 new-2", got)
+	}
+	eventually(t, "types recorded", func() bool {
+		h, err := q.Handlers(ctx)
+		return err == nil && h.Pools == 1 && len(h.Waiting) == 0
+	})
+}
+
+// TestStoppedPoolRecordIsGone: a pool that stops removes its record, and a
+// record that stopped being renewed (a crashed pool) no longer counts.
+func TestStoppedPoolRecordIsGone(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	if err := q.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, presenceSQL, "crashed", `["t"]`, ms(clk.Now()))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
+	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	stop := runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	eventually(t, "two pools", func() bool { h, _ := q.Handlers(ctx); return h.Pools == 2 })
+	if h, _ := q.Handlers(ctx); len(h.Waiting) != 0 {
+		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
+	}
+	stop()
+	clk.Advance(presenceStale + time.Second)
+	h, err := q.Handlers(ctx)
+	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
+		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
+	}
 }
