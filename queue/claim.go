@@ -95,7 +95,7 @@ RETURNING ` + claimColumns
 // read once per statement into an ephemeral index, so filtering costs one
 // lookup per row walked; ready jobs that no handler here can take, at the
 // head of the claim order, are walked past at each claim (see README,
-// "Two daemons on one database").
+// "Jobs whose task the daemon does not know").
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4))
 	ORDER BY priority DESC, run_at, id
