@@ -152,7 +152,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		// Jobs keep their leases through the drain (the pool heartbeats
 		// until each result is committed), so the only bound on a stop is
 		// systemd's: extend its stop timeout to what the drain may take.
-		budget := stopBudget(a.cfg)
+		budget := stopBudget(sc.ShutdownGrace, a.cfg)
 		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace, "stop_budget", budget)
 		notifyOrLog(log, notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))
 		stop()
@@ -200,14 +200,15 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 }
 
-// stopBudget is the longest a stop may take: the shutdown grace, the
-// longest kill grace of a command, and stopMargin.
-func stopBudget(cfg *schedule.Config) time.Duration {
+// stopBudget is the longest a stop may take: the pool's shutdown grace (a
+// reload does not change it), the longest kill grace of a command of cfg,
+// and stopMargin.
+func stopBudget(grace time.Duration, cfg *schedule.Config) time.Duration {
 	var kill time.Duration
 	for _, t := range cfg.Tasks {
 		kill = max(kill, t.KillGrace)
 	}
-	return cfg.Scheduler.ShutdownGrace + kill + stopMargin
+	return grace + kill + stopMargin
 }
 
 func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string) {

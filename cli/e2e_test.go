@@ -272,8 +272,8 @@ task = "long"
 	}
 }
 
-// TestSdNotify: READY, RELOADING, STOPPING and WATCHDOG arrive on the socket
-// named by NOTIFY_SOCKET.
+// TestSdNotify: READY, RELOADING, STOPPING with EXTEND_TIMEOUT_USEC and
+// WATCHDOG arrive on the socket named by NOTIFY_SOCKET.
 func TestSdNotify(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, `
@@ -328,7 +328,11 @@ task = "rec"
 	}
 	expect("READY=1")
 	d.signal(syscall.SIGTERM)
-	expect("STOPPING=1")
+	// shutdown_grace 30s + kill_grace 10s + 15s: systemd's stop timeout
+	// cannot cut the grace short.
+	if m := expect("STOPPING=1"); !strings.Contains(m, "EXTEND_TIMEOUT_USEC=55000000") {
+		t.Errorf("STOPPING without the stop budget: %q", m)
+	}
 	if err := d.wait(); err != nil {
 		t.Fatal(err)
 	}
