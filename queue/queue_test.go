@@ -343,6 +343,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
 		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
 		"next wake":  {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
+		"waiting":    {waitingSQL, []any{0, 0}, "jobs_ready"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"overlap":    {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
