@@ -813,3 +813,29 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
 	}
 }
+
+// TestPoolCutEndsTheGrace: Cut during the shutdown cancels running jobs at
+// once, long before the grace is over, and gives them back; Run returns
+// once that is recorded.
+func TestPoolCutEndsTheGrace(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{ShutdownGrace: time.Hour, MaintenanceEvery: -1})
+	started := make(chan struct{}, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 1})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
+	p.Cut()
+	waitFor(t, stopped) // the fake clock never reaches the grace
+	if j := mustJob(t, q, "k"); j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job after Cut: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
+	}
+}
