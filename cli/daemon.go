@@ -32,7 +32,7 @@ func programClock(env func(string) string) (clock.Clock, error) {
 }
 
 // errForced is returned when a second SIGTERM or SIGINT cut the shutdown short.
-var errForced = errors.New("forced exit on second signal: running commands were killed and their jobs given back")
+var errForced = errors.New("forced exit on second signal: running jobs were cut short")
 
 // forcedExitWait bounds how long a forced exit waits for the pool to record
 // the jobs it gave back. Commands are killed at once; only a Go handler
