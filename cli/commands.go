@@ -172,7 +172,19 @@ type statusReport struct {
 	Totals        map[string]int            `json:"totals"`
 	OldestReadyMS *int64                    `json:"oldest_ready_ms"` // null: none waiting
 	Dead          int                       `json:"dead"`
-	Schedules     []scheduleStatus          `json:"schedules"`
+	// RunningPools counts the daemons' worker pools; nil when the file
+	// predates their record.
+	RunningPools *int `json:"running_pools"`
+	// WaitingForHandler lists the types with ready jobs that no running
+	// pool has a handler for.
+	WaitingForHandler []waitingStatus  `json:"waiting_for_handler"`
+	Schedules         []scheduleStatus `json:"schedules"`
+}
+
+type waitingStatus struct {
+	Type          string `json:"type"`
+	Ready         int    `json:"ready"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
 }
 
 type scheduleStatus struct {
@@ -238,6 +250,17 @@ func (a *app) showStatus(ctx context.Context) error {
 	for s, n := range st.Total {
 		rep.Totals[string(s)] = n
 	}
+	hs, err := q.Handlers(ctx)
+	if err != nil {
+		return err
+	}
+	rep.WaitingForHandler = []waitingStatus{}
+	if hs.Known {
+		rep.RunningPools = &hs.Pools
+		for _, w := range hs.Waiting {
+			rep.WaitingForHandler = append(rep.WaitingForHandler, waitingStatus{Type: w.Type, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
+		}
+	}
 	seen := map[string]bool{}
 	if a.cfg != nil {
 		for _, s := range a.cfg.Schedules {
@@ -279,6 +302,17 @@ func (a *app) showStatus(ctx context.Context) error {
 	}
 	fmt.Fprintf(w, "jobs\t%s\n", strings.Join(parts, ", "))
 	fmt.Fprintf(w, "oldest ready job\t%s\n", durationOrNone(st.OldestReady))
+	if rep.RunningPools != nil {
+		fmt.Fprintf(w, "running pools\t%d\n", *rep.RunningPools)
+	} else {
+		fmt.Fprintf(w, "running pools\tunknown (no daemon of this version has run on this file)\n")
+	}
+	if len(rep.WaitingForHandler) > 0 {
+		fmt.Fprintf(w, "\nWAITING FOR A HANDLER\tREADY\tOLDEST\n")
+		for _, h := range rep.WaitingForHandler {
+			fmt.Fprintf(w, "%s\t%d\t%s\n", h.Type, h.Ready, (time.Duration(h.OldestReadyMS) * time.Millisecond).String())
+		}
+	}
 	var types []string
 	for _, m := range st.Counts {
 		for t := range m {

@@ -20,7 +20,18 @@ import (
 )
 
 // errForced is returned when a second SIGTERM or SIGINT cut the shutdown short.
-var errForced = errors.New("forced exit on second signal: running commands were killed; their jobs run again once their leases expire")
+var errForced = errors.New("forced exit on second signal: running jobs were cut short")
+
+// forcedExitWait bounds how long a forced exit waits for the pool to record
+// the jobs it gave back. Commands are killed at once; only a Go handler
+// that ignores its context can hold the pool that long, and then the
+// process exits without closing the queue under the running pool (their
+// leases then expire as after a crash).
+const forcedExitWait = 10 * time.Second
+
+// stopMargin is what a stop may take beyond shutdown_grace and the longest
+// kill_grace: recording the results and closing the database.
+const stopMargin = 15 * time.Second
 
 // daemon runs the beat, the worker pool and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
@@ -28,7 +39,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	log := a.log
 	warnTestClock(log, a.clock)
 	notify := newNotifier(getenv)
-	watchdog, err := watchdogInterval(getenv)
+	dogEvery, err := watchdogInterval(getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -46,7 +57,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	defer q.Close()
+	// Closed only once the pool and the beat have returned: closing it
+	// under a running pool fails the results it still has to record.
+	closeQueue := true
+	defer func() {
+		if closeQueue {
+			q.Close()
+		}
+	}()
 	// A write before READY: a file that opens but cannot be written (a
 	// read-only mount, an immutable file) fails the start, not every job.
 	if _, err := q.Reclaim(ctx); err != nil {
@@ -97,15 +115,33 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		"tasks", len(a.cfg.Tasks), "workers", pool.Workers(), "owner", pool.Owner(), "pid", os.Getpid())
 	notifyOrLog(log, notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(a.cfg.Schedules))+" schedules")
 
-	var dog <-chan time.Time
-	if watchdog > 0 {
-		dog = a.clock.After(watchdog)
+	// WATCHDOG=1 means that the pool's loop and the beat come round and
+	// the database answers; a wedged loop stops the feeding.
+	live := newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe})
+	if dogEvery > 0 {
+		dog := &watchdog{clock: a.clock, interval: dogEvery, live: live, ping: q.Ping, log: log,
+			feed: func() { notifyOrLog(log, notify, "WATCHDOG=1") }}
+		dogCtx, stopDog := context.WithCancel(context.WithoutCancel(ctx))
+		dogDone := make(chan struct{})
+		go func() {
+			defer close(dogDone)
+			dog.run(dogCtx)
+		}()
+		defer func() {
+			stopDog()
+			<-dogDone
+		}()
 	}
 	stopping := false
 	beginStop := func(reason string) {
 		stopping = true
-		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace)
-		notifyOrLog(log, notify, "STOPPING=1")
+		live.drop("beat") // it returns at once; the pool drains on
+		// Jobs keep their leases through the drain (the pool heartbeats
+		// until each result is committed), so the only bound on a stop is
+		// systemd's: extend its stop timeout to what the drain may take.
+		budget := stopBudget(sc.ShutdownGrace, a.cfg)
+		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace, "stop_budget", budget)
+		notifyOrLog(log, notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))
 		stop()
 	}
 	var runErr error
@@ -119,8 +155,17 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				}
 			default:
 				if stopping {
+					// Cut first: a command killed below then ends in a
+					// release, not a failed attempt.
+					pool.Cut()
 					killed := reg.KillRunning()
-					log.Error("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
+					log.Warn("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
+					select {
+					case <-done:
+					case <-a.clock.After(forcedExitWait):
+						closeQueue = false
+						log.Warn("forced exit: jobs still running are left to their leases")
+					}
 					return errForced
 				}
 				beginStop(sig.String())
@@ -135,22 +180,22 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				log.Error("component failed: stopping", "err", err)
 				beginStop("failure")
 			}
-		case <-dog:
-			// The watchdog is fed only while the database answers.
-			pctx, cancel := context.WithTimeout(ctx, watchdog)
-			perr := q.Ping(pctx)
-			cancel()
-			if perr == nil {
-				notifyOrLog(log, notify, "WATCHDOG=1")
-			} else {
-				log.Error("watchdog: database does not answer", "err", perr)
-			}
-			dog = a.clock.After(watchdog)
 		case <-done:
 			log.Info("scheduler stopped")
 			return runErr
 		}
 	}
+}
+
+// stopBudget is the longest a stop may take: the pool's shutdown grace (a
+// reload does not change it), the longest kill grace of a command of cfg,
+// and stopMargin.
+func stopBudget(grace time.Duration, cfg *schedule.Config) time.Duration {
+	var kill time.Duration
+	for _, t := range cfg.Tasks {
+		kill = max(kill, t.KillGrace)
+	}
+	return grace + kill + stopMargin
 }
 
 func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string) {

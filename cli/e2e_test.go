@@ -272,8 +272,8 @@ task = "long"
 	}
 }
 
-// TestSdNotify: READY, RELOADING, STOPPING and WATCHDOG arrive on the socket
-// named by NOTIFY_SOCKET.
+// TestSdNotify: READY, RELOADING, STOPPING with EXTEND_TIMEOUT_USEC and
+// WATCHDOG arrive on the socket named by NOTIFY_SOCKET.
 func TestSdNotify(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, `
@@ -328,7 +328,11 @@ task = "rec"
 	}
 	expect("READY=1")
 	d.signal(syscall.SIGTERM)
-	expect("STOPPING=1")
+	// shutdown_grace 30s + kill_grace 10s + 15s: systemd's stop timeout
+	// cannot cut the grace short.
+	if m := expect("STOPPING=1"); !strings.Contains(m, "EXTEND_TIMEOUT_USEC=55000000") {
+		t.Errorf("STOPPING without the stop budget: %q", m)
+	}
 	if err := d.wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +424,7 @@ timezone = "Mars/Olympus"
 
 // TestSecondSigtermForcesExit: a second SIGTERM during the shutdown grace
 // exits at once (status 1) instead of waiting out the grace, killing the
-// running commands' process groups; their jobs are reclaimed later.
+// running commands' process groups and giving their jobs back.
 func TestSecondSigtermForcesExit(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, `
@@ -443,8 +447,12 @@ task = "long"
 	if code := exitCodeOf(err); code != 1 {
 		t.Fatalf("exit %v (code %d), want 1 after a forced exit", err, code)
 	}
-	if log := d.log(); !strings.Contains(log, "second signal") {
+	log := d.log()
+	if !strings.Contains(log, "second signal") {
 		t.Errorf("no forced-exit message in the log:\n%s", log)
+	}
+	if strings.Contains(log, "database is closed") {
+		t.Errorf("the queue was closed under the running pool:\n%s", log)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "long.pid"))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -459,4 +467,65 @@ func exitCodeOf(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// TestJobWithoutHandlerWaitsForReload: a task added to the file and
+// triggered before the daemon reloads is not dead ("unknown job type"): it
+// waits, -status names its type as waiting for a handler, and the reload
+// that adds the handler runs it.
+func TestJobWithoutHandlerWaitsForReload(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[tasks.rec]
+command = ["./record.sh", "a.log"]
+[[schedule]]
+name = "a"
+cron = "0 0 1 1 *"
+task = "rec"
+`)
+	d := startDaemon(t, dir, nil)
+	writeFile(t, filepath.Join(dir, "schedules.toml"), `
+[tasks.rec]
+command = ["./record.sh", "a.log"]
+[tasks.fresh]
+command = ["./record.sh", "b.log"]
+[[schedule]]
+name = "a"
+cron = "0 0 1 1 *"
+task = "rec"
+[[schedule]]
+name = "b"
+cron = "0 0 1 1 *"
+task = "fresh"
+`)
+	out := mustCLI(t, dir, "-trigger", "b")
+	id := regexp.MustCompile(`enqueued job (\d+)`).FindStringSubmatch(out)[1]
+	var st struct {
+		RunningPools      *int `json:"running_pools"`
+		WaitingForHandler []struct {
+			Type  string `json:"type"`
+			Ready int    `json:"ready"`
+		} `json:"waiting_for_handler"`
+	}
+	eventually(t, "-status to name the waiting type", func() bool {
+		json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &st)
+		return len(st.WaitingForHandler) == 1
+	})
+	if w := st.WaitingForHandler[0]; w.Type != "fresh" || w.Ready != 1 || st.RunningPools == nil || *st.RunningPools != 1 {
+		t.Errorf("-status: %d pools, waiting %+v; want 1 pool and fresh with 1 ready job", *st.RunningPools, st.WaitingForHandler)
+	}
+	if text := mustCLI(t, dir, "-status"); !regexp.MustCompile(`(?m)^fresh\s+1\s+\S+`).MatchString(text) {
+		t.Errorf("-status text lacks the waiting type:\n%s", text)
+	}
+	var job jobView
+	json.Unmarshal([]byte(mustCLI(t, dir, "-job", id, "-json")), &job)
+	if job.State != "pending" || job.Attempt != 0 {
+		t.Fatalf("job without a handler: %s attempt %d, want pending\n%s", job.State, job.Attempt, d.log())
+	}
+	d.signal(syscall.SIGHUP)
+	waitRecords(t, filepath.Join(dir, "b.log"), 1)
+	eventually(t, "nothing waiting", func() bool {
+		json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &st)
+		return len(st.WaitingForHandler) == 0
+	})
 }

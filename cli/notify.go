@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"scheduler/internal/clock"
 )
 
 // notifier speaks systemd's sd_notify protocol: datagrams of newline
@@ -59,4 +65,82 @@ func watchdogInterval(env func(string) string) (time.Duration, error) {
 		return 0, errors.New("WATCHDOG_USEC is not a positive number")
 	}
 	return time.Duration(n) * time.Microsecond / 2, nil
+}
+
+// liveness probes the daemon's loops. A loop is alive when it answered the
+// probe sent at the previous look: a loop comes round to its wait at least
+// that often unless it is stuck. It is safe for concurrent use.
+type liveness struct {
+	mu     sync.Mutex
+	probes map[string]func() <-chan struct{}
+	asked  map[string]<-chan struct{}
+}
+
+func newLiveness(probes map[string]func() <-chan struct{}) *liveness {
+	return &liveness{probes: probes, asked: map[string]<-chan struct{}{}}
+}
+
+// look returns, sorted, the loops that have not answered the probe of the
+// previous look, and probes every loop again.
+func (l *liveness) look() (late []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name, probe := range l.probes {
+		if ch, ok := l.asked[name]; ok {
+			select {
+			case <-ch:
+			default:
+				late = append(late, name)
+			}
+		}
+		l.asked[name] = probe()
+	}
+	slices.Sort(late)
+	return late
+}
+
+// drop stops probing a loop that ended on purpose.
+func (l *liveness) drop(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.probes, name)
+	delete(l.asked, name)
+}
+
+// watchdog feeds systemd's watchdog every interval while the daemon is
+// alive: every loop answered its probe within the last interval and the
+// database answers a read.
+type watchdog struct {
+	clock    clock.Clock
+	interval time.Duration
+	live     *liveness
+	ping     func(context.Context) error
+	feed     func()
+	log      *slog.Logger
+}
+
+// run feeds the watchdog until ctx is done.
+func (w *watchdog) run(ctx context.Context) {
+	w.live.look()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.clock.After(w.interval):
+		}
+		late := w.live.look()
+		pctx, cancel := context.WithTimeout(ctx, w.interval)
+		perr := w.ping(pctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case len(late) > 0:
+			w.log.ErrorContext(ctx, "watchdog not fed: a loop is stuck", "loops", late, "interval", w.interval)
+		case perr != nil:
+			w.log.ErrorContext(ctx, "watchdog not fed: the database does not answer", "err", perr)
+		default:
+			w.feed()
+		}
+	}
 }

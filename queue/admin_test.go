@@ -20,7 +20,7 @@ func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText stri
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
-		js, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20})
+		js, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20, types: jobTypes(t, q)})
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "last", MaxAttempts: 1})
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
 	err := q.inTx(ctx, false, func(tx txn) error {
-		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2})
+		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 2, types: `["t"]`})
 		return err
 	})
 	if err != nil {
@@ -68,7 +68,7 @@ func TestReclaimReturnsExpiredLeases(t *testing.T) {
 		t.Fatalf("reclaimed %d live leases", n)
 	}
 	err = q.inTx(ctx, false, func(tx txn) error {
-		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1})
+		_, _, err := claim(ctx, tx, clk.Now(), claimRequest{owner: "alive", lease: time.Hour, n: 1, types: `["t"]`})
 		return err
 	})
 	if err != nil {
@@ -395,7 +395,7 @@ func TestFinishDoneInGroups(t *testing.T) {
 			}
 			var js []*Job
 			err := q.inTx(ctx, false, func(tx txn) (err error) {
-				js, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: n})
+				js, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: n, types: `["t"]`})
 				return err
 			})
 			if err != nil || len(js) != n {
@@ -482,7 +482,7 @@ func TestClaimDoesNotPrefetchLastAttempts(t *testing.T) {
 			var js []*Job
 			var held bool
 			err = q.inTx(ctx, false, func(tx txn) (err error) {
-				js, held, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: 3, prefetch: c.prefetch, careful: c.careful})
+				js, held, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "P", lease: time.Minute, n: 3, types: `["t"]`, prefetch: c.prefetch, careful: c.careful})
 				return err
 			})
 			if err != nil {

@@ -68,12 +68,18 @@ func BenchmarkEnqueueBatch100(b *testing.B) {
 }
 
 // BenchmarkDrain measures claim+run+complete of no-op jobs with 1, 8 and 32
-// workers; the clock stops when the database shows every job done.
+// workers; the clock stops when the database shows every job done. The
+// waiting cases put ready jobs of a type the pool has no handler for at the
+// head of the claim order: each claim walks past them.
 func BenchmarkDrain(b *testing.B) {
 	// Prefetch -1 is off; 0 is the default (16 per worker, while jobs are short).
-	for _, tc := range []struct{ workers, prefetch int }{{1, 0}, {8, 0}, {32, 0}, {1, -1}, {8, -1}, {32, -1}} {
+	for _, tc := range []struct{ workers, prefetch, waiting int }{{1, 0, 0}, {8, 0, 0}, {32, 0, 0}, {1, -1, 0}, {8, -1, 0}, {32, -1, 0}, {8, 0, 100}, {8, 0, 1000}} {
 		workers := tc.workers
-		b.Run(fmt.Sprint("workers=", workers, "/prefetch=", tc.prefetch), func(b *testing.B) {
+		name := fmt.Sprint("workers=", workers, "/prefetch=", tc.prefetch)
+		if tc.waiting > 0 {
+			name += fmt.Sprint("/waiting=", tc.waiting)
+		}
+		b.Run(name, func(b *testing.B) {
 			const jobs = 5000
 			ctx := context.Background()
 			var total int
@@ -83,6 +89,9 @@ func BenchmarkDrain(b *testing.B) {
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}
+				}
+				for i := range tc.waiting {
+					batch = append(batch, NewJob{Type: "unhandled", Key: fmt.Sprint("w", i), RunAt: time.Now().Add(-time.Hour)})
 				}
 				if _, err := q.EnqueueBatch(ctx, batch); err != nil {
 					b.Fatal(err)

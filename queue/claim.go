@@ -73,8 +73,9 @@ func scanJob(s scanner) (*Job, error) {
 	return &j, nil
 }
 
-// claimSQL takes up to N ready jobs in claim order, excluding the types in a
-// JSON array, in one statement: no other connection can take the same rows,
+// claimSQL takes up to N ready jobs in claim order, of the types in a JSON
+// array (those the pool has a handler for and runs without a limit), in one
+// statement: no other connection can take the same rows,
 // since the write lock is held from the SELECT to the UPDATE. It walks
 // jobs_ready, whose order is the claim order, and stops after LIMIT rows;
 // without INDEXED BY the planner may pick jobs_pending_run_at and sort every
@@ -88,9 +89,15 @@ WHERE id IN (
 RETURNING ` + claimColumns
 
 // claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
-// looks at the same rows first: ?3 is now, ?4 the excluded types.
+// looks at the same rows first: ?3 is now, ?4 the types to take. A job of
+// another type is passed over and stays pending: no handler here, or a
+// type with a concurrency limit, claimed by claimTypeSQL. The type list is
+// read once per statement into an ephemeral index, so filtering costs one
+// lookup per row walked; ready jobs that no handler here can take, at the
+// head of the claim order, are walked past at each claim (see README,
+// "Jobs whose task the daemon does not know").
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type NOT IN (SELECT value FROM json_each(?4))
+	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4))
 	ORDER BY priority DESC, run_at, id
 	LIMIT N`
 
@@ -110,12 +117,14 @@ func claimQuery(base string, n int) string {
 	return strings.Replace(base, "LIMIT N", "LIMIT "+strconv.Itoa(n), 1)
 }
 
-// claimRequest says how many jobs a pool can take: n of any type not in
-// limited, plus up to limited[t] of each limited type t, within n overall.
+// claimRequest says how many jobs a pool can take: n of the types in
+// types, plus up to limited[t] of each limited type t, within n overall.
+// Jobs of other types are not the pool's to take.
 type claimRequest struct {
 	owner   string
 	lease   time.Duration
 	n       int
+	types   string // JSON array of the handled types without a limit
 	limited map[string]int
 	// prefetch is how many of the n are claimed ahead of a free worker.
 	// Among those, a claim stops before the first job on its last attempt
@@ -134,12 +143,11 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 	if r.n <= 0 {
 		return nil, false, nil
 	}
-	excluded := make([]string, 0, len(r.limited))
+	limited := make([]string, 0, len(r.limited))
 	for t := range r.limited {
-		excluded = append(excluded, t)
+		limited = append(limited, t)
 	}
-	sort.Strings(excluded)
-	exJSON, _ := json.Marshal(excluded)
+	sort.Strings(limited)
 	until := now.Add(r.lease)
 	scan := func(rows *sql.Rows, err error) error {
 		if err != nil {
@@ -156,18 +164,21 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		return rows.Err()
 	}
 	n := r.n
-	if r.careful && r.prefetch > 0 {
+	if r.types == "" || r.types == "[]" {
+		n = 0
+	}
+	if n > 0 && r.careful && r.prefetch > 0 {
 		var err error
-		if n, err = claimable(ctx, tx, now, string(exJSON), r.n, max(r.n-r.prefetch, 0)); err != nil {
+		if n, err = claimable(ctx, tx, now, r.types, r.n, max(r.n-r.prefetch, 0)); err != nil {
 			return nil, false, err
 		}
 	}
 	if n > 0 {
-		if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), string(exJSON))); err != nil {
+		if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types)); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
-	for _, t := range excluded {
+	for _, t := range limited {
 		room := min(r.limited[t], r.n-len(jobs))
 		if room <= 0 {
 			continue
@@ -211,9 +222,9 @@ const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
-func claimable(ctx context.Context, tx txn, now time.Time, excluded string, n, keep int) (int, error) {
+func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep int) (int, error) {
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
-	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), excluded)
+	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -510,7 +521,9 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]reclaimed, error) {
 // index of its own on run_at: it walks jobs_ready once per distinct priority
 // (a skip-scan; there are few priorities), taking each one's earliest run_at.
 // One index fewer is one page fewer written by every enqueue, claim and
-// completion.
+// completion. Only jobs of the types in ?2 count, those the pool has a
+// handler for: a job it cannot run must not wake it. Jobs of other types
+// at the head of a priority are walked past, once per short claim.
 const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
@@ -518,17 +531,19 @@ const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 	FROM p WHERE p.pr IS NOT NULL
 )
 SELECT
-	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr ORDER BY run_at LIMIT 1))
+	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr
+		AND type IN (SELECT value FROM json_each(?2)) ORDER BY run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
-	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?)`
+	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?1)`
 
-// nextWake returns when the next pending job becomes ready and when the
-// earliest lease held by another owner expires (zero when none).
+// nextWake returns when the next pending job of the types in the JSON
+// array types becomes ready and when the earliest lease held by another
+// owner expires (zero when none).
 func nextWake(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, owner string) (ready, lease time.Time, err error) {
+}, owner, types string) (ready, lease time.Time, err error) {
 	var r, l sql.NullInt64
-	if err := db.QueryRowContext(ctx, nextWakeSQL, owner).Scan(&r, &l); err != nil {
+	if err := db.QueryRowContext(ctx, nextWakeSQL, owner, types).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromMS(r), fromMS(l), nil

@@ -90,3 +90,14 @@ func mustJob(t testing.TB, q *Queue, ref string) *Job {
 	}
 	return j
 }
+
+// jobTypes returns the types of q's jobs as a JSON array, for a claim that
+// takes jobs of every type.
+func jobTypes(t testing.TB, q *Queue) string {
+	t.Helper()
+	var types string
+	if err := q.r.QueryRow("SELECT json_group_array(DISTINCT type) FROM jobs").Scan(&types); err != nil {
+		t.Fatal(err)
+	}
+	return types
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -35,8 +37,15 @@ type PoolConfig struct {
 	// PrefetchBelow is the average job duration under which the pool
 	// prefetches. Default: 5ms.
 	PrefetchBelow time.Duration
-	Lease         time.Duration // How long a claim holds a job without a heartbeat. Default: 1m.
-	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
+	// Lease is how long a claim holds a job without a heartbeat; the pool
+	// heartbeats its running jobs every third of it, during the shutdown
+	// too, until each job's result is committed. So the lease need not
+	// outlast ShutdownGrace or a command's kill grace. At least MinLease.
+	// Default: 1m.
+	Lease time.Duration
+	// ShutdownGrace is the time running jobs get after Run's ctx is done,
+	// before their contexts are cancelled. Default: 30s.
+	ShutdownGrace time.Duration
 	// WatchInterval is how often the pool checks whether another process
 	// wrote to the file (PRAGMA data_version, a read of shared memory), so
 	// that a job enqueued by the CLI starts promptly. Default: 50ms.
@@ -59,6 +68,11 @@ type PoolConfig struct {
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
 
+// MinLease is the shortest lease a Pool accepts. The pool heartbeats every
+// third of its lease, and each heartbeat is a write that must commit before
+// the lease runs out, behind other writers of the file.
+const MinLease = time.Second
+
 // Pool runs jobs from a Queue on a bounded number of goroutines. Register
 // handlers, then call Run. Register is safe to call while Run runs.
 type Pool struct {
@@ -67,8 +81,12 @@ type Pool struct {
 	clock clock.Clock
 	log   *slog.Logger
 
-	mu       sync.RWMutex
-	handlers map[string]registered
+	mu        sync.RWMutex
+	handlers  map[string]registered
+	allTypes  string // JSON array of the handled types, sorted
+	freeTypes string // the same without the types that have a concurrency limit
+
+	registered chan struct{} // a Register while Run runs: claim the new type at once
 
 	work     chan *Job
 	results  chan result
@@ -77,6 +95,10 @@ type Pool struct {
 	running  atomic.Bool
 	trips    atomic.Int64 // loop iterations, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
+
+	cut     chan struct{} // closed by Cut
+	cutOnce sync.Once
+	probes  chan chan struct{} // see Probe
 }
 
 type registered struct {
@@ -106,6 +128,9 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	}
 	if cfg.Lease == 0 {
 		cfg.Lease = time.Minute
+	}
+	if cfg.Lease < MinLease {
+		return nil, fmt.Errorf("new pool: lease %s is shorter than %s: the pool heartbeats every third of it", cfg.Lease, MinLease)
 	}
 	if cfg.ShutdownGrace == 0 {
 		cfg.ShutdownGrace = 30 * time.Second
@@ -138,13 +163,18 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Pool{
-		q:        q,
-		cfg:      cfg,
-		clock:    cfg.Clock,
-		log:      cfg.Logger.With("component", "pool"),
-		handlers: map[string]registered{},
-		work:     make(chan *Job, cfg.Workers+cfg.Prefetch),
-		results:  make(chan result, cfg.Workers+cfg.Prefetch),
+		q:          q,
+		cfg:        cfg,
+		clock:      cfg.Clock,
+		log:        cfg.Logger.With("component", "pool"),
+		handlers:   map[string]registered{},
+		work:       make(chan *Job, cfg.Workers+cfg.Prefetch),
+		results:    make(chan result, cfg.Workers+cfg.Prefetch),
+		allTypes:   "[]",
+		freeTypes:  "[]",
+		registered: make(chan struct{}, 1),
+		cut:        make(chan struct{}),
+		probes:     make(chan chan struct{}, maxProbes),
 	}, nil
 }
 
@@ -155,7 +185,10 @@ func (p *Pool) Workers() int { return p.cfg.Workers }
 func (p *Pool) Owner() string { return p.cfg.Owner }
 
 // Register sets the handler and policy of a job type, replacing any earlier
-// one. Jobs already running keep the handler they started with.
+// one. Jobs already running keep the handler they started with. A pool
+// claims only jobs of the types registered: others stay pending, for a pool
+// that has their handler (see Queue.Handlers). Registered while Run runs,
+// a type is claimed at once.
 func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
 		return errors.New("register: empty type or nil handler")
@@ -164,8 +197,23 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 		return fmt.Errorf("register %s: negative setting", jobType)
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.handlers[jobType] = registered{h: h, tc: tc}
+	all, free := []string{}, []string{}
+	for _, t := range slices.Sorted(maps.Keys(p.handlers)) {
+		all = append(all, t)
+		if p.handlers[t].tc.Concurrency == 0 {
+			free = append(free, t)
+		}
+	}
+	b, _ := json.Marshal(all)
+	p.allTypes = string(b)
+	b, _ = json.Marshal(free)
+	p.freeTypes = string(b)
+	p.mu.Unlock()
+	select {
+	case p.registered <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
@@ -176,11 +224,16 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 	return r, ok
 }
 
-// limits returns, for each type with a concurrency limit, how many more of
-// its jobs may start.
-func (p *Pool) limits(running map[string]int) map[string]int {
+// claimTypes returns the handled types (a JSON array), those without a
+// concurrency limit (the same), and for each type with a limit how many more
+// of its jobs may start.
+func (p *Pool) claimTypes(running map[string]int) (all, free string, limited map[string]int) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	return p.allTypes, p.freeTypes, p.limitsLocked(running)
+}
+
+func (p *Pool) limitsLocked(running map[string]int) map[string]int {
 	var out map[string]int
 	for t, r := range p.handlers {
 		if r.tc.Concurrency > 0 {
@@ -240,12 +293,30 @@ func (p *Pool) Run(ctx context.Context) error {
 		}()
 	}
 
+	// Types registered before Run are claimed from the first trip on.
+	select {
+	case <-p.registered:
+	default:
+	}
 	l := &loop{p: p, running: map[string]int{}, avgRun: -1}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
 	workers.Wait()
 	helpers.Wait()
+	if l.presented != "" {
+		// Left behind, the row would still count as a running pool's for
+		// presenceStale.
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		err := p.q.inTx(bg, false, func(tx txn) error {
+			_, err := tx.ExecContext(bg, absentSQL, p.cfg.Owner)
+			return err
+		})
+		if err != nil {
+			p.log.WarnContext(bg, "pool record not removed", "err", err)
+		}
+	}
 	return nil
 }
 
@@ -263,6 +334,10 @@ type loop struct {
 	nextLease     time.Time // when another owner's lease expires (zero: none)
 	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
+	// presented is the list of types last written to the pools table, and
+	// nextPresence when that row is renewed (see presenceEvery).
+	presented    string
+	nextPresence time.Time
 	// blocked is true while ready jobs wait that the last claim could not
 	// take: their types are at their concurrency limit, or the next one is
 	// on its last attempt and no worker is free for it (see claim). A
@@ -294,6 +369,9 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for {
+		// Before trips counts this round: a test that saw the count move
+		// knows the loop is past this point.
+		l.answerProbes()
 		p.trips.Add(1)
 		l.collect()
 		if ctx.Err() != nil {
@@ -329,6 +407,41 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		case <-timer:
 			timer = nil
 			l.claimMore = true
+		case ch := <-p.probes:
+			close(ch)
+		case <-p.registered:
+			l.claimMore = true
+		}
+	}
+}
+
+// maxProbes bounds the probes waiting for an answer: a wedged loop answers
+// none, and Probe must not block.
+const maxProbes = 4
+
+// Probe returns a channel that the pool's loop closes the next time it
+// comes round to wait: at once when it is idle, after its transaction when
+// it is busy, during the shutdown too, and never while it is wedged (nor
+// after Run has returned). A daemon's watchdog uses it to tell a live loop
+// from a stuck one. Probe never blocks; it is safe to call from any
+// goroutine.
+func (p *Pool) Probe() <-chan struct{} {
+	ch := make(chan struct{})
+	select {
+	case p.probes <- ch:
+	default: // maxProbes unanswered: the loop is stuck, ch stays open
+	}
+	return ch
+}
+
+// answerProbes answers the probes that are waiting.
+func (l *loop) answerProbes() {
+	for {
+		select {
+		case ch := <-l.p.probes:
+			close(ch)
+		default:
+			return
 		}
 	}
 }
@@ -370,6 +483,9 @@ func (l *loop) deadline() time.Time {
 	if l.inflight > 0 && l.nextHeartbeat.Before(at) {
 		at = l.nextHeartbeat
 	}
+	if l.nextPresence.Before(at) {
+		at = l.nextPresence
+	}
 	return at
 }
 
@@ -408,17 +524,23 @@ func (l *loop) add(r result) {
 func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	p := l.p
 	now := p.clock.Now()
-	free := l.capacity() - l.inflight
-	doClaim := claimJobs && l.claimMore && free > 0 && !p.stopping.Load()
-	doReclaim := !l.nextLease.IsZero() && !now.Before(l.nextLease)
+	slots := l.capacity() - l.inflight
+	doClaim := claimJobs && l.claimMore && slots > 0 && !p.stopping.Load()
+	// A stopping pool only records and heartbeats: it takes on no job,
+	// not even a reclaimed one.
+	doReclaim := !p.stopping.Load() && !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
+	all, free, limited := p.claimTypes(l.running)
+	// The row that tells other processes which types this pool runs: at
+	// the first trip, after a Register, and renewed while the pool runs.
+	doPresence := !p.stopping.Load() && (all != l.presented || !now.Before(l.nextPresence))
 	enqueued := l.enqueued
 	l.enqueued = false
-	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat {
+	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
 		var err error
-		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner); err != nil {
+		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner, all); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -429,7 +551,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 			doReclaim = !l.nextLease.IsZero() && !now.Before(l.nextLease)
 		}
 	}
-	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat {
+	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat && !doPresence {
 		return nil
 	}
 	var claimed []*Job
@@ -451,9 +573,14 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 				return err
 			}
 		}
+		if doPresence {
+			if _, err := tx.ExecContext(ctx, presenceSQL, p.cfg.Owner, all, ms(now)); err != nil {
+				return fmt.Errorf("record handled types: %w", err)
+			}
+		}
 		if doClaim {
-			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: free, limited: p.limits(l.running),
-				prefetch: max(free-max(p.cfg.Workers-l.inflight, 0), 0), careful: l.careful > 0}
+			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: slots, types: free, limited: limited,
+				prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), careful: l.careful > 0}
 			if claimed, held, err = claim(ctx, tx, now, req); err != nil {
 				return err
 			}
@@ -464,6 +591,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		return err
 	}
 	p.commits.Add(1)
+	if doPresence {
+		l.presented, l.nextPresence = all, now.Add(presenceEvery)
+	}
 	for i, r := range l.pending {
 		p.logResult(ctx, r, fenced[i])
 	}
@@ -475,7 +605,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.nextHeartbeat = now.Add(p.cfg.Lease / 3)
 	}
 	if doClaim {
-		l.claimMore = len(claimed) == free
+		l.claimMore = len(claimed) == slots
 		switch {
 		case held || slices.ContainsFunc(claimed, (*Job).lastAttempt):
 			l.careful = carefulClaims
@@ -493,14 +623,14 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// once a claim falls short; other pools' leases are looked at again at
 	// least every wakeEvery. A commit by another process after this read
 	// wakes the loop through the watch.
-	if doReclaim || (doClaim && (len(claimed) < free || now.Sub(l.wakeAt) >= wakeEvery)) {
+	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
 		var err error
-		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner); err != nil {
+		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner, all); err != nil {
 			return err
 		}
 		l.wakeAt = now
 		// Short with a job ready: one the claim could not take.
-		l.blocked = doClaim && len(claimed) < free && !l.nextReady.IsZero() && !l.nextReady.After(now)
+		l.blocked = doClaim && len(claimed) < slots && !l.nextReady.IsZero() && !l.nextReady.After(now)
 	} else if doClaim {
 		l.blocked = false
 	}
@@ -508,8 +638,12 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 }
 
 // drain waits for in-flight jobs after ctx is done: ShutdownGrace, then their
-// contexts are cancelled. Results are recorded with a context that outlives
-// ctx.
+// contexts are cancelled, and it waits on for them to return (a command gets
+// its kill grace). Until the last result is committed it heartbeats as
+// before, so that no lease of a job still running lapses and another pool
+// reclaims and runs it a second time (or makes it dead on its last
+// attempt). It claims and reclaims nothing. Results are recorded with a
+// context that outlives ctx.
 func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	p := l.p
 	p.stopping.Store(true)
@@ -518,17 +652,47 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 		p.log.InfoContext(bg, "pool stopping", "running", l.inflight, "grace", p.cfg.ShutdownGrace)
 	}
 	grace := p.clock.After(p.cfg.ShutdownGrace)
+	cut := p.cut
+	var timer <-chan time.Time
+	var timerAt time.Time
 	for l.inflight > 0 {
+		l.answerProbes()
+		l.collect()
+		if err := l.trip(bg, false); err != nil {
+			l.failures++
+			p.log.ErrorContext(bg, "pool write failed", "err", err, "failures", l.failures)
+		} else {
+			l.failures = 0
+		}
+		if l.inflight == 0 {
+			break
+		}
+		at := l.nextHeartbeat
+		if l.failures > 0 {
+			at = p.clock.Now().Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
+		}
+		if timer == nil || !at.Equal(timerAt) {
+			timerAt = at
+			timer = p.clock.After(at.Sub(p.clock.Now()))
+		}
 		select {
 		case r := <-p.results:
 			l.add(r)
-			l.collect()
-			l.flush(bg)
 		case <-grace:
 			grace = nil
+			if !p.hardStop.Load() {
+				p.log.WarnContext(bg, "shutdown grace over, cancelling jobs", "running", l.inflight)
+			}
 			p.hardStop.Store(true)
-			p.log.WarnContext(bg, "shutdown grace over, cancelling jobs", "running", l.inflight)
 			cancelHandlers()
+		case <-cut:
+			// Cut sets hardStop itself, before it returns.
+			cut = nil
+			cancelHandlers()
+		case <-timer:
+			timer = nil
+		case ch := <-p.probes:
+			close(ch)
 		}
 	}
 	l.flush(bg)
@@ -546,6 +710,21 @@ func (l *loop) flush(ctx context.Context) {
 			l.p.log.ErrorContext(ctx, "record results at shutdown", "err", err, "results", len(l.pending))
 		}
 	}
+}
+
+// Cut ends the shutdown grace at once: the contexts of running jobs are
+// cancelled, and each job is given back without spending its attempt as
+// its handler returns. Run still returns only once every handler has
+// returned and the results are committed. Cut before Run's ctx is done
+// makes the coming shutdown skip its grace. It is safe to call from any
+// goroutine, more than once.
+func (p *Pool) Cut() {
+	p.cutOnce.Do(func() {
+		// Before the handlers see their contexts cancelled: an error they
+		// return from now on is a release, not a failed attempt.
+		p.hardStop.Store(true)
+		close(p.cut)
+	})
 }
 
 func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,19 +163,21 @@ func TestPoolOutcomes(t *testing.T) {
 	if j := mustJob(t, q, "x"); !strings.Contains(j.LastError, "handler bug") || !strings.Contains(j.LastError, "goroutine") {
 		t.Errorf("panic error %q lacks the value or the stack", j.LastError)
 	}
-	eventually(t, "unknown type dead", func() bool { return mustJob(t, q, "u").State == StateDead })
-	if j := mustJob(t, q, "u"); j.Attempt != 1 || !strings.Contains(j.LastError, `unknown job type "nobody"`) {
-		t.Errorf("unknown type: attempt %d error %q", j.Attempt, j.LastError)
-	}
 	eventually(t, "retry scheduled", func() bool { j := mustJob(t, q, "l"); return j.State == StatePending && j.Attempt == 1 })
 	if j := mustJob(t, q, "l"); !j.RunAt.Equal(clk.Now().Add(time.Hour)) {
 		t.Errorf("RetryAfter: run_at %v, want %v", j.RunAt, clk.Now().Add(time.Hour))
 	}
 	advanceUntil(t, clk, 10*time.Minute, "retried job done", func() bool { return mustJob(t, q, "l").State == StateDone })
 	eventually(t, "output recorded", func() bool { return mustJob(t, q, "o").State == StateDone })
+	// A type without a handler is not this pool's to run: it waits.
+	if j := mustJob(t, q, "u"); j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job without a handler: %s attempt %d error %q, want pending", j.State, j.Attempt, j.LastError)
+	}
+	// The last attempt is the one that ran to the end (the 10-minute steps
+	// of the clock above may have let an earlier lease lapse).
 	as, _ := q.Attempts(context.Background(), mustJob(t, q, "o").ID)
-	if len(as) != 1 || len(as[0].Output) != MaxOutput || !strings.HasSuffix(as[0].Output, "tail") {
-		t.Errorf("output kept %d bytes, want the last %d", len(as[0].Output), MaxOutput)
+	if last := as[len(as)-1]; last.Outcome != OutcomeDone || len(last.Output) != MaxOutput || !strings.HasSuffix(last.Output, "tail") {
+		t.Errorf("attempt %s kept %d bytes of output, want the last %d", last.Outcome, len(last.Output), MaxOutput)
 	}
 }
 
@@ -655,5 +658,184 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	}
 	if n := p.trips.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks after the waiting job was cancelled", n)
+	}
+}
+
+// TestPoolHeartbeatsThroughShutdown: a job still running after stop, in
+// the grace and after it (a command in its kill grace), keeps its lease
+// until its result is committed, so no other pool can reclaim it and run
+// it twice, or make it dead on its last attempt.
+func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release // ignores ctx for a while, as a command does in its kill grace
+		return ctx.Err()
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "slow", Key: "k", MaxAttempts: 1})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
+	// Three minutes of fake time: six leases, past the grace and far into
+	// what a kill grace would be.
+	for range 180 {
+		clk.Advance(time.Second)
+		eventually(t, fmt.Sprintf("lease renewed at %v", clk.Now().Sub(t0)), func() bool {
+			return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
+		})
+		if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+			t.Fatalf("at %v Reclaim took %d jobs (%v): a running job's lease lapsed", clk.Now().Sub(t0), n, err)
+		}
+	}
+	close(release)
+	waitFor(t, stopped)
+	j := mustJob(t, q, "k")
+	if j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
+	}
+	as, _ := q.Attempts(context.Background(), j.ID)
+	if len(as) != 1 || as[0].Outcome != OutcomeReleased {
+		t.Errorf("attempts = %+v, want one released", as)
+	}
+}
+
+// TestPoolProbeNeedsTheLoop: an idle pool answers a probe at once; a pool
+// whose loop is stuck (here on the handler table's lock, in its claim)
+// answers none until it comes round again.
+func TestPoolProbeNeedsTheLoop(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
+	ran := make(chan struct{}, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- struct{}{}; return nil }), TypeConfig{})
+	runPool(t, p)
+	// Idle: the watch's, the checkpointer's and the loop's timers.
+	clk.BlockUntil(3)
+	waitFor(t, p.Probe())
+	p.mu.Lock()
+	before := p.trips.Load()
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	// Past answering probes and on its way to the claim, which needs p.mu.
+	eventually(t, "loop woken", func() bool { return p.trips.Load() > before })
+	probe := p.Probe()
+	select {
+	case <-probe:
+		t.Fatal("a stuck loop answered a probe")
+	default:
+	}
+	p.mu.Unlock()
+	waitFor(t, probe)
+	waitFor(t, ran)
+}
+
+// TestPoolClaimsOnlyItsTypes: a job whose type has no handler in this pool
+// waits, untouched, instead of going dead at its first claim (it may be a
+// task added to the file before a reload, or one that a newer binary beside
+// this one runs); a Register while the pool runs starts it at once, and the
+// pools table tells other processes which types wait for a handler.
+func TestPoolClaimsOnlyItsTypes(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	// MaxIdle and WatchInterval are long, the clock stands still: only the
+	// Register can wake the pool for the new type.
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
+	ran := make(chan string, 4)
+	handler := HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil })
+	p.Register("old", handler, TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-1", MaxAttempts: 1, RunAt: t0.Add(-time.Minute)})
+	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-2", MaxAttempts: 1})
+	mustEnqueue(t, q, NewJob{Type: "old", Key: "old"})
+	h, err := q.Handlers(ctx)
+	if err != nil || !h.Known || h.Pools != 0 || len(h.Waiting) != 2 {
+		t.Fatalf("Handlers before any pool = %+v, %v; want no pool and both types waiting", h, err)
+	}
+	runPool(t, p)
+	if k := waitFor(t, ran); k != "old" {
+		t.Fatalf("ran %s, want old", k)
+	}
+	eventually(t, "old done", func() bool { return mustJob(t, q, "old").State == StateDone })
+	clk.BlockUntil(3) // idle
+	for _, k := range []string{"new-1", "new-2"} {
+		if j := mustJob(t, q, k); j.State != StatePending || j.Attempt != 0 || j.LastError != "" {
+			t.Errorf("%s: %s attempt %d error %q, want pending and untouched", k, j.State, j.Attempt, j.LastError)
+		}
+	}
+	h, err = q.Handlers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
+	if h.Pools != 1 || fmt.Sprint(h.Waiting) != fmt.Sprint(want) {
+		t.Errorf("Handlers = %d pools, waiting %+v; want 1 pool, waiting %+v", h.Pools, h.Waiting, want)
+	}
+	p.Register("new", handler, TypeConfig{})
+	got := []string{waitFor(t, ran), waitFor(t, ran)}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "new-1 new-2" {
+		t.Errorf("after Register ran %v, want new-1 new-2", got)
+	}
+	eventually(t, "types recorded", func() bool {
+		h, err := q.Handlers(ctx)
+		return err == nil && h.Pools == 1 && len(h.Waiting) == 0
+	})
+}
+
+// TestStoppedPoolRecordIsGone: a pool that stops removes its record, and a
+// record that stopped being renewed (a crashed pool) no longer counts.
+func TestStoppedPoolRecordIsGone(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	if err := q.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, presenceSQL, "crashed", `["t"]`, ms(clk.Now()))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
+	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	stop := runPool(t, p)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	eventually(t, "two pools", func() bool { h, _ := q.Handlers(ctx); return h.Pools == 2 })
+	if h, _ := q.Handlers(ctx); len(h.Waiting) != 0 {
+		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
+	}
+	stop()
+	clk.Advance(presenceStale + time.Second)
+	h, err := q.Handlers(ctx)
+	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
+		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
+	}
+}
+
+// TestPoolCutEndsTheGrace: Cut during the shutdown cancels running jobs at
+// once, long before the grace is over, and gives them back; Run returns
+// once that is recorded.
+func TestPoolCutEndsTheGrace(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{ShutdownGrace: time.Hour, MaintenanceEvery: -1})
+	started := make(chan struct{}, 1)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		return ctx.Err()
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 1})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
+	p.Cut()
+	waitFor(t, stopped) // the fake clock never reaches the grace
+	if j := mustJob(t, q, "k"); j.State != StatePending || j.Attempt != 0 {
+		t.Errorf("job after Cut: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
 	}
 }

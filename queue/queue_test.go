@@ -388,7 +388,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}{
 		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
 		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
-		"next wake":  {nextWakeSQL, []any{"o"}, "jobs_ready"},
+		"next wake":  {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
+		"waiting":    {waitingSQL, []any{0, 0}, "jobs_ready"},
 		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
 		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"purge keys": {purgeKeysSQL, []any{0, 10}, "jobs_done"},
@@ -448,7 +449,7 @@ func TestNextWakeAcrossPriorities(t *testing.T) {
 	t.Parallel()
 	q, _ := newTestQueue(t)
 	ctx := context.Background()
-	ready, lease, err := nextWake(ctx, q.r, "me")
+	ready, lease, err := nextWake(ctx, q.r, "me", `["t"]`)
 	if err != nil || !ready.IsZero() || !lease.IsZero() {
 		t.Fatalf("empty queue: %v %v %v", ready, lease, err)
 	}
@@ -458,11 +459,11 @@ func TestNextWakeAcrossPriorities(t *testing.T) {
 	}{{5, 10 * time.Minute}, {5, 20 * time.Minute}, {0, time.Minute}, {-3, 30 * time.Second}, {-3, time.Hour}, {7, 2 * time.Hour}} {
 		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i), Priority: j.prio, RunAt: t0.Add(j.at)})
 	}
-	ready, _, err = nextWake(ctx, q.r, "me")
+	ready, _, err = nextWake(ctx, q.r, "me", `["t"]`)
 	if err != nil || !ready.Equal(t0.Add(30*time.Second)) {
 		t.Errorf("nextWake = %v, %v; want %v", ready, err, t0.Add(30*time.Second))
 	}
-	rows, _ := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me")
+	rows, _ := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me", `["t"]`)
 	defer rows.Close()
 	for rows.Next() {
 		var id, parent, notused int

@@ -67,6 +67,7 @@ type Beat struct {
 	log      *slog.Logger
 	maxSleep time.Duration
 	wake     chan struct{}
+	probes   chan chan struct{} // see Probe
 	running  atomic.Bool
 
 	mu    sync.Mutex
@@ -104,6 +105,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		log:      bc.Logger.With(logKeyComponent, "beat"),
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
+		probes:   make(chan chan struct{}, maxProbes),
 		cfg:      cfg,
 		since:    map[string]time.Time{},
 	}, nil
@@ -115,6 +117,36 @@ func (b *Beat) Wake() {
 	select {
 	case b.wake <- struct{}{}:
 	default:
+	}
+}
+
+// maxProbes bounds the probes waiting for an answer: a wedged loop answers
+// none, and Probe must not block.
+const maxProbes = 4
+
+// Probe returns a channel that the beat's loop closes the next time it
+// comes round to wait: at once when it sleeps, after its pass when it is
+// materialising, and never while it is wedged (nor once Run has returned).
+// A daemon's watchdog uses it to tell a live beat from a stuck one. Probe
+// never blocks; it is safe to call from any goroutine.
+func (b *Beat) Probe() <-chan struct{} {
+	ch := make(chan struct{})
+	select {
+	case b.probes <- ch:
+	default: // maxProbes unanswered: the loop is stuck, ch stays open
+	}
+	return ch
+}
+
+// answerProbes answers the probes that are waiting.
+func (b *Beat) answerProbes() {
+	for {
+		select {
+		case ch := <-b.probes:
+			close(ch)
+		default:
+			return
+		}
 	}
 }
 
@@ -190,13 +222,26 @@ func (b *Beat) Run(ctx context.Context) error {
 		if b.idleFunc != nil {
 			b.idleFunc(now, next)
 		}
-		select {
-		case <-ctx.Done():
-		case <-timer:
-		case <-b.wake:
-		}
+		b.answerProbes()
+		b.sleep(ctx, timer)
 	}
 	return nil
+}
+
+// sleep waits for ctx, timer or a wake-up, answering probes meanwhile.
+func (b *Beat) sleep(ctx context.Context, timer <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer:
+			return
+		case <-b.wake:
+			return
+		case ch := <-b.probes:
+			close(ch)
+		}
+	}
 }
 
 // pass advances every schedule to now and returns the earliest instant

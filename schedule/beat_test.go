@@ -411,3 +411,37 @@ func TestBeatRetriesAfterError(t *testing.T) {
 	}
 	r.stop()
 }
+
+// TestBeatProbeNeedsTheLoop: a sleeping beat answers a probe at once; a
+// beat stuck in its loop answers none until it comes round again.
+func TestBeatProbeNeedsTheLoop(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	b, err := NewBeat(q, mustParse(t, hourly), BeatConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wedged, unwedge := make(chan struct{}), make(chan struct{})
+	passes := 0
+	b.idleFunc = func(now, next time.Time) {
+		if passes++; passes == 2 {
+			close(wedged)
+			<-unwedge
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	defer func() { cancel(); waitFor(t, done) }()
+	waitFor(t, b.Probe())
+	b.Wake()
+	waitFor(t, wedged)
+	probe := b.Probe()
+	select {
+	case <-probe:
+		t.Fatal("a stuck beat answered a probe")
+	default:
+	}
+	close(unwedge)
+	waitFor(t, probe)
+}
