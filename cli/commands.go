@@ -123,6 +123,7 @@ type statusReport struct {
 	OldestReadyMS int64                     `json:"oldest_ready_ms"`
 	Dead          int                       `json:"dead"`
 	Schedules     []scheduleStatus          `json:"schedules"`
+	Config        *configReport             `json:"config,omitempty"` // the config the daemon runs
 }
 
 type scheduleStatus struct {
@@ -159,6 +160,9 @@ func (a *app) showStatus(ctx context.Context) error {
 		Database: a.dbPath, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
 		Totals: map[string]int{}, OldestReadyMS: st.OldestReady.Milliseconds(), Dead: st.Dead,
 	}
+	if rep.Config, err = a.configStatus(ctx, q); err != nil {
+		return err
+	}
 	for s, m := range st.Counts {
 		rep.Counts[string(s)] = m
 	}
@@ -190,6 +194,9 @@ func (a *app) showStatus(ctx context.Context) error {
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "database\t%s\n", rep.Database)
+	if rep.Config != nil {
+		fmt.Fprintf(w, "config\t%s\n", rep.Config)
+	}
 	states := []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
 	var parts []string
 	for _, s := range states {

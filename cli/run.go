@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"scheduler/internal/clock"
+	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"
 )
@@ -172,16 +173,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		o.db = getenv(envDB)
 	}
 
-	needsConfig := !(o.dead || o.retry != "" || o.job != "" || o.backup != "" || o.cancel != 0 || o.status)
-	cfg, cerr := schedule.Load(o.config)
+	cfg, data, cerr := readConfig(o.config)
+	a.dbPath = databasePath(o, cfg)
 	switch {
-	case cerr != nil && (needsConfig || o.db == ""):
+	case cerr == nil:
+		a.cfg, a.cfgData = cfg, data
+	case operatorCommand(o):
+		// A broken file: work from the config the daemon runs (lastgood.go).
+		if err := a.useLastGood(ctx, cerr); err != nil {
+			return err
+		}
+	default:
 		printConfigErrors(stderr, cerr)
 		return &usageError{ErrReported}
-	case cerr == nil:
-		a.cfg = cfg
 	}
-	a.dbPath = databasePath(o, cfg)
 
 	switch {
 	case o.check:
@@ -234,6 +239,12 @@ type app struct {
 	log    *slog.Logger
 	clock  clock.Clock
 	opts   Options
+
+	// Where cfg came from (lastgood.go): the file's bytes, nil when it did
+	// not load; why it did not; the daemon's stored config when cfg is it.
+	cfgData []byte
+	fileErr error
+	running *queue.StoredConfig
 }
 
 // registry returns a task registry with the program's own Go task types.
