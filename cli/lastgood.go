@@ -113,8 +113,10 @@ func (a *app) storeRunningConfig(ctx context.Context, q *queue.Queue) error {
 	if err != nil {
 		return fmt.Errorf("store running config: %w", err)
 	}
-	_, err = q.SaveConfig(ctx, path, a.cfgData)
-	return err
+	if _, err := q.SaveConfig(ctx, path, a.cfgData); err != nil {
+		return fmt.Errorf("database %s: %w", q.Path(), err)
+	}
+	return nil
 }
 
 // Values of configReport.State.
@@ -131,7 +133,7 @@ type configReport struct {
 	DaemonFile string `json:"daemon_file"` // the file the daemon loaded
 	LoadedAt   string `json:"loaded_at"`
 	SHA256     string `json:"sha256"`      // of what the daemon loaded
-	FileSHA256 string `json:"file_sha256"` // of the file now; empty when it cannot be read
+	FileSHA256 string `json:"file_sha256,omitempty"` // of the file now; empty when it does not load
 	State      string `json:"state"`
 }
 
