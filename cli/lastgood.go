@@ -132,7 +132,7 @@ type configReport struct {
 	File       string `json:"file"`        // the file this command read
 	DaemonFile string `json:"daemon_file"` // the file the daemon loaded
 	LoadedAt   string `json:"loaded_at"`
-	SHA256     string `json:"sha256"`      // of what the daemon loaded
+	SHA256     string `json:"sha256"`                // of what the daemon loaded
 	FileSHA256 string `json:"file_sha256,omitempty"` // of the file now; empty when it does not load
 	State      string `json:"state"`
 }
