@@ -106,8 +106,10 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
+	// Not fatal: the pool and beat report an unwritable database as they
+	// meet it; only the operator commands' fallback (lastgood.go) is lost.
 	if err := a.storeRunningConfig(ctx, q); err != nil {
-		return err
+		log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
 	log.Info("scheduler started", "db", a.dbPath, "config", a.o.config, "schedules", len(a.cfg.Schedules),
 		"tasks", len(a.cfg.Tasks), "workers", pool.Workers(), "owner", pool.Owner(), "pid", os.Getpid())
@@ -211,7 +213,7 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 	a.cfg, a.cfgData = cfg, data
 	log.Info("config reloaded", "added", diff.Added, "changed", diff.Changed, "removed", diff.Removed)
 	if err := a.storeRunningConfig(ctx, q); err != nil {
-		log.Error("reload: running config not stored: operator commands fall back to the one before", "err", err)
+		log.Error("running config not stored: operator commands fall back to the one before", "err", err)
 	}
 }
 
