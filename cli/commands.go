@@ -179,6 +179,7 @@ type statusReport struct {
 	// pool has a handler for.
 	WaitingForHandler []waitingStatus  `json:"waiting_for_handler"`
 	Schedules         []scheduleStatus `json:"schedules"`
+	Config            *configReport    `json:"config,omitempty"` // the config the daemon runs
 }
 
 type waitingStatus struct {
@@ -244,6 +245,9 @@ func (a *app) showStatus(ctx context.Context) error {
 	if st.OldestReady > 0 {
 		rep.OldestReadyMS = ptr(st.OldestReady.Milliseconds())
 	}
+	if rep.Config, err = a.configStatus(ctx, q); err != nil {
+		return err
+	}
 	for s, m := range st.Counts {
 		rep.Counts[string(s)] = m
 	}
@@ -295,6 +299,9 @@ func (a *app) showStatus(ctx context.Context) error {
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "database\t%s\n", rep.Database)
+	if rep.Config != nil {
+		fmt.Fprintf(w, "config\t%s\n", rep.Config)
+	}
 	states := []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
 	var parts []string
 	for _, s := range states {

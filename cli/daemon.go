@@ -111,6 +111,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
+	// Not fatal: the pool and beat report an unwritable database as they
+	// meet it; only the operator commands' fallback (lastgood.go) is lost.
+	if err := a.storeRunningConfig(ctx, q); err != nil {
+		log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
+	}
 	log.Info("scheduler started", "db", a.dbPath, "config", a.o.config, "schedules", len(a.cfg.Schedules),
 		"tasks", len(a.cfg.Tasks), "workers", pool.Workers(), "owner", pool.Owner(), "pid", os.Getpid())
 	notifyOrLog(log, notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(a.cfg.Schedules))+" schedules")
@@ -151,7 +156,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			switch sig {
 			case syscall.SIGHUP:
 				if !stopping {
-					a.reload(ctx, notify, pool, reg, beat)
+					a.reload(ctx, notify, q, pool, reg, beat)
 				}
 			default:
 				if stopping {
@@ -205,13 +210,13 @@ func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string
 }
 
 // reload applies a new config atomically: a bad file changes nothing.
-func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg *tasks.Registry, beat *schedule.Beat) {
+func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool *queue.Pool, reg *tasks.Registry, beat *schedule.Beat) {
 	log := a.log
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	notifyOrLog(log, notify, fmt.Sprintf("RELOADING=1\nMONOTONIC_USEC=%d", ts.Nano()/1000))
 	defer notifyOrLog(log, notify, "READY=1")
-	cfg, err := schedule.Load(a.o.config)
+	cfg, data, err := readConfig(a.o.config)
 	if err == nil {
 		err = checkHandlers(reg, cfg)
 	}
@@ -232,12 +237,15 @@ func (a *app) reload(ctx context.Context, notify notifier, pool *queue.Pool, reg
 		return
 	}
 	diff := beat.Apply(cfg)
-	a.cfg = cfg
+	a.cfg, a.cfgData = cfg, data
 	applied, waiting := splitScheduler(diff.Scheduler, a.o)
 	if len(waiting) > 0 {
 		log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)
 	}
 	log.Info("config reloaded", reloadAttrs(diff, applied)...)
+	if err := a.storeRunningConfig(ctx, q); err != nil {
+		log.Error("running config not stored: operator commands fall back to the one before", "err", err)
+	}
 }
 
 // appliedAtReload are the [scheduler] keys a reload applies: the beat reads

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"scheduler/internal/clock"
+	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"
 )
@@ -219,16 +219,20 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		o.db = getenv(envDB)
 	}
 
-	needsConfig := !slices.Contains([]string{"dead", "retry", "job", "backup", "cancel", "status"}, o.mode)
-	cfg, cerr := schedule.Load(o.config)
+	cfg, data, cerr := readConfig(o.config)
+	a.dbPath = databasePath(o, cfg)
 	switch {
-	case cerr != nil && (needsConfig || o.db == ""):
+	case cerr == nil:
+		a.cfg, a.cfgData = cfg, data
+	case operatorCommand(o):
+		// A broken file: work from the config the daemon runs (lastgood.go).
+		if err := a.useLastGood(ctx, cerr); err != nil {
+			return err
+		}
+	default:
 		printConfigErrors(stderr, cerr, configOutcome(o))
 		return &usageError{ErrReported}
-	case cerr == nil:
-		a.cfg = cfg
 	}
-	a.dbPath = databasePath(o, cfg)
 
 	if o.mode == "" {
 		return a.daemon(ctx, signals)
@@ -389,6 +393,12 @@ type app struct {
 	log    *slog.Logger
 	clock  clock.Clock
 	opts   Options
+
+	// Where cfg came from (lastgood.go): the file's bytes, nil when it did
+	// not load; why it did not; the daemon's stored config when cfg is it.
+	cfgData []byte
+	fileErr error
+	running *queue.StoredConfig
 }
 
 // registry returns a task registry with the program's own Go task types.

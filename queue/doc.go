@@ -1,7 +1,7 @@
 // Package queue owns the durable job queue: a SQLite file (WAL) holding jobs
 // under unique dedup keys, their attempt history, schedule cursors and skipped
-// instants, and the worker Pool that claims, runs, retries, reclaims and
-// purges them.
+// instants, the configuration the daemon runs (opaque bytes, SaveConfig), and
+// the worker Pool that claims, runs, retries, reclaims and purges them.
 //
 // It knows nothing of cron, TOML or particular task types: a schedule is an
 // opaque name and a cursor instant, a job type is a string looked up in the
@@ -12,8 +12,8 @@
 // Every state change is one SQLite transaction (enqueues from several
 // goroutines at once may share one, each all or nothing in a savepoint of
 // its own, each returning after that commit). Writes acknowledged to
-// someone outside the process (Enqueue, EnqueueBatch, Retry, SetPaused, an
-// Advance that resumes) are committed with synchronous=FULL and survive
+// someone outside the process (Enqueue, EnqueueBatch, Retry, SetPaused,
+// SaveConfig, an Advance that resumes) are committed with synchronous=FULL and survive
 // power loss. Writes the design recovers from are committed with
 // synchronous=NORMAL: they survive a crash of the process, and a power loss
 // can only roll them back to an earlier committed state. Those are claims

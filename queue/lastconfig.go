@@ -1,0 +1,78 @@
+package queue
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StoredConfig is a configuration file as a daemon loaded it, kept by
+// SaveConfig. The queue does not interpret Data.
+type StoredConfig struct {
+	Path     string    // the file the bytes were read from
+	Data     []byte    // the file's bytes
+	SHA256   string    // hex SHA-256 of Data
+	LoadedAt time.Time // when SaveConfig stored it, from the queue's clock
+}
+
+// ConfigSHA256 is the digest StoredConfig.SHA256 holds for data, for
+// comparing a file with the stored config.
+func ConfigSHA256(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+const saveConfigSQL = `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`
+
+// SaveConfig stores data, read from the file at path, as the configuration
+// the daemon now runs, replacing the one stored before. The write is
+// fsynced: after a power loss an operator command must not fall back to a
+// configuration older than the one the daemon ran.
+func (q *Queue) SaveConfig(ctx context.Context, path string, data []byte) (*StoredConfig, error) {
+	c := &StoredConfig{Path: path, Data: data, SHA256: ConfigSHA256(data), LoadedAt: q.clock.Now().Truncate(time.Millisecond).UTC()}
+	if data == nil {
+		c.Data = []byte{} // NOT NULL: an empty file is still a file
+	}
+	err := q.inTx(ctx, true, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, saveConfigSQL, c.Path, c.Data, c.SHA256, ms(c.LoadedAt))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("save config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// hasRunningConfigSQL tells whether the table exists: a file last migrated
+// by an older program, opened read-only, does not have it.
+const hasRunningConfigSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'`
+
+const lastConfigSQL = `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`
+
+// LastConfig returns the configuration stored by the last SaveConfig, or
+// ErrNotFound when none was stored. It works on a queue opened read-only.
+func (q *Queue) LastConfig(ctx context.Context) (*StoredConfig, error) {
+	var n int
+	if err := q.r.QueryRowContext(ctx, hasRunningConfigSQL).Scan(&n); err != nil {
+		return nil, fmt.Errorf("last config: %w", err)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("last config: %w", ErrNotFound)
+	}
+	c := &StoredConfig{}
+	var at int64
+	err := q.r.QueryRowContext(ctx, lastConfigSQL).Scan(&c.Path, &c.Data, &c.SHA256, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("last config: %w", ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("last config: %w", err)
+	}
+	c.LoadedAt = time.UnixMilli(at).UTC()
+	return c, nil
+}
