@@ -1,0 +1,164 @@
+//go:build unix
+
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"scheduler/internal/clock"
+)
+
+// turnLock gives the processes that write one database their turns in
+// order. SQLite's busy handler is not fair: a waiting writer sleeps and
+// polls, and a process that commits and begins again at once (the daemon)
+// can win every poll until the waiter's busy timeout runs out. Instead,
+// every write transaction first takes the write turn, an flock(2) on
+// <db>-lock, and waiters block in the kernel rather than poll.
+//
+// The turn is handed over through a gate, a second flock on <db>-gate: a
+// writer takes the gate, then the turn, then lets the gate go. The gate's
+// holder is therefore the only process ever waiting for the turn, so a
+// writer that finishes and comes straight back queues at the gate behind
+// the waiters instead of taking the turn again. A process that dies holding
+// either lock loses it with its file descriptors.
+type turnLock struct {
+	clock clock.Clock
+	gate  string // path of <db>-gate
+	turn  string // path of <db>-lock
+
+	mu       sync.Mutex // guards the file descriptors below
+	gateFile *os.File   // opened once, for the uncontended path
+	turnFile *os.File
+	wg       sync.WaitGroup // waits abandoned in the kernel
+}
+
+func newTurnLock(db string, clk clock.Clock) *turnLock {
+	return &turnLock{clock: clk, gate: db + "-gate", turn: db + "-lock"}
+}
+
+// errTurnTimeout is returned when a write waited longer than its bound for
+// its turn.
+var errTurnTimeout = errors.New("timed out waiting for the write turn")
+
+// lock waits up to wait for the write turn and returns the function that
+// gives it back. One caller at a time per turnLock: the queue's single
+// writer connection already serialises the writers of a process.
+func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gateFile == nil {
+		if l.gateFile, err = openLockFile(l.gate); err != nil {
+			return nil, err
+		}
+		if l.turnFile, err = openLockFile(l.turn); err != nil {
+			l.gateFile.Close()
+			l.gateFile = nil
+			return nil, err
+		}
+	}
+	// Uncontended: nobody waits at the gate and nobody writes. Four
+	// system calls, no goroutine.
+	if flockNB(l.gateFile) {
+		ok := flockNB(l.turnFile)
+		unix.Flock(int(l.gateFile.Fd()), unix.LOCK_UN)
+		if ok {
+			f := l.turnFile
+			return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN) }, nil
+		}
+	}
+	return l.wait(ctx, wait)
+}
+
+// wait blocks in the kernel for the gate and then the turn, on file
+// descriptors of its own: a wait given up (ctx done, bound reached) goes on
+// in its goroutine until it gets the turn, and then closes them, which
+// gives the turn back.
+func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
+	gate, err := openLockFile(l.gate)
+	if err != nil {
+		return nil, err
+	}
+	turn, err := openLockFile(l.turn)
+	if err != nil {
+		gate.Close()
+		return nil, err
+	}
+	got := make(chan error) // unbuffered: exactly one side decides
+	abandon := make(chan struct{})
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		err := flockWait(gate)
+		if err == nil {
+			err = flockWait(turn)
+			unix.Flock(int(gate.Fd()), unix.LOCK_UN)
+		}
+		gate.Close()
+		select {
+		case got <- err:
+			if err != nil {
+				turn.Close()
+			}
+		case <-abandon:
+			turn.Close()
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			return nil, fmt.Errorf("wait for the write turn: %w", err)
+		}
+		return func() { turn.Close() }, nil
+	case <-ctx.Done():
+		close(abandon)
+		return nil, ctx.Err()
+	case <-l.clock.After(wait):
+		close(abandon)
+		return nil, fmt.Errorf("%w (%v): other processes keep the database busy", errTurnTimeout, wait)
+	}
+}
+
+// close releases the file descriptors and waits for abandoned waits, which
+// end when the process holding the turn commits.
+func (l *turnLock) close() error {
+	l.mu.Lock()
+	var errs []error
+	if l.gateFile != nil {
+		errs = append(errs, l.gateFile.Close(), l.turnFile.Close())
+		l.gateFile, l.turnFile = nil, nil
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// openLockFile opens (creating, mode 0600) a lock file beside the database.
+// It is never the database file itself: closing a descriptor of that would
+// drop SQLite's POSIX locks.
+func openLockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	return f, nil
+}
+
+func flockNB(f *os.File) bool {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}
+
+func flockWait(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
