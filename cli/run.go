@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"scheduler/internal/clock"
 	"scheduler/schedule"
@@ -43,6 +44,7 @@ type options struct {
 	backup   string
 	cancel   int64
 	version  bool
+	wait     time.Duration // how long an operator's write waits for its turn
 
 	set map[string]bool // flags given explicitly
 }
@@ -78,6 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Int64Var(&o.cancel, "cancel", 0, "cancel pending job `ID`")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -109,6 +112,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.set["backfill"] && (o.from == "" || o.to == "") {
 		return nil, usagef("-backfill needs -from and -to")
+	}
+	if o.wait <= 0 {
+		return nil, usagef("-wait must be a positive duration")
 	}
 	if o.n < 1 || o.n > 1000 {
 		return nil, usagef("-n must be between 1 and 1000")

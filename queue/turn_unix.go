@@ -36,7 +36,6 @@ type turnLock struct {
 	mu       sync.Mutex // guards the file descriptors below
 	gateFile *os.File   // opened once, for the uncontended path
 	turnFile *os.File
-	wg       sync.WaitGroup // waits abandoned in the kernel
 }
 
 func newTurnLock(db string, clk clock.Clock) *turnLock {
@@ -77,9 +76,12 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 }
 
 // wait blocks in the kernel for the gate and then the turn, on file
-// descriptors of its own: a wait given up (ctx done, bound reached) goes on
-// in its goroutine until it gets the turn, and then closes them, which
-// gives the turn back.
+// descriptors of its own. A blocked flock cannot be interrupted, so a wait
+// given up (ctx done, bound reached) goes on in its goroutine until it gets
+// the turn, and then closes them, which gives the turn back at once. Nobody
+// waits for that goroutine: it holds nothing but its own descriptors, and
+// it ends as soon as the process holding the turn commits (or exits);
+// waiting for it would let another process's transaction delay Close.
 func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
 	gate, err := openLockFile(l.gate)
 	if err != nil {
@@ -92,9 +94,7 @@ func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error)
 	}
 	got := make(chan error) // unbuffered: exactly one side decides
 	abandon := make(chan struct{})
-	l.wg.Add(1)
 	go func() {
-		defer l.wg.Done()
 		err := flockWait(gate)
 		if err == nil {
 			err = flockWait(turn)
@@ -125,8 +125,7 @@ func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error)
 	}
 }
 
-// close releases the file descriptors and waits for abandoned waits, which
-// end when the process holding the turn commits.
+// close releases the file descriptors of the uncontended path.
 func (l *turnLock) close() error {
 	l.mu.Lock()
 	var errs []error
@@ -135,7 +134,6 @@ func (l *turnLock) close() error {
 		l.gateFile, l.turnFile = nil, nil
 	}
 	l.mu.Unlock()
-	l.wg.Wait()
 	return errors.Join(errs...)
 }
 
