@@ -153,7 +153,7 @@ func TestStorageHygiene(t *testing.T) {
 	purgeStart := time.Now()
 	walPeak := int64(0)
 	var progress []int
-	eventuallyWithin(t, 5*deadline, "old done jobs purged", func() bool {
+	eventuallyWithin(t, 2*deadline, "old done jobs purged", func() bool {
 		if fi, err := os.Stat(s.db + "-wal"); err == nil {
 			walPeak = max(walPeak, fi.Size())
 		}
