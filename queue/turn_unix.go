@@ -30,6 +30,7 @@ import (
 // either lock loses it with its file descriptors.
 type turnLock struct {
 	clock clock.Clock
+	db    string // path of the database file
 	gate  string // path of <db>-gate
 	turn  string // path of <db>-lock
 
@@ -39,7 +40,7 @@ type turnLock struct {
 }
 
 func newTurnLock(db string, clk clock.Clock) *turnLock {
-	return &turnLock{clock: clk, gate: db + "-gate", turn: db + "-lock"}
+	return &turnLock{clock: clk, db: db, gate: db + "-gate", turn: db + "-lock"}
 }
 
 // errTurnTimeout is returned when a write waited longer than its bound for
@@ -53,10 +54,10 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.gateFile == nil {
-		if l.gateFile, err = openLockFile(l.gate); err != nil {
+		if l.gateFile, err = openLockFile(l.gate, l.db); err != nil {
 			return nil, err
 		}
-		if l.turnFile, err = openLockFile(l.turn); err != nil {
+		if l.turnFile, err = openLockFile(l.turn, l.db); err != nil {
 			l.gateFile.Close()
 			l.gateFile = nil
 			return nil, err
@@ -83,11 +84,11 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 // it ends as soon as the process holding the turn commits (or exits);
 // waiting for it would let another process's transaction delay Close.
 func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
-	gate, err := openLockFile(l.gate)
+	gate, err := openLockFile(l.gate, l.db)
 	if err != nil {
 		return nil, err
 	}
-	turn, err := openLockFile(l.turn)
+	turn, err := openLockFile(l.turn, l.db)
 	if err != nil {
 		gate.Close()
 		return nil, err
@@ -137,11 +138,22 @@ func (l *turnLock) close() error {
 	return errors.Join(errs...)
 }
 
-// openLockFile opens (creating, mode 0600) a lock file beside the database.
-// It is never the database file itself: closing a descriptor of that would
-// drop SQLite's POSIX locks.
-func openLockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// openLockFile opens (creating, mode 0600) a lock file beside the database
+// db. It is never the database file itself: closing a descriptor of that
+// would drop SQLite's POSIX locks. Like SQLite with its -wal and -shm files,
+// a process running as root gives a lock file it creates the database
+// file's owner, so that the daemon's user (systemd's DynamicUser, say) can
+// still open it after root ran a command first.
+func openLockFile(path, db string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	} else if err == nil && os.Geteuid() == 0 {
+		var st unix.Stat_t
+		if unix.Stat(db, &st) == nil {
+			f.Chown(int(st.Uid), int(st.Gid))
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
