@@ -55,12 +55,12 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 	defer l.mu.Unlock()
 	if l.gateFile == nil {
 		if l.gateFile, err = openLockFile(l.gate, l.db); err != nil {
-			return nil, err
+			return noTurn(err)
 		}
 		if l.turnFile, err = openLockFile(l.turn, l.db); err != nil {
 			l.gateFile.Close()
 			l.gateFile = nil
-			return nil, err
+			return noTurn(err)
 		}
 	}
 	// Uncontended: nobody waits at the gate and nobody writes. Four
@@ -76,6 +76,17 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 	return l.wait(ctx, wait)
 }
 
+// noTurn decides what a write does when the lock files cannot be opened.
+// Where the directory is read-only or not ours to write, nobody can create
+// them, so no process takes turns: the write goes ahead and SQLite decides
+// (a read-only database says so, as it did before writers took turns).
+func noTurn(err error) (func(), error) {
+	if errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return func() {}, nil
+	}
+	return nil, err
+}
+
 // wait blocks in the kernel for the gate and then the turn, on file
 // descriptors of its own. A blocked flock cannot be interrupted, so a wait
 // given up (ctx done, bound reached) goes on in its goroutine until it gets
@@ -86,12 +97,12 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
 	gate, err := openLockFile(l.gate, l.db)
 	if err != nil {
-		return nil, err
+		return noTurn(err)
 	}
 	turn, err := openLockFile(l.turn, l.db)
 	if err != nil {
 		gate.Close()
-		return nil, err
+		return noTurn(err)
 	}
 	got := make(chan error) // unbuffered: exactly one side decides
 	abandon := make(chan struct{})
