@@ -185,9 +185,12 @@ func TestHugeConfigRejectedQuickly(t *testing.T) {
 	if res.code != 2 {
 		t.Errorf("-check exit %d, want 2", res.code)
 	}
-	if took > 5*time.Second {
-		t.Errorf("-check of a %d KB file with 20,000 errors took %v, want under 5s", len(huge.data)>>10, took)
+	// A failure bound, not a speed claim: the quadratic loader took many
+	// minutes on this file; a loaded machine takes tens of seconds.
+	if took > deadline {
+		t.Errorf("-check of a %d KB file with 20,000 errors took %v, want under %v", len(huge.data)>>10, took, deadline)
 	}
+	t.Logf("-check of a %d KB file with 20,000 errors: %v", len(huge.data)>>10, took.Round(time.Millisecond))
 }
 
 // TestAbsurdWorkerCountRejected checks that [scheduler] workers has an
