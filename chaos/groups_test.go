@@ -101,7 +101,7 @@ func TestTimeoutAndShutdownKillProcessGroups(t *testing.T) {
 	took := time.Since(started)
 	// The group got SIGKILL before the attempt was recorded; a killed
 	// process may take a moment to leave /proc.
-	eventuallyWithin(t, 2*time.Second, "no process of the timed-out groups", gone("timeout-a", "timeout-b"))
+	eventuallyWithin(t, deadline, "no process of the timed-out groups", gone("timeout-a", "timeout-b"))
 	t.Logf("timeout 1s: jobs dead %v after they started, no process of their groups left", took)
 
 	ids := []string{}
@@ -117,7 +117,7 @@ func TestTimeoutAndShutdownKillProcessGroups(t *testing.T) {
 	t.Logf("SIGTERM with two stubborn jobs: daemon exited after %v (grace 1s)", time.Since(stopAt))
 	// The daemon waited for the leaders; their killed descendants may take
 	// a moment to be gone from /proc.
-	eventuallyWithin(t, 2*time.Second, "no process of the shutdown groups", gone("shutdown-a", "shutdown-b"))
+	eventuallyWithin(t, deadline, "no process of the shutdown groups", gone("shutdown-a", "shutdown-b"))
 	for _, id := range ids {
 		if v := s.job(id); v.State != "pending" || v.Attempt != 0 {
 			t.Errorf("job %s after shutdown: %s at attempt %d, want pending with the attempt given back", id, v.State, v.Attempt)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // panicked reports whether output shows a Go panic or fatal runtime error.
@@ -96,7 +95,7 @@ func TestHostileConfigs(t *testing.T) {
 		}
 		for _, db := range []string{s.db, missing} {
 			// A daemon that accepted the file would run forever.
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), deadline)
 			res := run(t, ctx, s.dir, nil, "-config", "hostile.toml", "-db", db)
 			cancel()
 			if res.code != 2 {

@@ -153,7 +153,7 @@ func TestStorageHygiene(t *testing.T) {
 	purgeStart := time.Now()
 	walPeak := int64(0)
 	var progress []int
-	eventuallyWithin(t, 5*deadline, "old done jobs purged", func() bool {
+	eventuallyWithin(t, 2*deadline, "old done jobs purged", func() bool {
 		if fi, err := os.Stat(s.db + "-wal"); err == nil {
 			walPeak = max(walPeak, fi.Size())
 		}
@@ -227,8 +227,12 @@ func TestStorageHygiene(t *testing.T) {
 	}
 	slices.Sort(latencies)
 	worst := latencies[len(latencies)-1]
-	if worst > time.Second {
-		t.Errorf("-trigger writes waited over 1s during the purge: %v", slow)
+	// A purge in one transaction holds a trigger for about its whole
+	// length; a purge in batches lets it through between two. Relative to
+	// the purge, with a floor for a slow process start on a loaded machine,
+	// so that this is no claim about speed.
+	if worst > purgeTook/2 && worst > 30*time.Second {
+		t.Errorf("-trigger writes waited up to %v during a purge of %v: %v", worst, purgeTook, slow)
 		for _, e := range append(d1.entries("maintenance done"), d1.entries("maintenance failed")...) {
 			t.Logf("daemon: %v", e)
 		}

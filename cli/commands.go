@@ -27,7 +27,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
-	return queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write})
+	return queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
 func (a *app) schedule(name string) (*schedule.Schedule, error) {

@@ -75,7 +75,7 @@ func TestMain(m *testing.M) {
 }
 
 // deadline is the failure bound of every wait in these tests.
-const deadline = 20 * time.Second
+const deadline = 3 * time.Minute
 
 // daemon is a scheduler process under test.
 type daemon struct {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+	"time"
 
 	"scheduler/internal/clock"
 	"scheduler/queue"
@@ -49,6 +50,7 @@ type options struct {
 	cancel   int64
 	item     string
 	version  bool
+	wait     time.Duration // how long an operator's write waits for its turn
 
 	set  map[string]bool // flags given explicitly
 	mode string          // the mode flag given, without its dash; "" runs the daemon
@@ -88,6 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Int64Var(&o.cancel, "cancel", 0, "cancel pending job `ID`")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -136,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
+	}
+	if o.wait <= 0 {
+		return nil, usagef("-wait must be a positive duration")
 	}
 	if o.set["cancel"] && o.cancel <= 0 {
 		return nil, usagef("-cancel %d: want a job id", o.cancel)

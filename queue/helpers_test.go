@@ -11,6 +11,11 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// failAfter bounds every wait of these tests. Reaching it fails the test;
+// it is no claim about speed, and minutes long so that a loaded machine
+// passes.
+const failAfter = 3 * time.Minute
+
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake clock.
 func newTestQueue(t testing.TB) (*Queue, *clock.Fake) {
 	t.Helper()
@@ -30,7 +35,7 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(2 * time.Minute): // failure deadline, not a sync point
+	case <-time.After(failAfter):
 		t.Fatal("timed out waiting")
 	}
 	var zero T
@@ -42,7 +47,7 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 // goroutine's transaction.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(failAfter)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

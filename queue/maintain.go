@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -185,7 +186,16 @@ func (q *Queue) Backup(ctx context.Context, path string) error {
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	defer db.Close()
+	// VACUUM INTO would create the copy with the umask's mode; an empty
+	// file made 0600 first is filled in place instead.
+	created, err := createPrivate(path)
+	if err != nil {
+		return fmt.Errorf("backup to %s: %w", path, err)
+	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		if created {
+			os.Remove(path)
+		}
 		return fmt.Errorf("backup to %s: %w", path, err)
 	}
 	return nil

@@ -34,7 +34,7 @@ func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {
 // (rather than one jump) lets timers created between steps fire too.
 func advanceUntil(t testing.TB, clk *clock.Fake, step time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(failAfter)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s (fake time %v)", what, clk.Now())

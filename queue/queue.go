@@ -29,7 +29,11 @@ var migrationFS embed.FS
 type Config struct {
 	Clock       clock.Clock   // Default: clock.Real{}.
 	Logger      *slog.Logger  // Default: discard.
-	BusyTimeout time.Duration // How long a write waits for another process's lock. Default: 5s.
+	BusyTimeout time.Duration // How long SQLite's busy handler waits for a lock. Default: 5s.
+	// WriteWait bounds how long a write transaction waits for its turn
+	// among the processes writing the file (see turnLock); past it the
+	// write fails with an error saying so. Default: 2m.
+	WriteWait time.Duration
 	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
 	// an acknowledged enqueue then survives a process crash but not a power
 	// loss. Default: false (enqueues are fsynced).
@@ -57,6 +61,7 @@ type Queue struct {
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
 	ckpt  *sql.DB // one connection for background checkpoints
+	turn  *turnLock
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt // prepared on w
@@ -81,6 +86,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 	if cfg.BusyTimeout <= 0 {
 		cfg.BusyTimeout = 5 * time.Second
 	}
+	if cfg.WriteWait <= 0 {
+		cfg.WriteWait = 2 * time.Minute
+	}
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = 1000
 	}
@@ -101,6 +109,10 @@ func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
 	}
 	q := &Queue{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
 	if !cfg.ReadOnly {
+		if _, err := createPrivate(abs); err != nil {
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		q.turn = newTurnLock(abs, cfg.Clock)
 		// One connection: writers in this process queue for it in Go instead
 		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
 		if q.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
@@ -176,6 +188,9 @@ func (q *Queue) Close() error {
 
 func (q *Queue) closeDBs() error {
 	var errs []error
+	if q.turn != nil {
+		errs = append(errs, q.turn.close())
+	}
 	if q.ckpt != nil {
 		errs = append(errs, q.ckpt.Close())
 	}
@@ -300,11 +315,11 @@ func isBusy(err error) bool {
 const sqliteBusy = 5 // SQLITE_BUSY
 
 // retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to the
-// busy timeout. While another process creates the file or switches it to
+// write wait. While another process creates the file or switches it to
 // WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
 // handler that the busy timeout configures.
 func (q *Queue) retryBusy(ctx context.Context, fn func(context.Context) error) error {
-	deadline := q.clock.Now().Add(q.cfg.BusyTimeout)
+	deadline := q.clock.Now().Add(max(q.cfg.BusyTimeout, q.cfg.WriteWait))
 	wait := time.Millisecond
 	for {
 		err := fn(ctx)
@@ -351,6 +366,11 @@ func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 			}
 		}()
 	}
+	unlock, err := q.turn.lock(ctx, q.cfg.WriteWait)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	stx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -413,4 +433,32 @@ func capText(s string) string {
 		return s[:MaxOutput/2] + "\n…\n" + s[len(s)-MaxOutput/2:]
 	}
 	return s
+}
+
+// createPrivate creates an empty file with mode 0600 if none exists at path,
+// whatever the umask, and reports whether it did. The database and its
+// backups hold job output and errors; SQLite gives the -wal and -shm files
+// the mode of the database file. An existing file keeps the mode its owner
+// gave it. O_EXCL also means that the descriptor closed here is never one of
+// a file this process's SQLite connections hold locks on (closing such a
+// descriptor would drop those POSIX locks).
+func createPrivate(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// The umask can only narrow 0600; Chmod makes it exactly 0600.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		os.Remove(path)
+		return false, err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return false, err
+	}
+	return true, nil
 }

@@ -53,7 +53,7 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(2 * time.Minute): // failure deadline, not a sync point
+	case <-time.After(3 * time.Minute): // failure deadline, not a sync point
 		t.Fatal("timed out waiting")
 	}
 	var zero T

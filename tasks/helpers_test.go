@@ -10,7 +10,7 @@ import (
 
 // failAfter is how long a test waits for an effect before it fails. It is a
 // failure deadline, never a synchronisation point.
-const failAfter = 2 * time.Minute
+const failAfter = 3 * time.Minute
 
 func waitFor[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()

@@ -1,0 +1,185 @@
+//go:build unix
+
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"scheduler/internal/clock"
+)
+
+// turnLock gives the processes that write one database their turns in
+// order. SQLite's busy handler is not fair: a waiting writer sleeps and
+// polls, and a process that commits and begins again at once (the daemon)
+// can win every poll until the waiter's busy timeout runs out. Instead,
+// every write transaction first takes the write turn, an flock(2) on
+// <db>-lock, and waiters block in the kernel rather than poll.
+//
+// The turn is handed over through a gate, a second flock on <db>-gate: a
+// writer takes the gate, then the turn, then lets the gate go. The gate's
+// holder is therefore the only process ever waiting for the turn, so a
+// writer that finishes and comes straight back queues at the gate behind
+// the waiters instead of taking the turn again. A process that dies holding
+// either lock loses it with its file descriptors.
+type turnLock struct {
+	clock clock.Clock
+	db    string // path of the database file
+	gate  string // path of <db>-gate
+	turn  string // path of <db>-lock
+
+	mu       sync.Mutex // guards the file descriptors below
+	gateFile *os.File   // opened once, for the uncontended path
+	turnFile *os.File
+}
+
+func newTurnLock(db string, clk clock.Clock) *turnLock {
+	return &turnLock{clock: clk, db: db, gate: db + "-gate", turn: db + "-lock"}
+}
+
+// errTurnTimeout is returned when a write waited longer than its bound for
+// its turn.
+var errTurnTimeout = errors.New("timed out waiting for the write turn")
+
+// lock waits up to wait for the write turn and returns the function that
+// gives it back. One caller at a time per turnLock: the queue's single
+// writer connection already serialises the writers of a process.
+func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gateFile == nil {
+		if l.gateFile, err = openLockFile(l.gate, l.db); err != nil {
+			return noTurn(err)
+		}
+		if l.turnFile, err = openLockFile(l.turn, l.db); err != nil {
+			l.gateFile.Close()
+			l.gateFile = nil
+			return noTurn(err)
+		}
+	}
+	// Uncontended: nobody waits at the gate and nobody writes. Four
+	// system calls, no goroutine.
+	if flockNB(l.gateFile) {
+		ok := flockNB(l.turnFile)
+		unix.Flock(int(l.gateFile.Fd()), unix.LOCK_UN)
+		if ok {
+			f := l.turnFile
+			return func() { unix.Flock(int(f.Fd()), unix.LOCK_UN) }, nil
+		}
+	}
+	return l.wait(ctx, wait)
+}
+
+// noTurn decides what a write does when the lock files cannot be opened.
+// Where the directory is read-only or not ours to write, nobody can create
+// them, so no process takes turns: the write goes ahead and SQLite decides
+// (a read-only database says so, as it did before writers took turns).
+func noTurn(err error) (func(), error) {
+	if errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return func() {}, nil
+	}
+	return nil, err
+}
+
+// wait blocks in the kernel for the gate and then the turn, on file
+// descriptors of its own. A blocked flock cannot be interrupted, so a wait
+// given up (ctx done, bound reached) goes on in its goroutine until it gets
+// the turn, and then closes them, which gives the turn back at once. Nobody
+// waits for that goroutine: it holds nothing but its own descriptors, and
+// it ends as soon as the process holding the turn commits (or exits);
+// waiting for it would let another process's transaction delay Close.
+func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
+	gate, err := openLockFile(l.gate, l.db)
+	if err != nil {
+		return noTurn(err)
+	}
+	turn, err := openLockFile(l.turn, l.db)
+	if err != nil {
+		gate.Close()
+		return noTurn(err)
+	}
+	got := make(chan error) // unbuffered: exactly one side decides
+	abandon := make(chan struct{})
+	go func() {
+		err := flockWait(gate)
+		if err == nil {
+			err = flockWait(turn)
+			unix.Flock(int(gate.Fd()), unix.LOCK_UN)
+		}
+		gate.Close()
+		select {
+		case got <- err:
+			if err != nil {
+				turn.Close()
+			}
+		case <-abandon:
+			turn.Close()
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			return nil, fmt.Errorf("wait for the write turn: %w", err)
+		}
+		return func() { turn.Close() }, nil
+	case <-ctx.Done():
+		close(abandon)
+		return nil, ctx.Err()
+	case <-l.clock.After(wait):
+		close(abandon)
+		return nil, fmt.Errorf("%w (%v): other processes keep the database busy", errTurnTimeout, wait)
+	}
+}
+
+// close releases the file descriptors of the uncontended path.
+func (l *turnLock) close() error {
+	l.mu.Lock()
+	var errs []error
+	if l.gateFile != nil {
+		errs = append(errs, l.gateFile.Close(), l.turnFile.Close())
+		l.gateFile, l.turnFile = nil, nil
+	}
+	l.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// openLockFile opens (creating, mode 0600) a lock file beside the database
+// db. It is never the database file itself: closing a descriptor of that
+// would drop SQLite's POSIX locks. Like SQLite with its -wal and -shm files,
+// a process running as root gives a lock file it creates the database
+// file's owner, so that the daemon's user (systemd's DynamicUser, say) can
+// still open it after root ran a command first.
+func openLockFile(path, db string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	} else if err == nil && os.Geteuid() == 0 {
+		var st unix.Stat_t
+		if unix.Stat(db, &st) == nil {
+			f.Chown(int(st.Uid), int(st.Gid))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	return f, nil
+}
+
+func flockNB(f *os.File) bool {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}
+
+func flockWait(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
