@@ -51,6 +51,7 @@ type rawTask struct {
 	PermanentExitCodes toml.Primitive `toml:"permanent_exit_codes"`
 	Priority           toml.Primitive `toml:"priority"`
 	KillGrace          toml.Primitive `toml:"kill_grace"`
+	LogOutput          toml.Primitive `toml:"log_output"`
 }
 
 type rawSchedule struct {
@@ -324,6 +325,8 @@ func wantType(v any) string {
 		return "a string"
 	case *int:
 		return "an integer"
+	case *bool:
+		return "a boolean"
 	case *[]string:
 		return "an array of strings"
 	case *[]int:
