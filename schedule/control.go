@@ -195,43 +195,58 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error 
 // the others are recorded as skipped for the pause. Resuming a schedule that
 // is not paused does nothing.
 func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) error {
+	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
+	return err
+}
+
+// Resumed is what ResumeSettled did.
+type Resumed struct {
+	WasPaused bool // false: the schedule was not paused, nothing was done
+	Runs      int  // missed instants enqueued to run
+	Skipped   int  // missed instants recorded as skipped
+}
+
+// ResumeSettled is Resume, reporting what it settled.
+func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
 	s, err := find(cfg, name)
 	if err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return Resumed{}, fmt.Errorf("resume: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
 		cursors, err := q.Cursors(ctx)
 		if err != nil {
-			return fmt.Errorf("resume %s: %w", name, err)
+			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 		cur, ok := cursors[name]
 		if ok && !cur.Paused {
-			return nil
+			return Resumed{}, nil
 		}
+		r := Resumed{WasPaused: ok}
 		if ok {
-			err = settle(ctx, q, cfg, s, cur, now, skipMissed)
+			r.Runs, r.Skipped, err = settle(ctx, q, cfg, s, cur, now, skipMissed)
 		}
 		switch {
 		case err == nil:
 			if err := q.SetPaused(ctx, name, false); err != nil {
-				return fmt.Errorf("resume %s: %w", name, err)
+				return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 			}
-			return nil
+			return r, nil
 		case !errors.Is(err, queue.ErrCursorMoved) || attempt == maxAdvanceRetries:
-			return fmt.Errorf("resume %s: %w", name, err)
+			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 	}
 }
 
-// settle materialises the instants a pause missed.
-func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) error {
+// settle materialises the instants a pause missed and returns how many
+// run and how many were skipped.
+func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
 	if len(due) == 0 {
-		return nil
+		return 0, 0, nil
 	}
-	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, queue.SkipPaused, skipMissed)
-	_, err := q.Advance(ctx, buildAdvance(cfg, s, cur.At, due[len(due)-1].at, runs, skips, now))
-	return err
+	run, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, queue.SkipPaused, skipMissed)
+	_, err = q.Advance(ctx, buildAdvance(cfg, s, cur.At, due[len(due)-1].at, run, skips, now))
+	return len(run), len(skips), err
 }
 
 // NextN returns the next n instants after from at which the schedule name
