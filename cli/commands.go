@@ -118,7 +118,7 @@ func (a *app) triggerRun(ctx context.Context) error {
 	if inserted == 0 && len(res) > 0 {
 		fmt.Fprintf(a.stdout, "trigger key %q was used before: nothing enqueued\n", a.o.key)
 	}
-	return nil
+	return a.warnNoDaemon(ctx, q)
 }
 
 // statusReport is what -status prints.
@@ -130,6 +130,8 @@ type statusReport struct {
 	OldestReadyMS int64                     `json:"oldest_ready_ms"`
 	Dead          int                       `json:"dead"`
 	Schedules     []scheduleStatus          `json:"schedules"`
+	Daemons       []daemonView              `json:"daemons"`      // heartbeat rows, most recently seen first
+	DaemonAlive   bool                      `json:"daemon_alive"` // a daemon was seen within queue.DaemonAliveWithin
 }
 
 type scheduleStatus struct {
@@ -147,6 +149,16 @@ type scheduleStatus struct {
 	LastManualRun   string `json:"last_manual_run,omitempty"`
 	LastManualState string `json:"last_manual_state,omitempty"`
 	LastManualJobID int64  `json:"last_manual_job_id,omitempty"`
+
+	// The last instant's fan-out: its jobs and how many are in each state.
+	// LastState is then the most severe of them (dead, running, pending,
+	// cancelled, done).
+	LastItems  int            `json:"last_items,omitempty"`
+	LastStates map[string]int `json:"last_states,omitempty"`
+	// Skipped instants in the last day (at most queue.MaxSkipCount), and
+	// the newest skip kept.
+	SkipsLastDay int           `json:"skips_last_day"`
+	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
 }
 
 func (a *app) showStatus(ctx context.Context) error {
@@ -215,11 +227,15 @@ func (a *app) showStatus(ctx context.Context) error {
 			rep.Schedules = append(rep.Schedules, ss)
 		}
 	}
+	if err := a.observeStatus(ctx, q, &rep); err != nil {
+		return err
+	}
 	if a.o.json {
 		return writeJSON(a.stdout, rep)
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "database\t%s\n", rep.Database)
+	printDaemons(w, rep)
 	states := []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
 	var parts []string
 	for _, s := range states {
@@ -255,10 +271,11 @@ func (a *app) showStatus(ctx context.Context) error {
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), orDash(s.LastState),
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), s.lastOutcome(),
 				orDash(s.LastManualRun), orDash(s.LastManualState), next)
 		}
 	}
+	printSkips(w, rep)
 	return w.Flush()
 }
 
@@ -331,14 +348,11 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 		fmt.Fprintf(a.stdout, "paused %s\n", name)
 		return nil
 	}
-	if err := schedule.Resume(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip); err != nil {
+	r, err := schedule.ResumeSettled(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip)
+	if err != nil {
 		return err
 	}
-	how := "missed instants follow catch_up"
-	if a.o.skip {
-		how = "missed instants skipped"
-	}
-	fmt.Fprintf(a.stdout, "resumed %s (%s)\n", name, how)
+	a.printResumed(name, r)
 	return nil
 }
 
@@ -505,6 +519,12 @@ func (a *app) showJob(ctx context.Context) error {
 	defer q.Close()
 	j, err := q.Job(ctx, a.o.job)
 	if errors.Is(err, queue.ErrNotFound) {
+		if s, ok, err := a.skipOfKey(ctx, q, a.o.job); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			return a.printSkippedJob(a.o.job, s)
+		}
 		return fmt.Errorf("no job with id or key %q in %s", a.o.job, a.dbPath)
 	}
 	if err != nil {

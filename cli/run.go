@@ -50,6 +50,8 @@ type options struct {
 	item     string
 	version  bool
 
+	listOptions // -jobs, -skipped and their filters (see jobs.go)
+
 	set  map[string]bool // flags given explicitly
 	mode string          // the mode flag given, without its dash; "" runs the daemon
 }
@@ -57,7 +59,7 @@ type options struct {
 // modeFlags are the flags that choose what the command does. Which of them
 // was given decides, never its value: an empty -trigger "$NAME" is a usage
 // error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped"}
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
@@ -70,7 +72,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
 	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload")
-	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing")
+	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing; with -jobs: list jobs whose key starts with `KEY`")
 	fs.StringVar(&o.item, "item", "", "with -trigger: run only the fan-out item `ITEM` (its id, like customer=acme, or a value naming one item)")
 	fs.BoolVar(&o.status, "status", false, "print job counts, the oldest ready job's age, and each schedule's last and next run")
 	fs.BoolVar(&o.json, "json", false, "with -status, -dead, -job or -next: print JSON")
@@ -88,7 +90,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Int64Var(&o.cancel, "cancel", 0, "cancel pending job `ID`")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
+	o.listOptions.define(fs)
+	if err := o.listOptions.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
@@ -122,14 +125,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if len(modes) > 1 {
 		return nil, usagef("%s cannot be combined", strings.Join(modes, " and "))
 	}
-	needs := map[string]string{"payload": "trigger", "key": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "from": "backfill", "to": "backfill"}
+	needs := map[string]string{"payload": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "from": "backfill", "to": "backfill"}
 	for f, m := range needs {
 		if o.set[f] && !o.set[m] {
 			return nil, usagef("-%s goes with -%s", f, m)
 		}
 	}
-	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"]) {
-		return nil, usagef("-json goes with -status, -dead, -job or -next")
+	if err := o.listOptions.check(o.set); err != nil {
+		return nil, err
+	}
+	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"] || o.set["jobs"] || o.set["skipped"]) {
+		return nil, usagef("-json goes with -status, -dead, -job, -next, -jobs or -skipped")
 	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
@@ -206,7 +212,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		o.db = getenv(envDB)
 	}
 
-	needsConfig := !slices.Contains([]string{"dead", "retry", "job", "backup", "cancel", "status"}, o.mode)
+	needsConfig := !slices.Contains([]string{"dead", "retry", "job", "backup", "cancel", "status", "jobs", "skipped"}, o.mode)
 	cfg, cerr := schedule.Load(o.config)
 	switch {
 	case cerr != nil && (needsConfig || o.db == ""):
@@ -257,6 +263,10 @@ func (a *app) command(ctx context.Context) error {
 		return a.cancelJob(ctx)
 	case "backup":
 		return a.backupTo(ctx)
+	case "jobs":
+		return a.listJobs(ctx)
+	case "skipped":
+		return a.listSkipped(ctx)
 	}
 	return fmt.Errorf("mode -%s has no command", o.mode)
 }
