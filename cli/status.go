@@ -154,11 +154,13 @@ func printSkips(w io.Writer, rep statusReport) {
 }
 
 // warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
-// to run what it queued.
+// to run what it queued. The trigger is committed by then: a failure to
+// look is a warning too, never the command's error.
 func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
 	ds, err := q.Daemons(ctx)
 	if err != nil {
-		return err
+		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
+		return nil
 	}
 	now := a.clock.Now()
 	for _, d := range ds {
