@@ -155,6 +155,9 @@ type scheduleStatus struct {
 	// cancelled, done).
 	LastItems  int            `json:"last_items,omitempty"`
 	LastStates map[string]int `json:"last_states,omitempty"`
+	// The same for the last manual run.
+	LastManualItems  int            `json:"last_manual_items,omitempty"`
+	LastManualStates map[string]int `json:"last_manual_states,omitempty"`
 	// Skipped instants in the last day (at most queue.MaxSkipCount), and
 	// the newest skip kept.
 	SkipsLastDay int           `json:"skips_last_day"`
@@ -271,8 +274,8 @@ func (a *app) showStatus(ctx context.Context) error {
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), s.lastOutcome(),
-				orDash(s.LastManualRun), orDash(s.LastManualState), next)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(s.Cron), orDash(s.LastRun), outcome(s.LastItems, s.LastStates, s.LastState),
+				orDash(s.LastManualRun), outcome(s.LastManualItems, s.LastManualStates, s.LastManualState), next)
 		}
 	}
 	printSkips(w, rep)

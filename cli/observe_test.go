@@ -38,13 +38,13 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 `)
 	writeFile(t, filepath.Join(dir, "fan.sh"), fanScript)
 	d := startDaemon(t, dir, nil)
-	_, errs, _ := cli(t, dir, "-trigger", "yearly", "-item", "acme")
+	_, errs, _ := cli(t, dir, "-trigger", "yearly")
 	if strings.Contains(errs, "warning") {
 		t.Errorf("-trigger with a daemon alive warns:\n%s", errs)
 	}
 	mustCLI(t, dir, "-backfill", "yearly", "-from", "2026-01-01T00:00:00Z", "-to", "2026-01-01T00:00:00Z")
-	d.waitLog("job dead")
-	d.waitLogCount("job done", 3) // two of the instant, one manual
+	d.waitLogCount("job dead", 2)
+	d.waitLogCount("job done", 4) // two of the instant, two of the manual run
 
 	var rep statusReport
 	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &rep); err != nil {
@@ -54,11 +54,17 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 	if s.LastItems != 3 || s.LastStates["done"] != 2 || s.LastStates["dead"] != 1 || s.LastState != "dead" {
 		t.Errorf("status of the last instant: %d items %v, state %q; want 3 items, 2 done, 1 dead, state dead", s.LastItems, s.LastStates, s.LastState)
 	}
+	if s.LastManualItems != 3 || s.LastManualStates["done"] != 2 || s.LastManualStates["dead"] != 1 || s.LastManualState != "dead" {
+		t.Errorf("status of the last manual run: %d items %v, state %q; want 3 items, 2 done, 1 dead, state dead", s.LastManualItems, s.LastManualStates, s.LastManualState)
+	}
 	if !rep.DaemonAlive || len(rep.Daemons) != 1 || rep.Daemons[0].PID != d.cmd.Process.Pid || !rep.Daemons[0].Alive {
 		t.Errorf("status daemons: alive %v %+v; want the daemon pid %d alive", rep.DaemonAlive, rep.Daemons, d.cmd.Process.Pid)
 	}
 	table := mustCLI(t, dir, "-status")
-	for _, want := range []string{"3 items: 2 done, 1 dead", "1 alive: pid " + strconv.Itoa(d.cmd.Process.Pid)} {
+	if n := strings.Count(table, "3 items: 2 done, 1 dead"); n != 2 {
+		t.Errorf("-status shows %d fan-out outcomes, want the instant's and the manual run's:\n%s", n, table)
+	}
+	for _, want := range []string{"1 alive: pid " + strconv.Itoa(d.cmd.Process.Pid)} {
 		if !strings.Contains(table, want) {
 			t.Errorf("-status does not say %q:\n%s", want, table)
 		}

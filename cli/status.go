@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,12 +51,14 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 	for i := range rep.Schedules {
 		ss := &rep.Schedules[i]
 		loc := a.zone(ss.Name)
-		if ss.LastRun != "" {
-			at, err := time.Parse(time.RFC3339, ss.LastRun)
+		if ss.LastJobID != 0 {
+			// The instant as stored, to the millisecond: LastRun is printed
+			// to the second.
+			j, err := q.Job(ctx, strconv.FormatInt(ss.LastJobID, 10))
 			if err != nil {
-				return fmt.Errorf("status of %s: %w", ss.Name, err)
+				return err
 			}
-			o, err := q.Instant(ctx, ss.Name, at)
+			o, err := q.Instant(ctx, ss.Name, j.ScheduledAt)
 			if err != nil {
 				return err
 			}
@@ -66,6 +69,11 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 			}
 			if o.Jobs > 0 {
 				ss.LastState = string(worstState(o.States))
+			}
+		}
+		if ss.LastManualJobID != 0 {
+			if err := a.observeManual(ctx, q, ss); err != nil {
+				return err
 			}
 		}
 		sum, err := q.SkipSummary(ctx, ss.Name, now.Add(-24*time.Hour))
@@ -93,20 +101,52 @@ func worstState(m map[queue.State]int) queue.State {
 	return ""
 }
 
-// lastOutcome is the OUTCOME column of a schedule's last instant: its state,
-// or for a fan-out the count of items in each state ("3 items: 2 done, 1
-// dead").
-func (ss *scheduleStatus) lastOutcome() string {
-	if ss.LastItems <= 1 {
-		return orDash(ss.LastState)
+// observeManual sums the schedule's last manual run over its items: the
+// jobs of one -trigger have consecutive ids, the newest LastManualJobID,
+// and keys that end alike ("|manual|KEY").
+func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+	j, err := q.Job(ctx, strconv.FormatInt(ss.LastManualJobID, 10))
+	if err != nil {
+		return err
+	}
+	prefix := j.Schedule + "|" + j.Item
+	if !strings.HasPrefix(j.Key, prefix+"|") {
+		return nil // not a key -trigger made: the one job stands alone
+	}
+	span := 1
+	if a.cfg != nil {
+		if s, ok := a.cfg.Schedule(ss.Name); ok {
+			span = len(s.Items())
+		}
+	}
+	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	if err != nil {
+		return err
+	}
+	ss.LastManualItems = o.Jobs
+	ss.LastManualStates = map[string]int{}
+	for st, n := range o.States {
+		ss.LastManualStates[string(st)] = n
+	}
+	if o.Jobs > 0 {
+		ss.LastManualState = string(worstState(o.States))
+	}
+	return nil
+}
+
+// outcome is an OUTCOME column of -status: a run's state, or for a fan-out
+// the count of items in each state ("3 items: 2 done, 1 dead").
+func outcome(items int, states map[string]int, state string) string {
+	if items <= 1 {
+		return orDash(state)
 	}
 	var parts []string
 	for _, st := range slices.Backward(stateSeverity) {
-		if n := ss.LastStates[string(st)]; n > 0 {
+		if n := states[string(st)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, st))
 		}
 	}
-	return fmt.Sprintf("%d items: %s", ss.LastItems, strings.Join(parts, ", "))
+	return fmt.Sprintf("%d items: %s", items, strings.Join(parts, ", "))
 }
 
 // printDaemons prints the daemon line of -status, a warning when none is

@@ -233,3 +233,38 @@ func (q *Queue) Instant(ctx context.Context, schedule string, at time.Time) (Ins
 	}
 	return o, nil
 }
+
+const runStatesSQL = `SELECT state, count(*) FROM jobs
+WHERE schedule = ?1 AND id > ?2 - ?3 AND id <= ?2 AND scheduled_at IS NULL
+	AND substr(key, -length(?4)) = ?4
+GROUP BY state`
+
+// Run returns how the jobs of one run that stands for no instant (a manual
+// run of a fan-out) stand: the jobs of schedule among the span ids up to
+// lastID, the newest of the run, whose key ends with keySuffix. The jobs of
+// one EnqueueBatch have consecutive ids, so span, the run's item count,
+// bounds the read: one range of jobs_schedule_id.
+func (q *Queue) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (InstantOutcome, error) {
+	o := InstantOutcome{Schedule: schedule, States: map[State]int{}}
+	if keySuffix == "" {
+		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
+	}
+	rows, err := q.r.QueryContext(ctx, runStatesSQL, schedule, lastID, max(span, 1), keySuffix)
+	if err != nil {
+		return o, fmt.Errorf("run of %s: %w", schedule, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return o, fmt.Errorf("run of %s: %w", schedule, err)
+		}
+		o.States[st] = n
+		o.Jobs += n
+	}
+	if err := rows.Err(); err != nil {
+		return o, fmt.Errorf("run of %s: %w", schedule, err)
+	}
+	return o, nil
+}

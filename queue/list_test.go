@@ -130,6 +130,19 @@ func TestInstantSummarisesFanOut(t *testing.T) {
 	if o.Jobs != 3 || o.States[StatePending] != 2 || o.States[StateCancelled] != 1 {
 		t.Errorf("Instant = %+v, want 3 jobs: 2 pending, 1 cancelled", o)
 	}
+	// Two manual runs of two items each; the newest is summed alone.
+	var last Enqueued
+	for _, k := range []string{"k1", "k2"} {
+		for _, item := range []string{"x", "y"} {
+			last = mustEnqueue(t, q, NewJob{Type: "t", Key: "s|" + item + "|manual|" + k, Schedule: "s", Item: item})
+		}
+	}
+	if err := q.Cancel(ctx, last.ID); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := q.Run(ctx, "s", last.ID, 2, "|manual|k2"); err != nil || o.Jobs != 2 || o.States[StatePending] != 1 || o.States[StateCancelled] != 1 {
+		t.Errorf("Run = %+v, %v; want 2 jobs: 1 pending, 1 cancelled", o, err)
+	}
 }
 
 // TestHeartbeatRecordsAndForgetsDaemon: Run writes the daemon's row,

@@ -364,6 +364,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"list schedule":  list(Filter{Schedule: "s", Limit: 5}, "jobs_schedule_id"),
 		"list key":       list(Filter{KeyPrefix: "s|", Limit: 5}, "sqlite_autoindex_jobs_1"),
 		"instant":        {instantStatesSQL, []any{"s", 0}, "jobs_schedule_at"},
+		"manual run":     {runStatesSQL, []any{"s", 10, 3, "|manual|k"}, "rowid>?"},
 		"skips":          {skipsAllSQL, []any{5}, "skips_at"},
 		"skips of":       {skipsOfSQL, []any{"s", 5}, "skips_schedule_at"},
 		"skip count":     {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
