@@ -72,6 +72,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return err
 	}
 	heartbeat, err := queue.NewHeartbeat(q, queue.HeartbeatConfig{Owner: pool.Owner(), Version: a.programVersion(), Clock: a.clock, Logger: log})
+	if err == nil {
+		err = heartbeat.Record(ctx) // seen alive from READY on
+	}
 	if err != nil {
 		return err
 	}

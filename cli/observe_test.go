@@ -87,6 +87,10 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 
 	// A clean stop removes the daemon's row.
 	d2 := startDaemon(t, dir, nil)
+	// Recorded before it says it started: a -trigger at once is not warned.
+	if _, errs, code := cli(t, dir, "-trigger", "yearly", "-item", "acme"); code != 0 || strings.Contains(errs, "warning") {
+		t.Errorf("-trigger right after the daemon started: exit %d\n%s", code, errs)
+	}
 	d2.signal(syscall.SIGTERM)
 	if err := d2.wait(); err != nil {
 		t.Fatalf("daemon exit: %v", err)

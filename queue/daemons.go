@@ -40,8 +40,10 @@ type HeartbeatConfig struct {
 // fsynced: a lost beat is only a beat late), and deleted when Run returns.
 // Operators read the rows with Daemons to tell whether a daemon is alive.
 type Heartbeat struct {
-	q   *Queue
-	cfg HeartbeatConfig
+	q        *Queue
+	cfg      HeartbeatConfig
+	host     string
+	recorded bool // Record has written the row; only the goroutine of Record and Run
 }
 
 // NewHeartbeat returns a Heartbeat for q.
@@ -81,22 +83,36 @@ const beatDaemonSQL = `UPDATE daemons SET last_seen = ? WHERE owner = ?`
 
 const deleteDaemonSQL = `DELETE FROM daemons WHERE owner = ?`
 
-// Run records the daemon, refreshes its row until ctx is done, then deletes
-// it and returns nil. A failed refresh is logged and tried again at the next
-// beat: the daemon keeps running jobs without it. Run fails only when the
-// first row cannot be written.
-func (h *Heartbeat) Run(ctx context.Context) error {
-	host, _ := os.Hostname()
+// Record writes the daemon's row, so that it is seen alive from then on, and
+// deletes the rows of daemons not seen for a week. Run calls it unless it
+// was called before; call it before Run to be seen before a readiness
+// signal.
+func (h *Heartbeat) Record(ctx context.Context) error {
+	h.host, _ = os.Hostname()
 	now := h.cfg.Clock.Now()
 	err := h.q.inTx(ctx, false, func(tx txn) error {
 		if _, err := tx.ExecContext(ctx, forgetDaemonsSQL, ms(now.Add(-daemonRowsKept))); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, insertDaemonSQL, h.cfg.Owner, os.Getpid(), host, h.cfg.Version, ms(now))
+		_, err := tx.ExecContext(ctx, insertDaemonSQL, h.cfg.Owner, os.Getpid(), h.host, h.cfg.Version, ms(now))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("record daemon %s: %w", h.cfg.Owner, err)
+	}
+	h.recorded = true
+	return nil
+}
+
+// Run records the daemon (see Record), refreshes its row until ctx is done,
+// then deletes it and returns nil. A failed refresh is logged and tried
+// again at the next beat: the daemon keeps running jobs without it. Run
+// fails only when the first row cannot be written.
+func (h *Heartbeat) Run(ctx context.Context) error {
+	if !h.recorded {
+		if err := h.Record(ctx); err != nil {
+			return err
+		}
 	}
 	defer func() {
 		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -117,7 +133,7 @@ func (h *Heartbeat) Run(ctx context.Context) error {
 		err := h.q.inTx(ctx, false, func(tx txn) error {
 			// A row deleted by hand, or by a daemon that took this one for
 			// long dead, is written again.
-			_, err := tx.ExecContext(ctx, insertDaemonSQL, h.cfg.Owner, os.Getpid(), host, h.cfg.Version, ms(h.cfg.Clock.Now()))
+			_, err := tx.ExecContext(ctx, insertDaemonSQL, h.cfg.Owner, os.Getpid(), h.host, h.cfg.Version, ms(h.cfg.Clock.Now()))
 			return err
 		})
 		if err != nil && ctx.Err() == nil {
