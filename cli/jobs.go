@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -111,7 +110,7 @@ func (a *app) listJobs(ctx context.Context) error {
 		return err
 	}
 	if len(js) == o.limit {
-		fmt.Fprintf(a.stdout, "%d newest shown; more may match (raise -limit, up to %s, or narrow the filters)\n", len(js), strconv.Itoa(queue.MaxList))
+		fmt.Fprintf(a.stdout, "%d newest shown; more may match (raise -limit, up to %d, or narrow the filters)\n", len(js), queue.MaxList)
 	}
 	return nil
 }

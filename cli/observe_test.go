@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -317,5 +316,4 @@ task = "quiet"
 	if _, errs, code := cli(t, dir, "-check", "-config", bad); code != ExitUsage || !strings.Contains(errs, "log_output") {
 		t.Errorf("-check with log_output = \"yes\": exit %d\n%s", code, errs)
 	}
-	_ = os.Remove(bad)
 }
