@@ -159,7 +159,7 @@ func (a *app) triggerRun(ctx context.Context) error {
 	if inserted == 0 && len(res) > 0 {
 		fmt.Fprintf(a.stdout, "trigger key %q was used before: nothing enqueued\n", a.o.key)
 	}
-	return nil
+	return a.warnNoDaemon(ctx, q)
 }
 
 // statusReport is what -status prints. A value that does not exist (no job
@@ -180,6 +180,8 @@ type statusReport struct {
 	WaitingForHandler []waitingStatus  `json:"waiting_for_handler"`
 	Schedules         []scheduleStatus `json:"schedules"`
 	Config            *configReport    `json:"config,omitempty"` // the config the daemon runs
+	Daemons           []daemonView     `json:"daemons"`          // heartbeat rows, most recently seen first
+	DaemonAlive       bool             `json:"daemon_alive"`     // a daemon was seen within queue.DaemonAliveWithin
 }
 
 type waitingStatus struct {
@@ -204,6 +206,19 @@ type scheduleStatus struct {
 	LastManualRun   *string `json:"last_manual_run"`
 	LastManualState *string `json:"last_manual_state"`
 	LastManualJobID *int64  `json:"last_manual_job_id"`
+
+	// The last instant's fan-out: its jobs and how many are in each state.
+	// LastState is then the most severe of them (dead, running, pending,
+	// cancelled, done).
+	LastItems  int            `json:"last_items,omitempty"`
+	LastStates map[string]int `json:"last_states,omitempty"`
+	// The same for the last manual run.
+	LastManualItems  int            `json:"last_manual_items,omitempty"`
+	LastManualStates map[string]int `json:"last_manual_states,omitempty"`
+	// Skipped instants in the last day (at most queue.MaxSkipCount), and
+	// the newest skip kept.
+	SkipsLastDay int           `json:"skips_last_day"`
+	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
 }
 
 // ptr returns a pointer to v, for a JSON value that may be null.
@@ -294,6 +309,9 @@ func (a *app) showStatus(ctx context.Context) error {
 			rep.Schedules = append(rep.Schedules, ss)
 		}
 	}
+	if err := a.observeStatus(ctx, q, &rep); err != nil {
+		return err
+	}
 	if a.o.json {
 		return writeJSON(a.stdout, rep)
 	}
@@ -302,6 +320,7 @@ func (a *app) showStatus(ctx context.Context) error {
 	if rep.Config != nil {
 		fmt.Fprintf(w, "config\t%s\n", rep.Config)
 	}
+	printDaemons(w, rep)
 	states := []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
 	var parts []string
 	for _, s := range states {
@@ -348,10 +367,11 @@ func (a *app) showStatus(ctx context.Context) error {
 			} else if !s.Configured {
 				next = "not in config"
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(deref(s.Cron)), orDash(deref(s.LastRun)), orDash(deref(s.LastState)),
-				orDash(deref(s.LastManualRun)), orDash(deref(s.LastManualState)), next)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(deref(s.Cron)), orDash(deref(s.LastRun)), outcome(s.LastItems, s.LastStates, deref(s.LastState)),
+				orDash(deref(s.LastManualRun)), outcome(s.LastManualItems, s.LastManualStates, deref(s.LastManualState)), next)
 		}
 	}
+	printSkips(w, rep)
 	return w.Flush()
 }
 
@@ -539,14 +559,11 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 		fmt.Fprintf(a.stdout, "paused %s\n", name)
 		return nil
 	}
-	if err := schedule.Resume(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip); err != nil {
+	r, err := schedule.ResumeSettled(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip)
+	if err != nil {
 		return err
 	}
-	how := "missed instants follow catch_up"
-	if a.o.skip {
-		how = "missed instants skipped"
-	}
-	fmt.Fprintf(a.stdout, "resumed %s (%s)\n", name, how)
+	a.printResumed(name, r)
 	return nil
 }
 
@@ -713,6 +730,12 @@ func (a *app) showJob(ctx context.Context) error {
 	defer q.Close()
 	j, err := q.Job(ctx, a.o.job)
 	if errors.Is(err, queue.ErrNotFound) {
+		if s, ok, err := a.skipOfKey(ctx, q, a.o.job); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			return a.printSkippedJob(a.o.job, s)
+		}
 		return fmt.Errorf("no job with id or key %q in %s", a.o.job, a.dbPath)
 	}
 	if err != nil {

@@ -90,11 +90,18 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
+	heartbeat, err := queue.NewHeartbeat(q, queue.HeartbeatConfig{Owner: pool.Owner(), Version: a.programVersion(), Clock: a.clock, Logger: log})
+	if err == nil {
+		err = heartbeat.Record(ctx) // seen alive from READY on
+	}
+	if err != nil {
+		return err
+	}
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
-	failed := make(chan error, 2)
+	failed := make(chan error, 3)
 	start := func(name string, fn func(context.Context) error) {
 		wg.Add(1)
 		go func() {
@@ -108,6 +115,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	start("pool", pool.Run)
 	start("beat", beat.Run)
+	start("heartbeat", heartbeat.Run)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 

@@ -52,6 +52,8 @@ type options struct {
 	version  bool
 	wait     time.Duration // how long an operator's write waits for its turn
 
+	listOptions // -jobs, -skipped and their filters (see jobs.go)
+
 	set  map[string]bool // flags given explicitly
 	mode string          // the mode flag given, without its dash; "" runs the daemon
 }
@@ -59,7 +61,7 @@ type options struct {
 // modeFlags are the flags that choose what the command does. Which of them
 // was given decides, never its value: an empty -trigger "$NAME" is a usage
 // error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped"}
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
@@ -72,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
 	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload")
-	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing")
+	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing; with -jobs: list the jobs whose key starts with it")
 	fs.StringVar(&o.item, "item", "", "with -trigger: run only the fan-out item `ITEM` (its id, like customer=acme, or a value naming one item)")
 	fs.BoolVar(&o.status, "status", false, "print job counts, the oldest ready job's age, and each schedule's last and next run")
 	fs.BoolVar(&o.json, "json", false, "with -status, -dead, -job or -next: print JSON")
@@ -91,7 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
-	if err := fs.Parse(args); err != nil {
+	o.listOptions.define(fs)
+	if err := o.listOptions.parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
@@ -125,7 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if len(modes) > 1 {
 		return nil, usagef("%s cannot be combined", strings.Join(modes, " and "))
 	}
-	needs := map[string]string{"payload": "trigger", "key": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "to": "backfill"}
+	needs := map[string]string{"payload": "trigger", "item": "trigger", "n": "next", "skip-missed": "resume", "to": "backfill"}
 	for f, m := range needs {
 		if o.set[f] && !o.set[m] {
 			return nil, usagef("-%s goes with -%s", f, m)
@@ -134,8 +137,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.set["from"] && !o.set["backfill"] && !o.set["next"] {
 		return nil, usagef("-from goes with -backfill or -next")
 	}
-	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"]) {
-		return nil, usagef("-json goes with -status, -dead, -job or -next")
+	if err := o.listOptions.check(o.set); err != nil {
+		return nil, err
+	}
+	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"] || o.set["jobs"] || o.set["skipped"]) {
+		return nil, usagef("-json goes with -status, -dead, -job, -next, -jobs or -skipped")
 	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
@@ -280,6 +286,10 @@ func (a *app) command(ctx context.Context) error {
 		return a.cancelJob(ctx)
 	case "backup":
 		return a.backupTo(ctx)
+	case "jobs":
+		return a.listJobs(ctx)
+	case "skipped":
+		return a.listSkipped(ctx)
 	}
 	return fmt.Errorf("mode -%s has no command", o.mode)
 }

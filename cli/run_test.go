@@ -39,6 +39,15 @@ func TestModeFollowsTheFlagsGiven(t *testing.T) {
 		{"empty mode and another mode", []string{"-trigger", "", "-status"}, "", "-trigger: empty NAME"},
 		{"zero cancel and another mode", []string{"-cancel", "0", "-status"}, "", "cannot be combined"},
 		{"item without trigger", []string{"-item", "a"}, "", "-item goes with -trigger"},
+		{"jobs", []string{"-jobs", "-state", "dead", "-key", "x|", "-limit", "7", "-json"}, "jobs", ""},
+		{"skipped with a name", []string{"-skipped", "nightly", "-json", "-limit", "3"}, "skipped", ""},
+		{"skipped without a name", []string{"-skipped", "-json"}, "skipped", ""},
+		{"skipped with two names", []string{"-skipped", "a", "b"}, "", "unexpected argument"},
+		{"skipped and another schedule", []string{"-skipped", "a", "-schedule", "b"}, "", "different schedules"},
+		{"state without jobs", []string{"-state", "dead"}, "", "-state goes with -jobs"},
+		{"unknown state", []string{"-jobs", "-state", "gone"}, "", `-state "gone"`},
+		{"limit too high", []string{"-jobs", "-limit", "1001"}, "", "-limit 1001"},
+		{"key without trigger or jobs", []string{"-dead", "-key", "x"}, "", "-key goes with -trigger or -jobs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

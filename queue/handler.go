@@ -27,4 +27,7 @@ type TypeConfig struct {
 	Concurrency int           // Jobs of this type run at once by one Pool. Default: no limit beyond Workers.
 	Backoff     time.Duration // Delay before the first retry, doubling after. Default: 1s.
 	MaxBackoff  time.Duration // Cap on the retry delay. Default: 1h.
+	// LogOutput logs the tail of a successful attempt's output with its
+	// "job done" line, as failed attempts always do. Default: false.
+	LogOutput bool
 }

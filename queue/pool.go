@@ -739,6 +739,9 @@ func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
 	}
 	switch r.outcome {
 	case OutcomeDone:
+		if reg, ok := p.lookup(j.Type); ok && reg.tc.LogOutput && r.output != "" {
+			attrs = append(attrs, "output", tail(r.output, 512))
+		}
 		p.log.InfoContext(ctx, "job done", attrs...)
 	case OutcomeRetry:
 		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.retryAt, "err", r.errText, "output", tail(r.output, 512))...)

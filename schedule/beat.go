@@ -27,7 +27,16 @@ const (
 	logKeyNextAt    = "next_at"
 	logKeyRetryIn   = "retry_in"
 	logKeyErr       = "err"
+	logKeyItem      = "item"
+	logKeyInstant   = "instant"
+	logKeyReason    = "reason"
+	logKeyPausedAt  = "paused_at"
 )
+
+// maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
+// after long downtime of a frequent schedule the "instants skipped" line
+// counts the rest.
+const maxSkipLines = 100
 
 // DefaultMaxSleep is the longest the beat waits before it reads the wall
 // clock again.
@@ -74,6 +83,8 @@ type Beat struct {
 	cfg   *Config
 	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
 
+	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
+
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass ran at and the
 	// instant it waits for.
@@ -108,6 +119,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		probes:   make(chan chan struct{}, maxProbes),
 		cfg:      cfg,
 		since:    map[string]time.Time{},
+		paused:   map[string]bool{},
 	}, nil
 }
 
@@ -259,6 +271,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	var errs []error
 	for _, s := range cfg.Schedules {
 		cur, ok := cursors[s.Name]
+		b.notePause(ctx, s, cur)
 		at, err := b.advance(ctx, cfg, s, cur, ok, since[s.Name], now)
 		if err != nil {
 			errs = append(errs, err)
@@ -372,6 +385,21 @@ func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur qu
 		b.log.WarnContext(ctx, "missed instants passed over without a record",
 			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].at)
 	}
+	lines := 0
+	for _, sk := range adv.Skips {
+		if lines++; lines > maxSkipLines {
+			break
+		}
+		b.logSkip(ctx, s, sk.Item, sk.ScheduledAt, sk.Reason)
+	}
+	for i, r := range res {
+		if r.Skipped {
+			if lines++; lines > maxSkipLines {
+				break
+			}
+			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, queue.SkipOverlap)
+		}
+	}
 	if len(skips) > 0 {
 		b.log.InfoContext(ctx, "instants skipped",
 			logKeySchedule, s.Name, logKeySkipped, len(skips), logKeyRuns, len(runs), logKeyCursor, to)
@@ -380,4 +408,24 @@ func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur qu
 		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
 		logKeyCursor, to, logKeyNextAt, next)
 	return next, nil
+}
+
+// logSkip logs one skipped run, the instant in the schedule's zone.
+func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason string) {
+	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
+		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
+}
+
+// notePause logs a schedule's pause or resume, made by an operator command
+// in another process, when the beat first sees it (a schedule paused when
+// the beat starts is logged as paused).
+func (b *Beat) notePause(ctx context.Context, s *Schedule, cur queue.Cursor) {
+	was, seen := b.paused[s.Name]
+	b.paused[s.Name] = cur.Paused
+	switch {
+	case cur.Paused && !was:
+		b.log.InfoContext(ctx, "schedule paused", logKeySchedule, s.Name, logKeyPausedAt, cur.PausedAt)
+	case !cur.Paused && was && seen:
+		b.log.InfoContext(ctx, "schedule resumed", logKeySchedule, s.Name, logKeyCursor, cur.At)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -363,5 +364,39 @@ func TestBeatEveryAnchoredToCursor(t *testing.T) {
 	}
 	if w := t0.Add(367 * time.Second); !got.next.Equal(w) {
 		t.Errorf("next = %v, want %v", got.next, w)
+	}
+}
+
+// TestBeatLogsSkipsAndPauses: each skipped run is logged with its schedule,
+// item, instant in the schedule's zone and reason; a pause and a resume made
+// by another process are logged once, when the beat sees them.
+func TestBeatLogsSkipsAndPauses(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	cfg := mustParse(t, "[tasks.t]\n[[schedule]]\nname = \"s\"\ncron = \"0 * * * *\"\ntimezone = \"Asia/Tokyo\"\ntask = \"t\"\ncatch_up = \"none\"\n")
+	var logs syncBuffer
+	r := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	r.stop()
+	clk.Advance(2*time.Hour + 30*time.Minute) // 13:00 and 14:00 missed
+	r = startBeatWith(t, q, cfg, BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, at := range []string{"2026-03-01T22:00:00+09:00", "2026-03-01T23:00:00+09:00"} {
+		want := `msg="run skipped" component=beat schedule=s item="" instant=` + at + " reason=misfire"
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	ctx := context.Background()
+	if err := Pause(ctx, q, cfg, "s"); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(0)
+	if err := Resume(ctx, q, cfg, "s", clk.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	r.advance(0)
+	for _, msg := range []string{`msg="schedule paused" component=beat schedule=s`, `msg="schedule resumed" component=beat schedule=s`} {
+		if n := strings.Count(logs.String(), msg); n != 1 {
+			t.Errorf("%q logged %d times, want once:\n%s", msg, n, logs.String())
+		}
 	}
 }

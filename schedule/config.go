@@ -133,6 +133,9 @@ type Task struct {
 	// KillGrace is how long a command's process group has between SIGTERM
 	// and SIGKILL at a timeout or shutdown (key kill_grace). Default: 10s.
 	KillGrace time.Duration
+	// LogOutput logs the tail of a successful run's output at info level
+	// (key log_output). Default: false; failed runs always log theirs.
+	LogOutput bool
 }
 
 // TypeConfig returns the queue policy of the task's job type.
@@ -142,6 +145,7 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 		Concurrency: t.Concurrency,
 		Backoff:     t.Backoff,
 		MaxBackoff:  t.MaxBackoff,
+		LogOutput:   t.LogOutput,
 	}
 }
 

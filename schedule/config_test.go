@@ -290,6 +290,8 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:3: task "t": field permanent_exit_codes: exit code 0 is not in 1-255`},
 		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",
 			`t.toml:2: task "t": field max_attempts: 0 attempts: want at least 1`},
+		{"log_output not a boolean", "[tasks.t]\ncommand = [\"true\"]\nlog_output = \"yes\"\n",
+			`t.toml:3: task "t": field log_output: wrong type: want a boolean, got a string`},
 		{"negative concurrency", "[tasks.t]\nconcurrency = -2\n",
 			`t.toml:2: task "t": field concurrency: concurrency -2: want 0 (no limit) or more`},
 		{"max backoff below backoff", "[tasks.t]\nbackoff = \"2h\"\n",

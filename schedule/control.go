@@ -199,46 +199,63 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error 
 // beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
 func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) error {
+	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
+	return err
+}
+
+// Resumed is what ResumeSettled did.
+type Resumed struct {
+	WasPaused bool // false: the schedule was not paused, nothing was done
+	Runs      int  // missed instants enqueued to run
+	Skipped   int  // missed instants recorded as skipped
+}
+
+// ResumeSettled is Resume, reporting what it settled.
+func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
 	s, err := find(cfg, name)
 	if err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return Resumed{}, fmt.Errorf("resume: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
 		cursors, err := q.Cursors(ctx)
 		if err != nil {
-			return fmt.Errorf("resume %s: %w", name, err)
+			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 		cur, ok := cursors[name]
+		r := Resumed{WasPaused: ok && cur.Paused}
 		switch {
 		case !ok:
 			err = q.SetPaused(ctx, name, false) // creates the cursor at now
 		case !cur.Paused:
-			return nil
+			return Resumed{}, nil
 		default:
-			err = settle(ctx, q, cfg, s, cur, now, skipMissed)
+			r.Runs, r.Skipped, err = settle(ctx, q, cfg, s, cur, now, skipMissed)
 		}
 		switch {
 		case err == nil:
-			return nil
+			return r, nil
 		case !errors.Is(err, queue.ErrCursorMoved) || attempt == maxAdvanceRetries:
-			return fmt.Errorf("resume %s: %w", name, err)
+			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 	}
 }
 
 // settle materialises the instants a pause missed, up to now, and resumes
-// the schedule, in one Advance.
-func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) error {
+// the schedule, in one Advance; it returns how many run and how many were
+// skipped.
+func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
 		to = due[len(due)-1].at
 	}
-	runs, skips := planInstants(due, now, noGrace, s.CatchUp, s.CatchUpLimit, pauseReason(cur.PausedAt), skipMissed)
-	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
+	run, skips := planInstants(due, now, noGrace, s.CatchUp, s.CatchUpLimit, pauseReason(cur.PausedAt), skipMissed)
+	adv := buildAdvance(cfg, s, cur.At, to, run, skips, now)
 	adv.Paused, adv.Resume = true, true
-	_, err := q.Advance(ctx, adv)
-	return err
+	if _, err := q.Advance(ctx, adv); err != nil {
+		return 0, 0, err
+	}
+	return len(run), len(skips), nil
 }
 
 // NextN returns the next n instants after from at which the schedule name

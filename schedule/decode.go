@@ -52,6 +52,7 @@ type rawTask struct {
 	PermanentExitCodes toml.Primitive `toml:"permanent_exit_codes"`
 	Priority           toml.Primitive `toml:"priority"`
 	KillGrace          toml.Primitive `toml:"kill_grace"`
+	LogOutput          toml.Primitive `toml:"log_output"`
 }
 
 type rawSchedule struct {

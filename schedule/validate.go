@@ -224,6 +224,7 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 		}
 	}
 	l.decode(raw.Priority, &t.Priority, w.with("priority"))
+	l.decode(raw.LogOutput, &t.LogOutput, w.with("log_output"))
 	return tmpls, tmplsOK
 }
 

@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"scheduler/queue"
+)
+
+// daemonView is a daemon's heartbeat row as -status shows it.
+type daemonView struct {
+	Owner     string `json:"owner"`
+	PID       int    `json:"pid"`
+	Host      string `json:"host"`
+	Version   string `json:"version"`
+	StartedAt string `json:"started_at"`
+	LastSeen  string `json:"last_seen"`
+	Alive     bool   `json:"alive"`
+}
+
+// lastSkipView is a schedule's newest skip in -status.
+type lastSkipView struct {
+	Instant string `json:"instant"`
+	Item    string `json:"item"`
+	Reason  string `json:"reason"`
+}
+
+// observeStatus adds to rep what -status shows beyond counts: the daemons
+// and whether one is alive, each schedule's last instant summed over its
+// fan-out items, and its skips of the last day. Every read is bounded: one
+// range of an index per schedule.
+func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
+	now := a.clock.Now()
+	ds, err := q.Daemons(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Daemons = []daemonView{}
+	for _, d := range ds {
+		alive := d.Alive(now)
+		rep.Daemons = append(rep.Daemons, daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
+			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive})
+		rep.DaemonAlive = rep.DaemonAlive || alive
+	}
+	for i := range rep.Schedules {
+		ss := &rep.Schedules[i]
+		loc := a.zone(ss.Name)
+		if ss.LastJobID != nil {
+			// The instant as stored, to the millisecond: LastRun is printed
+			// to the second.
+			j, err := q.Job(ctx, strconv.FormatInt(*ss.LastJobID, 10))
+			if err != nil {
+				return err
+			}
+			o, err := q.Instant(ctx, ss.Name, j.ScheduledAt)
+			if err != nil {
+				return err
+			}
+			ss.LastItems = o.Jobs
+			ss.LastStates = map[string]int{}
+			for st, n := range o.States {
+				ss.LastStates[string(st)] = n
+			}
+			if o.Jobs > 0 {
+				ss.LastState = ptr(string(worstState(o.States)))
+			}
+		}
+		if ss.LastManualJobID != nil {
+			if err := a.observeManual(ctx, q, ss); err != nil {
+				return err
+			}
+		}
+		sum, err := q.SkipSummary(ctx, ss.Name, now.Add(-24*time.Hour))
+		if err != nil {
+			return err
+		}
+		ss.SkipsLastDay = sum.Count
+		if sum.Last != nil {
+			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: sum.Last.Reason}
+		}
+	}
+	return nil
+}
+
+// stateSeverity orders states from the one an operator must see first: an
+// instant with one dead item is dead, whatever its other items did.
+var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
+
+func worstState(m map[queue.State]int) queue.State {
+	for _, st := range stateSeverity {
+		if m[st] > 0 {
+			return st
+		}
+	}
+	return ""
+}
+
+// observeManual sums the schedule's last manual run over its items: the
+// jobs of one -trigger have consecutive ids, the newest LastManualJobID,
+// and keys that end alike ("|manual|KEY").
+func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+	j, err := q.Job(ctx, strconv.FormatInt(*ss.LastManualJobID, 10))
+	if err != nil {
+		return err
+	}
+	prefix := j.Schedule + "|" + j.Item
+	if !strings.HasPrefix(j.Key, prefix+"|") {
+		return nil // not a key -trigger made: the one job stands alone
+	}
+	span := 1
+	if a.cfg != nil {
+		if s, ok := a.cfg.Schedule(ss.Name); ok {
+			span = len(s.Items())
+		}
+	}
+	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	if err != nil {
+		return err
+	}
+	ss.LastManualItems = o.Jobs
+	ss.LastManualStates = map[string]int{}
+	for st, n := range o.States {
+		ss.LastManualStates[string(st)] = n
+	}
+	if o.Jobs > 0 {
+		ss.LastManualState = ptr(string(worstState(o.States)))
+	}
+	return nil
+}
+
+// outcome is an OUTCOME column of -status: a run's state, or for a fan-out
+// the count of items in each state ("3 items: 2 done, 1 dead").
+func outcome(items int, states map[string]int, state string) string {
+	if items <= 1 {
+		return orDash(state)
+	}
+	var parts []string
+	for _, st := range slices.Backward(stateSeverity) {
+		if n := states[string(st)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	return fmt.Sprintf("%d items: %s", items, strings.Join(parts, ", "))
+}
+
+// printDaemons prints the daemon line of -status, a warning when none is
+// alive.
+func printDaemons(w io.Writer, rep statusReport) {
+	var alive []string
+	for _, d := range rep.Daemons {
+		if d.Alive {
+			alive = append(alive, fmt.Sprintf("pid %d on %s (%s), up since %s, seen %s", d.PID, d.Host, d.Version, d.StartedAt, d.LastSeen))
+		}
+	}
+	switch {
+	case len(alive) > 0:
+		fmt.Fprintf(w, "daemons\t%d alive: %s\n", len(alive), strings.Join(alive, "; "))
+	case len(rep.Daemons) > 0:
+		fmt.Fprintf(w, "daemons\tWARNING: none alive; last seen %s (pid %d on %s); queued jobs wait until one starts\n",
+			rep.Daemons[0].LastSeen, rep.Daemons[0].PID, rep.Daemons[0].Host)
+	default:
+		fmt.Fprintf(w, "daemons\tWARNING: none alive; no daemon has run on this database since it stopped cleanly, or ever; queued jobs wait until one starts\n")
+	}
+}
+
+// printSkips prints the skips section of -status: the schedules with a
+// skip kept.
+func printSkips(w io.Writer, rep statusReport) {
+	header := false
+	for _, s := range rep.Schedules {
+		if s.LastSkip == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\nSCHEDULE\tSKIPPED (LAST DAY)\tLAST SKIPPED INSTANT\tITEM\tREASON\n")
+			header = true
+		}
+		n := fmt.Sprint(s.SkipsLastDay)
+		if s.SkipsLastDay >= queue.MaxSkipCount {
+			n += "+"
+		}
+		item := s.LastSkip.Item
+		if item == "" {
+			item = "(all)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, n, s.LastSkip.Instant, item, s.LastSkip.Reason)
+	}
+}
+
+// warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
+// to run what it queued. The trigger is committed by then: a failure to
+// look is a warning too, never the command's error.
+func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
+	ds, err := q.Daemons(ctx)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
+		return nil
+	}
+	now := a.clock.Now()
+	for _, d := range ds {
+		if d.Alive(now) {
+			return nil
+		}
+	}
+	if len(ds) == 0 {
+		fmt.Fprintf(a.stderr, "warning: queued; no daemon is running on %s (none has been seen); it will run when one starts\n", a.dbPath)
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "warning: queued; no daemon has been seen since %s (pid %d on %s); it will run when one starts\n",
+		rfc3339(ds[0].LastSeen, time.UTC), ds[0].PID, ds[0].Host)
+	return nil
+}
+
+// programVersion is the version the daemon records in its heartbeat row.
+func (a *app) programVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	return buildVersion(a.opts.Version, info, ok)
+}

@@ -1,0 +1,270 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxList bounds the rows of one List or ListSkips.
+const MaxList = 1000
+
+// Filter selects the jobs List returns. Zero fields select everything.
+type Filter struct {
+	State     State  // one state
+	Type      string // the job type (the task's name)
+	Schedule  string // the schedule's name
+	KeyPrefix string // the dedup key starts with this
+	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
+}
+
+// List returns the jobs f selects, newest (highest id) first. Each filter has
+// an index ordered by id, so the query walks one index backwards and stops
+// at the limit: it never counts or sorts the whole table.
+func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	if f.Limit < 0 || f.Limit > MaxList {
+		return nil, fmt.Errorf("list jobs: limit %d: want 1 to %d", f.Limit, MaxList)
+	}
+	if f.State != "" && !f.State.valid() {
+		return nil, fmt.Errorf("list jobs: unknown state %q", f.State)
+	}
+	query, args := listQuery(f)
+	js, err := q.jobs(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return js, nil
+}
+
+// stateTerm is List's condition for each state. Done jobs are most of the
+// table and lie dense among the newest ids: walking the ids backwards finds
+// a page of them at once, so the term hides the column from the planner
+// (+state), which would otherwise sort every done job by id.
+var stateTerm = map[State]string{
+	StatePending:   "state = 'pending'",
+	StateRunning:   "state = 'running'",
+	StateDone:      "+state = 'done'",
+	StateDead:      "state = 'dead'",
+	StateCancelled: "state = 'cancelled'",
+}
+
+// stateIndex is the partial index a list of pending or running jobs reads:
+// those jobs are few among many done ones, which a walk of the ids would
+// pass over one by one. The planner, without statistics, prefers the walk.
+var stateIndex = map[State]string{
+	StatePending: "jobs_ready",
+	StateRunning: "jobs_lease",
+}
+
+func (s State) valid() bool {
+	switch s {
+	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
+		return true
+	}
+	return false
+}
+
+// listQuery builds List's query. The conditions are fixed texts with ?
+// placeholders; only which of them appear varies.
+func listQuery(f Filter) (string, []any) {
+	var where []string
+	var args []any
+	if f.State != "" {
+		// The state as a literal (List checked it is one of five), so that
+		// the planner may use the partial index of that state.
+		where = append(where, stateTerm[f.State])
+	}
+	if f.Type != "" {
+		where, args = append(where, "type = ?"), append(args, f.Type)
+	}
+	if f.Schedule != "" {
+		where, args = append(where, "schedule = ?"), append(args, f.Schedule)
+	}
+	if f.KeyPrefix != "" {
+		// A range on the key's unique index (not LIKE, whose wildcards and
+		// case folding a key may contain). Text compares by bytes, and no
+		// UTF-8 text continues a prefix with bytes above U+10FFFF's.
+		where = append(where, "key >= ? AND key < ?")
+		args = append(args, f.KeyPrefix, f.KeyPrefix+"\U0010FFFF")
+	}
+	query := `SELECT ` + jobColumns + ` FROM jobs`
+	if ix := stateIndex[f.State]; ix != "" && f.Type == "" && f.Schedule == "" && f.KeyPrefix == "" {
+		query += ` INDEXED BY ` + ix
+	}
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return query + ` ORDER BY id DESC LIMIT ?`, append(args, f.Limit)
+}
+
+const skipsAllSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
+ORDER BY scheduled_at DESC, schedule DESC, item DESC LIMIT ?`
+
+const skipsOfSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
+WHERE schedule = ? ORDER BY scheduled_at DESC, item DESC LIMIT ?`
+
+// ListSkips returns up to limit (1 to MaxList) skipped instants, newest
+// instant first: of schedule, or of every schedule when it is empty.
+func (q *Queue) ListSkips(ctx context.Context, schedule string, limit int) ([]Skip, error) {
+	if limit < 1 || limit > MaxList {
+		return nil, fmt.Errorf("list skips: limit %d: want 1 to %d", limit, MaxList)
+	}
+	query, args := skipsAllSQL, []any{limit}
+	if schedule != "" {
+		query, args = skipsOfSQL, []any{schedule, limit}
+	}
+	rows, err := q.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list skips: %w", err)
+	}
+	defer rows.Close()
+	var out []Skip
+	for rows.Next() {
+		s, err := scanSkip(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list skips: %w", err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list skips: %w", err)
+	}
+	return out, nil
+}
+
+func scanSkip(r scanner) (Skip, error) {
+	var s Skip
+	var at, rec int64
+	if err := r.Scan(&s.Schedule, &s.Item, &at, &s.Reason, &rec); err != nil {
+		return s, err
+	}
+	s.ScheduledAt, s.RecordedAt = time.UnixMilli(at).UTC(), time.UnixMilli(rec).UTC()
+	return s, nil
+}
+
+// MaxSkipCount bounds the count of SkipSummary: a schedule skipped more
+// often in the window reports MaxSkipCount.
+const MaxSkipCount = 10000
+
+// SkipSummary is a schedule's recent skips.
+type SkipSummary struct {
+	Count int   // skips of instants after since, at most MaxSkipCount
+	Last  *Skip // the newest skip, at any time; nil when none is kept
+}
+
+const skipCountSQL = `SELECT count(*) FROM (SELECT 1 FROM skips
+WHERE schedule = ? AND scheduled_at > ? LIMIT ?)`
+
+const lastSkipSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
+WHERE schedule = ? ORDER BY scheduled_at DESC LIMIT 1`
+
+// SkipSummary counts the skips of schedule's instants after since and
+// returns its newest skip. Both are bounded reads of one index.
+func (q *Queue) SkipSummary(ctx context.Context, schedule string, since time.Time) (SkipSummary, error) {
+	var s SkipSummary
+	if err := q.r.QueryRowContext(ctx, skipCountSQL, schedule, ms(since), MaxSkipCount).Scan(&s.Count); err != nil {
+		return s, fmt.Errorf("skips of %s: %w", schedule, err)
+	}
+	last, err := scanSkip(q.r.QueryRowContext(ctx, lastSkipSQL, schedule))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return s, fmt.Errorf("skips of %s: %w", schedule, err)
+	default:
+		s.Last = &last
+	}
+	return s, nil
+}
+
+const skipAtSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
+WHERE schedule = ? AND item IN (?, '') AND scheduled_at = ? ORDER BY item DESC LIMIT 1`
+
+// SkipAt returns the skip of schedule's item at the instant at: one of that
+// item, or one of the whole schedule (item ""). It returns ErrNotFound when
+// the instant was not skipped, or its record was purged.
+func (q *Queue) SkipAt(ctx context.Context, schedule, item string, at time.Time) (Skip, error) {
+	s, err := scanSkip(q.r.QueryRowContext(ctx, skipAtSQL, schedule, item, ms(at)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("skip of %s %s at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), ErrNotFound)
+	}
+	if err != nil {
+		return s, fmt.Errorf("skip of %s %s at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), err)
+	}
+	return s, nil
+}
+
+// Outcome of an instant: how its fan-out jobs stand.
+type InstantOutcome struct {
+	Schedule    string
+	ScheduledAt time.Time
+	Jobs        int           // jobs of the instant, one per fan-out item
+	States      map[State]int // jobs by state
+}
+
+const instantStatesSQL = `SELECT state, count(*) FROM jobs
+WHERE schedule = ? AND scheduled_at = ? GROUP BY state`
+
+// Instant returns how the jobs of schedule's instant at stand: one range of
+// jobs_schedule_at, as long as the schedule's fan-out.
+func (q *Queue) Instant(ctx context.Context, schedule string, at time.Time) (InstantOutcome, error) {
+	o := InstantOutcome{Schedule: schedule, ScheduledAt: at, States: map[State]int{}}
+	rows, err := q.r.QueryContext(ctx, instantStatesSQL, schedule, ms(at))
+	if err != nil {
+		return o, fmt.Errorf("instant of %s: %w", schedule, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return o, fmt.Errorf("instant of %s: %w", schedule, err)
+		}
+		o.States[st] = n
+		o.Jobs += n
+	}
+	if err := rows.Err(); err != nil {
+		return o, fmt.Errorf("instant of %s: %w", schedule, err)
+	}
+	return o, nil
+}
+
+const runStatesSQL = `SELECT state, count(*) FROM jobs
+WHERE schedule = ?1 AND id > ?2 - ?3 AND id <= ?2 AND scheduled_at IS NULL
+	AND substr(key, -length(?4)) = ?4
+GROUP BY state`
+
+// Run returns how the jobs of one run that stands for no instant (a manual
+// run of a fan-out) stand: the jobs of schedule among the span ids up to
+// lastID, the newest of the run, whose key ends with keySuffix. The jobs of
+// one EnqueueBatch have consecutive ids, so span, the run's item count,
+// bounds the read: one range of jobs_schedule_id.
+func (q *Queue) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (InstantOutcome, error) {
+	o := InstantOutcome{Schedule: schedule, States: map[State]int{}}
+	if keySuffix == "" {
+		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
+	}
+	rows, err := q.r.QueryContext(ctx, runStatesSQL, schedule, lastID, max(span, 1), keySuffix)
+	if err != nil {
+		return o, fmt.Errorf("run of %s: %w", schedule, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st State
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return o, fmt.Errorf("run of %s: %w", schedule, err)
+		}
+		o.States[st] = n
+		o.Jobs += n
+	}
+	if err := rows.Err(); err != nil {
+		return o, fmt.Errorf("run of %s: %w", schedule, err)
+	}
+	return o, nil
+}
