@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// actConfig is a daily schedule in a zone three hours east of UTC, fanned
+// out over two customers; no daemon runs it in these tests.
+const actConfig = `
+[tasks.rec]
+command = ["./record.sh", "x.log"]
+[[schedule]]
+name = "nightly-report"
+cron = "0 3 * * *"
+timezone = "Europe/Istanbul"
+task = "rec"
+for_each = [ { customer = "acme" }, { customer = "globex" } ]
+`
+
+// oneLineError checks that a failed command said why in one line of stderr,
+// without the usage text.
+func oneLineError(t *testing.T, what, stderr, want string) {
+	t.Helper()
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || strings.Contains(stderr, "Usage") || !strings.Contains(stderr, want) {
+		t.Errorf("%s: stderr %q, want one line containing %q", what, stderr, want)
+	}
+}
+
+// TestBackfillTakesDatesInTheScheduleZone: -from and -to of -backfill take a
+// date (the whole day, in the schedule's zone) and a wall time in that zone
+// as well as RFC 3339, and the instants enqueued are printed in the zone.
+func TestBackfillTakesDatesInTheScheduleZone(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, actConfig)
+	out := mustCLI(t, dir, "-backfill", "nightly-report", "-from", "2026-11-23", "-to", "2026-11-25")
+	for _, want := range []string{
+		"from 2026-11-23T00:00:00+03:00 to 2026-11-25T23:59:59+03:00",
+		"2026-11-23T03:00:00+03:00", "2026-11-24T03:00:00+03:00", "2026-11-25T03:00:00+03:00",
+		"6 runs in range: 6 enqueued, 0 already existed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-backfill by dates: output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "2026-11-22T") || strings.Contains(out, "2026-11-26T") {
+		t.Errorf("-backfill by dates went outside the days:\n%s", out)
+	}
+	// A wall time in the zone is the same instant as its RFC 3339 form.
+	out = mustCLI(t, dir, "-backfill", "nightly-report", "-from", "2026-11-24T03:00", "-to", "2026-11-24T00:00:00Z")
+	if !strings.Contains(out, "2 runs in range: 0 enqueued, 2 already existed") || !strings.Contains(out, "2026-11-24T03:00:00+03:00") {
+		t.Errorf("-backfill by wall time:\n%s", out)
+	}
+	_, errs, code := cli(t, dir, "-backfill", "nightly-report", "-from", "23/11/2026", "-to", "2026-11-25")
+	if code != ExitUsage {
+		t.Errorf("-from 23/11/2026: exit %d, want %d", code, ExitUsage)
+	}
+	oneLineError(t, "-from 23/11/2026", errs, "Europe/Istanbul")
+}
+
+// TestJobRefsTakeKeysInTheScheduleZone: -job, -cancel and -retry take a key
+// whose instant is written in the schedule's zone; -job prints the instant
+// in UTC and in that zone; an unknown id or key, or a job in the wrong
+// state, is a one-line error.
+func TestJobRefsTakeKeysInTheScheduleZone(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, actConfig)
+	mustCLI(t, dir, "-backfill", "nightly-report", "-from", "2026-11-23", "-to", "2026-11-24")
+	const stored = "nightly-report|customer=acme|2026-11-23T00:00:00Z"
+	for _, ref := range []string{stored, "nightly-report|customer=acme|2026-11-23T03:00:00+03:00", "nightly-report|customer=acme|2026-11-23T03:00"} {
+		out := mustCLI(t, dir, "-job", ref)
+		if !strings.Contains(out, stored) || !strings.Contains(out, "2026-11-23T00:00:00Z (2026-11-23T03:00:00+03:00 Europe/Istanbul)") {
+			t.Errorf("-job %s:\n%s", ref, out)
+		}
+	}
+	var v jobView
+	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-job", stored, "-json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.ScheduledAt != "2026-11-23T00:00:00Z" || v.ScheduledAtZone != "2026-11-23T03:00:00+03:00" || v.Zone != "Europe/Istanbul" {
+		t.Errorf("-job -json: scheduled_at %q, scheduled_at_zone %q, zone %q", v.ScheduledAt, v.ScheduledAtZone, v.Zone)
+	}
+
+	out := mustCLI(t, dir, "-cancel", "nightly-report|customer=globex|2026-11-24T03:00")
+	if !strings.Contains(out, "nightly-report|customer=globex|2026-11-24T00:00:00Z") || !strings.Contains(out, "cancelled") {
+		t.Errorf("-cancel KEY: %q", out)
+	}
+	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-job", "nightly-report|customer=globex|2026-11-24T00:00:00Z", "-json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.State != "cancelled" {
+		t.Errorf("after -cancel KEY the job is %s, want cancelled", v.State)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-cancel", "nightly-report|customer=nobody|2026-11-23T03:00"}, `no job with id or key "nightly-report|customer=nobody|2026-11-23T03:00"`},
+		{[]string{"-cancel", "99999"}, `no job with id or key "99999"`},
+		{[]string{"-retry", "no-such-key"}, `no job with id or key "no-such-key"`},
+		{[]string{"-retry", stored}, "is pending, not dead"},
+	} {
+		_, errs, code := cli(t, dir, tt.args...)
+		if code != ExitRuntime {
+			t.Errorf("scheduler %q: exit %d, want %d", tt.args, code, ExitRuntime)
+		}
+		oneLineError(t, strings.Join(tt.args, " "), errs, tt.want)
+	}
+	_, errs, code := cli(t, dir, "-cancel", "0")
+	if code != ExitUsage {
+		t.Errorf("-cancel 0: exit %d, want %d", code, ExitUsage)
+	}
+	oneLineError(t, "-cancel 0", errs, "want a job id")
+}
