@@ -2,6 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,4 +117,105 @@ func TestJobRefsTakeKeysInTheScheduleZone(t *testing.T) {
 		t.Errorf("-cancel 0: exit %d, want %d", code, ExitUsage)
 	}
 	oneLineError(t, "-cancel 0", errs, "want a job id")
+}
+
+// TestCancelRunningJobFromAnotherProcess: -cancel KEY of a job that a daemon
+// is running stops it: its process group (a shell and its sleep) is gone,
+// the job is cancelled with a cancelled attempt naming who asked, and it is
+// not retried.
+func TestCancelRunningJobFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[tasks.long]
+command = ["./sleeper.sh"]
+kill_grace = "2s"
+max_attempts = 5
+backoff = "1s"
+[[schedule]]
+name = "l"
+cron = "0 0 1 1 *"
+task = "long"
+`)
+	writeFile(t, filepath.Join(dir, "sleeper.sh"), `#!/bin/sh
+echo $$ > group.pid
+sleep 600 &
+echo $! > sleep.pid
+wait
+`)
+	d := startDaemon(t, dir, nil)
+	out := mustCLI(t, dir, "-trigger", "l")
+	m := regexp.MustCompile(`enqueued job (\d+) \(key (\S+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("-trigger: %q", out)
+	}
+	id, key := m[1], m[2]
+	readPID := func(name string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid
+	}
+	eventually(t, "the job's processes started", func() bool { return readPID("group.pid") > 0 && readPID("sleep.pid") > 0 })
+	group, sleeper := readPID("group.pid"), readPID("sleep.pid")
+
+	out = mustCLI(t, dir, "-cancel", key)
+	if !strings.Contains(out, "job "+id+" ("+key+") cancelled") {
+		t.Errorf("-cancel of a running job: %q", out)
+	}
+	for _, pid := range []int{group, sleeper} {
+		if pidAlive(pid) {
+			t.Errorf("process %d of the cancelled job still runs", pid)
+		}
+	}
+	if pids := groupMembers(t, group); len(pids) > 0 {
+		t.Errorf("process group %d still has live processes %v", group, pids)
+	}
+	var v jobView
+	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-job", id, "-json")), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.State != "cancelled" || v.Attempt != 1 || len(v.Attempts) != 1 {
+		t.Fatalf("job after -cancel: %s, attempt %d, %d attempts; want cancelled after 1", v.State, v.Attempt, len(v.Attempts))
+	}
+	if a := v.Attempts[0]; a.Outcome != "cancelled" || !strings.Contains(a.Error, "cancelled by ") || !strings.Contains(a.Error, "scheduler -cancel, pid") {
+		t.Errorf("attempt: outcome %s, error %q; want cancelled, naming who cancelled it", a.Outcome, a.Error)
+	}
+	d.waitLog("job cancelled")
+	// Not retried: a further trigger runs and finishes while the job stays
+	// cancelled with its one attempt.
+	out, errs, code := cli(t, dir, "-cancel", key)
+	if code != 0 || !strings.Contains(out, "already cancelled") {
+		t.Errorf("second -cancel: exit %d, %q %q", code, out, errs)
+	}
+	if strings.Count(d.log(), "command started") > 1 {
+		t.Errorf("the cancelled job ran again:\n%s", d.log())
+	}
+}
+
+// groupMembers returns the live (not zombie) processes of process group
+// pgid. A zombie, dead but not yet reaped by its parent (the container's
+// init may be slow or absent), still counts for kill(-pgid, 0).
+func groupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// After "(comm)": state, ppid, pgrp.
+		s := string(data)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
