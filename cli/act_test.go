@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -218,4 +219,60 @@ func groupMembers(t *testing.T, pgid int) []int {
 		}
 	}
 	return out
+}
+
+// TestCancelOfAJobWhoseDaemonIsGone: -cancel of a job whose daemon was
+// killed records the request, waits, and says the job still runs (exit 1);
+// the next daemon reclaims the expired lease and the job ends cancelled, not
+// pending, and does not run again.
+func TestCancelOfAJobWhoseDaemonIsGone(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[scheduler]
+lease = "2s"
+[tasks.long]
+command = ["sh", "-c", "echo $$ >> runs.log; exec sleep 600"]
+kill_grace = "1s"
+[[schedule]]
+name = "l"
+cron = "0 0 1 1 *"
+task = "long"
+`)
+	d := startDaemon(t, dir, nil)
+	out := mustCLI(t, dir, "-trigger", "l")
+	m := regexp.MustCompile(`enqueued job (\d+) \(key (\S+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("-trigger: %q", out)
+	}
+	id := m[1]
+	eventually(t, "the job started", func() bool { b, _ := os.ReadFile(filepath.Join(dir, "runs.log")); return len(b) > 0 })
+	t.Cleanup(func() {
+		// A daemon killed with SIGKILL leaves its command running.
+		b, _ := os.ReadFile(filepath.Join(dir, "runs.log"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	d.signal(syscall.SIGKILL)
+	d.wait()
+
+	out, errs, code := cli(t, dir, "-cancel", id)
+	if code != ExitRuntime || !strings.Contains(errs, "still running") || !strings.Contains(errs, "reclaimed") {
+		t.Errorf("-cancel with no daemon: exit %d, stdout %q, stderr %q; want exit 1 saying the job still runs", code, out, errs)
+	}
+	d2 := startDaemon(t, dir, nil)
+	d2.waitLog("job lease reclaimed")
+	var v jobView
+	eventually(t, "job cancelled", func() bool {
+		json.Unmarshal([]byte(mustCLI(t, dir, "-job", id, "-json")), &v)
+		return v.State != "running"
+	})
+	if v.State != "cancelled" || v.Attempt != 1 || len(v.Attempts) != 1 || v.Attempts[0].Outcome != "lease_expired" {
+		t.Errorf("after reclaim the job is %s after %d attempts (%+v), want cancelled with its one attempt's lease expired", v.State, v.Attempt, v.Attempts)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "runs.log")); len(strings.Fields(string(b))) != 1 {
+		t.Errorf("the job ran %d times, want once", len(strings.Fields(string(b))))
+	}
 }
