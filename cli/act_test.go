@@ -3,12 +3,14 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // actConfig is a daily schedule in a zone three hours east of UTC, fanned
@@ -262,6 +264,33 @@ task = "long"
 	if code != ExitRuntime || !strings.Contains(errs, "still running") || !strings.Contains(errs, "reclaimed") {
 		t.Errorf("-cancel with no daemon: exit %d, stdout %q, stderr %q; want exit 1 saying the job still runs", code, out, errs)
 	}
+	// Ctrl-C ends the wait, not the request.
+	errPath := filepath.Join(dir, "cancel.err")
+	errFile, err := os.Create(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd := exec.Command(binary, "-cancel", id)
+	cmd.Dir, cmd.Stderr = dir, errFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	eventually(t, "-cancel waiting", func() bool { b, _ := os.ReadFile(errPath); return strings.Contains(string(b), "waiting up to") })
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err = <-exited:
+	case <-time.After(deadline): // failure deadline, not a sync point
+		cmd.Process.Kill()
+		t.Fatal("-cancel did not stop at SIGINT")
+	}
+	b, _ := os.ReadFile(errPath)
+	if code := exitCodeOf(err); code != ExitInterrupted || !strings.Contains(string(b), "cancel requested, stopped waiting") {
+		t.Errorf("-cancel interrupted: exit %d, stderr %q; want %d saying the cancel is requested", code, b, ExitInterrupted)
+	}
+
 	d2 := startDaemon(t, dir, nil)
 	d2.waitLog("job lease reclaimed")
 	var v jobView
