@@ -53,10 +53,14 @@ func (a *app) cancelJob(ctx context.Context) error {
 	wait := a.killGrace(j.Type) + cancelMargin
 	fmt.Fprintf(a.stderr, "job %d (%s) is running on %s: cancel requested, waiting up to %s for it to stop\n", j.ID, j.Key, j.Owner, wait)
 	end := a.clock.Now().Add(wait)
+	// The request is committed: whatever stops the wait, it stays.
+	stopped := func(err error) error {
+		return fmt.Errorf("job %d (%s): cancel requested, stopped waiting for its daemon to stop it: %w", j.ID, j.Key, err)
+	}
 	for {
 		now, err := q.Job(ctx, strconv.FormatInt(j.ID, 10))
 		if err != nil {
-			return err
+			return stopped(err)
 		}
 		switch now.State {
 		case queue.StateCancelled:
@@ -72,7 +76,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("job %d (%s): cancel requested, stopped waiting for its daemon to stop it: %w", j.ID, j.Key, context.Cause(ctx))
+			return stopped(context.Cause(ctx))
 		case <-a.clock.After(cancelPoll):
 		}
 	}
