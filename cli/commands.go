@@ -601,19 +601,12 @@ func firstLine(s string, n int) string {
 }
 
 func (a *app) retryDead(ctx context.Context) error {
-	var id int64
-	if a.o.retry != "all" {
-		var err error
-		if id, err = strconv.ParseInt(a.o.retry, 10, 64); err != nil || id <= 0 {
-			return usagef("-retry %q: want a job id or all", a.o.retry)
-		}
-	}
 	q, err := a.openQueue(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer q.Close()
-	if id == 0 {
+	if a.o.retry == "all" {
 		n, err := q.RetryAllDead(ctx)
 		if err != nil {
 			return err
@@ -621,30 +614,43 @@ func (a *app) retryDead(ctx context.Context) error {
 		fmt.Fprintf(a.stdout, "%d dead jobs made pending\n", n)
 		return nil
 	}
-	if err := q.Retry(ctx, id); err != nil {
+	j, err := a.findJob(ctx, q, a.o.retry)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "job %d made pending\n", id)
+	if err := q.Retry(ctx, j.ID); err != nil {
+		if errors.Is(err, queue.ErrNotFound) {
+			return fmt.Errorf("job %d (%s) is %s, not dead: only a dead job can be retried", j.ID, j.Key, j.State)
+		}
+		return err
+	}
+	fmt.Fprintf(a.stdout, "job %d (%s) made pending\n", j.ID, j.Key)
 	return nil
 }
 
 func (a *app) backfillRange(ctx context.Context) error {
-	if _, err := a.schedule(a.o.backfill); err != nil {
+	s, err := a.schedule(a.o.backfill)
+	if err != nil {
 		return err
 	}
-	from, err := time.Parse(time.RFC3339, a.o.from)
+	from, _, err := parseBound("-from", a.o.from, s.Location, false)
 	if err != nil {
-		return usagef("-from %q: want RFC 3339, like 2026-03-01T00:00:00Z", a.o.from)
+		return err
 	}
-	to, err := time.Parse(time.RFC3339, a.o.to)
+	to, day, err := parseBound("-to", a.o.to, s.Location, true)
 	if err != nil {
-		return usagef("-to %q: want RFC 3339, like 2026-03-02T00:00:00+03:00", a.o.to)
+		return err
 	}
 	if to.Before(from) {
-		return usagef("-to is before -from")
+		return usagef("-to %s is before -from %s", rfc3339(to, s.Location), rfc3339(from, s.Location))
 	}
-	if to.After(a.clock.Now()) {
-		return usagef("-to %s is in the future: backfill is for the past", a.o.to)
+	now := a.clock.Now()
+	if to.After(now) {
+		if !day || from.After(now) {
+			return usagef("-to %s is in the future: backfill is for the past", a.o.to)
+		}
+		// A whole day that is today: its instants up to now.
+		to = now
 	}
 	q, err := a.openQueue(ctx, true)
 	if err != nil {
@@ -655,14 +661,56 @@ func (a *app) backfillRange(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(a.stdout, "backfill %s from %s to %s (%s)\n", s.Name, rfc3339(from, s.Location), rfc3339(to, s.Location), s.Location)
 	inserted := 0
-	for _, r := range res {
-		if r.Inserted {
-			inserted++
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	for i := 0; i < len(res); {
+		// The jobs of one instant, one per item, are adjacent.
+		at := res[i].Key[strings.LastIndex(res[i].Key, "|")+1:]
+		n, fresh := 0, 0
+		for ; i < len(res) && strings.HasSuffix(res[i].Key, "|"+at); i++ {
+			n++
+			if res[i].Inserted {
+				fresh++
+			}
 		}
+		inserted += fresh
+		shown := at
+		if t, err := time.Parse(time.RFC3339, at); err == nil {
+			shown = rfc3339(t, s.Location)
+		}
+		what := "enqueued"
+		switch {
+		case fresh == 0:
+			what = "already existed"
+		case fresh < n:
+			what = fmt.Sprintf("%d enqueued, %d already existed", fresh, n-fresh)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", shown, plural(n, "job"), what)
 	}
+	w.Flush()
 	fmt.Fprintf(a.stdout, "%d runs in range: %d enqueued, %d already existed\n", len(res), inserted, len(res)-inserted)
 	return nil
+}
+
+// parseBound reads -from or -to of -backfill: RFC 3339 with an offset; a
+// wall time in loc, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS; or a date
+// YYYY-MM-DD in loc, which means the start of that day for -from and its
+// end, inclusive, for -to (end). day reports a date.
+func parseBound(flag, s string, loc *time.Location, end bool) (t time.Time, day bool, err error) {
+	if t, err := parseInstant(s, loc); err == nil {
+		return t, false, nil
+	}
+	d, err := time.ParseInLocation("2006-01-02", s, loc)
+	if err != nil {
+		return time.Time{}, false, usagef("%s %q: want a date (2026-11-23) or a wall time (2026-11-23T03:00) in the schedule's zone (%s), or RFC 3339 (2026-11-23T03:00:00+03:00)", flag, s, loc)
+	}
+	if end {
+		// The last instant of the day: the next day's first, less a nanosecond.
+		next := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc)
+		return next.Add(-time.Nanosecond), true, nil
+	}
+	return d, true, nil
 }
 
 // jobView is a job as the CLI shows it.
@@ -678,14 +726,19 @@ type jobView struct {
 	Schedule    string          `json:"schedule,omitempty"`
 	Item        string          `json:"item,omitempty"`
 	ScheduledAt string          `json:"scheduled_at,omitempty"`
-	RunAt       string          `json:"run_at"`
-	CreatedAt   string          `json:"created_at"`
-	StartedAt   string          `json:"started_at,omitempty"`
-	FinishedAt  string          `json:"finished_at,omitempty"`
-	LeaseUntil  string          `json:"lease_until,omitempty"`
-	Owner       string          `json:"owner,omitempty"`
-	LastError   string          `json:"last_error,omitempty"`
-	Attempts    []attemptView   `json:"attempts,omitempty"`
+	// ScheduledAtZone is ScheduledAt in Zone, the zone of the job's
+	// schedule in the config (-job only; absent when the config has no such
+	// schedule).
+	ScheduledAtZone string        `json:"scheduled_at_zone,omitempty"`
+	Zone            string        `json:"zone,omitempty"`
+	RunAt           string        `json:"run_at"`
+	CreatedAt       string        `json:"created_at"`
+	StartedAt       string        `json:"started_at,omitempty"`
+	FinishedAt      string        `json:"finished_at,omitempty"`
+	LeaseUntil      string        `json:"lease_until,omitempty"`
+	Owner           string        `json:"owner,omitempty"`
+	LastError       string        `json:"last_error,omitempty"`
+	Attempts        []attemptView `json:"attempts,omitempty"`
 }
 
 type attemptView struct {
@@ -728,15 +781,14 @@ func (a *app) showJob(ctx context.Context) error {
 		return err
 	}
 	defer q.Close()
-	j, err := q.Job(ctx, a.o.job)
-	if errors.Is(err, queue.ErrNotFound) {
+	j, err := a.findJob(ctx, q, a.o.job)
+	if _, none := errors.AsType[*noJobError](err); none {
 		if s, ok, err := a.skipOfKey(ctx, q, a.o.job); ok || err != nil {
 			if err != nil {
 				return err
 			}
 			return a.printSkippedJob(a.o.job, s)
 		}
-		return fmt.Errorf("no job with id or key %q in %s", a.o.job, a.dbPath)
 	}
 	if err != nil {
 		return err
@@ -746,6 +798,9 @@ func (a *app) showJob(ctx context.Context) error {
 		return err
 	}
 	v := viewJob(j)
+	if loc := a.scheduleZone(j.Schedule); loc != nil && !j.ScheduledAt.IsZero() {
+		v.ScheduledAtZone, v.Zone = rfc3339(j.ScheduledAt, loc), loc.String()
+	}
 	for _, at := range as {
 		v.Attempts = append(v.Attempts, attemptView{Number: at.Number, Worker: at.Worker, StartedAt: rfc3339(at.StartedAt, time.UTC),
 			FinishedAt: rfc3339(at.FinishedAt, time.UTC), Outcome: string(at.Outcome), Error: at.Error, Output: at.Output})
@@ -767,7 +822,11 @@ func (a *app) showJob(ctx context.Context) error {
 	row("payload", string(v.Payload))
 	row("schedule", v.Schedule)
 	row("item", v.Item)
-	row("scheduled at", v.ScheduledAt)
+	if v.ScheduledAtZone != "" {
+		row("scheduled at", fmt.Sprintf("%s (%s %s)", v.ScheduledAt, v.ScheduledAtZone, v.Zone))
+	} else {
+		row("scheduled at", v.ScheduledAt)
+	}
 	row("run at", v.RunAt)
 	row("created", v.CreatedAt)
 	row("started", v.StartedAt)
@@ -785,19 +844,6 @@ func (a *app) showJob(ctx context.Context) error {
 			fmt.Fprintf(a.stdout, "  output:\n    %s\n", strings.ReplaceAll(strings.TrimRight(at.Output, "\n"), "\n", "\n    "))
 		}
 	}
-	return nil
-}
-
-func (a *app) cancelJob(ctx context.Context) error {
-	q, err := a.openQueue(ctx, true)
-	if err != nil {
-		return err
-	}
-	defer q.Close()
-	if err := q.Cancel(ctx, a.o.cancel); err != nil {
-		return err
-	}
-	fmt.Fprintf(a.stdout, "job %d cancelled\n", a.o.cancel)
 	return nil
 }
 

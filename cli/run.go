@@ -47,7 +47,7 @@ type options struct {
 	to       string
 	job      string
 	backup   string
-	cancel   int64
+	cancel   string
 	item     string
 	version  bool
 	wait     time.Duration // how long an operator's write waits for its turn
@@ -84,12 +84,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.resume, "resume", "", "resume schedule `NAME`; missed instants follow its catch_up policy")
 	fs.BoolVar(&o.skip, "skip-missed", false, "with -resume: skip every instant missed while paused")
 	fs.BoolVar(&o.dead, "dead", false, "list dead jobs")
-	fs.StringVar(&o.retry, "retry", "", "make dead job `ID` (or all) pending again with fresh attempts")
+	fs.StringVar(&o.retry, "retry", "", "make dead job `ID or KEY` (or all) pending again with fresh attempts")
 	fs.StringVar(&o.backfill, "backfill", "", "enqueue schedule `NAME`'s instants between -from and -to (idempotent)")
-	fs.StringVar(&o.from, "from", "", "with -backfill: first instant, RFC 3339; with -next: list runs at or after it (RFC 3339, or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone)")
-	fs.StringVar(&o.to, "to", "", "with -backfill: last instant, RFC 3339")
+	fs.StringVar(&o.from, "from", "", "with -backfill: first instant, or from the start of a date (2026-11-23) in the schedule's zone; with -next: list runs at or after it (RFC 3339, or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone)")
+	fs.StringVar(&o.to, "to", "", "with -backfill: last instant, or to the end of a date (2026-11-25) in the schedule's zone; RFC 3339 or 2026-11-25T03:00")
 	fs.StringVar(&o.job, "job", "", "show job `ID or KEY` with its attempts and output")
-	fs.Int64Var(&o.cancel, "cancel", 0, "cancel pending job `ID`")
+	fs.StringVar(&o.cancel, "cancel", "", "cancel pending or running job `ID or KEY` (a running one is stopped by its daemon)")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
@@ -149,8 +149,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if o.wait <= 0 {
 		return nil, usagef("-wait must be a positive duration")
 	}
-	if o.set["cancel"] && o.cancel <= 0 {
-		return nil, usagef("-cancel %d: want a job id", o.cancel)
+	if err := checkJobRef("cancel", o.cancel); err != nil {
+		return nil, err
+	}
+	if err := checkJobRef("retry", o.retry); err != nil {
+		return nil, err
 	}
 	if o.n < 1 || o.n > schedule.MaxNextN {
 		return nil, usagef("-n must be between 1 and %d", schedule.MaxNextN)

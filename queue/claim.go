@@ -367,6 +367,8 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 			q, args = finishDeadSQL, []any{ms(r.finished), capText(r.errText), j.ID, j.Owner, j.Attempt}
 		case OutcomeReleased:
 			q, args = finishReleasedSQL, []any{ms(r.finished), j.ID, j.Owner, j.Attempt}
+		case OutcomeCancelled:
+			q, args = finishCancelledSQL, []any{ms(r.finished), capText(r.errText), j.ID, j.Owner, j.Attempt}
 		default:
 			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.outcome)
 		}
@@ -379,6 +381,9 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
 		}
 		ok[i] = n == 1
+	}
+	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].finished); err != nil {
+		return nil, err
 	}
 	var attempts [][8]any
 	for i, r := range rs {
@@ -463,11 +468,12 @@ const expiredSQL = `SELECT id, attempt, max_attempts, owner, started_at FROM job
 WHERE state = 'running' AND lease_until < ?`
 
 // reclaimJobSQL returns an expired lease to pending, or to dead when no
-// attempt is left. The attempt stays spent: the worker may have run the job to
+// attempt is left, or to cancelled when a cancel was requested (see
+// RequestCancel). The attempt stays spent: the worker may have run the job to
 // the end before it vanished.
 const reclaimJobSQL = `UPDATE jobs SET
-	state = CASE WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
-	finished_at = CASE WHEN attempt >= max_attempts THEN ?1 ELSE NULL END,
+	state = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
+	finished_at = CASE WHEN cancel_requested_at IS NOT NULL OR attempt >= max_attempts THEN ?1 ELSE NULL END,
 	run_at = ?1, last_error = ?2, owner = NULL, lease_until = NULL
 WHERE id = ?3 AND owner = ?4 AND attempt = ?5 AND state = 'running'`
 

@@ -112,6 +112,7 @@ const (
 	OutcomeReleased     Outcome = "released"      // interrupted by shutdown; the attempt was given back
 	OutcomeLeaseExpired Outcome = "lease_expired" // the worker vanished; reclaimed
 	OutcomeStale        Outcome = "stale"         // finished after its lease was reclaimed; result discarded
+	OutcomeCancelled    Outcome = "cancelled"     // stopped by RequestCancel; the job is cancelled
 )
 
 // Skip reasons: why an instant of a schedule produced no job.

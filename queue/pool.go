@@ -99,6 +99,7 @@ type Pool struct {
 	cut     chan struct{} // closed by Cut
 	cutOnce sync.Once
 	probes  chan chan struct{} // see Probe
+	stops   stops              // running attempts' contexts, for cancel requests
 }
 
 type registered struct {
@@ -404,6 +405,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 			l.enqueued = true
 		case <-external:
 			l.claimMore = true
+			l.stopCancelled(ctx) // another process may have asked to cancel a job we run
 		case <-timer:
 			timer = nil
 			l.claimMore = true
@@ -604,6 +606,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doHeartbeat || (l.inflight == 0 && len(claimed) > 0) {
 		l.nextHeartbeat = now.Add(p.cfg.Lease / 3)
 	}
+	if doHeartbeat {
+		l.stopCancelled(ctx) // in case a wake-up of the watch was missed
+	}
 	if doClaim {
 		l.claimMore = len(claimed) == slots
 		switch {
@@ -749,6 +754,8 @@ func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
 		p.log.ErrorContext(ctx, "job dead", append(attrs, "err", r.errText, "output", tail(r.output, 512))...)
 	case OutcomeReleased:
 		p.log.InfoContext(ctx, "job released at shutdown", attrs...)
+	case OutcomeCancelled:
+		p.log.InfoContext(ctx, "job cancelled", append(attrs, "err", r.errText)...)
 	}
 }
 
@@ -773,6 +780,15 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 		r.outcome, r.finished = OutcomeReleased, r.started
 		return r
 	}
+	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if e := p.stops.start(j, cancel); e != nil {
+		// Cancelled while it waited, claimed, for a worker.
+		r.outcome, r.finished, r.errText = OutcomeCancelled, r.started, e.Error()
+		return r
+	}
+	defer p.stops.end(j)
 	reg, ok := p.lookup(j.Type)
 	var err error
 	if !ok {
@@ -784,6 +800,10 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 	r.output = string(j.output)
 	if err != nil {
 		r.errText = err.Error()
+	}
+	if e, ok := errors.AsType[*CancelledError](context.Cause(ctx)); ok && err != nil {
+		r.outcome, r.errText = OutcomeCancelled, cancelledText(e, r.errText)
+		return r
 	}
 	if err != nil && p.hardStop.Load() {
 		r.outcome = OutcomeReleased
