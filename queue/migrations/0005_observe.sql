@@ -10,11 +10,9 @@ CREATE TABLE daemons (
 	last_seen  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
--- Job lists newest first, filtered by type or schedule: each walks its
--- index backwards and stops at the list's limit. (A list by state uses the
--- partial index of its state; cancelled jobs, rare, get one here.)
-CREATE INDEX jobs_type_id ON jobs (type, id);
-CREATE INDEX jobs_schedule_id ON jobs (schedule, id) WHERE schedule IS NOT NULL;
+-- Job lists newest first by state use the partial index of their state;
+-- cancelled jobs, rare, get one here. Lists by type or schedule have no
+-- index of their own (see queue.ListScanBound).
 CREATE INDEX jobs_cancelled ON jobs (id) WHERE state = 'cancelled';
 
 -- Skip lists newest first, of one schedule or of all.
