@@ -1,5 +1,3 @@
-//go:build schedulertest
-
 package clock
 
 import (
@@ -12,9 +10,10 @@ import (
 // OffsetFile is the wall clock shifted by a duration read from a file (Go
 // duration syntax, e.g. "-2h"), re-read at most every 20ms of real time. It
 // exists only so that black-box tests can make a running binary's wall clock
-// jump forwards and backwards, and only in binaries built with the
-// schedulertest build tag; such a program enables it from an environment
-// variable and says so loudly in its log.
+// jump forwards and backwards. Only a binary built with the schedulertest
+// build tag reads the environment variable that enables it (see
+// cli/testclock.go), and says so loudly in its log; a release build never
+// uses it.
 type OffsetFile struct {
 	Path string
 

@@ -1,5 +1,3 @@
-//go:build schedulertest
-
 package clock
 
 import (
