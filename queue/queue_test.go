@@ -400,6 +400,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"dead":         {deadSQL, []any{10}, "jobs_dead"},
 		"by key":       {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
 		"complete":     {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
+		// A batch's compare-and-set of the cursors is one search each.
+		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
