@@ -172,10 +172,16 @@ func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, r
 		var jobs []NewJob
 		var skips []Skip
 		for k, i := range idx {
-			if won[k] {
-				jobs = append(jobs, advs[i].Jobs...)
-				skips = append(skips, advs[i].Skips...)
+			if !won[k] {
+				continue
 			}
+			if jobs == nil {
+				// A fan-out of many items is one Advance: no copy of its jobs.
+				jobs = advs[i].Jobs[:len(advs[i].Jobs):len(advs[i].Jobs)]
+			} else {
+				jobs = append(jobs, advs[i].Jobs...)
+			}
+			skips = append(skips, advs[i].Skips...)
 		}
 		r, err := insertJobs(ctx, tx, jobs, now)
 		if err != nil {
