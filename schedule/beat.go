@@ -49,16 +49,18 @@ type BeatConfig struct {
 // Beat turns the instants of a Config's schedules into queue rows. Each
 // pass reads every schedule's durable cursor, computes the instants due
 // since (up to now), applies the catch-up and daylight-saving rules, and
-// commits the jobs, the skip records and the new cursor in one queue.Advance
-// per schedule. Then it sleeps until the earliest next instant, at most
+// commits the jobs, the skip records and the new cursor of every schedule
+// due in one queue.AdvanceBatch: few transactions, each schedule all or
+// nothing in them. Then it sleeps until the earliest next instant, at most
 // MaxSleep, or until Apply or Wake.
 //
 // The cursor is the last instant materialised or deliberately passed. It
 // only moves forward: after a backward jump of the clock nothing is
 // materialised again, the beat waits for the clock to pass the cursor. A
 // schedule without a cursor starts from now. Several beats may run on one
-// queue file: Advance commits only from the cursor a beat read, the loser
-// reads again, and dedup keys make a repeated instant insert nothing.
+// queue file: a schedule's Advance commits only from the cursor a beat
+// read, even inside a batch; the loser reads again, and dedup keys make a
+// repeated instant insert nothing.
 //
 // Methods are safe for concurrent use; Run may be called once at a time.
 type Beat struct {
