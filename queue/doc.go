@@ -21,7 +21,7 @@
 // (the lease expires and the job runs again), completions (the job runs
 // again: execution is at least once), heartbeats, reclaims, purges (a purged
 // job's key moves to used_keys in the transaction that deletes the job, so
-// both are redone together), and Advance (a schedule's rows and its cursor
-// are lost together, and the beat materialises the same instants again
-// under the same keys).
+// both are redone together), and Advance and AdvanceBatch (a schedule's rows
+// and its cursor are lost together, and the beat materialises the same
+// instants again under the same keys).
 package queue

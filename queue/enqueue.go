@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 )
@@ -176,11 +175,17 @@ const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM
 
 // insertJobs inserts prepared jobs inside tx, in order: a later job with the
 // key of an earlier one is not inserted, and SkipIfActive sees the jobs
-// inserted before it.
+// inserted before it. A run of jobs without SkipIfActive goes in statements
+// of batchRows; the rest of the run, and jobs with SkipIfActive (each needs
+// its own look-up first), go row by row.
 func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
 	var res []Enqueued
-	if !slices.ContainsFunc(jobs, func(j NewJob) bool { return j.SkipIfActive }) {
-		for len(jobs) >= batchRows {
+	for len(jobs) > 0 {
+		run := 0
+		for run < len(jobs) && !jobs[run].SkipIfActive {
+			run++
+		}
+		for ; run >= batchRows; run -= batchRows {
 			r, err := insertBatch(ctx, tx, jobs[:batchRows], now)
 			if err != nil {
 				return nil, err
@@ -188,15 +193,21 @@ func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 			res = append(res, r...)
 			jobs = jobs[batchRows:]
 		}
+		rows := run
+		for rows < len(jobs) && jobs[rows].SkipIfActive {
+			rows++
+		}
+		if rows == 0 {
+			continue
+		}
+		r, err := insertRows(ctx, tx, jobs[:rows], now)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, r...)
+		jobs = jobs[rows:]
 	}
-	if len(jobs) == 0 {
-		return res, nil
-	}
-	r, err := insertRows(ctx, tx, jobs, now)
-	if err != nil {
-		return nil, err
-	}
-	return append(res, r...), nil
+	return res, nil
 }
 
 // testHookInsert, when set by a test, is called before each row insertRows
@@ -387,14 +398,8 @@ var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was
 // the cursor, so they are materialised again under the same keys; a resume
 // is acknowledged to a person.
 func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
-	if a.Schedule == "" {
-		return nil, errors.New("advance: empty schedule")
-	}
-	if a.Resume && !a.Paused {
-		return nil, fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
-	}
-	if a.To.Before(a.From) {
-		return nil, fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
+	if err := checkAdvance(a); err != nil {
+		return nil, err
 	}
 	now := q.clock.Now()
 	jobs, err := prepareJobs(a.Jobs, now)
@@ -403,33 +408,8 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	}
 	var res []Enqueued
 	err = q.inTx(ctx, a.Resume, func(tx txn) error {
-		var at int64
-		var paused bool
-		err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if !a.From.IsZero() || a.Paused {
-				return ErrCursorMoved
-			}
-			if _, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now)); err != nil {
-				return err
-			}
-		case err != nil:
+		if err := casCursor(ctx, tx, a, now); err != nil {
 			return err
-		default:
-			if a.From.IsZero() || at != ms(a.From) {
-				return ErrCursorMoved
-			}
-			if paused != a.Paused {
-				return errPausedMoved
-			}
-			move := moveCursorSQL
-			if a.Resume {
-				move = resumeCursorSQL
-			}
-			if _, err := tx.ExecContext(ctx, move, ms(a.To), ms(now), a.Schedule, at); err != nil {
-				return err
-			}
 		}
 		if res, err = insertJobs(ctx, tx, jobs, now); err != nil {
 			return err
@@ -443,6 +423,51 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		q.notify()
 	}
 	return res, nil
+}
+
+// checkAdvance reports an Advance that no stored cursor could accept.
+func checkAdvance(a Advance) error {
+	if a.Schedule == "" {
+		return errors.New("advance: empty schedule")
+	}
+	if a.Resume && !a.Paused {
+		return fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
+	}
+	if a.To.Before(a.From) {
+		return fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// casCursor moves a's cursor from a.From to a.To inside tx, or creates it
+// at a.To when a.From is zero, if the stored cursor is a.From with the pause
+// state a.Paused; otherwise it writes nothing and returns ErrCursorMoved.
+func casCursor(ctx context.Context, tx txn, a Advance, now time.Time) error {
+	var at int64
+	var paused bool
+	err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if !a.From.IsZero() || a.Paused {
+			return ErrCursorMoved
+		}
+		_, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now))
+		return err
+	case err != nil:
+		return err
+	}
+	if a.From.IsZero() || at != ms(a.From) {
+		return ErrCursorMoved
+	}
+	if paused != a.Paused {
+		return errPausedMoved
+	}
+	move := moveCursorSQL
+	if a.Resume {
+		move = resumeCursorSQL
+	}
+	_, err = tx.ExecContext(ctx, move, ms(a.To), ms(now), a.Schedule, at)
+	return err
 }
 
 func insertSkips(ctx context.Context, tx txn, skips []Skip, now time.Time) error {

@@ -423,6 +423,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"last skip":         {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
 		"skip at":           {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
 		"daemons":           {daemonsSQL, nil, "daemons"},
+		// A batch's compare-and-set of the cursors is one search each.
+		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)

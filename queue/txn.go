@@ -12,7 +12,7 @@ import (
 // before they were.
 var hotSQL = []string{
 	insertJobSQL, jobIDByKeySQL, insertBatchSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
-	cursorSQL, insertCursorSQL, moveCursorSQL,
+	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 	savepointSQL, rollbackToSQL, releaseSQL,

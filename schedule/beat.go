@@ -58,16 +58,18 @@ type BeatConfig struct {
 // Beat turns the instants of a Config's schedules into queue rows. Each
 // pass reads every schedule's durable cursor, computes the instants due
 // since (up to now), applies the catch-up and daylight-saving rules, and
-// commits the jobs, the skip records and the new cursor in one queue.Advance
-// per schedule. Then it sleeps until the earliest next instant, at most
+// commits the jobs, the skip records and the new cursor of every schedule
+// due in one queue.AdvanceBatch: few transactions, each schedule all or
+// nothing in them. Then it sleeps until the earliest next instant, at most
 // MaxSleep, or until Apply or Wake.
 //
 // The cursor is the last instant materialised or deliberately passed. It
 // only moves forward: after a backward jump of the clock nothing is
 // materialised again, the beat waits for the clock to pass the cursor. A
 // schedule without a cursor starts from now. Several beats may run on one
-// queue file: Advance commits only from the cursor a beat read, the loser
-// reads again, and dedup keys make a repeated instant insert nothing.
+// queue file: a schedule's Advance commits only from the cursor a beat
+// read, even inside a batch; the loser reads again, and dedup keys make a
+// repeated instant insert nothing.
 //
 // Methods are safe for concurrent use; Run may be called once at a time.
 type Beat struct {
@@ -257,69 +259,103 @@ func (b *Beat) sleep(ctx context.Context, timer <-chan time.Time) {
 }
 
 // pass advances every schedule to now and returns the earliest instant
-// that will be due next (zero if none).
+// that will be due next (zero if none). The instants due of all schedules
+// are committed by one queue.AdvanceBatch, each schedule with its own
+// compare-and-set of its cursor; the schedules whose cursor another beat
+// moved are read again and retried together.
 func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	b.mu.Lock()
 	cfg, since := b.cfg, maps.Clone(b.since)
 	b.mu.Unlock()
 
-	cursors, err := b.q.Cursors(ctx)
-	if err != nil {
-		return time.Time{}, err
-	}
 	var next time.Time
 	var errs []error
-	for _, s := range cfg.Schedules {
-		cur, ok := cursors[s.Name]
-		b.notePause(ctx, s, cur)
-		at, err := b.advance(ctx, cfg, s, cur, ok, since[s.Name], now)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	earliest := func(at time.Time) {
 		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
 			next = at
 		}
 	}
+	todo := cfg.Schedules
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt > maxAdvanceRetries {
+			for _, s := range todo {
+				errs = append(errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, queue.ErrCursorMoved))
+			}
+			break
+		}
+		// After the first round, another beat moved the cursors of todo:
+		// read them again.
+		cursors, err := b.q.Cursors(ctx)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		var lost []*Schedule
+		var ticks []*tick
+		for _, s := range todo {
+			cur, ok := cursors[s.Name]
+			b.notePause(ctx, s, cur)
+			t, at, err := b.advance(ctx, cfg, s, cur, ok, since, now)
+			switch {
+			case errors.Is(err, queue.ErrCursorMoved):
+				lost = append(lost, s)
+			case err != nil:
+				errs = append(errs, err)
+			case t != nil:
+				ticks = append(ticks, t)
+			default:
+				earliest(at)
+			}
+		}
+		if len(ticks) > 0 {
+			advs := make([]queue.Advance, len(ticks))
+			for i, t := range ticks {
+				advs[i] = t.adv
+			}
+			res, err := b.q.AdvanceBatch(ctx, advs)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			for i, r := range res {
+				switch {
+				case errors.Is(r.Err, queue.ErrCursorMoved):
+					lost = append(lost, ticks[i].s)
+				case r.Err != nil:
+					errs = append(errs, r.Err)
+				default:
+					b.materialised(ctx, ticks[i], r.Jobs)
+					earliest(ticks[i].next)
+				}
+			}
+		}
+		todo = lost
+	}
 	return next, errors.Join(errs...)
 }
 
-// advance materialises the instants of s due by now, and returns the next
-// instant of s.
-func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since, now time.Time) (time.Time, error) {
-	for attempt := 0; ; attempt++ {
-		var err error
-		switch {
-		case !exists:
-			cur, err = b.start(ctx, s, now)
-		case !since.IsZero() && since.After(cur.At):
-			cur, err = b.restart(ctx, s, cur, since)
-		}
-		if err == nil {
-			if !since.IsZero() {
-				b.forget(s.Name, since)
-				since = time.Time{}
-			}
-			next, err := b.materialise(ctx, cfg, s, cur, now)
-			if err == nil {
-				return next, nil
-			}
-			if !errors.Is(err, queue.ErrCursorMoved) {
-				return time.Time{}, err
-			}
-		} else if !errors.Is(err, queue.ErrCursorMoved) {
-			return time.Time{}, err
-		}
-		if attempt == maxAdvanceRetries {
-			return time.Time{}, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt+1, queue.ErrCursorMoved)
-		}
-		// Another beat moved the cursor: read it again.
-		cursors, err := b.q.Cursors(ctx)
-		if err != nil {
-			return time.Time{}, err
-		}
-		cur, exists = cursors[s.Name]
+// advance creates or restarts the cursor of s if needed, and plans the
+// instants of s due by now: the tick that commits them, or none and the
+// next instant of s. ErrCursorMoved is returned as is, for pass to retry.
+// since holds the pass's restart marks; advance deletes the one of s once
+// it holds.
+func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time, error) {
+	var err error
+	switch at := since[s.Name]; {
+	case !exists:
+		cur, err = b.start(ctx, s, now)
+	case !at.IsZero() && at.After(cur.At):
+		cur, err = b.restart(ctx, s, cur, at)
 	}
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if at, ok := since[s.Name]; ok {
+		b.forget(s.Name, at)
+		delete(since, s.Name)
+	}
+	t, next := b.materialise(cfg, s, cur, now)
+	return t, next, nil
 }
 
 // start creates the cursor of a new schedule at now: nothing before now is
@@ -353,28 +389,44 @@ func (b *Beat) forget(name string, since time.Time) {
 	}
 }
 
-// materialise commits the instants of s in (cursor, now] and returns the
-// next instant. ErrCursorMoved is returned as is, for advance to retry.
-func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time) (time.Time, error) {
+// tick is the part of one schedule in a pass: the Advance that commits its
+// due instants, and what the log says of them once committed.
+type tick struct {
+	s         *Schedule
+	cur       queue.Cursor
+	due       []instant
+	truncated bool
+	runs      []time.Time
+	skips     []skipped
+	to, next  time.Time
+	adv       queue.Advance
+}
+
+// materialise plans the instants of s in (cursor, now]: the tick that
+// commits them, or none when nothing is due, and the next instant.
+func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
 		after = now
 	}
 	next := s.spec.nextEvent(cur.At, after)
 	if cur.Paused {
-		return next, nil
+		return nil, next
 	}
 	due, truncated := s.spec.between(cur.At, now, maxInstantsPerAdvance)
 	if len(due) == 0 {
-		return next, nil
+		return nil, next
 	}
 	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
 	to := due[len(due)-1].at
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
-	res, err := b.q.Advance(ctx, adv)
-	if err != nil {
-		return time.Time{}, err
-	}
+	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
+}
+
+// materialised logs what the committed tick t did; res are the results of
+// its jobs.
+func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) {
+	s, cur, due, truncated, runs, skips, to, next, adv := t.s, t.cur, t.due, t.truncated, t.runs, t.skips, t.to, t.next, t.adv
 	overlaps := 0
 	for _, r := range res {
 		if r.Skipped {
@@ -407,7 +459,6 @@ func (b *Beat) materialise(ctx context.Context, cfg *Config, s *Schedule, cur qu
 	b.log.DebugContext(ctx, "instants materialised",
 		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
 		logKeyCursor, to, logKeyNextAt, next)
-	return next, nil
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.

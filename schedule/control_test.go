@@ -636,8 +636,16 @@ func TestPauseWinsOverABeatInFlight(t *testing.T) {
 		t.Fatalf("Pause: %v", err)
 	}
 	s, _ := cfg.Schedule("s")
-	if _, err := b.advance(ctx, cfg, s, read, true, time.Time{}, clk.Now()); err != nil { // the beat's commit
-		t.Fatalf("advance: %v", err)
+	tk, _, err := b.advance(ctx, cfg, s, read, true, map[string]time.Time{}, clk.Now())
+	if err != nil || tk == nil {
+		t.Fatalf("advance = %v, %v: want instants to commit", tk, err)
+	}
+	res, err := q.AdvanceBatch(ctx, []queue.Advance{tk.adv}) // the beat's commit
+	if err != nil || !errors.Is(res[0].Err, queue.ErrCursorMoved) {
+		t.Fatalf("commit of the beat's read = %v, %+v, want ErrCursorMoved", err, res)
+	}
+	if _, err := b.pass(ctx, clk.Now()); err != nil { // the beat reads again
+		t.Fatal(err)
 	}
 	if got := jobs(t, q, "s"); len(got) != 0 {
 		t.Errorf("jobs = %v, want none: the schedule was paused before the beat committed", got)

@@ -6,8 +6,9 @@
 // It knows nothing of SQL or of how tasks execute. Everything durable goes
 // through the queue package: a schedule's cursor (the last instant
 // materialised or deliberately passed), its jobs and its skip records move
-// together in one queue.Advance. Task execution belongs to the tasks
-// package; this package only checks, at load time, that a command's
+// together in one queue.Advance (the schedules due in one pass share
+// transactions through queue.AdvanceBatch). Task execution belongs to the
+// tasks package; this package only checks, at load time, that a command's
 // argument templates can be filled from every payload a schedule makes.
 //
 // # The file

@@ -1,0 +1,257 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// AdvanceResult is what AdvanceBatch did with one Advance.
+type AdvanceResult struct {
+	// Jobs are the results of the Advance's jobs, in their order, as
+	// Advance returns them; nil unless Err is nil.
+	Jobs []Enqueued
+	// Err is nil when the Advance committed. It wraps ErrCursorMoved when
+	// the schedule's cursor or pause state was not the one the caller read:
+	// nothing of that Advance was written, the others committed. Any other
+	// error means the Advance was invalid or its transaction failed, and
+	// nothing of it was written either.
+	Err error
+}
+
+// advanceBatchRows bounds the rows (jobs, skips and the cursor) of the
+// Advances that one AdvanceBatch transaction commits, so that a tick of
+// many schedules does not hold the writer from the pool for long. An
+// Advance larger than that on its own gets a transaction of its own; an
+// Advance is never split.
+const advanceBatchRows = 5000
+
+// casRows is how many cursors one moveCursorsSQL statement compares and
+// moves; a shorter group is padded with rows of NULLs, which match nothing.
+const casRows = 100
+
+// moveCursorsSQL moves the cursors of up to casRows running schedules, each
+// only if it is still at the instant and in the pause state the caller read
+// (the compare-and-set of moveCursorSQL, row by row), and returns the
+// schedules it moved.
+var moveCursorsSQL = `WITH c(name, from_at, to_at, was_paused) AS (VALUES ` +
+	strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", casRows), ", ") + `)
+UPDATE cursors SET at = c.to_at, updated_at = ? FROM c
+WHERE cursors.schedule = c.name AND cursors.at = c.from_at AND cursors.paused = c.was_paused
+RETURNING schedule`
+
+// AdvanceBatch commits many Advances in few transactions, each Advance
+// still all or nothing with its own compare-and-set of the cursor: an
+// Advance whose schedule's cursor moved, or whose pause state changed,
+// since it was read writes nothing and its result's Err wraps
+// ErrCursorMoved, while the others in its transaction commit. Results are
+// in the order of advs, one each.
+//
+// The Advances commit in order, in transactions of up to about 5,000 rows;
+// each transaction is committed as Advance commits (fsynced only if one of
+// its Advances resumes), so a crash loses a transaction's rows and cursor
+// moves together. Once a transaction fails, it and the Advances after it
+// have that error as their Err and nothing of them is written.
+//
+// A schedule may appear once in advs. The error is non-nil, and nothing
+// written, only for a call that could write nothing: a schedule twice, or
+// a read-only queue.
+func (q *Queue) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResult, error) {
+	if q.w == nil {
+		return nil, fmt.Errorf("advance batch: %w", errReadOnly)
+	}
+	seen := make(map[string]bool, len(advs))
+	for _, a := range advs {
+		if seen[a.Schedule] {
+			return nil, fmt.Errorf("advance batch: schedule %q twice", a.Schedule)
+		}
+		seen[a.Schedule] = true
+	}
+	now := q.clock.Now()
+	res := make([]AdvanceResult, len(advs))
+	prepared := make([]Advance, len(advs))
+	var chunk []int // indexes into advs of the next transaction
+	rows := 0
+	var failed error
+	flush := func() {
+		if len(chunk) == 0 {
+			return
+		}
+		if failed == nil {
+			failed = q.commitAdvances(ctx, prepared, chunk, res, now)
+		}
+		if failed != nil {
+			for _, i := range chunk {
+				res[i] = AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
+			}
+		}
+		chunk, rows = chunk[:0], 0
+	}
+	for i, a := range advs {
+		if err := checkAdvance(a); err != nil {
+			res[i].Err = err
+			continue
+		}
+		jobs, err := prepareJobs(a.Jobs, now)
+		if err != nil {
+			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
+			continue
+		}
+		a.Jobs = jobs
+		prepared[i] = a
+		n := 1 + len(a.Jobs) + len(a.Skips)
+		if rows > 0 && rows+n > advanceBatchRows {
+			flush()
+		}
+		chunk = append(chunk, i)
+		rows += n
+	}
+	flush()
+	return res, nil
+}
+
+// commitAdvances commits advs[i] for i in idx in one transaction and, if it
+// commits, sets their results in res. It first settles every cursor's
+// compare-and-set, then inserts the jobs and skips of the winners only, in
+// the order of idx, the jobs of many schedules together in the multi-row
+// statements of insertJobs.
+func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, res []AdvanceResult, now time.Time) error {
+	durable := false
+	for _, i := range idx {
+		durable = durable || advs[i].Resume
+	}
+	out := make([]AdvanceResult, len(idx))
+	won := make([]bool, len(idx))
+	inserted := false
+	err := q.inTx(ctx, durable, func(tx txn) error {
+		clear(out)
+		clear(won)
+		// The usual step, a running schedule's cursor moving on, is
+		// compared and moved casRows schedules per statement; a new cursor
+		// and a resume take the statements of Advance.
+		var usual []int // positions in idx
+		for k, i := range idx {
+			a := advs[i]
+			if !a.From.IsZero() && !a.Resume {
+				usual = append(usual, k)
+				continue
+			}
+			err := casCursor(ctx, tx, a, now)
+			switch {
+			case errors.Is(err, ErrCursorMoved):
+				out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
+			case err != nil:
+				return err
+			default:
+				won[k] = true
+			}
+		}
+		for len(usual) > 0 {
+			group := usual[:min(casRows, len(usual))]
+			usual = usual[len(group):]
+			moved, err := moveCursors(ctx, tx, advs, idx, group, now)
+			if err != nil {
+				return err
+			}
+			for _, k := range group {
+				a := advs[idx[k]]
+				if moved[a.Schedule] {
+					won[k] = true
+					continue
+				}
+				lost := lostCAS(ctx, tx, a)
+				if !errors.Is(lost, ErrCursorMoved) {
+					return lost
+				}
+				out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, lost)
+			}
+		}
+		var jobs []NewJob
+		var skips []Skip
+		for k, i := range idx {
+			if !won[k] {
+				continue
+			}
+			if jobs == nil {
+				// A fan-out of many items is one Advance: no copy of its jobs.
+				jobs = advs[i].Jobs[:len(advs[i].Jobs):len(advs[i].Jobs)]
+			} else {
+				jobs = append(jobs, advs[i].Jobs...)
+			}
+			skips = append(skips, advs[i].Skips...)
+		}
+		r, err := insertJobs(ctx, tx, jobs, now)
+		if err != nil {
+			return err
+		}
+		inserted = len(r) > 0
+		for k, i := range idx {
+			if n := len(advs[i].Jobs); won[k] && n > 0 {
+				out[k].Jobs, r = r[:n:n], r[n:]
+			}
+		}
+		return insertSkips(ctx, tx, skips, now)
+	})
+	if err != nil {
+		return err
+	}
+	for k, i := range idx {
+		res[i] = out[k]
+	}
+	if inserted {
+		q.notify()
+	}
+	return nil
+}
+
+// moveCursors runs moveCursorsSQL for the Advances advs[idx[k]], k in
+// group, and returns the schedules whose cursor it moved.
+func moveCursors(ctx context.Context, tx txn, advs []Advance, idx, group []int, now time.Time) (map[string]bool, error) {
+	args := make([]any, 0, 4*casRows+1)
+	for _, k := range group {
+		a := advs[idx[k]]
+		args = append(args, a.Schedule, ms(a.From), ms(a.To), a.Paused)
+	}
+	for range casRows - len(group) {
+		args = append(args, nil, nil, nil, nil)
+	}
+	args = append(args, ms(now))
+	rows, err := tx.QueryContext(ctx, moveCursorsSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	defer rows.Close()
+	moved := make(map[string]bool, len(group))
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("move cursors: %w", err)
+		}
+		moved[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	return moved, nil
+}
+
+// lostCAS tells why moveCursorsSQL left a's cursor alone: ErrCursorMoved,
+// or errPausedMoved when only the pause state differs from the one read.
+// Any other error is a failed read.
+func lostCAS(ctx context.Context, tx txn, a Advance) error {
+	var at int64
+	var paused bool
+	err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrCursorMoved
+	case err != nil:
+		return fmt.Errorf("read cursor of %s: %w", a.Schedule, err)
+	case at == ms(a.From) && paused != a.Paused:
+		return errPausedMoved
+	}
+	return ErrCursorMoved
+}
