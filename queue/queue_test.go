@@ -422,7 +422,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"skip count":        {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
 		"last skip":         {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
 		"skip at":           {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
-		"daemons":           {daemonsSQL, nil, "daemons"},
+		"daemons":           {daemonsSQL, nil, "SCAN pools"},
 	}
 	for name, p := range plans {
 		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
