@@ -180,8 +180,8 @@ type statusReport struct {
 	WaitingForHandler []waitingStatus  `json:"waiting_for_handler"`
 	Schedules         []scheduleStatus `json:"schedules"`
 	Config            *configReport    `json:"config,omitempty"` // the config the daemon runs
-	Daemons           []daemonView     `json:"daemons"`          // heartbeat rows, most recently seen first
-	DaemonAlive       bool             `json:"daemon_alive"`     // a daemon was seen within queue.DaemonAliveWithin
+	Daemons           []daemonView     `json:"daemons"`          // pool rows, most recently seen first
+	DaemonAlive       bool             `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
 }
 
 type waitingStatus struct {

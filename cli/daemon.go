@@ -71,12 +71,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return fmt.Errorf("database %s is not writable: %w", a.dbPath, err)
 	}
 	sc := a.cfg.Scheduler
+	host, _ := os.Hostname()
 	pool, err := queue.NewPool(q, queue.PoolConfig{
 		Workers:          sc.Workers,
 		ShutdownGrace:    sc.ShutdownGrace,
 		Lease:            sc.Lease,
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
+		Process:          queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion()},
 		Clock:            a.clock,
 		Logger:           log,
 	})
@@ -90,18 +92,18 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
-	heartbeat, err := queue.NewHeartbeat(q, queue.HeartbeatConfig{Owner: pool.Owner(), Version: a.programVersion(), Clock: a.clock, Logger: log})
-	if err == nil {
-		err = heartbeat.Record(ctx) // seen alive from READY on
-	}
-	if err != nil {
-		return err
+	// Seen alive from READY on. A database that cannot be written now (a
+	// read-only mount, a full disk) does not stop the daemon: the pool's
+	// loop writes the row at its first trip and backs off while it fails,
+	// as for every other write.
+	if err := pool.Announce(ctx); err != nil {
+		log.Error("pool not announced", "err", err)
 	}
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
-	failed := make(chan error, 3)
+	failed := make(chan error, 2)
 	start := func(name string, fn func(context.Context) error) {
 		wg.Add(1)
 		go func() {
@@ -115,7 +117,6 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	start("pool", pool.Run)
 	start("beat", beat.Run)
-	start("heartbeat", heartbeat.Run)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 

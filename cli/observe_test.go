@@ -69,11 +69,12 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 		}
 	}
 
-	// A crashed daemon leaves its row; a minute later it is not alive.
+	// A crashed daemon leaves its row; two minutes later (the commands'
+	// clock moved, past queue.AliveWithin) it is not alive.
 	d.signal(syscall.SIGKILL)
 	d.wait()
 	offset := filepath.Join(dir, "offset")
-	writeFile(t, offset, "1m")
+	writeFile(t, offset, "2m")
 	later := []string{"SCHEDULER_TEST_CLOCK_OFFSET_FILE=" + offset}
 	out, errs, code := runBinary(t, binary, dir, later, "-status")
 	if code != 0 || !strings.Contains(out, "WARNING: none alive; last seen ") {

@@ -13,7 +13,7 @@ import (
 	"scheduler/queue"
 )
 
-// daemonView is a daemon's heartbeat row as -status shows it.
+// daemonView is a daemon's row in the pools table as -status shows it.
 type daemonView struct {
 	Owner     string `json:"owner"`
 	PID       int    `json:"pid"`
@@ -217,7 +217,7 @@ func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
 	return nil
 }
 
-// programVersion is the version the daemon records in its heartbeat row.
+// programVersion is the version the daemon records in its pool's row.
 func (a *app) programVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	return buildVersion(a.opts.Version, info, ok)

@@ -1,8 +1,8 @@
 // Package queue owns the durable job queue: a SQLite file (WAL) holding jobs
 // under unique dedup keys, their attempt history, schedule cursors and skipped
-// instants, the configuration the daemon runs (opaque bytes, SaveConfig), the
-// heartbeat rows of running daemons, and the worker Pool that claims, runs,
-// retries, reclaims and purges them.
+// instants, the configuration the daemon runs (opaque bytes, SaveConfig), a
+// row per running Pool (its job types and process, see Queue.Daemons), and
+// the worker Pool that claims, runs, retries, reclaims and purges them.
 //
 // It knows nothing of cron, TOML or particular task types: a schedule is an
 // opaque name and a cursor instant, a job type is a string looked up in the

@@ -144,39 +144,3 @@ func TestInstantSummarisesFanOut(t *testing.T) {
 		t.Errorf("Run = %+v, %v; want 2 jobs: 1 pending, 1 cancelled", o, err)
 	}
 }
-
-// TestHeartbeatRecordsAndForgetsDaemon: Run writes the daemon's row,
-// refreshes last_seen on the clock's beat, and deletes the row at stop.
-func TestHeartbeatRecordsAndForgetsDaemon(t *testing.T) {
-	t.Parallel()
-	q, clk := newTestQueue(t)
-	ctx := context.Background()
-	hb, err := NewHeartbeat(q, HeartbeatConfig{Owner: "me", Version: "v1", Every: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- hb.Run(rctx) }()
-	clk.BlockUntil(1)
-	ds, err := q.Daemons(ctx)
-	if err != nil || len(ds) != 1 || ds[0].Owner != "me" || ds[0].Version != "v1" || !ds[0].StartedAt.Equal(t0) || !ds[0].Alive(t0) {
-		t.Fatalf("Daemons = %+v, %v; want me, started and seen at %v", ds, err, t0)
-	}
-	clk.Advance(5 * time.Second)
-	clk.BlockUntil(1)
-	eventually(t, "a heartbeat", func() bool {
-		ds, _ := q.Daemons(ctx)
-		return len(ds) == 1 && ds[0].LastSeen.Equal(t0.Add(5*time.Second))
-	})
-	if ds[0].Alive(t0.Add(5*time.Second + DaemonAliveWithin)) {
-		t.Error("a daemon last seen long ago counts as alive")
-	}
-	cancel()
-	if err := waitFor(t, done); err != nil {
-		t.Fatal(err)
-	}
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 0 {
-		t.Errorf("after stop: Daemons = %+v, %v; want none", ds, err)
-	}
-}

@@ -61,9 +61,12 @@ type PoolConfig struct {
 	RetainDone time.Duration
 	// Owner names this pool in leases and the attempt history.
 	// Default: host:pid:random.
-	Owner  string
-	Clock  clock.Clock  // Default: the Queue's clock.
-	Logger *slog.Logger // Default: the Queue's logger.
+	Owner string
+	// Process describes the program the pool runs in, in its row of the
+	// pools table (see Queue.Daemons).
+	Process Process
+	Clock   clock.Clock  // Default: the Queue's clock.
+	Logger  *slog.Logger // Default: the Queue's logger.
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
@@ -100,6 +103,11 @@ type Pool struct {
 	cutOnce sync.Once
 	probes  chan chan struct{} // see Probe
 	stops   stops              // running attempts' contexts, for cancel requests
+
+	// announced is the list of types Announce wrote to the pools table,
+	// at announcedAt; Run's loop takes it from there.
+	announced   string
+	announcedAt time.Time
 }
 
 type registered struct {
@@ -148,11 +156,19 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	if cfg.RetainDone == 0 {
 		cfg.RetainDone = 7 * 24 * time.Hour
 	}
+	if cfg.Process.PID == 0 {
+		cfg.Process.PID = os.Getpid()
+	}
+	if cfg.Process.Host == "" {
+		cfg.Process.Host, _ = os.Hostname()
+	}
+	if cfg.Process.Version == "" {
+		cfg.Process.Version = "dev"
+	}
 	if cfg.Owner == "" {
-		host, _ := os.Hostname()
 		var b [3]byte
 		rand.Read(b[:])
-		cfg.Owner = host + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
+		cfg.Owner = cfg.Process.Host + ":" + strconv.Itoa(cfg.Process.PID) + ":" + hex.EncodeToString(b[:])
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = q.clock
@@ -299,25 +315,13 @@ func (p *Pool) Run(ctx context.Context) error {
 	case <-p.registered:
 	default:
 	}
-	l := &loop{p: p, running: map[string]int{}, avgRun: -1}
+	l := &loop{p: p, running: map[string]int{}, avgRun: -1,
+		presented: p.announced, nextPresence: p.announcedAt.Add(presenceEvery)}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
 	workers.Wait()
 	helpers.Wait()
-	if l.presented != "" {
-		// Left behind, the row would still count as a running pool's for
-		// presenceStale.
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		err := p.q.inTx(bg, false, func(tx txn) error {
-			_, err := tx.ExecContext(bg, absentSQL, p.cfg.Owner)
-			return err
-		})
-		if err != nil {
-			p.log.WarnContext(bg, "pool record not removed", "err", err)
-		}
-	}
 	return nil
 }
 
@@ -335,8 +339,10 @@ type loop struct {
 	nextLease     time.Time // when another owner's lease expires (zero: none)
 	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
-	// presented is the list of types last written to the pools table, and
-	// nextPresence when that row is renewed (see presenceEvery).
+	// presented is the list of types last written to the pools table ("":
+	// no row written yet), and nextPresence when that row is renewed (see
+	// presenceEvery). The renewal is the loop's only periodic write of an
+	// idle pool.
 	presented    string
 	nextPresence time.Time
 	// blocked is true while ready jobs wait that the last claim could not
@@ -576,8 +582,8 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 			}
 		}
 		if doPresence {
-			if _, err := tx.ExecContext(ctx, presenceSQL, p.cfg.Owner, all, ms(now)); err != nil {
-				return fmt.Errorf("record handled types: %w", err)
+			if err := p.present(ctx, tx, all, now, l.presented == ""); err != nil {
+				return err
 			}
 		}
 		if doClaim {
@@ -653,6 +659,7 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	p := l.p
 	p.stopping.Store(true)
 	bg := context.WithoutCancel(ctx)
+	l.absent(bg)
 	if l.inflight > 0 {
 		p.log.InfoContext(bg, "pool stopping", "running", l.inflight, "grace", p.cfg.ShutdownGrace)
 	}
@@ -701,6 +708,27 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 		}
 	}
 	l.flush(bg)
+}
+
+// absent deletes the pool's row as it stops claiming: from then on no
+// other process should count on it, to run a type or as a running daemon.
+// Left behind, the row would count as a running pool's for AliveWithin.
+func (l *loop) absent(ctx context.Context) {
+	p := l.p
+	if l.presented == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := p.q.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, absentSQL, p.cfg.Owner)
+		return err
+	})
+	if err != nil {
+		p.log.WarnContext(ctx, "pool record not removed", "err", err)
+		return
+	}
+	l.presented = ""
 }
 
 // flush records pending results during shutdown, retrying a few times on a

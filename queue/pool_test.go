@@ -792,12 +792,7 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
-	if err := q.inTx(ctx, false, func(tx txn) error {
-		_, err := tx.ExecContext(ctx, presenceSQL, "crashed", `["t"]`, ms(clk.Now()))
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	recordPool(t, q, "crashed", clk.Now())
 	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
 	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
 	stop := runPool(t, p)
@@ -807,10 +802,101 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
 	}
 	stop()
-	clk.Advance(presenceStale + time.Second)
+	clk.Advance(AliveWithin + time.Second)
 	h, err := q.Handlers(ctx)
 	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
 		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
+	}
+}
+
+// recordPool writes the row of a pool of another process, handling the
+// type t, last seen at seen.
+func recordPool(t *testing.T, q *Queue, owner string, seen time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := q.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.ExecContext(ctx, presenceSQL, owner, `["t"]`, 7, "elsewhere", "v0", ms(seen))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPoolRowDescribesItsProcess: Announce writes the pool's row with its
+// process (pid, host, version) before Run, and forgets the rows of pools
+// gone for a week while it keeps younger ones for the operator; the idle
+// pool renews its row on its one timer, every presenceEvery, and deletes it
+// at stop.
+func TestPoolRowDescribesItsProcess(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	recordPool(t, q, "crashed last week", t0.Add(-presenceKept-time.Minute))
+	recordPool(t, q, "crashed yesterday", t0.Add(-24*time.Hour))
+	p := newTestPool(t, q, PoolConfig{Owner: "me", Process: Process{PID: 42, Host: "h", Version: "v1"},
+		MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	if err := p.Announce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := q.Daemons(ctx)
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("Daemons after Announce = %+v, %v; want me and the pool crashed yesterday", ds, err)
+	}
+	me := ds[0]
+	if me.Owner != "me" || me.PID != 42 || me.Host != "h" || me.Version != "v1" || !me.StartedAt.Equal(t0) || !me.LastSeen.Equal(t0) || !me.Alive(t0) {
+		t.Errorf("Daemons[0] = %+v; want me, pid 42 on h, v1, started and seen at %v, alive", me, t0)
+	}
+	if ds[1].Owner != "crashed yesterday" || ds[1].Alive(t0) {
+		t.Errorf("Daemons[1] = %+v; want the pool crashed yesterday, not alive", ds[1])
+	}
+	if !me.Alive(t0.Add(AliveWithin)) || me.Alive(t0.Add(AliveWithin+time.Millisecond)) {
+		t.Errorf("a row seen at %v counts as alive until %v and no longer", t0, t0.Add(AliveWithin))
+	}
+
+	stop := runPool(t, p)
+	clk.BlockUntil(3) // idle
+	clk.Advance(presenceEvery)
+	eventually(t, "the row renewed", func() bool {
+		ds, _ := q.Daemons(ctx)
+		return len(ds) == 2 && ds[0].Owner == "me" && ds[0].LastSeen.Equal(t0.Add(presenceEvery)) && ds[0].StartedAt.Equal(t0)
+	})
+	stop()
+	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "crashed yesterday" {
+		t.Errorf("after stop: Daemons = %+v, %v; want only the pool crashed yesterday", ds, err)
+	}
+}
+
+// TestPoolRowGoneAsStopBegins: a stopping pool claims nothing more, so its
+// row goes as the stop begins, not once its running jobs are done: no other
+// process counts on it to run a type or as a running daemon.
+func TestPoolRowGoneAsStopBegins(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	p := newTestPool(t, q, PoolConfig{Owner: "me", ShutdownGrace: time.Hour, MaintenanceEvery: -1})
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}), TypeConfig{})
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
+	stop := runPool(t, p)
+	waitFor(t, started)
+	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "me" {
+		t.Fatalf("Daemons while running = %+v, %v; want me", ds, err)
+	}
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	eventually(t, "the row deleted", func() bool { ds, err := q.Daemons(ctx); return err == nil && len(ds) == 0 })
+	if j := mustJob(t, q, "k"); j.State != StateRunning {
+		t.Errorf("job %s when the row went, want still running", j.State)
+	}
+	close(release)
+	waitFor(t, stopped)
+	if j := mustJob(t, q, "k"); j.State != StateDone {
+		t.Errorf("job %s after the stop, want done", j.State)
 	}
 }
 

@@ -422,7 +422,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"skip count":        {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
 		"last skip":         {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
 		"skip at":           {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
-		"daemons":           {daemonsSQL, nil, "daemons"},
+		"daemons":           {daemonsSQL, nil, "SCAN pools"},
 		// A batch's compare-and-set of the cursors is one search each.
 		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}
