@@ -25,6 +25,11 @@ func watchFile(path string) (*fileWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inotify init: %w", err)
 	}
+	// SQLite follows a symbolic link to the database and keeps the -wal
+	// file beside its target.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	dir, base := filepath.Split(path)
 	const mask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {

@@ -28,8 +28,12 @@ func skipWithoutFileWatch(t *testing.T) {
 // pool reports the keys of the jobs it runs on the returned channel.
 func idlePool(t *testing.T, cfg PoolConfig) (path string, clk *clock.Fake, ran <-chan string) {
 	t.Helper()
-	clk = clock.NewFake(t0)
-	path = filepath.Join(t.TempDir(), "q.db")
+	return idlePoolAt(t, filepath.Join(t.TempDir(), "q.db"), cfg)
+}
+
+func idlePoolAt(t *testing.T, path string, cfg PoolConfig) (string, *clock.Fake, <-chan string) {
+	t.Helper()
+	clk := clock.NewFake(t0)
 	q, err := Open(context.Background(), path, Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +89,27 @@ func TestPoolWakesOnFileWatch(t *testing.T) {
 	// the commit's becoming visible: it reads again after a millisecond.
 	k := stepUntil(t, clk, ran)
 	if k != "other" {
+		t.Errorf("ran %q, want other", k)
+	}
+}
+
+// TestPoolWakesOnFileWatchThroughSymlink: the pool opened the file through
+// a symbolic link, whose target's directory holds the -wal file.
+func TestPoolWakesOnFileWatchThroughSymlink(t *testing.T) {
+	t.Parallel()
+	skipWithoutFileWatch(t)
+	real, link := filepath.Join(t.TempDir(), "q.db"), filepath.Join(t.TempDir(), "link.db")
+	other, err := Open(context.Background(), real, Config{Clock: clock.NewFake(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	_, clk, ran := idlePoolAt(t, link, PoolConfig{})
+	mustEnqueue(t, other, NewJob{Type: "t", Key: "other"})
+	if k := stepUntil(t, clk, ran); k != "other" {
 		t.Errorf("ran %q, want other", k)
 	}
 }
