@@ -3,9 +3,9 @@ package queue
 import "errors"
 
 // fileWatch reports writes to a database's files by other processes and
-// this one alike: a commit in WAL mode writes the -wal file. It tells the pool when to read PRAGMA data_version, so
-// that an idle pool notices another process's enqueue at once without
-// polling.
+// this one alike: a commit in WAL mode writes the -wal file. It tells the
+// pool when to read PRAGMA data_version, so that an idle pool notices
+// another process's enqueue at once without polling.
 //
 // C receives a value (coalesced) after one or more writes, and is closed
 // when the watch ends on its own (the directory went away, a read of the

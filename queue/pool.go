@@ -886,8 +886,8 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 		return
 	}
 	defer conn.Close()
-	// Prepared once: parsing the pragma 50 times a second was most of an
-	// idle daemon's CPU.
+	// Prepared once: it is read after every write to the file, a busy
+	// pool's own commits included.
 	st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
 	if err != nil {
 		if ctx.Err() == nil {
