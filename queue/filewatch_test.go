@@ -199,3 +199,50 @@ func TestOwnCommitsComeToRest(t *testing.T) {
 		t.Errorf("idle loop ran %d times in 200ms after its own commits", n)
 	}
 }
+
+// TestOwnCommitsDoNotWakeThePool: a commit of this process (here a row
+// written on the queue's writer, as the pool's record is every 30 s)
+// writes the WAL and changes the watch connection's data_version, but
+// the writer connection's does not change: the loop stays asleep. A job
+// from another connection afterwards still wakes it.
+func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
+	t.Parallel()
+	skipWithoutFileWatch(t)
+	clk := clock.NewFake(t0)
+	path := filepath.Join(t.TempDir(), "q.db")
+	q, err := Open(context.Background(), path, Config{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	p := newTestPool(t, q, PoolConfig{MaxIdle: time.Hour, WatchInterval: time.Hour, MaintenanceEvery: -1})
+	ran := make(chan string, 4)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil }), TypeConfig{})
+	runPool(t, p)
+	clk.BlockUntil(3)
+	ctx := context.Background()
+	// Past the wakes of the pool's own first commit.
+	time.Sleep(100 * time.Millisecond) // an observation window, not a sync point
+	before := p.trips.Load()
+	for i := range 5 {
+		if err := q.inTx(ctx, false, func(tx txn) error {
+			_, err := tx.ExecContext(ctx, presenceSQL, "someone", `["x"]`, ms(clk.Now())+int64(i))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // an observation window, not a sync point
+	if n := p.trips.Load() - before; n > 0 {
+		t.Errorf("the loop woke %d times for this process's own commits", n)
+	}
+	other, err := Open(ctx, path, Config{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	mustEnqueue(t, other, NewJob{Type: "t", Key: "other"})
+	if k := stepUntil(t, clk, ran); k != "other" {
+		t.Errorf("ran %q, want other", k)
+	}
+}

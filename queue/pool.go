@@ -855,10 +855,9 @@ func (p *Pool) checkpoint(ctx context.Context) {
 // jobs table. It reads data_version after each write that the file watch
 // reports, or every WatchInterval without one.
 //
-// Commits of this process also write the file, and those on the writer
-// connection change the watch connection's data_version too: each wakes
-// the loop once more, for one read of the jobs table and no write, so its
-// own commits cannot wake it in a loop.
+// Commits of this process also write the file, and change the watch
+// connection's data_version too; the writer connection's tells them
+// apart, so they do not wake the loop.
 func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching chan<- struct{}) {
 	var once sync.Once
 	started := func() { once.Do(func() { close(watching) }) }
@@ -896,13 +895,28 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 		return
 	}
 	defer st.Close()
+	// The writer connection's data_version changes only with commits of
+	// other connections: every write of this Queue goes through it. A
+	// change seen on the watch connection that the writer's does not share
+	// was this process's own commit, which needs no wake.
+	wst, err := p.q.w.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		}
+		return
+	}
+	defer wst.Close()
+	var lastW int64 = -1
 	var last int64 = -1
 	var timer <-chan time.Time
 	// A write to the WAL comes before its commit is visible (after the
 	// fsync, when the WAL index in shared memory is updated, which makes
 	// no event): a read right after the event may still see the old
-	// version. Until it changes, the watch reads again every settleStep,
-	// then less and less often, for settleFor.
+	// version. Until another connection's commit shows, the watch reads
+	// again every settleStep, then less and less often, for settleFor. It
+	// goes on after a commit of this process: another process's write
+	// may have followed it, its events read together with this one's.
 	var settle <-chan time.Time
 	var settling bool
 	var settleStart time.Time
@@ -918,13 +932,24 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 			}
 			p.log.WarnContext(ctx, "read data version", "err", err)
 		} else if v != last {
-			if last != -1 {
-				select {
-				case external <- struct{}{}:
-				default:
+			last = v
+			var w int64
+			if err := wst.QueryRowContext(context.Background()).Scan(&w); err != nil {
+				if ctx.Err() != nil {
+					return
 				}
+				p.log.WarnContext(ctx, "read data version", "err", err)
+				w = lastW + 1 // wake: better a look too many than a job missed
 			}
-			last, changed = v, true
+			if w != lastW {
+				if lastW != -1 {
+					select {
+					case external <- struct{}{}:
+					default:
+					}
+				}
+				lastW, changed = w, true
+			}
 		}
 		started()
 		settle = nil
