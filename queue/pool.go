@@ -923,7 +923,7 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 	var settleN int
 	for {
 		var v int64
-		changed := false
+		changed, own := false, false
 		// Without ctx: a cancellable query costs the driver a goroutine,
 		// and the select below notices ctx anyway.
 		if err := st.QueryRowContext(context.Background()).Scan(&v); err != nil {
@@ -949,14 +949,26 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 					}
 				}
 				lastW, changed = w, true
+			} else {
+				own = true
 			}
 		}
 		started()
 		settle = nil
-		if settling && !changed && p.clock.Now().Sub(settleStart) < settleFor {
+		switch {
+		case changed:
+			settling = false
+		case own:
+			// This process's commit showed. Another process's, written
+			// just after it, would show within its fsync: a few slower
+			// looks cover it without reading every settleStep behind a
+			// busy pool's every commit.
+			settling, settleStart, settleN = true, p.clock.Now(), settleFast
+			settle = p.clock.After(settleDelay(settleN + 1))
+		case settling && p.clock.Now().Sub(settleStart) < settleFor:
 			settleN++
 			settle = p.clock.After(settleDelay(settleN))
-		} else {
+		default:
 			settling = false
 		}
 		if timer == nil {
@@ -983,7 +995,7 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 // settleFor is how long the watch re-reads data_version after a write it
 // saw, waiting for the commit to become visible; settleDelay(n) is the
 // wait before the n-th re-read: settleStep for the first settleFast, then
-// doubling up to a second.
+// four times longer each time up to a second.
 const (
 	settleFor  = 5 * time.Second
 	settleStep = time.Millisecond
@@ -994,5 +1006,5 @@ func settleDelay(n int) time.Duration {
 	if n <= settleFast {
 		return settleStep
 	}
-	return min(settleStep<<min(n-settleFast, 10), time.Second)
+	return min(settleStep<<min(2*(n-settleFast), 10), time.Second)
 }
