@@ -47,11 +47,17 @@ type PoolConfig struct {
 	// before their contexts are cancelled. Default: 30s.
 	ShutdownGrace time.Duration
 	// WatchInterval is how often the pool checks whether another process
-	// wrote to the file (PRAGMA data_version, a read of shared memory), so
-	// that a job enqueued by the CLI starts promptly. Default: 50ms.
+	// wrote to the file (PRAGMA data_version, a read of shared memory)
+	// where it cannot watch the file. On Linux the pool watches the
+	// database's directory with inotify instead and reads data_version
+	// only after a write, so that a job enqueued by the CLI starts within
+	// milliseconds and an idle pool does not poll; it falls back to
+	// polling, and logs so once, when inotify is unavailable or its limits
+	// are reached. Default: 2s.
 	WatchInterval time.Duration
 	// MaxIdle bounds an idle pool's sleep between looks at the table, a
-	// safety net under the wake-ups of WatchInterval. Default: 30s.
+	// safety net under the wake-ups of the watch; with a watch, it is also
+	// the period of the watch's own safety read. Default: 30s.
 	MaxIdle time.Duration
 	// MaintenanceEvery is the period of reclaim and purge. Default: 1h.
 	// Negative disables periodic maintenance (reclaim still runs at start-up
@@ -68,7 +74,8 @@ type PoolConfig struct {
 	Clock   clock.Clock  // Default: the Queue's clock.
 	Logger  *slog.Logger // Default: the Queue's logger.
 
-	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
+	jitter      func(time.Duration) time.Duration // tests fix the backoff jitter
+	noFileWatch bool                              // tests force the poll of WatchInterval
 }
 
 // MinLease is the shortest lease a Pool accepts. The pool heartbeats every
@@ -145,7 +152,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.ShutdownGrace = 30 * time.Second
 	}
 	if cfg.WatchInterval == 0 {
-		cfg.WatchInterval = 50 * time.Millisecond
+		cfg.WatchInterval = 2 * time.Second
 	}
 	if cfg.MaxIdle == 0 {
 		cfg.MaxIdle = 30 * time.Second
@@ -896,11 +903,31 @@ func (p *Pool) checkpoint(ctx context.Context) {
 
 // watch wakes the loop when another connection commits to the file, which
 // is how a job enqueued by another process is noticed without polling the
-// jobs table.
+// jobs table. It reads data_version after each write that the file watch
+// reports, or every WatchInterval without one.
+//
+// Commits of this process also write the file, and change the watch
+// connection's data_version too; the writer connection's tells them
+// apart, so they do not wake the loop.
 func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching chan<- struct{}) {
 	var once sync.Once
 	started := func() { once.Do(func() { close(watching) }) }
 	defer started()
+	// The file watch starts before the first read of data_version: a
+	// commit between the two is then seen by one or the other.
+	var written <-chan struct{}
+	poll := p.cfg.WatchInterval
+	var fw *fileWatch
+	err := errors.New("file watch disabled")
+	if !p.cfg.noFileWatch {
+		fw, err = watchFile(p.q.abs)
+	}
+	if err == nil {
+		defer fw.Close()
+		written, poll = fw.C, p.cfg.MaxIdle
+	} else {
+		p.log.InfoContext(ctx, "database file not watched, polling for other writers", "interval", poll, "err", err)
+	}
 	conn, err := p.q.r.Conn(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -909,8 +936,8 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 		return
 	}
 	defer conn.Close()
-	// Prepared once: parsing the pragma 50 times a second was most of an
-	// idle daemon's CPU.
+	// Prepared once: it is read after every write to the file, a busy
+	// pool's own commits included.
 	st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
 	if err != nil {
 		if ctx.Err() == nil {
@@ -919,9 +946,35 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 		return
 	}
 	defer st.Close()
+	// The writer connection's data_version changes only with commits of
+	// other connections: every write of this Queue goes through it. A
+	// change seen on the watch connection that the writer's does not share
+	// was this process's own commit, which needs no wake.
+	wst, err := p.q.w.PrepareContext(ctx, "PRAGMA data_version")
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		}
+		return
+	}
+	defer wst.Close()
+	var lastW int64 = -1
 	var last int64 = -1
+	var timer <-chan time.Time
+	// A write to the WAL comes before its commit is visible (after the
+	// fsync, when the WAL index in shared memory is updated, which makes
+	// no event): a read right after the event may still see the old
+	// version. Until another connection's commit shows, the watch reads
+	// again every settleStep, then less and less often, for settleFor. It
+	// goes on after a commit of this process: another process's write
+	// may have followed it, its events read together with this one's.
+	var settle <-chan time.Time
+	var settling bool
+	var settleStart time.Time
+	var settleN int
 	for {
 		var v int64
+		changed, own := false, false
 		// Without ctx: a cancellable query costs the driver a goroutine,
 		// and the select below notices ctx anyway.
 		if err := st.QueryRowContext(context.Background()).Scan(&v); err != nil {
@@ -930,19 +983,79 @@ func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching cha
 			}
 			p.log.WarnContext(ctx, "read data version", "err", err)
 		} else if v != last {
-			if last != -1 {
-				select {
-				case external <- struct{}{}:
-				default:
-				}
-			}
 			last = v
+			var w int64
+			if err := wst.QueryRowContext(context.Background()).Scan(&w); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				p.log.WarnContext(ctx, "read data version", "err", err)
+				w = lastW + 1 // wake: better a look too many than a job missed
+			}
+			if w != lastW {
+				if lastW != -1 {
+					select {
+					case external <- struct{}{}:
+					default:
+					}
+				}
+				lastW, changed = w, true
+			} else {
+				own = true
+			}
 		}
 		started()
+		settle = nil
+		switch {
+		case changed:
+			settling = false
+		case own:
+			// This process's commit showed. Another process's, written
+			// just after it, would show within its fsync: a few slower
+			// looks cover it without reading every settleStep behind a
+			// busy pool's every commit.
+			settling, settleStart, settleN = true, p.clock.Now(), settleFast
+			settle = p.clock.After(settleDelay(settleN + 1))
+		case settling && p.clock.Now().Sub(settleStart) < settleFor:
+			settleN++
+			settle = p.clock.After(settleDelay(settleN))
+		default:
+			settling = false
+		}
+		if timer == nil {
+			timer = p.clock.After(poll)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.clock.After(p.cfg.WatchInterval):
+		case _, ok := <-written:
+			if !ok {
+				p.log.InfoContext(ctx, "database file watch ended, polling for other writers", "interval", p.cfg.WatchInterval)
+				written, poll, timer, settling = nil, p.cfg.WatchInterval, nil, false
+				continue
+			}
+			// Read now, and again until the commit shows.
+			settling, settleStart, settleN = true, p.clock.Now(), 0
+		case <-settle:
+		case <-timer:
+			timer = nil
 		}
 	}
+}
+
+// settleFor is how long the watch re-reads data_version after a write it
+// saw, waiting for the commit to become visible; settleDelay(n) is the
+// wait before the n-th re-read: settleStep for the first settleFast, then
+// four times longer each time up to a second.
+const (
+	settleFor  = 5 * time.Second
+	settleStep = time.Millisecond
+	settleFast = 16
+)
+
+func settleDelay(n int) time.Duration {
+	if n <= settleFast {
+		return settleStep
+	}
+	return min(settleStep<<min(2*(n-settleFast), 10), time.Second)
 }

@@ -562,8 +562,8 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	// No watch wake-ups: the pool's own commits would wake it through the
-	// watch when the clock moves.
-	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	// file watch, or through the poll when the clock moves.
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
 	started, release := registerLimited(p)
 	defer release()
 	ran := make(chan struct{}, 1)
@@ -639,7 +639,7 @@ func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
 func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
-	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
 	started, release := registerLimited(p)
 	defer release()
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "running"})
@@ -668,7 +668,7 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
-	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
+	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
 		started <- struct{}{}
@@ -742,9 +742,10 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
-	// MaxIdle and WatchInterval are long, the clock stands still: only the
-	// Register can wake the pool for the new type.
-	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
+	// MaxIdle and WatchInterval are long, the file is not watched, the
+	// clock stands still: only the Register can wake the pool for the new
+	// type.
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour, noFileWatch: true})
 	ran := make(chan string, 4)
 	handler := HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil })
 	p.Register("old", handler, TypeConfig{})

@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// watchFile watches the database at path (absolute) with inotify. The watch
+// is on the directory, not the files: a checkpoint may truncate the -wal
+// file, and the last connection to close deletes it; the next writer
+// creates it again. Only the -wal file matters: the file is in WAL mode
+// (Open sets it, and it persists), so every commit writes the -wal file,
+// and the main file is written by checkpoints, which change no data.
+// Events of other files in the directory are read and dropped. It fails when inotify is unavailable or the user's limit of
+// instances or watches is reached (fs.inotify.max_user_instances,
+// max_user_watches).
+func watchFile(path string) (*fileWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("inotify init: %w", err)
+	}
+	// SQLite follows a symbolic link to the database and keeps the -wal
+	// file beside its target.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	dir, base := filepath.Split(path)
+	const mask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("inotify watch %s: %w", dir, err)
+	}
+	// Non-blocking, the descriptor joins the runtime's poller: Read parks
+	// the goroutine instead of a thread, and Close wakes it.
+	f := os.NewFile(uintptr(fd), "inotify")
+	c := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(c)
+		names := [][]byte{[]byte(base + "-wal")}
+		buf := make([]byte, 4096) // room for many events; a read returns whole events
+		for {
+			n, err := f.Read(buf)
+			if err != nil {
+				return // closed, or the watch is broken: the pool polls
+			}
+			hit, gone := inotifyRelevant(buf[:n], names)
+			if hit {
+				select {
+				case c <- struct{}{}:
+				default:
+				}
+			}
+			if gone {
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	var cerr error
+	return &fileWatch{C: c, close: func() error {
+		once.Do(func() {
+			cerr = f.Close()
+			wg.Wait()
+		})
+		return cerr
+	}}, nil
+}
+
+// inotifyRelevant reports whether the events in b touch one of names, and
+// whether the watch is gone (the directory was deleted or unmounted). A
+// queue overflow counts as a hit: events were lost.
+func inotifyRelevant(b []byte, names [][]byte) (hit, gone bool) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			break
+		}
+		name := bytes.TrimRight(b[unix.SizeofInotifyEvent:end], "\x00")
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			hit = true
+		case ev.Mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+			gone = true
+		default:
+			for _, n := range names {
+				if bytes.Equal(name, n) {
+					hit = true
+				}
+			}
+		}
+		b = b[end:]
+	}
+	return hit, gone
+}
