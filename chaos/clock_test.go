@@ -232,8 +232,18 @@ task = "rec"
 	waitClearOfMinute(t)
 	d := s.start()
 	db := openDB(t, s.db, false)
-	eventually(t, "cursors", func() bool { return len(tryCursors(s.db)) == 4 })
-	start := loadCursors(t, db)
+	// The window starts at the cursors the daemon creates, as its log says:
+	// read from the file, the tick cursor may already have moved past a
+	// first instant.
+	d.waitMsg("schedule started", 4)
+	start := map[string]cursorRow{}
+	for _, e := range d.entries("schedule started") {
+		at, err := time.Parse(time.RFC3339, fmt.Sprint(e["cursor"]))
+		if err != nil {
+			t.Fatalf("schedule started without a cursor: %v", e)
+		}
+		start[fmt.Sprint(e["schedule"])] = cursorRow{At: at}
+	}
 	waitRecord(t, s.record, "two ticks", func(evs []event) bool { return countKind(evs, "end", "tick|") >= 2 })
 
 	// Forward. The minute schedules' window starts at their cursors just

@@ -226,7 +226,7 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 	before := p.trips.Load()
 	for i := range 5 {
 		if err := q.inTx(ctx, false, func(tx txn) error {
-			_, err := tx.ExecContext(ctx, presenceSQL, "someone", `["x"]`, ms(clk.Now())+int64(i))
+			_, err := tx.ExecContext(ctx, presenceSQL, "someone", `["x"]`, 1, "host", "v", ms(clk.Now())+int64(i))
 			return err
 		}); err != nil {
 			t.Fatal(err)
