@@ -62,11 +62,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 			if err != nil {
 				return err
 			}
-			ss.LastItems = o.Jobs
-			ss.LastStates = map[string]int{}
-			for st, n := range o.States {
-				ss.LastStates[string(st)] = n
-			}
+			ss.LastItems, ss.LastStates = o.Jobs, stateCounts(o)
 			if o.Jobs > 0 {
 				ss.LastState = ptr(string(worstState(o.States)))
 			}
@@ -91,6 +87,15 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 // stateSeverity orders states from the one an operator must see first: an
 // instant with one dead item is dead, whatever its other items did.
 var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
+
+// stateCounts are o's jobs by state, as -status prints them.
+func stateCounts(o queue.InstantOutcome) map[string]int {
+	m := map[string]int{}
+	for st, n := range o.States {
+		m[string(st)] = n
+	}
+	return m
+}
 
 func worstState(m map[queue.State]int) queue.State {
 	for _, st := range stateSeverity {
@@ -123,11 +128,7 @@ func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleSta
 	if err != nil {
 		return err
 	}
-	ss.LastManualItems = o.Jobs
-	ss.LastManualStates = map[string]int{}
-	for st, n := range o.States {
-		ss.LastManualStates[string(st)] = n
-	}
+	ss.LastManualItems, ss.LastManualStates = o.Jobs, stateCounts(o)
 	if o.Jobs > 0 {
 		ss.LastManualState = ptr(string(worstState(o.States)))
 	}

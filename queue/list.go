@@ -253,24 +253,29 @@ WHERE schedule = ? AND scheduled_at = ? GROUP BY state`
 // jobs_schedule_at, as long as the schedule's fan-out.
 func (q *Queue) Instant(ctx context.Context, schedule string, at time.Time) (InstantOutcome, error) {
 	o := InstantOutcome{Schedule: schedule, ScheduledAt: at, States: map[State]int{}}
-	rows, err := q.r.QueryContext(ctx, instantStatesSQL, schedule, ms(at))
-	if err != nil {
+	if err := q.countStates(ctx, &o, instantStatesSQL, schedule, ms(at)); err != nil {
 		return o, fmt.Errorf("instant of %s: %w", schedule, err)
+	}
+	return o, nil
+}
+
+// countStates adds the (state, count) rows of query to o.
+func (q *Queue) countStates(ctx context.Context, o *InstantOutcome, query string, args ...any) error {
+	rows, err := q.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var st State
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
-			return o, fmt.Errorf("instant of %s: %w", schedule, err)
+			return err
 		}
 		o.States[st] = n
 		o.Jobs += n
 	}
-	if err := rows.Err(); err != nil {
-		return o, fmt.Errorf("instant of %s: %w", schedule, err)
-	}
-	return o, nil
+	return rows.Err()
 }
 
 const runStatesSQL = `SELECT state, count(*) FROM jobs
@@ -288,21 +293,7 @@ func (q *Queue) Run(ctx context.Context, schedule string, lastID int64, span int
 	if keySuffix == "" {
 		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
 	}
-	rows, err := q.r.QueryContext(ctx, runStatesSQL, schedule, lastID, max(span, 1), keySuffix)
-	if err != nil {
-		return o, fmt.Errorf("run of %s: %w", schedule, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var st State
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return o, fmt.Errorf("run of %s: %w", schedule, err)
-		}
-		o.States[st] = n
-		o.Jobs += n
-	}
-	if err := rows.Err(); err != nil {
+	if err := q.countStates(ctx, &o, runStatesSQL, schedule, lastID, max(span, 1), keySuffix); err != nil {
 		return o, fmt.Errorf("run of %s: %w", schedule, err)
 	}
 	return o, nil

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"scheduler/internal/clock"
+	"scheduler/internal/liveness"
 )
 
 // PoolConfig configures a Pool. Zero values select the defaults shown.
@@ -108,8 +109,8 @@ type Pool struct {
 
 	cut     chan struct{} // closed by Cut
 	cutOnce sync.Once
-	probes  chan chan struct{} // see Probe
-	stops   stops              // running attempts' contexts, for cancel requests
+	probes  liveness.Probes // see Probe
+	stops   stops           // running attempts' contexts, for cancel requests
 
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
@@ -198,7 +199,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		freeTypes:  "[]",
 		registered: make(chan struct{}, 1),
 		cut:        make(chan struct{}),
-		probes:     make(chan chan struct{}, maxProbes),
+		probes:     liveness.New(),
 	}, nil
 }
 
@@ -385,7 +386,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	for {
 		// Before trips counts this round: a test that saw the count move
 		// knows the loop is past this point.
-		l.answerProbes()
+		p.probes.Answer()
 		p.trips.Add(1)
 		l.collect()
 		if ctx.Err() != nil {
@@ -422,7 +423,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		case <-timer:
 			timer = nil
 			l.claimMore = true
-		case ch := <-p.probes:
+		case ch := <-p.probes.Waiting():
 			close(ch)
 		case <-p.registered:
 			l.claimMore = true
@@ -430,36 +431,13 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	}
 }
 
-// maxProbes bounds the probes waiting for an answer: a wedged loop answers
-// none, and Probe must not block.
-const maxProbes = 4
-
 // Probe returns a channel that the pool's loop closes the next time it
 // comes round to wait: at once when it is idle, after its transaction when
 // it is busy, during the shutdown too, and never while it is wedged (nor
 // after Run has returned). A daemon's watchdog uses it to tell a live loop
 // from a stuck one. Probe never blocks; it is safe to call from any
 // goroutine.
-func (p *Pool) Probe() <-chan struct{} {
-	ch := make(chan struct{})
-	select {
-	case p.probes <- ch:
-	default: // maxProbes unanswered: the loop is stuck, ch stays open
-	}
-	return ch
-}
-
-// answerProbes answers the probes that are waiting.
-func (l *loop) answerProbes() {
-	for {
-		select {
-		case ch := <-l.p.probes:
-			close(ch)
-		default:
-			return
-		}
-	}
-}
+func (p *Pool) Probe() <-chan struct{} { return p.probes.Ask() }
 
 // capacity is how many jobs may be claimed and not yet finished: the
 // workers, plus the prefetch while jobs are short.
@@ -675,7 +653,7 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for l.inflight > 0 {
-		l.answerProbes()
+		p.probes.Answer()
 		l.collect()
 		if err := l.trip(bg, false); err != nil {
 			l.failures++
@@ -710,7 +688,7 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 			cancelHandlers()
 		case <-timer:
 			timer = nil
-		case ch := <-p.probes:
+		case ch := <-p.probes.Waiting():
 			close(ch)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"scheduler/internal/clock"
+	"scheduler/internal/liveness"
 	"scheduler/queue"
 )
 
@@ -78,7 +79,7 @@ type Beat struct {
 	log      *slog.Logger
 	maxSleep time.Duration
 	wake     chan struct{}
-	probes   chan chan struct{} // see Probe
+	probes   liveness.Probes // see Probe
 	running  atomic.Bool
 
 	mu    sync.Mutex
@@ -118,7 +119,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		log:      bc.Logger.With(logKeyComponent, "beat"),
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
-		probes:   make(chan chan struct{}, maxProbes),
+		probes:   liveness.New(),
 		cfg:      cfg,
 		since:    map[string]time.Time{},
 		paused:   map[string]bool{},
@@ -134,35 +135,12 @@ func (b *Beat) Wake() {
 	}
 }
 
-// maxProbes bounds the probes waiting for an answer: a wedged loop answers
-// none, and Probe must not block.
-const maxProbes = 4
-
 // Probe returns a channel that the beat's loop closes the next time it
 // comes round to wait: at once when it sleeps, after its pass when it is
 // materialising, and never while it is wedged (nor once Run has returned).
 // A daemon's watchdog uses it to tell a live beat from a stuck one. Probe
 // never blocks; it is safe to call from any goroutine.
-func (b *Beat) Probe() <-chan struct{} {
-	ch := make(chan struct{})
-	select {
-	case b.probes <- ch:
-	default: // maxProbes unanswered: the loop is stuck, ch stays open
-	}
-	return ch
-}
-
-// answerProbes answers the probes that are waiting.
-func (b *Beat) answerProbes() {
-	for {
-		select {
-		case ch := <-b.probes:
-			close(ch)
-		default:
-			return
-		}
-	}
-}
+func (b *Beat) Probe() <-chan struct{} { return b.probes.Ask() }
 
 // Apply replaces the beat's configuration with cfg, atomically, and wakes
 // the beat. A removed schedule stops materialising (its queued jobs still
@@ -236,7 +214,7 @@ func (b *Beat) Run(ctx context.Context) error {
 		if b.idleFunc != nil {
 			b.idleFunc(now, next)
 		}
-		b.answerProbes()
+		b.probes.Answer()
 		b.sleep(ctx, timer)
 	}
 	return nil
@@ -252,7 +230,7 @@ func (b *Beat) sleep(ctx context.Context, timer <-chan time.Time) {
 			return
 		case <-b.wake:
 			return
-		case ch := <-b.probes:
+		case ch := <-b.probes.Waiting():
 			close(ch)
 		}
 	}

@@ -502,21 +502,11 @@ func templateError(whose string, i int, arg string, t *template.Template, data m
 	if kp == nil {
 		return fmt.Errorf("argument %d %q over %s: %w", i, arg, whose, err)
 	}
-	key := strings.Join(kp.Path, ".")
 	if kp.Null {
-		return fmt.Errorf("argument %d %q: key %q of %s is null", i, arg, key, whose)
+		return fmt.Errorf("argument %d %q: key %q of %s is null", i, arg, kp.Key(), whose)
 	}
 	last := kp.Path[len(kp.Path)-1]
-	has := "it has "
-	if len(kp.Path) > 1 {
-		has = fmt.Sprintf("%q has ", strings.Join(kp.Path[:len(kp.Path)-1], "."))
-	}
-	if len(kp.Have) == 0 {
-		has += "no keys"
-	} else {
-		has += strings.Join(kp.Have, ", ")
-	}
-	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, key, didYouMean(suggest(last, kp.Have)), has)
+	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, kp.Key(), didYouMean(suggest(last, kp.Have)), kp.Holder())
 }
 
 // CommandEnv is where the daemon would run commands: what CheckCommands

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"text/template"
 
 	"scheduler/internal/tmplkey"
@@ -27,16 +26,7 @@ func explainKey(t *template.Template, payload json.RawMessage, err error) error 
 	case kp == nil:
 		return err
 	case kp.Null:
-		return fmt.Errorf("key %q of the payload is null", strings.Join(kp.Path, "."))
+		return fmt.Errorf("key %q of the payload is null", kp.Key())
 	}
-	has := "it has "
-	if len(kp.Path) > 1 {
-		has = fmt.Sprintf("%q has ", strings.Join(kp.Path[:len(kp.Path)-1], "."))
-	}
-	if len(kp.Have) == 0 {
-		has += "no keys"
-	} else {
-		has += strings.Join(kp.Have, ", ")
-	}
-	return fmt.Errorf("the payload has no key %q; %s", strings.Join(kp.Path, "."), has)
+	return fmt.Errorf("the payload has no key %q; %s", kp.Key(), kp.Holder())
 }

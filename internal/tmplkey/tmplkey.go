@@ -6,8 +6,10 @@
 package tmplkey
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"text/template"
 	"text/template/parse"
 )
@@ -17,6 +19,22 @@ type Problem struct {
 	Path []string // from the data's top: ["customer"], or ["db", "name"] for {{.db.name}}
 	Have []string // when missing: the keys at that level, sorted
 	Null bool     // the key is there with the value null
+}
+
+// Key is the path of the key, dotted: "db.name".
+func (p *Problem) Key() string { return strings.Join(p.Path, ".") }
+
+// Holder says what the level of a missing key holds: `it has customer,
+// format`, `"db" has no keys`.
+func (p *Problem) Holder() string {
+	has := "it has "
+	if len(p.Path) > 1 {
+		has = fmt.Sprintf("%q has ", strings.Join(p.Path[:len(p.Path)-1], "."))
+	}
+	if len(p.Have) == 0 {
+		return has + "no keys"
+	}
+	return has + strings.Join(p.Have, ", ")
 }
 
 // Find returns the first key, in the template's order, that t
