@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // notifier speaks systemd's sd_notify protocol: datagrams of newline

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"

@@ -5,7 +5,7 @@ package cli
 import (
 	"log/slog"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // testClockEnv names a file whose content shifts the program's wall clock

@@ -5,7 +5,7 @@ package cli
 import (
 	"log/slog"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // programClock is the wall clock. A build without the schedulertest tag, as

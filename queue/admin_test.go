@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // finishJob claims the job with key and records outcome for it, as a pool

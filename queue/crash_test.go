@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // crashRuns is how many times TestCrashKillNineLosesNothing kills its child;

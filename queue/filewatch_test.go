@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // skipWithoutFileWatch skips a test of the file watch where the platform

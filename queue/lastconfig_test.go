@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // TestSaveConfigLastConfig: the last saved config comes back byte for byte

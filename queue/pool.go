@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/internal/liveness"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {

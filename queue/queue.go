@@ -19,7 +19,7 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 //go:embed migrations/*.sql

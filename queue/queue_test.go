@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {

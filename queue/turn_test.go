@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // TestWriterGetsItsTurnAgainstABusyWriter checks that a process's writes

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 // turnLock gives the processes that write one database their turns in

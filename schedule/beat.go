@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/internal/liveness"
 	"scheduler/queue"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 )
 
 func TestBeatPauseResume(t *testing.T) {

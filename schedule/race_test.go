@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 )
 

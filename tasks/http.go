@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/internal/clock"
+	"scheduler/clock"
 	"scheduler/queue"
 )
 
