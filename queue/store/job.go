@@ -1,0 +1,140 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is a job's place in its life cycle.
+type State string
+
+// The states of a job. A job moves pending -> running -> done, or back to
+// pending for a retry, or to dead when it must not run again without a person.
+const (
+	StatePending   State = "pending"
+	StateRunning   State = "running"
+	StateDone      State = "done"
+	StateDead      State = "dead"
+	StateCancelled State = "cancelled"
+)
+
+// DefaultMaxAttempts is the attempt limit of a job enqueued without one.
+const DefaultMaxAttempts = 5
+
+// NewJob describes a job to enqueue. Only Type is required.
+type NewJob struct {
+	// Key is the job's dedup key: at most one job with a given key ever
+	// exists. Empty means a fresh random key.
+	Key string
+	// Type selects the handler that runs the job.
+	Type string
+	// Payload is the job's JSON input. Empty means {}.
+	Payload json.RawMessage
+	// Priority orders ready jobs: higher runs first. Default 0.
+	Priority int
+	// RunAt is the earliest start. Zero means now.
+	RunAt time.Time
+	// MaxAttempts limits how often the job runs. Zero means DefaultMaxAttempts.
+	MaxAttempts int
+	// Schedule names the recurring schedule the job came from; empty for
+	// one-off jobs. The queue treats it as an opaque label.
+	Schedule string
+	// Item names the fan-out item within Schedule ("" when there is none).
+	Item string
+	// ScheduledAt is the instant the job stands for; zero when none.
+	ScheduledAt time.Time
+	// SkipIfActive, with Schedule set, makes the enqueue record a skip with
+	// reason SkipOverlap instead of inserting when a pending or running job of
+	// the same Schedule and Item exists.
+	SkipIfActive bool
+}
+
+// Job is a stored job.
+type Job struct {
+	ID          int64
+	Key         string
+	Type        string
+	Payload     json.RawMessage
+	State       State
+	Attempt     int // attempts started so far, counting the current one
+	MaxAttempts int
+	Priority    int
+	RunAt       time.Time
+	Schedule    string
+	Item        string
+	ScheduledAt time.Time // zero when the job stands for no instant
+	LeaseUntil  time.Time // zero unless running
+	Owner       string    // the worker pool holding the lease; empty unless running
+	LastError   string
+	CreatedAt   time.Time
+	StartedAt   time.Time // start of the latest attempt
+	FinishedAt  time.Time // when the job reached done or dead
+
+	output []byte
+}
+
+// SetOutput records what the current attempt printed, kept with the attempt
+// in the history (the tail, capped at MaxOutput bytes). A handler calls it
+// before returning; it is not safe to call from other goroutines.
+func (j *Job) SetOutput(b []byte) {
+	if len(b) > MaxOutput {
+		b = b[len(b)-MaxOutput:]
+	}
+	j.output = append(j.output[:0], b...)
+}
+
+// Output returns what SetOutput recorded for the current attempt.
+func (j *Job) Output() []byte { return j.output }
+
+// MaxOutput is how many bytes of an attempt's output and error text are kept.
+const MaxOutput = 16 << 10
+
+// Attempt is one recorded run of a job.
+type Attempt struct {
+	JobID      int64
+	Number     int
+	Worker     string
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Outcome    Outcome
+	Error      string
+	Output     string
+}
+
+// Outcome is how an attempt ended.
+type Outcome string
+
+// Attempt outcomes.
+const (
+	OutcomeDone         Outcome = "done"          // the handler succeeded
+	OutcomeRetry        Outcome = "retry"         // failed; another attempt is scheduled
+	OutcomeDead         Outcome = "dead"          // failed for the last time
+	OutcomeReleased     Outcome = "released"      // interrupted by shutdown; the attempt was given back
+	OutcomeLeaseExpired Outcome = "lease_expired" // the worker vanished; reclaimed
+	OutcomeStale        Outcome = "stale"         // finished after its lease was reclaimed; result discarded
+	OutcomeCancelled    Outcome = "cancelled"     // stopped by RequestCancel; the job is cancelled
+)
+
+// SkipReason says why an instant of a schedule produced no job.
+type SkipReason string
+
+// Skip reasons.
+const (
+	SkipMisfire SkipReason = "misfire" // missed while down, dropped by the catch-up policy
+	SkipOverlap SkipReason = "overlap" // the previous run of the same item was still pending or running
+	SkipPaused  SkipReason = "paused"  // the schedule was paused
+	SkipDST     SkipReason = "dst"     // a repeated wall time in a daylight-saving fall-back
+)
+
+// Skip records an instant that was deliberately not run.
+type Skip struct {
+	Schedule    string
+	Item        string
+	ScheduledAt time.Time
+	Reason      SkipReason
+	RecordedAt  time.Time
+}
+
+// LastAttempt reports whether the job, claimed, runs its last attempt: a
+// failure or a lost lease makes it dead.
+func (j *Job) LastAttempt() bool { return j.Attempt >= j.MaxAttempts }
