@@ -1,8 +1,9 @@
-// Package store is the contract between the queue and its storage engines:
-// the rows they keep (jobs, attempts, skips, cursors, pools, the running
-// configuration), the operations on them, and Store, the interface every
-// engine implements. An engine knows nothing of cron, TOML or handlers; it
-// keeps rows and applies the rules stated here, each in one transaction.
+// Package store is the vocabulary shared by the queue and its storage
+// engines: the rows they keep (jobs, attempts, skips, cursors, pools, the
+// running configuration) and the operations' arguments and results, such as
+// a pool's Trip. The queue declares the interface an engine implements,
+// queue.Store, in these terms; an engine imports this package and knows
+// nothing of the queue above it, of cron, TOML or handlers.
 //
 // Two engines implement it: scheduler/queue/sqlite (one file, one host) and
 // scheduler/queue/postgres (one database, any number of nodes).
