@@ -161,4 +161,3 @@ type Store interface {
 	// a notice was lost.
 	Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func())
 }
-
