@@ -61,13 +61,13 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 		printConfigErrors(a.stderr, fileErr, configOutcome(a.o))
 		return &usageError{ErrReported}
 	}
-	if _, err := os.Stat(a.dbPath); err != nil {
+	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
 		if !dbKnown {
 			return fail("no database at %s, the default beside the config; the broken file cannot say where the daemon's is", a.dbPath)
 		}
 		return fail("database %s: %v", a.dbPath, err)
 	}
-	q, err := queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
+	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
 	if err != nil {
 		return fail("%v", err)
 	}
