@@ -407,8 +407,8 @@ func printConfigErrors(w io.Writer, err error, outcome string) {
 
 // app holds what every subcommand needs.
 type app struct {
-	o      *options
-	cfg    *schedule.Config // nil when the subcommand can do without
+	o   *options
+	cfg *schedule.Config // nil when the subcommand can do without
 	// db is the database, a file's path or a PostgreSQL URL, to open it
 	// with (openDatabase); dbPath names it in messages and logs: the path,
 	// or the URL without its password (redactDSN). Nothing else shows db.
