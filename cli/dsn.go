@@ -169,7 +169,17 @@ func openDatabase(ctx context.Context, db string, cfg queue.Config) (*queue.Queu
 	if !isDSN(db) {
 		return queue.Open(ctx, db, cfg)
 	}
-	// Until queue.Open opens PostgreSQL, a URL would be taken for a file's
-	// path (and a file created under the working directory): refuse it.
-	return nil, fmt.Errorf("database %s: %w", redactDSN(db), redactErr(errNoPostgres, db))
+	q, err := openPostgres(ctx, db, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", redactDSN(db), redactErr(err, db))
+	}
+	return q, nil
+}
+
+// openPostgres opens the PostgreSQL database dsn. Until queue.Open opens
+// PostgreSQL, it refuses: queue.Open would take the URL for a file's path
+// and create a file under the working directory. Once it does, this is
+// queue.Open.
+func openPostgres(context.Context, string, queue.Config) (*queue.Queue, error) {
+	return nil, errNoPostgres
 }
