@@ -148,16 +148,28 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
+// bareSecretLen is the shortest password that redactErr also replaces
+// where it stands alone in a message. A shorter one is replaced only as
+// user:PASSWORD@ or password=PASSWORD: replacing every "b" of a message
+// would mangle it and tell the password all the same.
+const bareSecretLen = 6
+
 // redactErr returns err with every password of the URL db replaced by
-// xxxxx in its text. A driver's error may quote the URL it was given, or the
-// password alone; none of it may reach a log or a terminal.
+// xxxxx in its text. A driver's error may quote the URL it was given,
+// cleaned as a path (postgres:/user:PASSWORD@...), in libpq's keyword form
+// (password=PASSWORD) or the password alone; none of it may reach a log or
+// a terminal.
 func redactErr(err error, db string) error {
 	if err == nil || !isDSN(db) {
 		return err
 	}
 	msg := strings.ReplaceAll(err.Error(), db, redactDSN(db))
 	for _, s := range dsnSecrets(db) {
-		msg = strings.ReplaceAll(msg, s, redacted)
+		msg = strings.ReplaceAll(msg, ":"+s+"@", ":"+redacted+"@")
+		msg = strings.ReplaceAll(msg, "password="+s, "password="+redacted)
+		if len(s) >= bareSecretLen {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
 	}
 	return &redactedError{msg: msg, err: err}
 }

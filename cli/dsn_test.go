@@ -88,6 +88,11 @@ func TestRedactErr(t *testing.T) {
 	if !errors.Is(err, base) {
 		t.Errorf("redactErr(...) does not unwrap to the error it wrapped")
 	}
+	short := "postgres://a:b@h/d"
+	msg := "-backup: database " + redactDSN(short) + " is PostgreSQL; open /x/postgres:/a:b@h/d: failed; password=b"
+	if got, want := redactErr(errors.New(msg), short).Error(), "-backup: database postgres://a:xxxxx@h/d is PostgreSQL; open /x/postgres:/a:xxxxx@h/d: failed; password=xxxxx"; got != want {
+		t.Errorf("redactErr with a short password = %q, want %q", got, want)
+	}
 	if e := (&usageError{base}); redactErr(e, "/tmp/x.db") != e {
 		t.Errorf("redactErr changed the error of a file's path")
 	}

@@ -68,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", "", "the schedules `file` (default: $SCHEDULER_CONFIG, else ./schedules.toml, else /etc/scheduler/schedules.toml)")
-	fs.StringVar(&o.db, "db", "", "the `database`: a SQLite file's path, or a PostgreSQL URL postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path relative to its directory); put a password in $SCHEDULER_DB, not on the command line")
+	fs.StringVar(&o.db, "db", "", "the `path|URL` of the database: a SQLite file, or PostgreSQL as postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path taken from the config's directory); give a password in $SCHEDULER_DB, not on the command line")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
