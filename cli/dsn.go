@@ -44,9 +44,8 @@ func isDSN(db string) bool {
 
 // redactDSN is db as it may be shown: a file's path as it is; a URL with the
 // password of its user information and of a password= parameter replaced by
-// xxxxx. It reads the URL as libpq does (the user information ends at the
-// last @ before the host, the password after the first colon in it), and
-// does not need the URL to be valid: a malformed one is still redacted.
+// xxxxx. It does not need the URL to be valid: in a malformed one it hides
+// more rather than less.
 func redactDSN(db string) string {
 	if !isDSN(db) {
 		return db
@@ -64,21 +63,23 @@ func redactDSN(db string) string {
 }
 
 // dsnPasswordSpans returns the [start, end) byte ranges of the passwords in
-// the URL db, in order: the one of its user information, then those of
-// password= parameters.
+// the URL db (of its user information and of password= parameters), in
+// order, overlaps merged.
 func dsnPasswordSpans(db string) [][2]int {
 	var spans [][2]int
 	start := strings.Index(db, "://") + len("://")
-	// The authority ends at the first / ? or # after the user information;
-	// the user information ends at the last @ before that (an unescaped @
-	// in a password is taken as Go's url package takes it).
+	// The authority ends at the first / ? or #, its user information at the
+	// last @ in it, the user at the first colon (as Go's url package reads
+	// it, an unescaped @ in a password included).
 	rest := db[start:]
 	end := len(rest)
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		end = i
 	}
-	// A password holding an unescaped / ? or # ends the authority early;
-	// the @ after it then still marks the user information.
+	// A password holding an unescaped / ? or # would end the authority
+	// early: an @ further on is taken to end the user information. (An @ in
+	// the query then makes it take in more than the password: the safe
+	// error.)
 	if at := strings.LastIndex(rest, "@"); at >= end {
 		if j := strings.IndexAny(rest[at:], "/?#"); j >= 0 {
 			end = at + j
