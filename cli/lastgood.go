@@ -43,7 +43,7 @@ func needsSchedules(o *options) bool {
 
 // useLastGood makes the configuration stored in the database a.cfg, after
 // fileErr made the file unusable, and warns once on stderr. The database is
-// a.dbPath: -db or $SCHEDULER_DB, else the default beside the config file,
+// a.db: -db or $SCHEDULER_DB, else the default beside the config file,
 // since the broken file cannot say where its [scheduler].db is. Commands
 // that can do without a config (-status, -dead, ...) go on without one when
 // -db or $SCHEDULER_DB names a database that holds none. Otherwise it prints
