@@ -20,14 +20,15 @@ import (
 )
 
 // openQueue opens the database for a subcommand. Subcommands that only
-// read refuse to create a database.
+// read refuse to create a database file (a PostgreSQL database is there or
+// not; opening it read-only creates nothing).
 func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
-	if !write {
-		if _, err := os.Stat(a.dbPath); err != nil {
+	if !write && !isDSN(a.db) {
+		if _, err := os.Stat(a.db); err != nil {
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
-	return queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
+	return openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
 func (a *app) schedule(name string) (*schedule.Schedule, error) {
@@ -489,7 +490,7 @@ func (a *app) showNext(ctx context.Context) error {
 	if a.o.from != "" {
 		counted = "-from"
 	}
-	if _, err := os.Stat(a.dbPath); err != nil {
+	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
 		if s.Spec().Every() > 0 {
 			fmt.Fprintf(a.stderr, "no database at %s: @every runs are counted from %s, not from the schedule's cursor\n", a.dbPath, counted)
 		}
@@ -848,6 +849,9 @@ func (a *app) showJob(ctx context.Context) error {
 }
 
 func (a *app) backupTo(ctx context.Context) error {
+	if isDSN(a.db) {
+		return usagef("-backup copies a SQLite file; database %s is PostgreSQL: back it up with pg_dump (pg_dump -Fc -f scheduler.dump \"$%s\")", a.dbPath, envDB)
+	}
 	if _, err := os.Stat(a.o.backup); err == nil {
 		return usagef("-backup %s: file exists", a.o.backup)
 	}

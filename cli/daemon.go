@@ -53,7 +53,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	logConfigWarnings(log, a.cfg)
 
-	q, err := queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: log})
+	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func needsSchedules(o *options) bool {
 
 // useLastGood makes the configuration stored in the database a.cfg, after
 // fileErr made the file unusable, and warns once on stderr. The database is
-// a.dbPath: -db or $SCHEDULER_DB, else the default beside the config file,
+// a.db: -db or $SCHEDULER_DB, else the default beside the config file,
 // since the broken file cannot say where its [scheduler].db is. Commands
 // that can do without a config (-status, -dead, ...) go on without one when
 // -db or $SCHEDULER_DB names a database that holds none. Otherwise it prints
@@ -61,13 +61,13 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 		printConfigErrors(a.stderr, fileErr, configOutcome(a.o))
 		return &usageError{ErrReported}
 	}
-	if _, err := os.Stat(a.dbPath); err != nil {
+	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
 		if !dbKnown {
 			return fail("no database at %s, the default beside the config; the broken file cannot say where the daemon's is", a.dbPath)
 		}
 		return fail("database %s: %v", a.dbPath, err)
 	}
-	q, err := queue.Open(ctx, a.dbPath, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
+	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -47,20 +47,27 @@ func fileExists(path string) bool {
 	return err == nil || !os.IsNotExist(err)
 }
 
-// databasePath is -db, else $SCHEDULER_DB, else the config's [scheduler].db
-// (relative to the config file's directory; default scheduler.db beside the
-// config). The daemon, -check and every operator command use it, so they
-// agree on the file given the same flags and environment.
-func databasePath(o *options, cfg *schedule.Config) string {
-	if o.db != "" {
-		return o.db
+// databasePath is the database: flag (-db), else $SCHEDULER_DB, else the
+// config's [scheduler].db (a relative path taken from the config file's
+// directory; default scheduler.db beside the config). Each may be a file's
+// path or a PostgreSQL URL (see isDSN); a URL is taken as it is. The flag
+// beats the environment, which beats the file, so that a unit's
+// EnvironmentFile= can hold a password that schedules.toml need not. The
+// daemon, -check and every operator command use it, so they agree on the
+// database given the same flags and environment.
+func databasePath(flag string, getenv func(string) string, config string, cfg *schedule.Config) string {
+	if flag != "" {
+		return flag
+	}
+	if env := getenv(envDB); env != "" {
+		return env
 	}
 	db := schedule.DefaultDB
 	if cfg != nil && cfg.Scheduler.DB != "" {
 		db = cfg.Scheduler.DB
 	}
-	if filepath.IsAbs(db) {
+	if isDSN(db) || filepath.IsAbs(db) {
 		return db
 	}
-	return filepath.Join(filepath.Dir(o.config), db)
+	return filepath.Join(filepath.Dir(config), db)
 }

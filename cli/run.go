@@ -68,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.config, "config", "", "the schedules `file` (default: $SCHEDULER_CONFIG, else ./schedules.toml, else /etc/scheduler/schedules.toml)")
-	fs.StringVar(&o.db, "db", "", "the SQLite database `path` (default: $SCHEDULER_DB, else [scheduler].db of the config, relative to its directory)")
+	fs.StringVar(&o.db, "db", "", "the `path|URL` of the database: a SQLite file, or PostgreSQL as postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path taken from the config's directory); give a password in $SCHEDULER_DB, not on the command line")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.to, "to", "", "with -backfill: last instant, or to the end of a date (2026-11-25) in the schedule's zone; RFC 3339 or 2026-11-25T03:00")
 	fs.StringVar(&o.job, "job", "", "show job `ID or KEY` with its attempts and output")
 	fs.StringVar(&o.cancel, "cancel", "", "cancel pending or running job `ID or KEY` (a running one is stopped by its daemon)")
-	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the database to `PATH` (VACUUM INTO), safe while the daemon runs")
+	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the SQLite database to `PATH` (VACUUM INTO), safe while the daemon runs; on PostgreSQL use pg_dump")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	o.listOptions.define(fs)
@@ -230,12 +230,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	}
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
 	o.config = configPath(o.config, getenv, fileExists)
+	cfg, data, cerr := readConfig(o.config)
+	a.db = databasePath(o.db, getenv, o.config, cfg)
+	a.dbPath = redactDSN(a.db)
 	if o.db == "" {
+		// From here on o.db says whether the database was named outside
+		// the file (lastgood.go, splitScheduler).
 		o.db = getenv(envDB)
 	}
-
-	cfg, data, cerr := readConfig(o.config)
-	a.dbPath = databasePath(o, cfg)
 	switch {
 	case cerr == nil:
 		a.cfg, a.cfgData = cfg, data
@@ -250,11 +252,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	}
 
 	if o.mode == "" {
-		return a.daemon(ctx, signals)
+		return redactErr(a.daemon(ctx, signals), a.db)
 	}
 	ctx, stop := commandContext(ctx, signals)
 	defer stop()
-	err = a.command(ctx)
+	// Whatever error comes back is printed: no password in it.
+	err = redactErr(a.command(ctx), a.db)
 	if sig, ok := context.Cause(ctx).(interruption); ok && err != nil {
 		return &interruptedError{mode: o.mode, sig: sig.sig, err: err}
 	}
@@ -404,8 +407,12 @@ func printConfigErrors(w io.Writer, err error, outcome string) {
 
 // app holds what every subcommand needs.
 type app struct {
-	o      *options
-	cfg    *schedule.Config // nil when the subcommand can do without
+	o   *options
+	cfg *schedule.Config // nil when the subcommand can do without
+	// db is the database, a file's path or a PostgreSQL URL, to open it
+	// with (openDatabase); dbPath names it in messages and logs: the path,
+	// or the URL without its password (redactDSN). Nothing else shows db.
+	db     string
 	dbPath string
 	stdout io.Writer
 	stderr io.Writer

@@ -74,7 +74,7 @@ func queueConfig(cfg string, log *errLog) queue.Config {
 }
 
 func (b *bench) open(ctx context.Context, cfg string, withPool bool, log *errLog) (*queue.Queue, error) {
-	q, err := queue.Open(ctx, b.files(cfg), queueConfig(cfg, log))
+	q, err := openQueue(ctx, b.files(cfg), queueConfig(cfg, log))
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (b *bench) open(ctx context.Context, cfg string, withPool bool, log *errLog
 	// This line states the configuration passed to the queue; the effective
 	// pragmas are not read back, since this program runs no SQL.
 	fmt.Fprintf(b.stderr, "info system=%s cfg=%s enqueue_sync=%s queue=queue.Config{NoSyncEnqueue:%t} pool=%s go=%s gomaxprocs=%d\n",
-		systemName, cfg, sync, noSync, pool, runtime.Version(), runtime.GOMAXPROCS(0))
+		b.o.system(), cfg, sync, noSync, pool, runtime.Version(), runtime.GOMAXPROCS(0))
 	return q, nil
 }
 
@@ -125,7 +125,7 @@ type kv struct {
 // decimals, rep= last.
 func (b *bench) emit(cfg, phase string, fields ...kv) {
 	var s strings.Builder
-	fmt.Fprintf(&s, "system=%s cfg=%s phase=%s", systemName, cfg, phase)
+	fmt.Fprintf(&s, "system=%s cfg=%s phase=%s", b.o.system(), cfg, phase)
 	for _, f := range fields {
 		switch v := f.v.(type) {
 		case float64:
@@ -464,7 +464,7 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	defer stopPool()
 	producer := q
 	if cfg == cfgOtherConn {
-		if producer, err = queue.Open(ctx, b.files(cfg), queueConfig(cfgSyncFull, log)); err != nil {
+		if producer, err = openQueue(ctx, b.files(cfg), queueConfig(cfgSyncFull, log)); err != nil {
 			return fmt.Errorf("open producer: %w", err)
 		}
 		defer closeQueue(producer, &err)

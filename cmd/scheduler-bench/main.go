@@ -6,7 +6,10 @@
 //	SELF_CMD=/path/to/scheduler-bench ./run.sh
 //
 // in the peerbench directory runs it next to the other systems and puts its
-// rows in the same median table.
+// rows in the same median table. With -dsn it runs on PostgreSQL and prints
+// system=scheduler-pg, as peerbench's SELF_PG_CMD expects:
+//
+//	PG_DSN=postgres://... SELF_PG_CMD=/path/to/scheduler-bench ./run.sh
 //
 // It drives only the exported queue API (Open, Enqueue, EnqueueBatch, NewPool,
 // Register, Run, Stats); it runs no SQL of its own.
@@ -52,8 +55,9 @@ type options struct {
 	stall      time.Duration
 	rep        int
 	db         string
-	extra      bool // the enqueue lines of the other configurations
-	latFull    bool // a second latency run with fsynced enqueues
+	dsn        string // a PostgreSQL URL; "" runs on SQLite files
+	extra      bool   // the enqueue lines of the other configurations
+	latFull    bool   // a second latency run with fsynced enqueues
 	cpuProfile string
 	profPhase  string
 }
@@ -84,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up (and report lost jobs) after this long without progress")
 	fs.IntVar(&o.rep, "rep", 0, "repetition number, echoed as rep=")
 	fs.StringVar(&o.db, "db", "", "database file for cfg=default, deleted first (with its -wal and -shm) and kept afterwards; the other configurations use PATH.syncfull, PATH.batch100 and PATH.batch100-syncfull. Default: files in a temporary directory, removed afterwards")
+	fs.StringVar(&o.dsn, "dsn", "", "run on PostgreSQL: the database's URL (postgres://user:password@host:5432/name?sslmode=disable), as peerbench's PG_DSN; the lines say system=scheduler-pg. Not with -db")
 	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100), cfg=producers8 and cfg=producers8,syncfull (Enqueue from 8 goroutines at once)")
 	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
@@ -103,8 +108,16 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if system != "" && system != systemName {
-		return o, fmt.Errorf("-system %q: this program only runs %s", system, systemName)
+	if o.dsn != "" {
+		if o.db != "" {
+			return o, errors.New("-db and -dsn cannot be combined: -db names SQLite files, -dsn a PostgreSQL database")
+		}
+		if !isDSN(o.dsn) {
+			return o, fmt.Errorf("-dsn %s: want a URL, postgres://user:password@host:5432/name (the keyword=value form is not read)", redactDSN(o.dsn))
+		}
+	}
+	if system != "" && system != systemName && system != o.system() {
+		return o, fmt.Errorf("-system %q: this program only runs %s", system, o.system())
 	}
 	if o.mode != modeThroughput && o.mode != modeLatency {
 		return o, fmt.Errorf("unknown -mode %q (want %s or %s)", o.mode, modeThroughput, modeLatency)
@@ -136,6 +149,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// system is the system= of the result lines: peerbench keeps PostgreSQL rows
+// apart by a name that ends in -pg.
+func (o options) system() string {
+	if o.dsn != "" {
+		return systemName + "-pg"
+	}
+	return systemName
+}
+
 // run parses args, runs the benchmark and writes result lines to stdout and
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -143,11 +165,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	files, cleanup, err := prepareFiles(o.db)
-	if err != nil {
-		return fmt.Errorf("db path: %w", err)
+	// Every configuration opens the one PostgreSQL database. A schema of
+	// its own per configuration, created and dropped here, needs the
+	// PostgreSQL engine's API, which does not exist yet (see openPostgres).
+	files := dbFiles(func(string) string { return o.dsn })
+	if o.dsn == "" {
+		var cleanup func()
+		if files, cleanup, err = prepareFiles(o.db); err != nil {
+			return fmt.Errorf("db path: %w", err)
+		}
+		defer cleanup()
 	}
-	defer cleanup()
 
 	b := &bench{o: o, stdout: stdout, stderr: stderr, files: files}
 	if o.cpuProfile != "" {

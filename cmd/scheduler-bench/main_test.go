@@ -205,6 +205,16 @@ func TestParseFlags(t *testing.T) {
 		{"unknown profphase", []string{"-profphase", "claim"}, true, nil},
 		{"profphase of the other mode", []string{"-mode", "latency", "-profphase", "drain"}, true, nil},
 		{"profphase all", []string{"-mode", "latency", "-profphase", "all"}, false, func(o options) bool { return o.profPhase == profAll }},
+		{"run.sh SELF_PG_CMD", []string{"-rep", "1", "-workers", "8", "-jobs", "20000", "-dsn", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"}, false, func(o options) bool {
+			return o.dsn == "postgres://postgres@127.0.0.1:5432/test?sslmode=disable" && o.system() == "scheduler-pg"
+		}},
+		{"postgresql scheme", []string{"-dsn", "postgresql://h/db"}, false, func(o options) bool { return o.system() == "scheduler-pg" }},
+		{"sqlite system name", nil, false, func(o options) bool { return o.system() == "scheduler" }},
+		{"-system scheduler-pg with -dsn", []string{"-dsn", "postgres://h/db", "-system", "scheduler-pg"}, false, nil},
+		{"-system scheduler-pg without -dsn", []string{"-system", "scheduler-pg"}, true, nil},
+		{"-dsn and -db", []string{"-dsn", "postgres://h/db", "-db", "x.db"}, true, nil},
+		{"keyword form", []string{"-dsn", "host=127.0.0.1 dbname=test"}, true, nil},
+		{"empty-scheme path", []string{"-dsn", "bench.db"}, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,6 +227,39 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("parseFlags(%q) = %+v", tt.args, o)
 			}
 		})
+	}
+}
+
+// TestPostgresLines: with -dsn every result line says system=scheduler-pg,
+// which peerbench's run.sh keeps apart from the SQLite rows; a run against
+// a database that cannot be opened fails without a result line and without
+// showing the password.
+func TestPostgresLines(t *testing.T) {
+	t.Parallel()
+	const dsn = "postgres://user:secret@127.0.0.1:1/x?sslmode=disable"
+	o, err := parseFlags([]string{"-dsn", dsn, "-rep", "4"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	b := &bench{o: o, stdout: &stdout}
+	b.emit(cfgDefault, "enqueue", kv{"jobs", 1}, kv{"workers", 1}, kv{"seconds", 1.0}, kv{"jobs_per_s", 1.0}, kv{"dup", 0}, kv{"lost", 0})
+	lines := parseResults(t, stdout.String())
+	if len(lines) != 1 || lines[0]["system"] != "scheduler-pg" || lines[0]["rep"] != "4" {
+		t.Errorf("emit with -dsn printed %q, want one line of system=scheduler-pg rep=4", stdout.String())
+	}
+
+	stdout.Reset()
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"-dsn", dsn, "-jobs", "10"}, &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("run -dsn %s: no error", dsn)
+	}
+	if msg := err.Error() + stderr.String(); strings.Contains(msg, "secret") || !strings.Contains(msg, "postgres://user:xxxxx@127.0.0.1:1/x") {
+		t.Errorf("run -dsn: %v\nstderr: %s\nwant the URL named without its password", err, stderr.String())
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("run -dsn that failed printed result lines:\n%s", stdout.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"scheduler/schedule"
 )
@@ -24,11 +25,34 @@ func TestReadOwnProcess(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	s, err := read(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.cpu <= 0 || s.rssKB <= 0 {
-		t.Errorf("read = cpu %v, rss %d kB; want both positive", s.cpu, s.rssKB)
+	// A test binary that has just started may not have used one clock tick
+	// of CPU yet: spend some until /proc counts it.
+	deadline := time.Now().Add(3 * time.Minute) // failure deadline only
+	for {
+		s, err := read(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.rssKB <= 0 {
+			t.Fatalf("read = rss %d kB, want positive", s.rssKB)
+		}
+		if s.cpu > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("read = cpu %v after 3 minutes of spinning, want positive", s.cpu)
+		}
+		spin()
 	}
 }
+
+// spin burns a few milliseconds of CPU.
+func spin() {
+	x := 0
+	for i := range 10_000_000 {
+		x ^= i
+	}
+	sink = x
+}
+
+var sink int
