@@ -78,7 +78,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 		}
 		ss.SkipsLastDay = sum.Count
 		if sum.Last != nil {
-			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: sum.Last.Reason}
+			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: string(sum.Last.Reason)}
 		}
 	}
 	return nil

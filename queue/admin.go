@@ -9,15 +9,6 @@ import (
 	"time"
 )
 
-// Stats is a snapshot of the queue for operators.
-type Stats struct {
-	Counts      map[State]map[string]int // jobs by state, then type
-	Total       map[State]int            // jobs by state
-	OldestReady time.Duration            // age of the oldest job ready to run (0: none waiting)
-	Dead        int
-	At          time.Time
-}
-
 // pingSQL reads a little of the two tables the daemon lives on, whatever
 // their size.
 const pingSQL = `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`

@@ -9,19 +9,6 @@ import (
 	"time"
 )
 
-// AdvanceResult is what AdvanceBatch did with one Advance.
-type AdvanceResult struct {
-	// Jobs are the results of the Advance's jobs, in their order, as
-	// Advance returns them; nil unless Err is nil.
-	Jobs []Enqueued
-	// Err is nil when the Advance committed. It wraps ErrCursorMoved when
-	// the schedule's cursor or pause state was not the one the caller read:
-	// nothing of that Advance was written, the others committed. Any other
-	// error means the Advance was invalid or its transaction failed, and
-	// nothing of it was written either.
-	Err error
-}
-
 // advanceBatchRows bounds the rows (jobs, skips and the cursor) of the
 // Advances that one AdvanceBatch transaction commits, so that a tick of
 // many schedules does not hold the writer from the pool for long. An

@@ -203,7 +203,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 	// first such job and gives the rest back, to be claimed when a worker
 	// is free for it.
 	if keep := max(r.n-r.prefetch, 0); r.prefetch > 0 && len(jobs) > keep {
-		cut := slices.IndexFunc(jobs[keep:], (*Job).lastAttempt)
+		cut := slices.IndexFunc(jobs[keep:], (*Job).LastAttempt)
 		if cut >= 0 {
 			if err := unclaim(ctx, tx, r.owner, jobs[keep+cut:]); err != nil {
 				return nil, false, err

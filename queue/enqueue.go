@@ -14,15 +14,6 @@ import (
 	"time"
 )
 
-// Enqueued tells what an enqueue did with one NewJob.
-type Enqueued struct {
-	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped or Purged
-	Key      string // the job's dedup key
-	Inserted bool   // false when a job with Key already existed
-	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
-	Purged   bool   // true when Key belonged to a job that ran and was purged since: nothing was inserted
-}
-
 // Enqueue adds a job unless one with the same key exists, in which case it
 // inserts nothing and returns the existing job's id, or existed and was
 // purged since (Enqueued.Purged). The commit is fsynced (unless
@@ -347,32 +338,6 @@ func keyedIDs(ctx context.Context, tx txn, query string, args ...any) (map[strin
 		out[key] = id
 	}
 	return out, rows.Err()
-}
-
-// Advance is one step of a schedule: the jobs and skips for its instants up
-// to To, committed together with the cursor moving from From to To.
-type Advance struct {
-	Schedule string
-	From     time.Time // the cursor the caller read; zero when the schedule had none
-	To       time.Time // the new cursor; not before From
-	// Paused is the pause state the caller read with From: the Advance
-	// commits only if the schedule is still in it. A beat that read the
-	// schedule running therefore writes nothing once it is paused.
-	Paused bool
-	// Resume, with Paused, also resumes the schedule in the same
-	// transaction: the instants the pause missed are settled and the beat
-	// takes over from To at once.
-	Resume bool
-	Jobs   []NewJob
-	Skips  []Skip
-}
-
-// Cursor is a schedule's durable position.
-type Cursor struct {
-	Schedule string
-	At       time.Time // last instant materialised or deliberately passed
-	Paused   bool
-	PausedAt time.Time
 }
 
 const cursorSQL = `SELECT at, paused FROM cursors WHERE schedule = ?`

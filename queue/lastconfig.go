@@ -2,29 +2,11 @@ package queue
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
 )
-
-// StoredConfig is a configuration file as a daemon loaded it, kept by
-// SaveConfig. The queue does not interpret Data.
-type StoredConfig struct {
-	Path     string    // the file the bytes were read from
-	Data     []byte    // the file's bytes
-	SHA256   string    // hex SHA-256 of Data
-	LoadedAt time.Time // when SaveConfig stored it, from the queue's clock
-}
-
-// ConfigSHA256 is the digest StoredConfig.SHA256 holds for data, for
-// comparing a file with the stored config.
-func ConfigSHA256(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
 
 const saveConfigSQL = `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`

@@ -9,25 +9,6 @@ import (
 	"time"
 )
 
-// MaxList bounds the rows of one List or ListSkips.
-const MaxList = 1000
-
-// Filter selects the jobs List returns. Zero fields select everything.
-type Filter struct {
-	State     State  // one state
-	Type      string // the job type (the task's name)
-	Schedule  string // the schedule's name
-	KeyPrefix string // the dedup key starts with this
-	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
-}
-
-// ListScanBound is how many of the newest jobs (of the state asked for, if
-// any) a List filtered by type or schedule looks at. Those filters have no
-// index of their own: an index on every job's type would cost every
-// enqueue one more B-tree write (about a fifth of its time), for the sake
-// of an operator's list. A matching job older than the bound is not listed.
-const ListScanBound = 100000
-
 // List returns the jobs f selects, newest (highest id) first. A list of one
 // state walks that state's partial index, a list of all jobs the ids, and a
 // key prefix the unique key index; each stops at the limit, so it never
@@ -40,7 +21,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if f.Limit < 0 || f.Limit > MaxList {
 		return nil, fmt.Errorf("list jobs: limit %d: want 1 to %d", f.Limit, MaxList)
 	}
-	if f.State != "" && !f.State.valid() {
+	if f.State != "" && !validState(f.State) {
 		return nil, fmt.Errorf("list jobs: unknown state %q", f.State)
 	}
 	query, args := listQuery(f)
@@ -71,7 +52,7 @@ var stateIndex = map[State]string{
 	StateRunning: "jobs_lease",
 }
 
-func (s State) valid() bool {
+func validState(s State) bool {
 	switch s {
 	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
 		return true
@@ -187,16 +168,6 @@ func scanSkip(r scanner) (Skip, error) {
 	return s, nil
 }
 
-// MaxSkipCount bounds the count of SkipSummary: a schedule skipped more
-// often in the window reports MaxSkipCount.
-const MaxSkipCount = 10000
-
-// SkipSummary is a schedule's recent skips.
-type SkipSummary struct {
-	Count int   // skips of instants after since, at most MaxSkipCount
-	Last  *Skip // the newest skip, at any time; nil when none is kept
-}
-
 const skipCountSQL = `SELECT count(*) FROM (SELECT 1 FROM skips
 WHERE schedule = ? AND scheduled_at > ? LIMIT ?)`
 
@@ -236,14 +207,6 @@ func (q *Queue) SkipAt(ctx context.Context, schedule, item string, at time.Time)
 		return s, fmt.Errorf("skip of %s %s at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), err)
 	}
 	return s, nil
-}
-
-// Outcome of an instant: how its fan-out jobs stand.
-type InstantOutcome struct {
-	Schedule    string
-	ScheduledAt time.Time
-	Jobs        int           // jobs of the instant, one per fan-out item
-	States      map[State]int // jobs by state
 }
 
 const instantStatesSQL = `SELECT state, count(*) FROM jobs

@@ -22,13 +22,6 @@ func (p *Pool) maintain(ctx context.Context) {
 	}
 }
 
-// MaintenanceReport counts what Maintain did.
-type MaintenanceReport struct {
-	Reclaimed int   // expired leases returned to pending or dead
-	Purged    int64 // done jobs deleted
-	Skips     int64 // skip records deleted
-}
-
 // Maintain reclaims expired leases, then purges done jobs and skip records
 // older than retain, and checkpoints the WAL. It logs the counts.
 func (q *Queue) Maintain(ctx context.Context, retain time.Duration) (MaintenanceReport, error) {

@@ -603,7 +603,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim {
 		l.claimMore = len(claimed) == slots
 		switch {
-		case held || slices.ContainsFunc(claimed, (*Job).lastAttempt):
+		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
 			l.careful = carefulClaims
 		case l.careful > 0:
 			l.careful--
@@ -810,7 +810,7 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 		err = p.call(ctx, reg, j)
 	}
 	r.finished = p.clock.Now()
-	r.output = string(j.output)
+	r.output = string(j.Output())
 	if err != nil {
 		r.errText = err.Error()
 	}

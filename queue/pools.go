@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 // A running pool keeps one row in the pools table: the types it has handlers
@@ -13,25 +15,9 @@ import (
 // wakes the watches of the other processes on the file, so an idle pool
 // writes no more often than this.
 const (
-	presenceEvery = 30 * time.Second
-	// AliveWithin is how recent a pool's row must be for the pool to count
-	// as running: three missed renewals, so that a pool slowed by a busy
-	// disk is not reported gone. A pool that stopped without deleting its
-	// row (a crash, SIGKILL) counts as running until then.
-	AliveWithin = 3 * presenceEvery
-	// presenceKept is how long the row of a pool that did not stop cleanly
-	// is kept, for the operator's "last seen", before a starting pool
-	// deletes it.
-	presenceKept = 7 * 24 * time.Hour
+	presenceEvery = store.PresenceEvery
+	presenceKept  = store.PresenceKept
 )
-
-// Process describes the program a Pool runs in, as operators see it in
-// Queue.Daemons. Zero values select the defaults shown.
-type Process struct {
-	PID     int    // Default: os.Getpid().
-	Host    string // Default: os.Hostname().
-	Version string // The program's version. Default: "dev".
-}
 
 // presenceSQL records that a pool runs and the types it has handlers for.
 // A row deleted by hand, or by a pool that took this one for long gone, is
@@ -75,26 +61,6 @@ func (p *Pool) Announce(ctx context.Context) error {
 	}
 	p.announced, p.announcedAt = all, now
 	return nil
-}
-
-// Waiting is a job type with ready jobs that no running pool has a
-// handler for: they stay pending until one has.
-type Waiting struct {
-	Type   string
-	Ready  int           // its jobs ready to run
-	Oldest time.Duration // how long its oldest ready job has waited
-}
-
-// Handlers is what the running pools on a queue can run.
-type Handlers struct {
-	// Known is false when the file predates the record of pools (no pool
-	// of this version has run on it): then nothing below is known.
-	Known bool
-	// Pools counts the running pools (a pool that stopped without saying
-	// so counts until its record is AliveWithin old).
-	Pools int
-	// Waiting lists, by type, the ready jobs that none of them can run.
-	Waiting []Waiting
 }
 
 const poolsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'`
@@ -153,23 +119,6 @@ func (q *Queue) Handlers(ctx context.Context) (Handlers, error) {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
 	return h, nil
-}
-
-// Daemon is a pool's row as an operator sees it: a running pool (in a
-// daemon, or any program that runs one), or one that stopped without
-// deleting its row.
-type Daemon struct {
-	Owner     string
-	PID       int
-	Host      string
-	Version   string
-	StartedAt time.Time
-	LastSeen  time.Time
-}
-
-// Alive reports whether d's row was renewed within AliveWithin of now.
-func (d Daemon) Alive(now time.Time) bool {
-	return now.Sub(d.LastSeen) <= AliveWithin
 }
 
 const daemonsSQL = `SELECT owner, pid, host, version, started_at, seen_at FROM pools ORDER BY seen_at DESC LIMIT 100`

@@ -360,7 +360,7 @@ func TestPlanInstants(t *testing.T) {
 				gotRuns = append(gotRuns, label("", r))
 			}
 			for _, s := range skips {
-				gotSkips = append(gotSkips, s.reason+" "+label("", s.at))
+				gotSkips = append(gotSkips, string(s.reason)+" "+label("", s.at))
 			}
 			if !equal(gotRuns, tt.wantRuns) {
 				t.Errorf("runs = %v, want %v", gotRuns, tt.wantRuns)
