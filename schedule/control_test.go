@@ -37,7 +37,7 @@ func TestTrigger(t *testing.T) {
 	if len(res) != 2 || !res[0].Inserted || !res[1].Inserted {
 		t.Fatalf("Trigger = %+v, want 2 inserted", res)
 	}
-	j, err := q.Job(ctx, "s|customer=acme|manual|deploy-42")
+	j, err := q.JobByKey(ctx, "s|customer=acme|manual|deploy-42")
 	if err != nil {
 		t.Fatalf("Job: %v", err)
 	}

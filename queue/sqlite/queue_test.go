@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -265,7 +265,7 @@ func TestAdvanceMovesCursorWithRowsAtomically(t *testing.T) {
 	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: stale}); !errors.Is(err, ErrCursorMoved) {
 		t.Fatalf("stale advance = %v, want ErrCursorMoved", err)
 	}
-	if _, err := q.Job(ctx, "s||other"); !errors.Is(err, ErrNotFound) {
+	if _, err := jobByRef(ctx, q, "s||other"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("stale advance inserted its job: %v", err)
 	}
 	// Backwards is refused.
@@ -352,7 +352,7 @@ func TestAdvanceComparesThePause(t *testing.T) {
 	if !errors.Is(err, ErrCursorMoved) {
 		t.Fatalf("Advance read before the pause = %v, want ErrCursorMoved", err)
 	}
-	if _, err := q.Job(ctx, "s||1"); !errors.Is(err, ErrNotFound) {
+	if _, err := jobByRef(ctx, q, "s||1"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Advance read before the pause inserted its job: %v", err)
 	}
 	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Resume: true}); err == nil {

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func TestAdvanceBatchCommitsWinnersOnly(t *testing.T) {
 				t.Errorf("%s: result %+v, want ErrCursorMoved and no jobs", a.Schedule, r)
 			}
 			for _, j := range a.Jobs {
-				if _, err := q.Job(ctx, j.Key); !errors.Is(err, ErrNotFound) {
+				if _, err := jobByRef(ctx, q, j.Key); !errors.Is(err, ErrNotFound) {
 					t.Errorf("%s lost its compare-and-set but its job %s landed (%v)", a.Schedule, j.Key, err)
 				}
 			}
@@ -186,7 +186,7 @@ func TestAdvanceBatchFailedTransaction(t *testing.T) {
 	for i, r := range res {
 		s := advs[i].Schedule
 		_, cur := cursors[s]
-		_, jobErr := q.Job(ctx, s+"|0")
+		_, jobErr := jobByRef(ctx, q, s+"|0")
 		if i < 2 {
 			if r.Err != nil || !cur || jobErr != nil {
 				t.Errorf("%s: err %v, cursor %t, job %v: want committed", s, r.Err, cur, jobErr)

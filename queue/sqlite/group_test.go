@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -126,7 +126,7 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 		mustJob(t, q, k)
 	}
 	for _, k := range []string{"bad-1", "bad-2", "bad-3"} {
-		if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
+		if _, err := jobByRef(ctx, q, k); !errors.Is(err, ErrNotFound) {
 			t.Errorf("job %s: %v, want not found", k, err)
 		}
 	}
@@ -208,14 +208,14 @@ func TestCancelledCallLeavesTheQueue(t *testing.T) {
 	}
 	mustJob(t, q, "first")
 	mustJob(t, q, "last")
-	if _, err := q.Job(ctx, "cancelled"); !errors.Is(err, ErrNotFound) {
+	if _, err := jobByRef(ctx, q, "cancelled"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cancelled job: %v, want not found", err)
 	}
 }
 
 // holdWriter keeps q's writer connection in a transaction until release is
 // called, so that enqueues queue up behind it.
-func holdWriter(q *Queue) (release func()) {
+func holdWriter(q *Store) (release func()) {
 	holding, done := make(chan struct{}), make(chan struct{})
 	go q.inTx(context.Background(), false, func(tx txn) error { close(holding); <-done; return nil })
 	<-holding
@@ -224,7 +224,7 @@ func holdWriter(q *Queue) (release func()) {
 
 // groupState reports whether a group is being committed and how many calls
 // wait for the next one.
-func groupState(q *Queue) (busy bool, waiting int) {
+func groupState(q *Store) (busy bool, waiting int) {
 	q.groupMu.Lock()
 	defer q.groupMu.Unlock()
 	return q.group.busy, len(q.group.waiting)

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -11,11 +11,13 @@ import (
 	"time"
 
 	"scheduler/clock"
+
+	"scheduler/queue/store"
 )
 
 // finishJob claims the job with key and records outcome for it, as a pool
 // would, at the queue clock's now.
-func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText string) {
+func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText string) {
 	t.Helper()
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
@@ -27,7 +29,7 @@ func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText stri
 		var rs []result
 		for _, j := range js {
 			if j.Key == key {
-				rs = append(rs, result{job: j, worker: "test/w0", outcome: outcome, errText: errText, started: now, finished: now, retryAt: now})
+				rs = append(rs, result{Job: j, Worker: "test/w0", Outcome: outcome, Error: errText, Started: now, Finished: now, RetryAt: now})
 			}
 		}
 		if len(rs) != 1 {
@@ -36,7 +38,7 @@ func finishJob(t *testing.T, q *Queue, key string, outcome Outcome, errText stri
 		// Give back the others untouched.
 		for _, j := range js {
 			if j.Key != key {
-				if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state='pending', owner=NULL, lease_until=NULL, attempt=attempt-1 WHERE id=?`, j.ID); err != nil {
+				if _, err := tx.exec(ctx, `UPDATE jobs SET state='pending', owner=NULL, lease_until=NULL, attempt=attempt-1 WHERE id=?`, j.ID); err != nil {
 					return err
 				}
 			}
@@ -112,13 +114,19 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	finishJob(t, q, "dead", OutcomeDead, "boom")
-	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1})
 	// Output gives each successful attempt a row of its own, which purge
 	// must delete with its job.
-	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { j.SetOutput([]byte("ran")); return nil }), TypeConfig{})
-	stop := runPool(t, p)
-	eventually(t, "old jobs done", func() bool { s, _ := q.Stats(ctx); return s.Total[StateDone] == old })
-	stop()
+	claimed, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Claim: &store.Claim{Lease: time.Minute, N: old, Types: []string{"t"}}})
+	if err != nil || len(claimed.Claimed) != old {
+		t.Fatalf("claim: %d jobs, %v; want %d", len(claimed.Claimed), err, old)
+	}
+	var rs []store.Result
+	for _, j := range claimed.Claimed {
+		rs = append(rs, store.Result{Job: j, Worker: "p/w0", Outcome: OutcomeDone, Output: "ran", Started: clk.Now(), Finished: clk.Now()})
+	}
+	if _, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Results: rs}); err != nil {
+		t.Fatal(err)
+	}
 	clk.Advance(8 * 24 * time.Hour)
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "recent"})
 	finishJob(t, q, "recent", OutcomeDone, "")
@@ -227,7 +235,7 @@ func TestPurgeKeepsKeysUsed(t *testing.T) {
 			}
 			used("Advance", res[0])
 			for _, k := range keys {
-				if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
+				if _, err := jobByRef(ctx, q, k); !errors.Is(err, ErrNotFound) {
 					t.Errorf("job %s was enqueued again: %v", k, err)
 				}
 			}
@@ -331,7 +339,7 @@ func TestStatsLookupAndCancel(t *testing.T) {
 	if j := mustJob(t, q, "12345"); j.Type != "ping" {
 		t.Errorf("a numeric key that is no id: %s", j.Key)
 	}
-	if _, err := q.Job(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := jobByRef(ctx, q, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing job: %v", err)
 	}
 	if err := q.Cancel(ctx, a.ID); err != nil {
@@ -408,7 +416,7 @@ func TestFinishDoneInGroups(t *testing.T) {
 			}
 			rs := make([]result, n)
 			for i, j := range js {
-				rs[i] = result{job: j, worker: fmt.Sprint("P/w", i%3), outcome: OutcomeDone, started: clk.Now(), finished: clk.Now()}
+				rs[i] = result{Job: j, Worker: fmt.Sprint("P/w", i%3), Outcome: OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
 			}
 			var ok []bool
 			err = q.inTx(ctx, false, func(tx txn) (err error) {
@@ -419,7 +427,7 @@ func TestFinishDoneInGroups(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, j := range js {
-				got, err := q.Job(ctx, fmt.Sprint(j.ID))
+				got, err := jobByRef(ctx, q, fmt.Sprint(j.ID))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -431,16 +439,16 @@ func TestFinishDoneInGroups(t *testing.T) {
 					if ok[i] || got.State != StateRunning || got.Owner != "Q" {
 						t.Errorf("stolen job: fenced %t, %s by %q; want rejected, still running by Q", ok[i], got.State, got.Owner)
 					}
-					if len(as) != 1 || as[0].Outcome != OutcomeStale || as[0].Worker != rs[i].worker {
-						t.Errorf("stolen job: attempts %+v, want one stale attempt of %s", as, rs[i].worker)
+					if len(as) != 1 || as[0].Outcome != OutcomeStale || as[0].Worker != rs[i].Worker {
+						t.Errorf("stolen job: attempts %+v, want one stale attempt of %s", as, rs[i].Worker)
 					}
 					continue
 				}
 				if !ok[i] || got.State != StateDone || got.Owner != "" {
 					t.Errorf("job %d: fenced %t, %s, owner %q; want done with no lease holder", j.ID, ok[i], got.State, got.Owner)
 				}
-				if len(as) != 1 || as[0].Outcome != OutcomeDone || as[0].Worker != rs[i].worker || as[0].Number != 1 {
-					t.Errorf("job %d: attempts %+v, want attempt 1 done by %s", j.ID, as, rs[i].worker)
+				if len(as) != 1 || as[0].Outcome != OutcomeDone || as[0].Worker != rs[i].Worker || as[0].Number != 1 {
+					t.Errorf("job %d: attempts %+v, want attempt 1 done by %s", j.ID, as, rs[i].Worker)
 				}
 			}
 		})
