@@ -110,49 +110,6 @@ func TestAdvanceBatchCommitsWinnersOnly(t *testing.T) {
 	}
 }
 
-// TestAdvanceBatchIsAdvanceByAdvance: a batch of Advances too large for
-// one transaction, some invalid, gives each the result Advance would.
-func TestAdvanceBatchIsAdvanceByAdvance(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	i1 := t0.Add(time.Minute)
-	var advs []Advance
-	for i := range 30 { // 30 x 201 rows: two transactions
-		s := fmt.Sprintf("s%02d", i)
-		a := Advance{Schedule: s, To: i1}
-		for k := range 200 {
-			a.Jobs = append(a.Jobs, NewJob{Type: "t", Key: fmt.Sprintf("%s|%d|1", s, k), Schedule: s, ScheduledAt: i1})
-		}
-		advs = append(advs, a)
-	}
-	advs[3].To, advs[3].From = t0, i1                       // backwards
-	advs[20].Jobs = append(advs[20].Jobs, NewJob{Key: "x"}) // no type
-	res, err := q.AdvanceBatch(ctx, advs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cursors, _ := q.Cursors(ctx)
-	for i, r := range res {
-		s := advs[i].Schedule
-		if i == 3 || i == 20 {
-			if r.Err == nil || errors.Is(r.Err, ErrCursorMoved) {
-				t.Errorf("%s: invalid advance gave %v", s, r.Err)
-			}
-			if _, ok := cursors[s]; ok {
-				t.Errorf("%s: invalid advance created a cursor", s)
-			}
-			continue
-		}
-		if r.Err != nil || len(r.Jobs) != 200 || !r.Jobs[199].Inserted {
-			t.Errorf("%s: err %v, %d jobs", s, r.Err, len(r.Jobs))
-		}
-	}
-	if _, err := q.AdvanceBatch(ctx, []Advance{{Schedule: "a", To: t0}, {Schedule: "a", To: i1}}); err == nil {
-		t.Error("a batch with a schedule twice was accepted")
-	}
-}
-
 // TestAdvanceBatchFailedTransaction: a batch too large for one transaction
 // whose second transaction fails keeps the first one's Advances, and writes
 // nothing of the failed one's nor of those after it, each of which reports

@@ -24,67 +24,6 @@ func attemptsText(t *testing.T, q *Store, id int64) string {
 	return strings.Join(got, " ")
 }
 
-// TestCancelRequestSurvivesItsPool: a job whose pool is gone (its lease
-// expired) with a cancel requested ends cancelled when the lease is
-// reclaimed, and a retry committed after the request does not revive it.
-func TestCancelRequestSurvivesItsPool(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	t.Run("reclaim", func(t *testing.T) {
-		t.Parallel()
-		q, clk := newTestQueue(t)
-		id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
-		var claimed []*Job
-		err := q.inTx(ctx, false, func(tx txn) error {
-			var err error
-			claimed, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 1, types: `["t"]`})
-			return err
-		})
-		if err != nil || len(claimed) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(claimed))
-		}
-		if st, err := q.RequestCancel(ctx, id, "alice"); err != nil || st != StateRunning {
-			t.Fatalf("RequestCancel = %s, %v", st, err)
-		}
-		clk.Advance(2 * time.Minute)
-		if n, err := q.Reclaim(ctx); err != nil || n != 1 {
-			t.Fatalf("Reclaim = %d, %v; want 1", n, err)
-		}
-		if j := mustJob(t, q, "k"); j.State != StateCancelled || j.FinishedAt.IsZero() {
-			t.Errorf("reclaimed job: %s, finished %v; want cancelled", j.State, j.FinishedAt)
-		}
-	})
-	t.Run("retry after the request", func(t *testing.T) {
-		t.Parallel()
-		q, clk := newTestQueue(t)
-		id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
-		var claimed []*Job
-		err := q.inTx(ctx, false, func(tx txn) error {
-			var err error
-			claimed, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "p", lease: time.Minute, n: 1, types: `["t"]`})
-			return err
-		})
-		if err != nil || len(claimed) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(claimed))
-		}
-		if _, err := q.RequestCancel(ctx, id, "alice"); err != nil {
-			t.Fatal(err)
-		}
-		r := result{Job: claimed[0], Worker: "p/w0", Outcome: OutcomeRetry, Error: "failed on its own",
-			RetryAt: clk.Now().Add(time.Second), Started: clk.Now(), Finished: clk.Now()}
-		err = q.inTx(ctx, false, func(tx txn) error {
-			_, err := finish(ctx, tx, "p", []result{r})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j := mustJob(t, q, "k"); j.State != StateCancelled {
-			t.Errorf("job retried after a cancel request: %s, want cancelled", j.State)
-		}
-	})
-}
-
 // TestMigrationKeepsAttempts: a database of schema 1, with a job and its
 // attempts, opens at the current schema with both kept, and its attempts
 // table takes the cancelled outcome.

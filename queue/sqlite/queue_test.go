@@ -166,33 +166,6 @@ func TestInstantsAreStoredAsIntegers(t *testing.T) {
 	}
 }
 
-func TestEnqueueIsIdempotentOnKey(t *testing.T) {
-	t.Parallel()
-	// Unsynced single enqueues take a path of their own (insertOne).
-	for _, noSync := range []bool{false, true} {
-		t.Run(fmt.Sprintf("NoSyncEnqueue=%t", noSync), func(t *testing.T) {
-			t.Parallel()
-			q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: noSync})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer q.Close()
-			mustEnqueue(t, q, NewJob{Type: "t", Key: "before"})
-			first := mustEnqueue(t, q, NewJob{Type: "t", Key: "nightly|acme|2026-03-01T03:00:00Z"})
-			second := mustEnqueue(t, q, NewJob{Type: "other", Key: "nightly|acme|2026-03-01T03:00:00Z"})
-			if !first.Inserted || second.Inserted {
-				t.Errorf("Inserted = %v, %v; want true, false", first.Inserted, second.Inserted)
-			}
-			if second.ID != first.ID || first.ID == 0 {
-				t.Errorf("second enqueue returned id %d, want the existing %d", second.ID, first.ID)
-			}
-			if j := mustJob(t, q, first.Key); j.Type != "t" || j.ID != first.ID {
-				t.Errorf("job %d of type %q: the second enqueue changed the job", j.ID, j.Type)
-			}
-		})
-	}
-}
-
 // TestSingleEnqueuesKeepTheWALBounded enqueues, one by one and unsynced,
 // more jobs than the WAL holds before it is checkpointed: the WAL must have
 // been checkpointed on the way. (An INSERT ... RETURNING closed before its
@@ -216,165 +189,6 @@ func TestSingleEnqueuesKeepTheWALBounded(t *testing.T) {
 	}
 	if frames >= 10000 {
 		t.Errorf("the WAL holds %d frames after 4000 enqueues: nothing checkpointed it", frames)
-	}
-}
-
-func TestEnqueueBatchIsAllOrNothing(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	_, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "t", Key: "b", Payload: json.RawMessage(`{bad`)}})
-	if err == nil {
-		t.Fatal("batch with an invalid payload succeeded")
-	}
-	_, err = q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "", Key: "b"}})
-	if err == nil {
-		t.Fatal("batch with an empty type succeeded")
-	}
-	s, _ := q.Stats(ctx)
-	if s.Total[StatePending] != 0 {
-		t.Fatalf("%d jobs left by failed batches, want 0", s.Total[StatePending])
-	}
-	res, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "a"}, {Type: "t", Key: "b"}, {Type: "t", Key: "a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res[0].Inserted || !res[1].Inserted || res[2].Inserted || res[2].ID != res[0].ID {
-		t.Errorf("results = %+v", res)
-	}
-}
-
-func TestAdvanceMovesCursorWithRowsAtomically(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	i1 := t0.Add(time.Minute)
-	jobs := []NewJob{{Type: "t", Key: "s||1", Schedule: "s", ScheduledAt: i1, RunAt: i1}}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); err != nil {
-		t.Fatalf("create cursor: %v", err)
-	}
-	// A second creator loses.
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); !errors.Is(err, ErrCursorMoved) {
-		t.Fatalf("second create = %v, want ErrCursorMoved", err)
-	}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: jobs}); err != nil {
-		t.Fatal(err)
-	}
-	// A beat that read the old cursor writes nothing.
-	stale := []NewJob{{Type: "t", Key: "s||other", Schedule: "s", ScheduledAt: i1}}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: stale}); !errors.Is(err, ErrCursorMoved) {
-		t.Fatalf("stale advance = %v, want ErrCursorMoved", err)
-	}
-	if _, err := jobByRef(ctx, q, "s||other"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("stale advance inserted its job: %v", err)
-	}
-	// Backwards is refused.
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: t0}); err == nil {
-		t.Error("cursor moved backwards")
-	}
-	// A failing row rolls the cursor back too.
-	bad := []NewJob{{Type: "", Key: "x"}}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: i1.Add(time.Minute), Jobs: bad}); err == nil {
-		t.Error("advance with a bad job succeeded")
-	}
-	cs, err := q.Cursors(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cs["s"].At; !got.Equal(i1) {
-		t.Errorf("cursor = %v, want %v", got, i1)
-	}
-}
-
-func TestAdvanceSkipIfActiveRecordsOverlap(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	i1, i2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
-	mk := func(at time.Time, item string) NewJob {
-		return NewJob{Type: "t", Key: "s|" + item + "|" + at.Format(time.RFC3339), Schedule: "s", Item: item, ScheduledAt: at, SkipIfActive: true}
-	}
-	q.Advance(ctx, Advance{Schedule: "s", To: t0})
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Jobs: []NewJob{mk(i1, "a")}}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, To: i2, Jobs: []NewJob{mk(i2, "a"), mk(i2, "b")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res[0].Skipped || res[0].Inserted || res[1].Skipped || !res[1].Inserted {
-		t.Errorf("results = %+v, want a skipped (a still pending), b inserted", res)
-	}
-	skips, err := q.Skips(ctx, "s", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(skips) != 1 || skips[0].Item != "a" || skips[0].Reason != SkipOverlap || !skips[0].ScheduledAt.Equal(i2) {
-		t.Errorf("skips = %+v", skips)
-	}
-}
-
-func TestPauseIsDurable(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	if err := q.SetPaused(ctx, "s", true); err != nil {
-		t.Fatal(err)
-	}
-	cs, _ := q.Cursors(ctx)
-	if c := cs["s"]; !c.Paused || !c.At.Equal(t0) || !c.PausedAt.Equal(t0) {
-		t.Errorf("cursor = %+v, want paused at %v", c, t0)
-	}
-	q.SetPaused(ctx, "s", false)
-	cs, _ = q.Cursors(ctx)
-	if cs["s"].Paused {
-		t.Error("still paused after resume")
-	}
-}
-
-// TestAdvanceComparesThePause: the pause is part of the cursor's
-// compare-and-set. An Advance read before a pause commits nothing after it;
-// only a resuming Advance moves a paused cursor, and it resumes it.
-func TestAdvanceComparesThePause(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	i1 := t0.Add(time.Minute)
-	job := []NewJob{{Type: "t", Key: "s||1", Schedule: "s", ScheduledAt: i1, RunAt: i1}}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", To: t0}); err != nil {
-		t.Fatal(err)
-	}
-	read, _ := q.Cursors(ctx)
-	if err := q.SetPaused(ctx, "s", true); err != nil {
-		t.Fatal(err)
-	}
-	_, err := q.Advance(ctx, Advance{Schedule: "s", From: read["s"].At, Paused: read["s"].Paused, To: i1, Jobs: job})
-	if !errors.Is(err, ErrCursorMoved) {
-		t.Fatalf("Advance read before the pause = %v, want ErrCursorMoved", err)
-	}
-	if _, err := jobByRef(ctx, q, "s||1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("Advance read before the pause inserted its job: %v", err)
-	}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, To: i1, Resume: true}); err == nil {
-		t.Error("Resume without Paused accepted")
-	}
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: t0, Paused: true, Resume: true, To: i1, Jobs: job}); err != nil {
-		t.Fatalf("resuming Advance: %v", err)
-	}
-	cs, _ := q.Cursors(ctx)
-	if c := cs["s"]; c.Paused || !c.At.Equal(i1) || !c.PausedAt.IsZero() {
-		t.Errorf("cursor = %+v, want running at %v", c, i1)
-	}
-	mustJob(t, q, "s||1")
-	if _, err := q.Advance(ctx, Advance{Schedule: "s", From: i1, Paused: true, Resume: true, To: i1}); !errors.Is(err, ErrCursorMoved) {
-		t.Errorf("second resume = %v, want ErrCursorMoved", err)
-	}
-	// A schedule paused before it had a cursor is not created by a beat.
-	if err := q.SetPaused(ctx, "new", true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.Advance(ctx, Advance{Schedule: "new", To: t0}); !errors.Is(err, ErrCursorMoved) {
-		t.Errorf("creating a paused cursor = %v, want ErrCursorMoved", err)
 	}
 }
 
@@ -457,21 +271,6 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	}
 }
 
-func TestFakeClockIsUsedForTimestamps(t *testing.T) {
-	t.Parallel()
-	clk := clock.NewFake(t0)
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	clk.Advance(time.Hour)
-	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
-	if j := mustJob(t, q, "k"); !j.CreatedAt.Equal(t0.Add(time.Hour)) {
-		t.Errorf("CreatedAt = %v, want %v", j.CreatedAt, t0.Add(time.Hour))
-	}
-}
-
 func TestNextWakeAcrossPriorities(t *testing.T) {
 	t.Parallel()
 	q, _ := newTestQueue(t)
@@ -503,41 +302,33 @@ func TestNextWakeAcrossPriorities(t *testing.T) {
 	}
 }
 
-// TestEnqueueBatchLargeKeepsPerJobResults: a batch big enough for the
-// multi-row path reports, per job and in order, its id and whether it was
-// inserted, with keys repeated inside the batch and keys that existed.
-func TestEnqueueBatchLargeKeepsPerJobResults(t *testing.T) {
+// TestEnqueueIsIdempotentOnKeyOnBothSyncPaths: an enqueue under a known key
+// inserts nothing and returns the existing job, fsynced or not (unsynced
+// single enqueues take a path of their own, insertOne). The suite
+// (storetest) checks the same of the default path.
+func TestEnqueueIsIdempotentOnKeyOnBothSyncPaths(t *testing.T) {
 	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	old := mustEnqueue(t, q, NewJob{Type: "t", Key: "k150"})
-	var jobs []NewJob
-	for i := range 250 {
-		jobs = append(jobs, NewJob{Type: "t", Key: fmt.Sprint("k", i%220)})
-	}
-	res, err := q.EnqueueBatch(ctx, jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]int64{}
-	for i, r := range res {
-		key := jobs[i].Key
-		wantInserted := i < 220 && key != "k150"
-		if r.Key != key || r.Inserted != wantInserted {
-			t.Fatalf("result %d = %+v, want key %s inserted %v", i, r, key, wantInserted)
-		}
-		if prev, ok := ids[key]; ok && prev != r.ID {
-			t.Fatalf("key %s has ids %d and %d", key, prev, r.ID)
-		}
-		ids[key] = r.ID
-		if j := mustJob(t, q, key); j.ID != r.ID {
-			t.Fatalf("result %d: id %d, stored %d", i, r.ID, j.ID)
-		}
-	}
-	if ids["k150"] != old.ID {
-		t.Errorf("existing key got id %d, want %d", ids["k150"], old.ID)
-	}
-	if s, _ := q.Stats(ctx); s.Total[StatePending] != 220 {
-		t.Errorf("%d jobs stored, want 220", s.Total[StatePending])
+	// Unsynced single enqueues take a path of their own (insertOne).
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoSyncEnqueue=%t", noSync), func(t *testing.T) {
+			t.Parallel()
+			q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: noSync})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			mustEnqueue(t, q, NewJob{Type: "t", Key: "before"})
+			first := mustEnqueue(t, q, NewJob{Type: "t", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+			second := mustEnqueue(t, q, NewJob{Type: "other", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+			if !first.Inserted || second.Inserted {
+				t.Errorf("Inserted = %v, %v; want true, false", first.Inserted, second.Inserted)
+			}
+			if second.ID != first.ID || first.ID == 0 {
+				t.Errorf("second enqueue returned id %d, want the existing %d", second.ID, first.ID)
+			}
+			if j := mustJob(t, q, first.Key); j.Type != "t" || j.ID != first.ID {
+				t.Errorf("job %d of type %q: the second enqueue changed the job", j.ID, j.Type)
+			}
+		})
 	}
 }
