@@ -59,6 +59,11 @@ var tests = []struct {
 	{"FinishDoneInGroups", testFinishDoneInGroups},
 	{"CancelRequestSurvivesItsPool", testCancelRequestSurvivesItsPool},
 	{"SaveConfigLastConfig", testSaveConfigLastConfig},
+	{"HeartbeatExtendsTheOwnersLeases", testHeartbeatExtendsTheOwnersLeases},
+	{"PresenceDaemonsHandlers", testPresenceDaemonsHandlers},
+	{"CancelRequestsReachTheOwner", testCancelRequestsReachTheOwner},
+	{"NextWake", testNextWake},
+	{"PurgedKeysStayUsed", testPurgedKeysStayUsed},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
