@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -81,3 +82,22 @@ VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	keyIndexSQL   = `CREATE UNIQUE INDEX jobs_key ON jobs (key)`
 	readyIndexSQL = `CREATE INDEX jobs_ready ON jobs (priority DESC, run_at, id) WHERE state = 'pending'`
 )
+
+// BenchmarkTypesJSON is the cost, per trip or wake of a pool, of the JSON
+// array of its types: encoded each time, and through typesCache.
+func BenchmarkTypesJSON(b *testing.B) {
+	types := []string{"backup", "cleanup", "http-check", "nightly-report", "sync"}
+	b.Run("marshal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(types); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cache", func(b *testing.B) {
+		var c typesCache
+		for b.Loop() {
+			c.json(types)
+		}
+	})
+}
