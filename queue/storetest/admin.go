@@ -166,3 +166,23 @@ func testSaveConfigLastConfig(t *testing.T, su *suite) {
 		t.Errorf("LastConfig = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// testLastRuns: LastRuns returns, per schedule, the job of its latest
+// instant; jobs of no schedule are not among them.
+func testLastRuns(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	for i, at := range []time.Time{t0, t0.Add(time.Hour), t0.Add(-time.Hour)} {
+		mustEnqueue(t, q, store.NewJob{Type: "t", Key: fmt.Sprint("n", i), Schedule: "nightly", ScheduledAt: at})
+	}
+	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "h", Schedule: "hourly", ScheduledAt: t0})
+	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "one-off"})
+	last, err := q.LastRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(last) != 2 || last["nightly"].Key != "n1" || last["hourly"].Key != "h" {
+		t.Errorf("LastRuns = %v", last)
+	}
+}

@@ -186,3 +186,105 @@ func testAdvanceBatchIsAdvanceByAdvance(t *testing.T, su *suite) {
 		t.Error("a batch with a schedule twice was accepted")
 	}
 }
+
+// testAdvanceBatchCommitsWinnersOnly: in one batch, schedules whose
+// cursor moved (another beat won), that were paused since they were read,
+// or whose cursor another beat created first, write nothing, while the
+// others, before and after them and in the same statements, commit their
+// jobs, skips and cursors.
+func testAdvanceBatchCommitsWinnersOnly(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	i1, i2 := t0.Add(time.Minute), t0.Add(2*time.Minute)
+	const n = 250 // more than one moveCursorsSQL statement
+	name := func(i int) string { return fmt.Sprintf("s%03d", i) }
+	for i := range n {
+		if _, err := q.Advance(ctx, store.Advance{Schedule: name(i), To: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.Advance(ctx, store.Advance{Schedule: "taken", To: t0}); err != nil {
+		t.Fatal(err)
+	}
+	const moved, paused = 7, 130
+	if _, err := q.Advance(ctx, store.Advance{Schedule: name(moved), From: t0, To: i1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetPaused(ctx, name(paused), true); err != nil {
+		t.Fatal(err)
+	}
+	jobs := func(s string, at time.Time) []store.NewJob {
+		return []store.NewJob{
+			{Type: "t", Key: s + "|a|" + at.Format(time.RFC3339), Schedule: s, Item: "a", ScheduledAt: at},
+			{Type: "t", Key: s + "|b|" + at.Format(time.RFC3339), Schedule: s, Item: "b", ScheduledAt: at},
+		}
+	}
+	var advs []store.Advance
+	for i := range n {
+		s := name(i)
+		advs = append(advs, store.Advance{Schedule: s, From: t0, To: i2, Jobs: jobs(s, i2),
+			Skips: []store.Skip{{Schedule: s, ScheduledAt: i1, Reason: store.SkipMisfire}}})
+	}
+	advs = append(advs,
+		store.Advance{Schedule: "fresh", To: i2, Jobs: jobs("fresh", i2)},
+		store.Advance{Schedule: "taken", To: i2, Jobs: jobs("taken", i2)})
+	res, err := q.AdvanceBatch(ctx, advs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(advs) {
+		t.Fatalf("%d results for %d advances", len(res), len(advs))
+	}
+	lost := map[string]bool{name(moved): true, name(paused): true, "taken": true}
+	cursors, err := q.Cursors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range advs {
+		r := res[i]
+		if lost[a.Schedule] {
+			if !errors.Is(r.Err, store.ErrCursorMoved) || r.Jobs != nil {
+				t.Errorf("%s: result %+v, want store.ErrCursorMoved and no jobs", a.Schedule, r)
+			}
+			for _, j := range a.Jobs {
+				if _, err := jobByRef(ctx, q, j.Key); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("%s lost its compare-and-set but its job %s landed (%v)", a.Schedule, j.Key, err)
+				}
+			}
+			if got := cursors[a.Schedule].At; got.Equal(i2) {
+				t.Errorf("%s lost its compare-and-set but its cursor moved to %v", a.Schedule, got)
+			}
+			if skips, _ := q.Skips(ctx, a.Schedule, 10); len(skips) != 0 {
+				t.Errorf("%s lost its compare-and-set but its skips landed: %+v", a.Schedule, skips)
+			}
+			continue
+		}
+		if r.Err != nil || len(r.Jobs) != len(a.Jobs) {
+			t.Errorf("%s: result %+v, want committed", a.Schedule, r)
+			continue
+		}
+		for k, j := range a.Jobs {
+			if !r.Jobs[k].Inserted || r.Jobs[k].Key != j.Key {
+				t.Errorf("%s: job result %+v, want %s inserted", a.Schedule, r.Jobs[k], j.Key)
+			}
+			if got := mustJob(t, q, j.Key).ID; got != r.Jobs[k].ID {
+				t.Errorf("%s: job %s has id %d, result says %d", a.Schedule, j.Key, got, r.Jobs[k].ID)
+			}
+		}
+		if got := cursors[a.Schedule].At; !got.Equal(i2) {
+			t.Errorf("%s: cursor %v, want %v", a.Schedule, got, i2)
+		}
+		if len(a.Skips) > 0 {
+			if skips, _ := q.Skips(ctx, a.Schedule, 10); len(skips) != 1 {
+				t.Errorf("%s: skips %+v, want one", a.Schedule, skips)
+			}
+		}
+	}
+	if c := cursors[name(moved)]; !c.At.Equal(i1) {
+		t.Errorf("cursor moved by the other beat = %v, want %v", c.At, i1)
+	}
+	if c := cursors[name(paused)]; !c.Paused || !c.At.Equal(t0) {
+		t.Errorf("paused cursor = %+v, want paused at %v", c, t0)
+	}
+}

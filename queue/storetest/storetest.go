@@ -64,6 +64,8 @@ var tests = []struct {
 	{"CancelRequestsReachTheOwner", testCancelRequestsReachTheOwner},
 	{"NextWake", testNextWake},
 	{"PurgedKeysStayUsed", testPurgedKeysStayUsed},
+	{"AdvanceBatchCommitsWinnersOnly", testAdvanceBatchCommitsWinnersOnly},
+	{"LastRuns", testLastRuns},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
