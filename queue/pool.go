@@ -72,7 +72,7 @@ type PoolConfig struct {
 	// Process describes the program the pool runs in, in its row of the
 	// pools table (see Queue.Daemons).
 	Process Process
-	Clock   clock.Clock  // Default: the Queue's clock.
+	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
 	Logger  *slog.Logger // Default: the Queue's logger.
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
