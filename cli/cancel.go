@@ -58,7 +58,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 		return fmt.Errorf("job %d (%s): cancel requested, stopped waiting for its daemon to stop it: %w", j.ID, j.Key, err)
 	}
 	for {
-		now, err := q.Job(ctx, strconv.FormatInt(j.ID, 10))
+		now, err := q.Job(ctx, j.ID)
 		if err != nil {
 			return stopped(err)
 		}

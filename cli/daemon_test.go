@@ -100,7 +100,7 @@ task = "block"
 		t.Fatal(err)
 	}
 	defer q.Close()
-	j, err := q.Job(context.Background(), "1")
+	j, err := q.Job(context.Background(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

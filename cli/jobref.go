@@ -28,16 +28,28 @@ func checkJobRef(flag, ref string) error {
 // instant is written in the schedule's zone is also tried as the stored UTC
 // key (see canonicalKey). An unknown job is a one-line error.
 func (a *app) findJob(ctx context.Context, q *queue.Queue, ref string) (*queue.Job, error) {
-	j, err := q.Job(ctx, ref)
+	j, err := jobByRef(ctx, q, ref)
 	if errors.Is(err, queue.ErrNotFound) {
 		if key, ok := a.canonicalKey(ref); ok && key != ref {
-			j, err = q.Job(ctx, key)
+			j, err = q.JobByKey(ctx, key)
 		}
 	}
 	if errors.Is(err, queue.ErrNotFound) {
 		return nil, &noJobError{ref: ref, db: a.dbPath}
 	}
 	return j, err
+}
+
+// jobByRef looks a job up by id when ref is a number and a job has that
+// id, else by key.
+func jobByRef(ctx context.Context, q *queue.Queue, ref string) (*queue.Job, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		j, err := q.Job(ctx, id)
+		if !errors.Is(err, queue.ErrNotFound) {
+			return j, err
+		}
+	}
+	return q.JobByKey(ctx, ref)
 }
 
 // noJobError is a job reference that names no job in the database.

@@ -116,7 +116,7 @@ func (a *app) storeRunningConfig(ctx context.Context, q *queue.Queue) error {
 		return fmt.Errorf("store running config: %w", err)
 	}
 	if _, err := q.SaveConfig(ctx, path, a.cfgData); err != nil {
-		return fmt.Errorf("database %s: %w", q.Path(), err)
+		return fmt.Errorf("database %s: %w", q.Name(), err)
 	}
 	return nil
 }

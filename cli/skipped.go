@@ -35,7 +35,7 @@ func (a *app) zone(name string) *time.Location {
 
 func (a *app) viewSkip(s queue.Skip) skipView {
 	return skipView{Schedule: s.Schedule, Item: s.Item, Instant: rfc3339(s.ScheduledAt, a.zone(s.Schedule)),
-		Reason: s.Reason, RecordedAt: rfc3339(s.RecordedAt, time.UTC)}
+		Reason: string(s.Reason), RecordedAt: rfc3339(s.RecordedAt, time.UTC)}
 }
 
 // listSkipped is -skipped [NAME].
@@ -114,12 +114,12 @@ func (a *app) printSkippedJob(key string, s queue.Skip) error {
 		what = "item " + v.Item
 	}
 	fmt.Fprintf(a.stdout, "no job has key %s: instant %s of schedule %s (%s) was skipped: %s (recorded %s)\n",
-		key, v.Instant, v.Schedule, what, skipReasonText(v.Reason), v.RecordedAt)
+		key, v.Instant, v.Schedule, what, skipReasonText(queue.SkipReason(v.Reason)), v.RecordedAt)
 	return nil
 }
 
 // skipReasonText explains a skip reason in a few words.
-func skipReasonText(reason string) string {
+func skipReasonText(reason queue.SkipReason) string {
 	switch reason {
 	case queue.SkipMisfire:
 		return "misfire, missed while no daemon ran and dropped by catch_up"
@@ -130,7 +130,7 @@ func skipReasonText(reason string) string {
 	case queue.SkipDST:
 		return "dst, a wall time repeated by a daylight-saving change"
 	}
-	return reason
+	return string(reason)
 }
 
 // printResumed prints what -resume did.

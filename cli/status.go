@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -54,7 +53,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 		if ss.LastJobID != nil {
 			// The instant as stored, to the millisecond: LastRun is printed
 			// to the second.
-			j, err := q.Job(ctx, strconv.FormatInt(*ss.LastJobID, 10))
+			j, err := q.Job(ctx, *ss.LastJobID)
 			if err != nil {
 				return err
 			}
@@ -78,7 +77,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 		}
 		ss.SkipsLastDay = sum.Count
 		if sum.Last != nil {
-			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: sum.Last.Reason}
+			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: string(sum.Last.Reason)}
 		}
 	}
 	return nil
@@ -110,7 +109,7 @@ func worstState(m map[queue.State]int) queue.State {
 // jobs of one -trigger have consecutive ids, the newest LastManualJobID,
 // and keys that end alike ("|manual|KEY").
 func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
-	j, err := q.Job(ctx, strconv.FormatInt(*ss.LastManualJobID, 10))
+	j, err := q.Job(ctx, *ss.LastManualJobID)
 	if err != nil {
 		return err
 	}

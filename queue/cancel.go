@@ -2,13 +2,10 @@ package queue
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
-	"time"
+
+	"scheduler/queue/store"
 )
 
 // CancelledError is the cause (context.Cause) of the context of an attempt
@@ -21,90 +18,6 @@ type CancelledError struct {
 
 func (e *CancelledError) Error() string { return "cancelled by " + e.By }
 func (e *CancelledError) Unwrap() error { return context.Canceled }
-
-const cancelStateSQL = `SELECT state FROM jobs WHERE id = ?`
-
-const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1, cancel_requested_at = ?1, cancelled_by = ?2,
-	last_error = 'cancelled by ' || ?2
-WHERE id = ?3 AND state = 'pending'`
-
-// cancelRunningSQL records the request on a running job; a second request
-// keeps the first one's time and author.
-const cancelRunningSQL = `UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, ?1), cancelled_by = coalesce(cancelled_by, ?2)
-WHERE id = ?3 AND state = 'running'`
-
-// RequestCancel cancels job id on behalf of by (a person or program, for
-// the record) and returns the state the job was in. A pending job is
-// cancelled at once. A running job is marked: the pool holding its lease,
-// in any process, notices within its WatchInterval, cancels the attempt's
-// context with a *CancelledError and records the job cancelled; if that
-// pool is gone, the job ends cancelled when its lease is reclaimed. A
-// running job may still end done (or dead) if it finishes before its pool
-// notices. A job already done, dead or cancelled is left as it is. The
-// error wraps ErrNotFound when no job has that id. The commit is fsynced.
-func (q *Queue) RequestCancel(ctx context.Context, id int64, by string) (State, error) {
-	var st State
-	err := q.inTx(ctx, true, func(tx txn) error {
-		if err := tx.QueryRowContext(ctx, cancelStateSQL, id).Scan(&st); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return ErrNotFound
-			}
-			return err
-		}
-		now := ms(q.clock.Now())
-		switch st {
-		case StatePending:
-			_, err := tx.ExecContext(ctx, cancelPendingSQL, now, by, id)
-			return err
-		case StateRunning:
-			_, err := tx.ExecContext(ctx, cancelRunningSQL, now, by, id)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("cancel job %d: %w", id, err)
-	}
-	return st, nil
-}
-
-// cancelRequestsSQL finds the cancel requests on the jobs a pool runs,
-// through jobs_cancel_requested.
-const cancelRequestsSQL = `SELECT id, attempt, cancelled_by FROM jobs
-WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`
-
-// finishCancelledSQL records an attempt stopped by a cancel, fenced like
-// the other outcome statements.
-const finishCancelledSQL = `UPDATE jobs SET state = 'cancelled', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ?
-WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
-
-// settleCancelledSQL ends cancelled the jobs that a retry or a release at
-// shutdown made pending although their cancel had been requested, before
-// their pool noticed it: a cancelled job never runs again.
-const settleCancelledSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1
-WHERE id IN (SELECT value FROM json_each(?2)) AND state = 'pending' AND cancel_requested_at IS NOT NULL`
-
-// settleCancelled applies settleCancelledSQL to the jobs of rs that went
-// back to pending (ok[i]: the fence held).
-func settleCancelled(ctx context.Context, tx txn, rs []result, ok []bool, now time.Time) error {
-	var ids []int64
-	for i, r := range rs {
-		if ok[i] && (r.outcome == OutcomeRetry || r.outcome == OutcomeReleased) {
-			ids = append(ids, r.job.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	arg, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, settleCancelledSQL, ms(now), string(arg)); err != nil {
-		return fmt.Errorf("settle cancelled jobs: %w", err)
-	}
-	return nil
-}
 
 // stops holds the contexts of a pool's running attempts, so that a cancel
 // request reaches them. It is safe for concurrent use: workers start and end
@@ -148,29 +61,22 @@ func (s *stops) end(j *Job) {
 	}
 }
 
-// cancelRequest is a cancel request on one attempt.
-type cancelRequest struct {
-	id      int64
-	attempt int
-	by      string
-}
-
 // deliver cancels the running attempts that reqs name and keeps the others
 // for when they start. It returns the requests that cancelled an attempt.
-func (s *stops) deliver(reqs []cancelRequest) []cancelRequest {
+func (s *stops) deliver(reqs []store.CancelRequest) []store.CancelRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var delivered []cancelRequest
+	var delivered []store.CancelRequest
 	early := map[int64]*CancelledError{}
 	for _, r := range reqs {
-		e := &CancelledError{By: r.by}
-		if a, ok := s.running[r.id]; ok && a.attempt == r.attempt {
+		e := &CancelledError{By: r.By}
+		if a, ok := s.running[r.ID]; ok && a.attempt == r.Attempt {
 			a.cancel(e)
-			delete(s.running, r.id)
+			delete(s.running, r.ID)
 			delivered = append(delivered, r)
 			continue
 		}
-		early[r.id] = e
+		early[r.ID] = e
 	}
 	s.early = early
 	return delivered
@@ -184,7 +90,7 @@ func (l *loop) stopCancelled(ctx context.Context) {
 	if l.inflight == 0 {
 		return
 	}
-	reqs, err := p.cancelRequests(ctx)
+	reqs, err := p.q.CancelRequests(ctx, p.cfg.Owner)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.WarnContext(ctx, "look for cancel requests", "err", err)
@@ -192,27 +98,8 @@ func (l *loop) stopCancelled(ctx context.Context) {
 		return
 	}
 	for _, r := range p.stops.deliver(reqs) {
-		p.log.InfoContext(ctx, "job cancel requested, stopping it", "job_id", r.id, "attempt", r.attempt, "by", r.by)
+		p.log.InfoContext(ctx, "job cancel requested, stopping it", "job_id", r.ID, "attempt", r.Attempt, "by", r.By)
 	}
-}
-
-func (p *Pool) cancelRequests(ctx context.Context) ([]cancelRequest, error) {
-	rows, err := p.q.r.QueryContext(ctx, cancelRequestsSQL, p.cfg.Owner)
-	if err != nil {
-		return nil, fmt.Errorf("cancel requests: %w", err)
-	}
-	defer rows.Close()
-	var out []cancelRequest
-	for rows.Next() {
-		var r cancelRequest
-		var by sql.NullString
-		if err := rows.Scan(&r.id, &r.attempt, &by); err != nil {
-			return nil, fmt.Errorf("cancel requests: %w", err)
-		}
-		r.by = by.String
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // cancelledText is the error recorded for an attempt stopped by e: the

@@ -2,13 +2,14 @@ package queue
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 // attemptsText renders a job's attempts as "1:cancelled ...".
@@ -82,67 +83,6 @@ func TestCancelRunningJobFromAnotherProcess(t *testing.T) {
 	}
 }
 
-// TestCancelRequestSurvivesItsPool: a job whose pool is gone (its lease
-// expired) with a cancel requested ends cancelled when the lease is
-// reclaimed, and a retry committed after the request does not revive it.
-func TestCancelRequestSurvivesItsPool(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	t.Run("reclaim", func(t *testing.T) {
-		t.Parallel()
-		q, clk := newTestQueue(t)
-		id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
-		var claimed []*Job
-		err := q.inTx(ctx, false, func(tx txn) error {
-			var err error
-			claimed, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "gone", lease: time.Minute, n: 1, types: `["t"]`})
-			return err
-		})
-		if err != nil || len(claimed) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(claimed))
-		}
-		if st, err := q.RequestCancel(ctx, id, "alice"); err != nil || st != StateRunning {
-			t.Fatalf("RequestCancel = %s, %v", st, err)
-		}
-		clk.Advance(2 * time.Minute)
-		if n, err := q.Reclaim(ctx); err != nil || n != 1 {
-			t.Fatalf("Reclaim = %d, %v; want 1", n, err)
-		}
-		if j := mustJob(t, q, "k"); j.State != StateCancelled || j.FinishedAt.IsZero() {
-			t.Errorf("reclaimed job: %s, finished %v; want cancelled", j.State, j.FinishedAt)
-		}
-	})
-	t.Run("retry after the request", func(t *testing.T) {
-		t.Parallel()
-		q, clk := newTestQueue(t)
-		id := mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
-		var claimed []*Job
-		err := q.inTx(ctx, false, func(tx txn) error {
-			var err error
-			claimed, _, err = claim(ctx, tx, clk.Now(), claimRequest{owner: "p", lease: time.Minute, n: 1, types: `["t"]`})
-			return err
-		})
-		if err != nil || len(claimed) != 1 {
-			t.Fatalf("claim: %v, %d jobs", err, len(claimed))
-		}
-		if _, err := q.RequestCancel(ctx, id, "alice"); err != nil {
-			t.Fatal(err)
-		}
-		r := result{job: claimed[0], worker: "p/w0", outcome: OutcomeRetry, errText: "failed on its own",
-			retryAt: clk.Now().Add(time.Second), started: clk.Now(), finished: clk.Now()}
-		err = q.inTx(ctx, false, func(tx txn) error {
-			_, err := finish(ctx, tx, "p", []result{r})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j := mustJob(t, q, "k"); j.State != StateCancelled {
-			t.Errorf("job retried after a cancel request: %s, want cancelled", j.State)
-		}
-	})
-}
-
 // TestCancelBeforeStartRunsNothing: a job claimed ahead of a free worker
 // (prefetched) whose cancel arrives before it starts ends cancelled without
 // its handler running.
@@ -150,7 +90,7 @@ func TestCancelBeforeStartRunsNothing(t *testing.T) {
 	t.Parallel()
 	var s stops
 	j := &Job{ID: 7, Attempt: 1}
-	s.deliver([]cancelRequest{{id: 7, attempt: 1, by: "alice"}})
+	s.deliver([]store.CancelRequest{{ID: 7, Attempt: 1, By: "alice"}})
 	cancelled := false
 	e := s.start(j, func(error) { cancelled = true })
 	if e == nil || e.By != "alice" || cancelled {
@@ -158,52 +98,9 @@ func TestCancelBeforeStartRunsNothing(t *testing.T) {
 	}
 	// A request for a job that is no longer running is dropped at the next
 	// delivery.
-	s.deliver([]cancelRequest{{id: 8, attempt: 1, by: "bob"}})
+	s.deliver([]store.CancelRequest{{ID: 8, Attempt: 1, By: "bob"}})
 	s.deliver(nil)
 	if e := s.start(&Job{ID: 8, Attempt: 1}, func(error) {}); e != nil {
 		t.Errorf("stale request kept: %v", e)
-	}
-}
-
-// TestMigrationKeepsAttempts: a database of schema 1, with a job and its
-// attempts, opens at the current schema with both kept, and its attempts
-// table takes the cancelled outcome.
-func TestMigrationKeepsAttempts(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "q.db")
-	schema1, err := migrationFS.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", dsn(path, time.Second, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range []string{string(schema1), "PRAGMA user_version = 1",
-		`INSERT INTO jobs (id, key, type, state, max_attempts, run_at, created_at) VALUES (1, 'k', 't', 'pending', 3, 0, 0)`,
-		`INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error) VALUES (1, 1, 'w', 0, 1, 'retry', 'boom')`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	db.Close()
-	q, err := Open(ctx, path, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	if got := attemptsText(t, q, 1); got != "1:retry" {
-		t.Errorf("attempts after migration = %s, want 1:retry", got)
-	}
-	if _, err := q.w.ExecContext(ctx, `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome) VALUES (1, 2, 'w', 0, 1, 'cancelled')`); err != nil {
-		t.Errorf("a cancelled attempt after migration: %v", err)
-	}
-	if st, err := q.RequestCancel(ctx, 1, "alice"); err != nil || st != StatePending {
-		t.Errorf("RequestCancel after migration = %s, %v", st, err)
-	}
-	if j := mustJob(t, q, "k"); j.State != StateCancelled || j.LastError != "cancelled by alice" {
-		t.Errorf("job: %s %q, want cancelled by alice", j.State, j.LastError)
 	}
 }

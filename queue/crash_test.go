@@ -170,12 +170,13 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 		t.Fatalf("reopen after kill: %v", err)
 	}
 	defer q.Close()
+	db := rawDB(t, q)
 	var integrity string
-	if err := q.r.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&integrity); err != nil || integrity != "ok" {
 		t.Fatalf("integrity_check = %q, %v", integrity, err)
 	}
 	keys := map[string]int{}
-	rows, err := q.r.Query("SELECT key FROM jobs")
+	rows, err := db.Query("SELECT key FROM jobs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,15 +198,20 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 			ran[k] = true
 		}
 	}
-	done, err := q.jobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE state = 'done'`)
+	done, err := db.Query(`SELECT key FROM jobs WHERE state = 'done'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, j := range done {
-		if !ran[j.Key] {
-			t.Fatalf("job %s is done but never ran", j.Key)
+	for done.Next() {
+		var k string
+		if err := done.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		if !ran[k] {
+			t.Fatalf("job %s is done but never ran", k)
 		}
 	}
+	done.Close()
 	if _, err := q.Reclaim(ctx); err != nil {
 		t.Fatal(err)
 	}

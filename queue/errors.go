@@ -2,21 +2,27 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"scheduler/queue/store"
 )
 
-// ErrNotFound is returned when a job, schedule or key does not exist.
-var ErrNotFound = errors.New("not found")
-
-// ErrCursorMoved is returned by Advance when the schedule's cursor is no
-// longer where the caller read it: another beat advanced it first.
-var ErrCursorMoved = errors.New("schedule cursor moved")
-
-// ErrSchemaTooNew is returned by Open for a database written by a newer
-// version of this program.
-var ErrSchemaTooNew = errors.New("database schema is newer than this program")
+// The contract's errors (see package store), under the names callers of the
+// queue use.
+var (
+	// ErrNotFound is returned when a job, schedule or key does not exist.
+	ErrNotFound = store.ErrNotFound
+	// ErrCursorMoved is returned by Advance when the schedule's cursor is
+	// no longer where the caller read it: another beat advanced it first.
+	ErrCursorMoved = store.ErrCursorMoved
+	// ErrSchemaTooNew is returned by Open for a database written by a
+	// newer version of this program.
+	ErrSchemaTooNew = store.ErrSchemaTooNew
+	// ErrUnsupported is returned by an operation that the storage engine
+	// does not offer.
+	ErrUnsupported = store.ErrUnsupported
+)
 
 // Permanent marks err as unfixable by retrying: the job is dead at once.
 func Permanent(err error) error { return &PermanentError{Err: err} }

@@ -41,7 +41,7 @@ func Example() {
 
 	stop()
 	<-done
-	j, _ := q.Job(ctx, "greet|2026-03-01")
+	j, _ := q.JobByKey(ctx, "greet|2026-03-01")
 	fmt.Println("state:", j.State, "attempts:", j.Attempt)
 	// Output:
 	// ran with {"name":"acme"}

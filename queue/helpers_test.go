@@ -2,7 +2,9 @@ package queue
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -19,8 +21,15 @@ const failAfter = 3 * time.Minute
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake clock.
 func newTestQueue(t testing.TB) (*Queue, *clock.Fake) {
 	t.Helper()
+	return newTestQueueConfig(t, Config{})
+}
+
+// newTestQueueConfig is newTestQueue with cfg, whose clock it sets.
+func newTestQueueConfig(t testing.TB, cfg Config) (*Queue, *clock.Fake) {
+	t.Helper()
 	clk := clock.NewFake(t0)
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
+	cfg.Clock = clk
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -89,20 +98,27 @@ func mustEnqueue(t testing.TB, q *Queue, j NewJob) Enqueued {
 
 func mustJob(t testing.TB, q *Queue, ref string) *Job {
 	t.Helper()
-	j, err := q.Job(context.Background(), ref)
+	ctx := context.Background()
+	j, err := q.JobByKey(ctx, ref)
+	if id, perr := strconv.ParseInt(ref, 10, 64); perr == nil {
+		if byID, ierr := q.Job(ctx, id); ierr == nil {
+			j, err = byID, nil
+		}
+	}
 	if err != nil {
 		t.Fatalf("Job(%s): %v", ref, err)
 	}
 	return j
 }
 
-// jobTypes returns the types of q's jobs as a JSON array, for a claim that
-// takes jobs of every type.
-func jobTypes(t testing.TB, q *Queue) string {
+// rawDB opens q's SQLite file on a connection of the test's own, for the
+// set-ups and checks that the Store does not offer.
+func rawDB(t testing.TB, q *Queue) *sql.DB {
 	t.Helper()
-	var types string
-	if err := q.r.QueryRow("SELECT json_group_array(DISTINCT type) FROM jobs").Scan(&types); err != nil {
+	db, err := sql.Open("sqlite", "file:"+q.Name()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return types
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -1,137 +1,92 @@
 package queue
 
-import (
-	"encoding/json"
-	"time"
+import "scheduler/queue/store"
+
+// The job vocabulary is the storage contract's (package store): the names
+// below are the ones callers of the queue use.
+type (
+	// State is a job's place in its life cycle.
+	State = store.State
+	// NewJob describes a job to enqueue. Only Type is required.
+	NewJob = store.NewJob
+	// Job is a stored job.
+	Job = store.Job
+	// Attempt is one recorded run of a job.
+	Attempt = store.Attempt
+	// Outcome is how an attempt ended.
+	Outcome = store.Outcome
+	// SkipReason says why an instant of a schedule produced no job.
+	SkipReason = store.SkipReason
+	// Skip records an instant that was deliberately not run.
+	Skip = store.Skip
+	// Enqueued tells what an enqueue did with one NewJob.
+	Enqueued = store.Enqueued
+	// Advance is one step of a schedule (see Store.Advance).
+	Advance = store.Advance
+	// AdvanceResult is what AdvanceBatch did with one Advance.
+	AdvanceResult = store.AdvanceResult
+	// Cursor is a schedule's durable position.
+	Cursor = store.Cursor
+	// Stats is a snapshot of the queue for operators.
+	Stats = store.Stats
+	// Filter selects the jobs List returns.
+	Filter = store.Filter
+	// InstantOutcome is how the jobs of one instant or manual run stand.
+	InstantOutcome = store.InstantOutcome
+	// SkipSummary is a schedule's recent skips.
+	SkipSummary = store.SkipSummary
+	// Daemon is a pool's row as an operator sees it.
+	Daemon = store.Daemon
+	// Waiting is a job type with ready jobs that no running pool can run.
+	Waiting = store.Waiting
+	// Handlers is what the running pools on a queue can run.
+	Handlers = store.Handlers
+	// StoredConfig is a configuration file as a daemon loaded it.
+	StoredConfig = store.StoredConfig
+	// MaintenanceReport counts what Maintain did.
+	MaintenanceReport = store.MaintenanceReport
+	// Process describes the program a Pool runs in. Zero values in a
+	// PoolConfig select the process's own pid and host, and "dev".
+	Process = store.Process
 )
 
-// State is a job's place in its life cycle.
-type State string
-
-// The states of a job. A job moves pending -> running -> done, or back to
-// pending for a retry, or to dead when it must not run again without a person.
+// The states of a job.
 const (
-	StatePending   State = "pending"
-	StateRunning   State = "running"
-	StateDone      State = "done"
-	StateDead      State = "dead"
-	StateCancelled State = "cancelled"
+	StatePending   = store.StatePending
+	StateRunning   = store.StateRunning
+	StateDone      = store.StateDone
+	StateDead      = store.StateDead
+	StateCancelled = store.StateCancelled
 )
-
-// DefaultMaxAttempts is the attempt limit of a job enqueued without one.
-const DefaultMaxAttempts = 5
-
-// NewJob describes a job to enqueue. Only Type is required.
-type NewJob struct {
-	// Key is the job's dedup key: at most one job with a given key ever
-	// exists. Empty means a fresh random key.
-	Key string
-	// Type selects the handler that runs the job.
-	Type string
-	// Payload is the job's JSON input. Empty means {}.
-	Payload json.RawMessage
-	// Priority orders ready jobs: higher runs first. Default 0.
-	Priority int
-	// RunAt is the earliest start. Zero means now.
-	RunAt time.Time
-	// MaxAttempts limits how often the job runs. Zero means DefaultMaxAttempts.
-	MaxAttempts int
-	// Schedule names the recurring schedule the job came from; empty for
-	// one-off jobs. The queue treats it as an opaque label.
-	Schedule string
-	// Item names the fan-out item within Schedule ("" when there is none).
-	Item string
-	// ScheduledAt is the instant the job stands for; zero when none.
-	ScheduledAt time.Time
-	// SkipIfActive, with Schedule set, makes the enqueue record a skip with
-	// reason SkipOverlap instead of inserting when a pending or running job of
-	// the same Schedule and Item exists.
-	SkipIfActive bool
-}
-
-// Job is a stored job.
-type Job struct {
-	ID          int64
-	Key         string
-	Type        string
-	Payload     json.RawMessage
-	State       State
-	Attempt     int // attempts started so far, counting the current one
-	MaxAttempts int
-	Priority    int
-	RunAt       time.Time
-	Schedule    string
-	Item        string
-	ScheduledAt time.Time // zero when the job stands for no instant
-	LeaseUntil  time.Time // zero unless running
-	Owner       string    // the worker pool holding the lease; empty unless running
-	LastError   string
-	CreatedAt   time.Time
-	StartedAt   time.Time // start of the latest attempt
-	FinishedAt  time.Time // when the job reached done or dead
-
-	output []byte
-}
-
-// SetOutput records what the current attempt printed, kept with the attempt
-// in the history (the tail, capped at MaxOutput bytes). A handler calls it
-// before returning; it is not safe to call from other goroutines.
-func (j *Job) SetOutput(b []byte) {
-	if len(b) > MaxOutput {
-		b = b[len(b)-MaxOutput:]
-	}
-	j.output = append(j.output[:0], b...)
-}
-
-// Output returns what SetOutput recorded for the current attempt.
-func (j *Job) Output() []byte { return j.output }
-
-// MaxOutput is how many bytes of an attempt's output and error text are kept.
-const MaxOutput = 16 << 10
-
-// Attempt is one recorded run of a job.
-type Attempt struct {
-	JobID      int64
-	Number     int
-	Worker     string
-	StartedAt  time.Time
-	FinishedAt time.Time
-	Outcome    Outcome
-	Error      string
-	Output     string
-}
-
-// Outcome is how an attempt ended.
-type Outcome string
 
 // Attempt outcomes.
 const (
-	OutcomeDone         Outcome = "done"          // the handler succeeded
-	OutcomeRetry        Outcome = "retry"         // failed; another attempt is scheduled
-	OutcomeDead         Outcome = "dead"          // failed for the last time
-	OutcomeReleased     Outcome = "released"      // interrupted by shutdown; the attempt was given back
-	OutcomeLeaseExpired Outcome = "lease_expired" // the worker vanished; reclaimed
-	OutcomeStale        Outcome = "stale"         // finished after its lease was reclaimed; result discarded
-	OutcomeCancelled    Outcome = "cancelled"     // stopped by RequestCancel; the job is cancelled
+	OutcomeDone         = store.OutcomeDone
+	OutcomeRetry        = store.OutcomeRetry
+	OutcomeDead         = store.OutcomeDead
+	OutcomeReleased     = store.OutcomeReleased
+	OutcomeLeaseExpired = store.OutcomeLeaseExpired
+	OutcomeStale        = store.OutcomeStale
+	OutcomeCancelled    = store.OutcomeCancelled
 )
 
-// Skip reasons: why an instant of a schedule produced no job.
+// Skip reasons.
 const (
-	SkipMisfire = "misfire" // missed while down, dropped by the catch-up policy
-	SkipOverlap = "overlap" // the previous run of the same item was still pending or running
-	SkipPaused  = "paused"  // the schedule was paused
-	SkipDST     = "dst"     // a repeated wall time in a daylight-saving fall-back
+	SkipMisfire = store.SkipMisfire
+	SkipOverlap = store.SkipOverlap
+	SkipPaused  = store.SkipPaused
+	SkipDST     = store.SkipDST
 )
 
-// Skip records an instant that was deliberately not run.
-type Skip struct {
-	Schedule    string
-	Item        string
-	ScheduledAt time.Time
-	Reason      string
-	RecordedAt  time.Time
-}
+// Limits and defaults of the contract.
+const (
+	DefaultMaxAttempts = store.DefaultMaxAttempts
+	MaxOutput          = store.MaxOutput
+	MaxList            = store.MaxList
+	ListScanBound      = store.ListScanBound
+	MaxSkipCount       = store.MaxSkipCount
+	AliveWithin        = store.AliveWithin
+)
 
-// lastAttempt reports whether the job, claimed, runs its last attempt: a
-// failure or a lost lease makes it dead.
-func (j *Job) lastAttempt() bool { return j.Attempt >= j.MaxAttempts }
+// ConfigSHA256 returns the hex SHA-256 of a configuration file's bytes.
+func ConfigSHA256(data []byte) string { return store.ConfigSHA256(data) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 
 	"scheduler/clock"
 	"scheduler/internal/liveness"
+	"scheduler/queue/store"
 )
 
 // PoolConfig configures a Pool. Zero values select the defaults shown.
@@ -72,11 +72,10 @@ type PoolConfig struct {
 	// Process describes the program the pool runs in, in its row of the
 	// pools table (see Queue.Daemons).
 	Process Process
-	Clock   clock.Clock  // Default: the Queue's clock.
+	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
 	Logger  *slog.Logger // Default: the Queue's logger.
 
-	jitter      func(time.Duration) time.Duration // tests fix the backoff jitter
-	noFileWatch bool                              // tests force the poll of WatchInterval
+	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
 
 // MinLease is the shortest lease a Pool accepts. The pool heartbeats every
@@ -92,15 +91,19 @@ type Pool struct {
 	clock clock.Clock
 	log   *slog.Logger
 
-	mu        sync.RWMutex
-	handlers  map[string]registered
-	allTypes  string // JSON array of the handled types, sorted
-	freeTypes string // the same without the types that have a concurrency limit
+	mu       sync.RWMutex
+	handlers map[string]registered
+	// allTypes are the handled types, sorted, and freeTypes the same
+	// without the types that have a concurrency limit. Register replaces
+	// them and never changes them in place: they are passed to the store
+	// as they are.
+	allTypes  []string
+	freeTypes []string
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
 	work     chan *Job
-	results  chan result
+	results  chan store.Result
 	stopping atomic.Bool // no new handler starts
 	hardStop atomic.Bool // handlers' contexts were cancelled by shutdown
 	running  atomic.Bool
@@ -114,8 +117,9 @@ type Pool struct {
 
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
-	announced   string
+	announced   []string
 	announcedAt time.Time
+	announcedOK bool
 }
 
 type registered struct {
@@ -127,6 +131,9 @@ type registered struct {
 func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	if q == nil {
 		return nil, errors.New("new pool: nil queue")
+	}
+	if q.Store == nil {
+		return nil, errNoStore
 	}
 	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
 		return nil, errors.New("new pool: negative setting")
@@ -194,9 +201,9 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		log:        cfg.Logger.With("component", "pool"),
 		handlers:   map[string]registered{},
 		work:       make(chan *Job, cfg.Workers+cfg.Prefetch),
-		results:    make(chan result, cfg.Workers+cfg.Prefetch),
-		allTypes:   "[]",
-		freeTypes:  "[]",
+		results:    make(chan store.Result, cfg.Workers+cfg.Prefetch),
+		allTypes:   []string{},
+		freeTypes:  []string{},
 		registered: make(chan struct{}, 1),
 		cut:        make(chan struct{}),
 		probes:     liveness.New(),
@@ -230,10 +237,7 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 			free = append(free, t)
 		}
 	}
-	b, _ := json.Marshal(all)
-	p.allTypes = string(b)
-	b, _ = json.Marshal(free)
-	p.freeTypes = string(b)
+	p.allTypes, p.freeTypes = all, free
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
@@ -249,10 +253,10 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 	return r, ok
 }
 
-// claimTypes returns the handled types (a JSON array), those without a
-// concurrency limit (the same), and for each type with a limit how many more
-// of its jobs may start.
-func (p *Pool) claimTypes(running map[string]int) (all, free string, limited map[string]int) {
+// claimTypes returns the handled types, those without a concurrency limit,
+// and for each type with a limit how many more of its jobs may start. The
+// caller must not change the lists.
+func (p *Pool) claimTypes(running map[string]int) (all, free []string, limited map[string]int) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.allTypes, p.freeTypes, p.limitsLocked(running)
@@ -279,7 +283,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("pool: Run called twice")
 	}
-	wake, unsubscribe := p.q.subscribe()
+	wake, unsubscribe := p.q.Subscribe()
 	defer unsubscribe()
 
 	// Handlers outlive ctx by the shutdown grace; they are cancelled on their own.
@@ -300,16 +304,19 @@ func (p *Pool) Run(ctx context.Context) error {
 	helpers.Add(1)
 	go func() {
 		defer helpers.Done()
-		p.watch(ctx, external, watching)
+		p.q.Watch(ctx, store.WatchConfig{Poll: p.cfg.WatchInterval, Safety: p.cfg.MaxIdle}, external,
+			func() { close(watching) })
 	}()
 	// The watch's first reading must come before the first claim: a commit
 	// between the two would otherwise go unnoticed until MaxIdle.
 	<-watching
-	helpers.Add(1)
-	go func() {
-		defer helpers.Done()
-		p.checkpoint(ctx)
-	}()
+	if c, ok := p.q.Store.(checkpointer); ok {
+		helpers.Add(1)
+		go func() {
+			defer helpers.Done()
+			p.checkpoint(ctx, c)
+		}()
+	}
 	if p.cfg.MaintenanceEvery > 0 {
 		helpers.Add(1)
 		go func() {
@@ -324,7 +331,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	default:
 	}
 	l := &loop{p: p, running: map[string]int{}, avgRun: -1,
-		presented: p.announced, nextPresence: p.announcedAt.Add(presenceEvery)}
+		presented: p.announced, hasRow: p.announcedOK, nextPresence: p.announcedAt.Add(presenceEvery)}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
@@ -339,7 +346,7 @@ type loop struct {
 	p        *Pool
 	inflight int
 	running  map[string]int // in-flight jobs by type
-	pending  []result       // results not yet committed
+	pending  []store.Result // results not yet committed
 	// claimMore is true while the last claim filled every free slot: more
 	// jobs may be ready, so the next trip claims without waiting.
 	claimMore     bool
@@ -347,11 +354,12 @@ type loop struct {
 	nextLease     time.Time // when another owner's lease expires (zero: none)
 	wakeAt        time.Time // when nextReady and nextLease were read
 	nextHeartbeat time.Time
-	// presented is the list of types last written to the pools table ("":
-	// no row written yet), and nextPresence when that row is renewed (see
-	// presenceEvery). The renewal is the loop's only periodic write of an
-	// idle pool.
-	presented    string
+	// presented is the list of types last written to the pools table
+	// (hasRow: a row is written), and nextPresence when that row is renewed
+	// (see presenceEvery). The renewal is the loop's only periodic write of
+	// an idle pool.
+	presented    []string
+	hasRow       bool
 	nextPresence time.Time
 	// blocked is true while ready jobs wait that the last claim could not
 	// take: their types are at their concurrency limit, or the next one is
@@ -494,12 +502,12 @@ func (l *loop) collect() {
 	}
 }
 
-func (l *loop) add(r result) {
+func (l *loop) add(r store.Result) {
 	l.pending = append(l.pending, r)
 	l.inflight--
-	l.running[r.job.Type]--
-	if r.outcome != OutcomeReleased {
-		d := r.finished.Sub(r.started)
+	l.running[r.Job.Type]--
+	if r.Outcome != OutcomeReleased {
+		d := r.Finished.Sub(r.Started)
 		if l.avgRun < 0 {
 			l.avgRun = d
 		} else {
@@ -526,14 +534,14 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	all, free, limited := p.claimTypes(l.running)
 	// The row that tells other processes which types this pool runs: at
 	// the first trip, after a Register, and renewed while the pool runs.
-	doPresence := !p.stopping.Load() && (all != l.presented || !now.Before(l.nextPresence))
+	doPresence := !p.stopping.Load() && (!l.hasRow || !slices.Equal(all, l.presented) || !now.Before(l.nextPresence))
 	enqueued := l.enqueued
 	l.enqueued = false
 	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
 		var err error
-		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -547,45 +555,25 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat && !doPresence {
 		return nil
 	}
-	var claimed []*Job
-	var held bool
-	var fenced []bool
-	var reclaimedJobs []reclaimed
-	err := p.q.inTx(ctx, false, func(tx txn) error {
-		var err error
-		if fenced, err = finish(ctx, tx, p.cfg.Owner, l.pending); err != nil {
-			return err
-		}
-		if doReclaim {
-			if reclaimedJobs, err = reclaim(ctx, tx, now); err != nil {
-				return err
-			}
-		}
-		if doHeartbeat {
-			if _, err := heartbeat(ctx, tx, p.cfg.Owner, now.Add(p.cfg.Lease)); err != nil {
-				return err
-			}
-		}
-		if doPresence {
-			if err := p.present(ctx, tx, all, now, l.presented == ""); err != nil {
-				return err
-			}
-		}
-		if doClaim {
-			req := claimRequest{owner: p.cfg.Owner, lease: p.cfg.Lease, n: slots, types: free, limited: limited,
-				prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), careful: l.careful > 0}
-			if claimed, held, err = claim(ctx, tx, now, req); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	t := store.Trip{Owner: p.cfg.Owner, Now: now, Results: l.pending, Reclaim: doReclaim}
+	if doHeartbeat {
+		t.Heartbeat = now.Add(p.cfg.Lease)
+	}
+	if doPresence {
+		t.Presence = &store.Presence{Types: all, Process: p.cfg.Process, First: !l.hasRow}
+	}
+	if doClaim {
+		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited,
+			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
+	}
+	res, err := p.q.Trip(ctx, t)
 	if err != nil {
 		return err
 	}
+	claimed, held, fenced, reclaimedJobs := res.Claimed, res.Held, res.Fenced, res.Reclaimed
 	p.commits.Add(1)
 	if doPresence {
-		l.presented, l.nextPresence = all, now.Add(presenceEvery)
+		l.presented, l.hasRow, l.nextPresence = all, true, now.Add(presenceEvery)
 	}
 	for i, r := range l.pending {
 		p.logResult(ctx, r, fenced[i])
@@ -603,7 +591,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim {
 		l.claimMore = len(claimed) == slots
 		switch {
-		case held || slices.ContainsFunc(claimed, (*Job).lastAttempt):
+		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
 			l.careful = carefulClaims
 		case l.careful > 0:
 			l.careful--
@@ -621,7 +609,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// wakes the loop through the watch.
 	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
 		var err error
-		if l.nextReady, l.nextLease, err = nextWake(ctx, p.q.r, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -700,20 +688,16 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 // Left behind, the row would count as a running pool's for AliveWithin.
 func (l *loop) absent(ctx context.Context) {
 	p := l.p
-	if l.presented == "" {
+	if !l.hasRow {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	err := p.q.inTx(ctx, false, func(tx txn) error {
-		_, err := tx.ExecContext(ctx, absentSQL, p.cfg.Owner)
-		return err
-	})
-	if err != nil {
+	if err := p.q.Absent(ctx, p.cfg.Owner); err != nil {
 		p.log.WarnContext(ctx, "pool record not removed", "err", err)
 		return
 	}
-	l.presented = ""
+	l.presented, l.hasRow = nil, false
 }
 
 // flush records pending results during shutdown, retrying a few times on a
@@ -745,30 +729,30 @@ func (p *Pool) Cut() {
 	})
 }
 
-func (p *Pool) logResult(ctx context.Context, r result, fenced bool) {
-	if fenced && r.outcome == OutcomeDone && !p.log.Enabled(ctx, slog.LevelInfo) {
+func (p *Pool) logResult(ctx context.Context, r store.Result, fenced bool) {
+	if fenced && r.Outcome == OutcomeDone && !p.log.Enabled(ctx, slog.LevelInfo) {
 		return // not worth building the attributes of a line nobody keeps
 	}
-	j := r.job
-	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.finished.Sub(r.started)}
+	j := r.Job
+	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.Finished.Sub(r.Started)}
 	if !fenced {
-		p.log.WarnContext(ctx, "stale result rejected", append(attrs, "outcome", r.outcome, "err", r.errText)...)
+		p.log.WarnContext(ctx, "stale result rejected", append(attrs, "outcome", r.Outcome, "err", r.Error)...)
 		return
 	}
-	switch r.outcome {
+	switch r.Outcome {
 	case OutcomeDone:
-		if reg, ok := p.lookup(j.Type); ok && reg.tc.LogOutput && r.output != "" {
-			attrs = append(attrs, "output", tail(r.output, 512))
+		if reg, ok := p.lookup(j.Type); ok && reg.tc.LogOutput && r.Output != "" {
+			attrs = append(attrs, "output", tail(r.Output, 512))
 		}
 		p.log.InfoContext(ctx, "job done", attrs...)
 	case OutcomeRetry:
-		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.retryAt, "err", r.errText, "output", tail(r.output, 512))...)
+		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.RetryAt, "err", r.Error, "output", tail(r.Output, 512))...)
 	case OutcomeDead:
-		p.log.ErrorContext(ctx, "job dead", append(attrs, "err", r.errText, "output", tail(r.output, 512))...)
+		p.log.ErrorContext(ctx, "job dead", append(attrs, "err", r.Error, "output", tail(r.Output, 512))...)
 	case OutcomeReleased:
 		p.log.InfoContext(ctx, "job released at shutdown", attrs...)
 	case OutcomeCancelled:
-		p.log.InfoContext(ctx, "job cancelled", append(attrs, "err", r.errText)...)
+		p.log.InfoContext(ctx, "job cancelled", append(attrs, "err", r.Error)...)
 	}
 }
 
@@ -786,11 +770,11 @@ func (p *Pool) worker(ctx context.Context, name string) {
 }
 
 // execute runs one attempt and classifies its end.
-func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
-	r := result{job: j, worker: worker, started: p.clock.Now()}
+func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result {
+	r := store.Result{Job: j, Worker: worker, Started: p.clock.Now()}
 	if p.stopping.Load() {
 		// Claimed just before shutdown and never started.
-		r.outcome, r.finished = OutcomeReleased, r.started
+		r.Outcome, r.Finished = OutcomeReleased, r.Started
 		return r
 	}
 	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
@@ -798,7 +782,7 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 	defer cancel(nil)
 	if e := p.stops.start(j, cancel); e != nil {
 		// Cancelled while it waited, claimed, for a worker.
-		r.outcome, r.finished, r.errText = OutcomeCancelled, r.started, e.Error()
+		r.Outcome, r.Finished, r.Error = OutcomeCancelled, r.Started, e.Error()
 		return r
 	}
 	defer p.stops.end(j)
@@ -809,22 +793,22 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) result {
 	} else {
 		err = p.call(ctx, reg, j)
 	}
-	r.finished = p.clock.Now()
-	r.output = string(j.output)
+	r.Finished = p.clock.Now()
+	r.Output = string(j.Output())
 	if err != nil {
-		r.errText = err.Error()
+		r.Error = err.Error()
 	}
 	if e, ok := errors.AsType[*CancelledError](context.Cause(ctx)); ok && err != nil {
-		r.outcome, r.errText = OutcomeCancelled, cancelledText(e, r.errText)
+		r.Outcome, r.Error = OutcomeCancelled, cancelledText(e, r.Error)
 		return r
 	}
 	if err != nil && p.hardStop.Load() {
-		r.outcome = OutcomeReleased
+		r.Outcome = OutcomeReleased
 		return r
 	}
 	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
-	r.outcome = outcome
-	r.retryAt = r.finished.Add(delay)
+	r.Outcome = outcome
+	r.RetryAt = r.Finished.Add(delay)
 	return r
 }
 
@@ -859,10 +843,17 @@ const wakeEvery = time.Second
 // checkpointEvery is how often a pool that wrote checkpoints the WAL.
 const checkpointEvery = time.Second
 
-// checkpoint copies the WAL back into the database in the background, once
-// a second while the loop commits, so that the loop's own commits rarely
-// reach the autocheckpoint threshold.
-func (p *Pool) checkpoint(ctx context.Context) {
+// checkpointer is a store that wants a background checkpoint while a pool
+// commits: SQLite's (*sqlite.Store), whose write-ahead log is copied back
+// into the database file, on a connection of its own, so that the pool's
+// own commits rarely reach the autocheckpoint threshold and pay for it.
+type checkpointer interface {
+	CheckpointPassive(ctx context.Context) error
+}
+
+// checkpoint calls c's CheckpointPassive in the background, once a second
+// while the loop commits.
+func (p *Pool) checkpoint(ctx context.Context, c checkpointer) {
 	var seen int64
 	for {
 		select {
@@ -872,168 +863,9 @@ func (p *Pool) checkpoint(ctx context.Context) {
 		}
 		if n := p.commits.Load(); n != seen {
 			seen = n
-			if err := p.q.checkpointPassive(ctx); err != nil && ctx.Err() == nil {
+			if err := c.CheckpointPassive(ctx); err != nil && ctx.Err() == nil {
 				p.log.WarnContext(ctx, "background checkpoint failed", "err", err)
 			}
 		}
 	}
-}
-
-// watch wakes the loop when another connection commits to the file, which
-// is how a job enqueued by another process is noticed without polling the
-// jobs table. It reads data_version after each write that the file watch
-// reports, or every WatchInterval without one.
-//
-// Commits of this process also write the file, and change the watch
-// connection's data_version too; the writer connection's tells them
-// apart, so they do not wake the loop.
-func (p *Pool) watch(ctx context.Context, external chan<- struct{}, watching chan<- struct{}) {
-	var once sync.Once
-	started := func() { once.Do(func() { close(watching) }) }
-	defer started()
-	// The file watch starts before the first read of data_version: a
-	// commit between the two is then seen by one or the other.
-	var written <-chan struct{}
-	poll := p.cfg.WatchInterval
-	var fw *fileWatch
-	err := errors.New("file watch disabled")
-	if !p.cfg.noFileWatch {
-		fw, err = watchFile(p.q.abs)
-	}
-	if err == nil {
-		defer fw.Close()
-		written, poll = fw.C, p.cfg.MaxIdle
-	} else {
-		p.log.InfoContext(ctx, "database file not watched, polling for other writers", "interval", poll, "err", err)
-	}
-	conn, err := p.q.r.Conn(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
-		}
-		return
-	}
-	defer conn.Close()
-	// Prepared once: it is read after every write to the file, a busy
-	// pool's own commits included.
-	st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
-	if err != nil {
-		if ctx.Err() == nil {
-			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
-		}
-		return
-	}
-	defer st.Close()
-	// The writer connection's data_version changes only with commits of
-	// other connections: every write of this Queue goes through it. A
-	// change seen on the watch connection that the writer's does not share
-	// was this process's own commit, which needs no wake.
-	wst, err := p.q.w.PrepareContext(ctx, "PRAGMA data_version")
-	if err != nil {
-		if ctx.Err() == nil {
-			p.log.ErrorContext(ctx, "watch for other writers", "err", err)
-		}
-		return
-	}
-	defer wst.Close()
-	var lastW int64 = -1
-	var last int64 = -1
-	var timer <-chan time.Time
-	// A write to the WAL comes before its commit is visible (after the
-	// fsync, when the WAL index in shared memory is updated, which makes
-	// no event): a read right after the event may still see the old
-	// version. Until another connection's commit shows, the watch reads
-	// again every settleStep, then less and less often, for settleFor. It
-	// goes on after a commit of this process: another process's write
-	// may have followed it, its events read together with this one's.
-	var settle <-chan time.Time
-	var settling bool
-	var settleStart time.Time
-	var settleN int
-	for {
-		var v int64
-		changed, own := false, false
-		// Without ctx: a cancellable query costs the driver a goroutine,
-		// and the select below notices ctx anyway.
-		if err := st.QueryRowContext(context.Background()).Scan(&v); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			p.log.WarnContext(ctx, "read data version", "err", err)
-		} else if v != last {
-			last = v
-			var w int64
-			if err := wst.QueryRowContext(context.Background()).Scan(&w); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				p.log.WarnContext(ctx, "read data version", "err", err)
-				w = lastW + 1 // wake: better a look too many than a job missed
-			}
-			if w != lastW {
-				if lastW != -1 {
-					select {
-					case external <- struct{}{}:
-					default:
-					}
-				}
-				lastW, changed = w, true
-			} else {
-				own = true
-			}
-		}
-		started()
-		settle = nil
-		switch {
-		case changed:
-			settling = false
-		case own:
-			// This process's commit showed. Another process's, written
-			// just after it, would show within its fsync: a few slower
-			// looks cover it without reading every settleStep behind a
-			// busy pool's every commit.
-			settling, settleStart, settleN = true, p.clock.Now(), settleFast
-			settle = p.clock.After(settleDelay(settleN + 1))
-		case settling && p.clock.Now().Sub(settleStart) < settleFor:
-			settleN++
-			settle = p.clock.After(settleDelay(settleN))
-		default:
-			settling = false
-		}
-		if timer == nil {
-			timer = p.clock.After(poll)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-written:
-			if !ok {
-				p.log.InfoContext(ctx, "database file watch ended, polling for other writers", "interval", p.cfg.WatchInterval)
-				written, poll, timer, settling = nil, p.cfg.WatchInterval, nil, false
-				continue
-			}
-			// Read now, and again until the commit shows.
-			settling, settleStart, settleN = true, p.clock.Now(), 0
-		case <-settle:
-		case <-timer:
-			timer = nil
-		}
-	}
-}
-
-// settleFor is how long the watch re-reads data_version after a write it
-// saw, waiting for the commit to become visible; settleDelay(n) is the
-// wait before the n-th re-read: settleStep for the first settleFast, then
-// four times longer each time up to a second.
-const (
-	settleFor  = 5 * time.Second
-	settleStep = time.Millisecond
-	settleFast = 16
-)
-
-func settleDelay(n int) time.Duration {
-	if n <= settleFast {
-		return settleStep
-	}
-	return min(settleStep<<min(2*(n-settleFast), 10), time.Second)
 }

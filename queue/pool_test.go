@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"scheduler/clock"
+
+	"scheduler/queue/store"
 )
 
 func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {
@@ -560,10 +562,10 @@ func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
 // time comes (within the blocked loop's recheck), not after MaxIdle.
 func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
 	// No watch wake-ups: the pool's own commits would wake it through the
 	// file watch, or through the poll when the clock moves.
-	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
+	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
 	ran := make(chan struct{}, 1)
@@ -638,8 +640,8 @@ func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
 // cancelled; another pool may have taken them), it must stop rechecking.
 func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
-	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
+	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "running"})
@@ -667,8 +669,8 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 // it twice, or make it dead on its last attempt.
 func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
-	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour, noFileWatch: true})
+	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
 		started <- struct{}{}
@@ -740,12 +742,12 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 // pools table tells other processes which types wait for a handler.
 func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
+	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
 	ctx := context.Background()
 	// MaxIdle and WatchInterval are long, the file is not watched, the
 	// clock stands still: only the Register can wake the pool for the new
 	// type.
-	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour, noFileWatch: true})
+	p := newTestPool(t, q, PoolConfig{MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
 	ran := make(chan string, 4)
 	handler := HandlerFunc(func(ctx context.Context, j *Job) error { ran <- j.Key; return nil })
 	p.Register("old", handler, TypeConfig{})
@@ -815,10 +817,8 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 func recordPool(t *testing.T, q *Queue, owner string, seen time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if err := q.inTx(ctx, false, func(tx txn) error {
-		_, err := tx.ExecContext(ctx, presenceSQL, owner, `["t"]`, 7, "elsewhere", "v0", ms(seen))
-		return err
-	}); err != nil {
+	if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: seen,
+		Presence: &store.Presence{Types: []string{"t"}, Process: Process{PID: 7, Host: "elsewhere", Version: "v0"}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -832,7 +832,7 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
-	recordPool(t, q, "crashed last week", t0.Add(-presenceKept-time.Minute))
+	recordPool(t, q, "crashed last week", t0.Add(-store.PresenceKept-time.Minute))
 	recordPool(t, q, "crashed yesterday", t0.Add(-24*time.Hour))
 	p := newTestPool(t, q, PoolConfig{Owner: "me", Process: Process{PID: 42, Host: "h", Version: "v1"},
 		MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})

@@ -2,62 +2,17 @@ package queue
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"time"
+
+	"scheduler/queue/store"
 )
 
 // A running pool keeps one row in the pools table: the types it has handlers
 // for and the process it runs in. It renews the row every presenceEvery, in
 // the same transaction as whatever else its loop writes then: every write
-// wakes the watches of the other processes on the file, so an idle pool
+// wakes the watches of the other processes on the database, so an idle pool
 // writes no more often than this.
-const (
-	presenceEvery = 30 * time.Second
-	// AliveWithin is how recent a pool's row must be for the pool to count
-	// as running: three missed renewals, so that a pool slowed by a busy
-	// disk is not reported gone. A pool that stopped without deleting its
-	// row (a crash, SIGKILL) counts as running until then.
-	AliveWithin = 3 * presenceEvery
-	// presenceKept is how long the row of a pool that did not stop cleanly
-	// is kept, for the operator's "last seen", before a starting pool
-	// deletes it.
-	presenceKept = 7 * 24 * time.Hour
-)
-
-// Process describes the program a Pool runs in, as operators see it in
-// Queue.Daemons. Zero values select the defaults shown.
-type Process struct {
-	PID     int    // Default: os.Getpid().
-	Host    string // Default: os.Hostname().
-	Version string // The program's version. Default: "dev".
-}
-
-// presenceSQL records that a pool runs and the types it has handlers for.
-// A row deleted by hand, or by a pool that took this one for long gone, is
-// written again.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
-ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
-
-// forgetPoolsSQL deletes the rows of pools gone for presenceKept.
-const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < ?`
-
-const absentSQL = `DELETE FROM pools WHERE owner = ?`
-
-// present writes the pool's row at now with the types all (a JSON array).
-// The first write of a pool also forgets the pools gone for a week.
-func (p *Pool) present(ctx context.Context, tx txn, all string, now time.Time, first bool) error {
-	if first {
-		if _, err := tx.ExecContext(ctx, forgetPoolsSQL, ms(now.Add(-presenceKept))); err != nil {
-			return fmt.Errorf("forget old pools: %w", err)
-		}
-	}
-	pr := p.cfg.Process
-	if _, err := tx.ExecContext(ctx, presenceSQL, p.cfg.Owner, all, pr.PID, pr.Host, pr.Version, ms(now)); err != nil {
-		return fmt.Errorf("record pool: %w", err)
-	}
-	return nil
-}
+const presenceEvery = store.PresenceEvery
 
 // Announce writes the pool's row now, so that other processes see it
 // running (Queue.Daemons, Queue.Handlers) from then on, and deletes the rows
@@ -67,142 +22,11 @@ func (p *Pool) present(ctx context.Context, tx txn, all string, now time.Time, f
 func (p *Pool) Announce(ctx context.Context) error {
 	all, _, _ := p.claimTypes(nil)
 	now := p.clock.Now()
-	err := p.q.inTx(ctx, false, func(tx txn) error {
-		return p.present(ctx, tx, all, now, true)
-	})
+	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
+		Presence: &store.Presence{Types: all, Process: p.cfg.Process, First: true}})
 	if err != nil {
 		return fmt.Errorf("announce pool %s: %w", p.cfg.Owner, err)
 	}
-	p.announced, p.announcedAt = all, now
+	p.announced, p.announcedAt, p.announcedOK = all, now, true
 	return nil
-}
-
-// Waiting is a job type with ready jobs that no running pool has a
-// handler for: they stay pending until one has.
-type Waiting struct {
-	Type   string
-	Ready  int           // its jobs ready to run
-	Oldest time.Duration // how long its oldest ready job has waited
-}
-
-// Handlers is what the running pools on a queue can run.
-type Handlers struct {
-	// Known is false when the file predates the record of pools (no pool
-	// of this version has run on it): then nothing below is known.
-	Known bool
-	// Pools counts the running pools (a pool that stopped without saying
-	// so counts until its record is AliveWithin old).
-	Pools int
-	// Waiting lists, by type, the ready jobs that none of them can run.
-	Waiting []Waiting
-}
-
-const poolsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'`
-
-const livePoolsSQL = `SELECT count(*) FROM pools WHERE seen_at >= ?`
-
-// waitingSQL reads every ready job once (as Stats does), through the claim
-// index: the type index would make SQLite walk every job of every type.
-const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs INDEXED BY jobs_ready
-WHERE state = 'pending' AND run_at <= ?1
-	AND type NOT IN (SELECT t.value FROM pools, json_each(pools.types) AS t WHERE pools.seen_at >= ?2)
-GROUP BY type ORDER BY type`
-
-// hasPools reports whether the file has the pools table: a database
-// written by an older program, opened read-only, may not.
-func (q *Queue) hasPools(ctx context.Context) (bool, error) {
-	var n int
-	if err := q.r.QueryRowContext(ctx, poolsTableSQL).Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
-}
-
-// Handlers reports which ready jobs wait for a handler: the types that no
-// running pool, in this process or another, has registered.
-func (q *Queue) Handlers(ctx context.Context) (Handlers, error) {
-	var h Handlers
-	ok, err := q.hasPools(ctx)
-	if err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
-	if !ok {
-		return h, nil
-	}
-	h.Known = true
-	now := q.clock.Now()
-	live := ms(now.Add(-AliveWithin))
-	if err := q.r.QueryRowContext(ctx, livePoolsSQL, live).Scan(&h.Pools); err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
-	rows, err := q.r.QueryContext(ctx, waitingSQL, ms(now), live)
-	if err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var w Waiting
-		var oldest sql.NullInt64
-		if err := rows.Scan(&w.Type, &w.Ready, &oldest); err != nil {
-			return h, fmt.Errorf("handlers: %w", err)
-		}
-		w.Oldest = now.Sub(time.UnixMilli(oldest.Int64))
-		h.Waiting = append(h.Waiting, w)
-	}
-	if err := rows.Err(); err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
-	return h, nil
-}
-
-// Daemon is a pool's row as an operator sees it: a running pool (in a
-// daemon, or any program that runs one), or one that stopped without
-// deleting its row.
-type Daemon struct {
-	Owner     string
-	PID       int
-	Host      string
-	Version   string
-	StartedAt time.Time
-	LastSeen  time.Time
-}
-
-// Alive reports whether d's row was renewed within AliveWithin of now.
-func (d Daemon) Alive(now time.Time) bool {
-	return now.Sub(d.LastSeen) <= AliveWithin
-}
-
-const daemonsSQL = `SELECT owner, pid, host, version, started_at, seen_at FROM pools ORDER BY seen_at DESC LIMIT 100`
-
-// Daemons returns the recorded pools, most recently seen first (at most
-// 100): the running ones and those that crashed in the last week. A
-// database written by a program that records no pools, opened read-only,
-// has none.
-func (q *Queue) Daemons(ctx context.Context) ([]Daemon, error) {
-	ok, err := q.hasPools(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("read daemons: %w", err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	rows, err := q.r.QueryContext(ctx, daemonsSQL)
-	if err != nil {
-		return nil, fmt.Errorf("read daemons: %w", err)
-	}
-	defer rows.Close()
-	var out []Daemon
-	for rows.Next() {
-		var d Daemon
-		var st, seen int64
-		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &st, &seen); err != nil {
-			return nil, fmt.Errorf("read daemons: %w", err)
-		}
-		d.StartedAt, d.LastSeen = time.UnixMilli(st).UTC(), time.UnixMilli(seen).UTC()
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read daemons: %w", err)
-	}
-	return out, nil
 }

@@ -2,37 +2,28 @@ package queue
 
 import (
 	"context"
-	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"modernc.org/sqlite" // registers the "sqlite" driver
-
 	"scheduler/clock"
+	"scheduler/queue/sqlite"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-// Config configures a Queue. Zero values select the defaults shown.
+// Config configures a Queue. Zero values select the defaults shown. The
+// settings below Logger apply to a SQLite file (see package
+// scheduler/queue/sqlite).
 type Config struct {
-	Clock       clock.Clock   // Default: clock.Real{}.
-	Logger      *slog.Logger  // Default: discard.
+	Clock  clock.Clock  // Default: clock.Real{}.
+	Logger *slog.Logger // Default: discard.
+
 	BusyTimeout time.Duration // How long SQLite's busy handler waits for a lock. Default: 5s.
 	// WriteWait bounds how long a write transaction waits for its turn
-	// among the processes writing the file (see turnLock); past it the
-	// write fails with an error saying so. Default: 2m.
+	// among the processes writing the file; past it the write fails with
+	// an error saying so. Default: 2m.
 	WriteWait time.Duration
 	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
 	// an acknowledged enqueue then survives a process crash but not a power
@@ -48,417 +39,72 @@ type Config struct {
 	// long as the transaction took, so that writers of other processes,
 	// whose busy handlers poll, get the lock. Default: 20ms; negative: none.
 	PurgePause time.Duration
+
+	noFileWatch bool // tests force the poll of PoolConfig.WatchInterval
 }
 
-// Queue is a job queue stored in one SQLite file. It is safe for concurrent
-// use by many goroutines, and several processes may open the same file.
+// Queue is a job queue kept by a Store. It is safe for concurrent use by
+// many goroutines; Pools run its jobs. The Store's operations are the
+// Queue's (q.Enqueue, q.List, ...).
 type Queue struct {
-	path  string
-	abs   string
-	cfg   Config
+	Store
 	clock clock.Clock
 	log   *slog.Logger
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // read-only pool
-	ckpt  *sql.DB // one connection for background checkpoints
-	turn  *turnLock
-
-	stmtMu sync.RWMutex
-	stmts  map[string]*sql.Stmt // prepared on w
-
-	mu      sync.Mutex
-	waiters map[chan struct{}]struct{}
-
-	groupMu sync.Mutex
-	group   groupQueue // enqueues waiting to share a transaction
 }
 
-// Open opens the queue in the SQLite file at path, creating it and applying
-// missing migrations as needed. It refuses a file written by a newer schema
-// (ErrSchemaTooNew).
-func Open(ctx context.Context, path string, cfg Config) (*Queue, error) {
-	if cfg.Clock == nil {
-		cfg.Clock = clock.Real{}
+// Open opens the queue at dsn, a SQLite file's path, creating it and
+// applying missing migrations as needed. It refuses a database written by
+// a newer schema (ErrSchemaTooNew).
+func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return nil, fmt.Errorf("open queue: %s: PostgreSQL is not supported by this build: %w", redactDSN(dsn), ErrUnsupported)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.BusyTimeout <= 0 {
-		cfg.BusyTimeout = 5 * time.Second
-	}
-	if cfg.WriteWait <= 0 {
-		cfg.WriteWait = 2 * time.Minute
-	}
-	if cfg.PurgeBatch <= 0 {
-		cfg.PurgeBatch = 1000
-	}
-	if cfg.PurgePause == 0 {
-		cfg.PurgePause = 20 * time.Millisecond
-	}
-	if path == "" {
-		return nil, errors.New("open queue: empty database path")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open queue %s: %w", path, err)
-	}
-	if cfg.ReadOnly {
-		if _, err := os.Stat(abs); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-	}
-	q := &Queue{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
-	if !cfg.ReadOnly {
-		if _, err := createPrivate(abs); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		q.turn = newTurnLock(abs, cfg.Clock)
-		// One connection: writers in this process queue for it in Go instead
-		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
-		if q.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		q.w.SetMaxOpenConns(1)
-		q.w.SetMaxIdleConns(1)
-		q.w.SetConnMaxLifetime(0)
-		q.w.SetConnMaxIdleTime(0)
-		if err := q.retryBusy(ctx, q.migrate); err != nil {
-			q.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		if err := q.prepare(ctx); err != nil {
-			q.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-	}
-	if q.r, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, true)); err != nil {
-		q.closeDBs()
-		return nil, fmt.Errorf("open queue %s: %w", path, err)
-	}
-	q.r.SetMaxOpenConns(4)
-	if !cfg.ReadOnly {
-		if q.ckpt, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			q.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		q.ckpt.SetMaxOpenConns(1)
-	}
-	if cfg.ReadOnly {
-		if err := q.retryBusy(ctx, q.checkVersion); err != nil {
-			q.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-	}
-	return q, nil
-}
-
-// dsn builds the connection string. Pragmas live here so that every pooled
-// connection gets them; a PRAGMA run with Exec reaches one connection only.
-// synchronous=NORMAL is the per-connection default: see the package comment
-// for the writes that switch to FULL.
-func dsn(path string, busy time.Duration, readOnly bool) string {
-	v := url.Values{}
-	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
-	v.Add("_pragma", "journal_mode(WAL)")
-	v.Add("_pragma", "foreign_keys(1)")
-	v.Add("_pragma", "synchronous(NORMAL)")
-	// Statement journals and sorts stay in memory: a big materialisation
-	// otherwise writes its statement journal to a temporary file.
-	v.Add("_pragma", "temp_store(MEMORY)")
-	// A running Pool checkpoints the WAL in the background (passive, on a
-	// connection of its own), so the writer seldom reaches this threshold
-	// and commits without copying pages back and syncing the database file.
-	// Processes without a pool (the CLI) still checkpoint past it.
-	v.Add("_pragma", "wal_autocheckpoint(10000)")
-	if readOnly {
-		v.Add("_pragma", "query_only(1)")
-	} else {
-		v.Set("_txlock", "immediate")
-	}
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + v.Encode()
-}
-
-// Path returns the database file's path as given to Open.
-func (q *Queue) Path() string { return q.path }
-
-// Close closes the database. Pools using q must have returned from Run.
-func (q *Queue) Close() error {
-	return q.closeDBs()
-}
-
-func (q *Queue) closeDBs() error {
-	var errs []error
-	if q.turn != nil {
-		errs = append(errs, q.turn.close())
-	}
-	if q.ckpt != nil {
-		errs = append(errs, q.ckpt.Close())
-	}
-	if q.r != nil {
-		errs = append(errs, q.r.Close())
-	}
-	if q.w != nil {
-		errs = append(errs, q.w.Close())
-	}
-	return errors.Join(errs...)
-}
-
-var errReadOnly = errors.New("queue opened read-only")
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	entries, err := migrationFS.ReadDir("migrations")
+	s, err := sqlite.Open(ctx, dsn, sqlite.Config{
+		Clock: cfg.Clock, Logger: cfg.Logger, BusyTimeout: cfg.BusyTimeout, WriteWait: cfg.WriteWait,
+		NoSyncEnqueue: cfg.NoSyncEnqueue, ReadOnly: cfg.ReadOnly, PurgeBatch: cfg.PurgeBatch, PurgePause: cfg.PurgePause,
+		NoFileWatch: cfg.noFileWatch,
+	})
 	if err != nil {
 		return nil, err
 	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must start with a number", e.Name())
-		}
-		b, err := migrationFS.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected number %d", m.name, i+1)
-		}
-	}
-	return ms, nil
+	return New(s, cfg.Logger), nil
 }
 
-// SchemaVersion is the schema version this program writes.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
+// New returns a Queue over s, logging to logger (nil: discard). Closing
+// the Queue closes s.
+func New(s Store, logger *slog.Logger) *Queue {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return len(ms)
+	return &Queue{Store: s, clock: s.Clock(), log: logger}
 }
 
-func (q *Queue) migrate(ctx context.Context) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	// Most opens find the schema current: check without the write lock,
-	// which a busy daemon and many CLI processes contend for.
-	var v int
-	if err := q.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	if v == len(ms) {
-		return nil
-	}
-	for {
-		var done bool
-		err := q.inTx(ctx, true, func(tx txn) error {
-			var v int
-			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-				return fmt.Errorf("read schema version: %w", err)
-			}
-			if v > len(ms) {
-				return fmt.Errorf("%w: file has version %d, this program knows up to %d", ErrSchemaTooNew, v, len(ms))
-			}
-			if v == len(ms) {
-				done = true
-				return nil
-			}
-			m := ms[v]
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("apply migration %s: %w", m.name, err)
-			}
-			// user_version is part of the database header, so it commits or
-			// rolls back with the migration's statements.
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
-				return fmt.Errorf("apply migration %s: %w", m.name, err)
-			}
-			return nil
-		})
-		if err != nil || done {
-			return err
+// redactDSN returns dsn without its password, for errors.
+func redactDSN(dsn string) string {
+	scheme, rest, _ := strings.Cut(dsn, "://")
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+			rest = user + ":xxxxx" + rest[at:]
 		}
 	}
+	return scheme + "://" + rest
 }
 
-func (q *Queue) checkVersion(ctx context.Context) error {
-	var v int
-	if err := q.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+// Backup writes a consistent copy of the database to path, safe while
+// pools run. path must not exist. Only a SQLite store can; others return
+// ErrUnsupported.
+func (q *Queue) Backup(ctx context.Context, path string) error {
+	b, ok := q.Store.(interface {
+		Backup(ctx context.Context, path string) error
+	})
+	if !ok {
+		return fmt.Errorf("backup of %s: %w (use the database's own backup tools)", q.Name(), ErrUnsupported)
 	}
-	if n := SchemaVersion(); v > n {
-		return fmt.Errorf("%w: file has version %d, this program knows up to %d", ErrSchemaTooNew, v, n)
-	}
-	if v == 0 {
-		return errors.New("database has no scheduler schema yet (start the daemon once)")
-	}
-	return nil
+	return b.Backup(ctx, path)
 }
 
-// isBusy reports whether err is SQLite's "database is locked".
-func isBusy(err error) bool {
-	e, ok := errors.AsType[*sqlite.Error](err)
-	return ok && e.Code()&0xff == sqliteBusy
-}
-
-const sqliteBusy = 5 // SQLITE_BUSY
-
-// retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to the
-// write wait. While another process creates the file or switches it to
-// WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
-// handler that the busy timeout configures.
-func (q *Queue) retryBusy(ctx context.Context, fn func(context.Context) error) error {
-	deadline := q.clock.Now().Add(max(q.cfg.BusyTimeout, q.cfg.WriteWait))
-	wait := time.Millisecond
-	for {
-		err := fn(ctx)
-		if !isBusy(err) || !q.clock.Now().Before(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-q.clock.After(wait):
-		}
-		wait = min(2*wait, 100*time.Millisecond)
-	}
-}
-
-// inTx runs fn in one IMMEDIATE transaction on the writer connection. durable
-// commits it with synchronous=FULL, for writes acknowledged outside the
-// process.
-func (q *Queue) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (err error) {
-	if q.w == nil {
-		return errReadOnly
-	}
-	var misses []string
-	defer func() {
-		// Runs after the connection is released below: preparing needs it.
-		if len(misses) > 0 {
-			q.keep(context.WithoutCancel(ctx), misses)
-		}
-	}()
-	conn, err := q.w.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if durable {
-		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
-			return err
-		}
-		defer func() {
-			// The connection is reused: put it back to the default even if
-			// ctx is done by now.
-			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); rerr != nil && err == nil {
-				err = rerr
-			}
-		}()
-	}
-	unlock, err := q.turn.lock(ctx, q.cfg.WriteWait)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	stx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	tx := txn{Tx: stx, q: q, misses: &misses}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-// subscribe returns a channel that receives a value (coalesced) after each
-// enqueue in this process, and a function that removes it.
-func (q *Queue) subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	q.mu.Lock()
-	q.waiters[ch] = struct{}{}
-	q.mu.Unlock()
-	return ch, func() {
-		q.mu.Lock()
-		delete(q.waiters, ch)
-		q.mu.Unlock()
-	}
-}
-
-func (q *Queue) notify() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for ch := range q.waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func nullMS(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
-}
-
-func fromMS(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64).UTC()
-}
-
-func nullStr(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
-
-func capText(s string) string {
-	if len(s) > MaxOutput {
-		return s[:MaxOutput/2] + "\n…\n" + s[len(s)-MaxOutput/2:]
-	}
-	return s
-}
-
-// createPrivate creates an empty file with mode 0600 if none exists at path,
-// whatever the umask, and reports whether it did. The database and its
-// backups hold job output and errors; SQLite gives the -wal and -shm files
-// the mode of the database file. An existing file keeps the mode its owner
-// gave it. O_EXCL also means that the descriptor closed here is never one of
-// a file this process's SQLite connections hold locks on (closing such a
-// descriptor would drop those POSIX locks).
-func createPrivate(path string) (bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	// The umask can only narrow 0600; Chmod makes it exactly 0600.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		os.Remove(path)
-		return false, err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return false, err
-	}
-	return true, nil
-}
+// errNoStore is returned by NewPool for a Queue without a Store.
+var errNoStore = errors.New("new pool: queue has no store")

@@ -440,7 +440,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.
-func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason string) {
+func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason queue.SkipReason) {
 	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
 		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
 }

@@ -152,7 +152,7 @@ func TestBeatOverlapAfterDone(t *testing.T) {
 	q, clk := newTestQueue(t)
 	r := startBeat(t, q, mustParse(t, minutely+`overlap = "skip"`+"\n"), clk)
 	r.advance(time.Minute)
-	j, err := q.Job(context.Background(), DedupKey("s", "", t0.Add(time.Minute)))
+	j, err := q.JobByKey(context.Background(), DedupKey("s", "", t0.Add(time.Minute)))
 	if err != nil {
 		t.Fatalf("Job: %v", err)
 	}

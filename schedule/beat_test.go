@@ -73,7 +73,7 @@ func TestBeatMaterialisesEachInstantOnce(t *testing.T) {
 	if got := jobs(t, q, "s"); !equal(got, want) {
 		t.Errorf("jobs = %v, want %v", got, want)
 	}
-	j, err := q.Job(context.Background(), DedupKey("s", "", t0.Add(time.Minute)))
+	j, err := q.JobByKey(context.Background(), DedupKey("s", "", t0.Add(time.Minute)))
 	if err != nil {
 		t.Fatalf("Job by dedup key: %v", err)
 	}

@@ -15,7 +15,7 @@ const maxInstantsPerAdvance = 10000
 // skipped is an instant that does not run, and why.
 type skipped struct {
 	at     time.Time
-	reason string
+	reason queue.SkipReason
 }
 
 // noGrace, as planInstants' grace, makes every due instant missed: none
@@ -30,7 +30,7 @@ const noGrace = -1
 // the newest one unless an instant on time runs anyway, CatchUpNone none.
 // Missed instants that do not run are skipped with the reason missReason
 // gives for them. With skipAll every instant is skipped so, on time or not.
-func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason func(time.Time) string, skipAll bool) (runs []time.Time, skips []skipped) {
+func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason func(time.Time) queue.SkipReason, skipAll bool) (runs []time.Time, skips []skipped) {
 	var late []time.Time
 	onTime := 0
 	for _, in := range due {
@@ -64,16 +64,16 @@ func planInstants(due []instant, now time.Time, grace time.Duration, policy Catc
 }
 
 // reason returns a constant skip reason, for planInstants.
-func reason(r string) func(time.Time) string {
-	return func(time.Time) string { return r }
+func reason(r queue.SkipReason) func(time.Time) queue.SkipReason {
+	return func(time.Time) queue.SkipReason { return r }
 }
 
 // pauseReason is the skip reason of an instant not run when a schedule
 // paused at pausedAt resumes: queue.SkipPaused for an instant after the
 // pause, queue.SkipMisfire for one the beat had missed before it (the
 // daemon was down). A zero pausedAt counts every instant as paused.
-func pauseReason(pausedAt time.Time) func(time.Time) string {
-	return func(at time.Time) string {
+func pauseReason(pausedAt time.Time) func(time.Time) queue.SkipReason {
+	return func(at time.Time) queue.SkipReason {
 		if pausedAt.IsZero() || at.After(pausedAt) {
 			return queue.SkipPaused
 		}

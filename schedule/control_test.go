@@ -37,7 +37,7 @@ func TestTrigger(t *testing.T) {
 	if len(res) != 2 || !res[0].Inserted || !res[1].Inserted {
 		t.Fatalf("Trigger = %+v, want 2 inserted", res)
 	}
-	j, err := q.Job(ctx, "s|customer=acme|manual|deploy-42")
+	j, err := q.JobByKey(ctx, "s|customer=acme|manual|deploy-42")
 	if err != nil {
 		t.Fatalf("Job: %v", err)
 	}
@@ -360,7 +360,7 @@ func TestPlanInstants(t *testing.T) {
 				gotRuns = append(gotRuns, label("", r))
 			}
 			for _, s := range skips {
-				gotSkips = append(gotSkips, s.reason+" "+label("", s.at))
+				gotSkips = append(gotSkips, string(s.reason)+" "+label("", s.at))
 			}
 			if !equal(gotRuns, tt.wantRuns) {
 				t.Errorf("runs = %v, want %v", gotRuns, tt.wantRuns)

@@ -171,7 +171,7 @@ func skips(t testing.TB, q *queue.Queue, schedule string) []string {
 	}
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, s.Reason+" "+label(s.Item, s.ScheduledAt))
+		out = append(out, string(s.Reason)+" "+label(s.Item, s.ScheduledAt))
 	}
 	slices.Reverse(out)
 	return out

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
@@ -24,8 +26,8 @@ scheduled_at, last_error, created_at`
 
 // scanClaimed reads a row of claimColumns as the running job that the claim
 // by owner at now, leased until until, made of it.
-func scanClaimed(s scanner, owner string, until, now time.Time) (*Job, error) {
-	var j Job
+func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, error) {
+	var j store.Job
 	var payload string
 	var runAt, createdAt int64
 	var schedule sql.NullString
@@ -35,7 +37,7 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*Job, error) {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
-	j.State = StateRunning
+	j.State = store.StateRunning
 	j.RunAt = time.UnixMilli(runAt).UTC()
 	j.Schedule = schedule.String
 	j.ScheduledAt = fromMS(scheduledAt)
@@ -46,8 +48,8 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*Job, error) {
 	return &j, nil
 }
 
-func scanJob(s scanner) (*Job, error) {
-	var j Job
+func scanJob(s scanner) (*store.Job, error) {
+	var j store.Job
 	var payload string
 	var runAt, createdAt int64
 	var schedule, owner sql.NullString
@@ -62,7 +64,7 @@ func scanJob(s scanner) (*Job, error) {
 	j.Schedule = schedule.String
 	j.ScheduledAt = fromMS(scheduledAt)
 	j.LeaseUntil = fromMS(leaseUntil)
-	if j.State == StateRunning {
+	if j.State == store.StateRunning {
 		// A done job keeps the worker that completed it in owner, for its
 		// attempt history (see Attempts); it holds no lease.
 		j.Owner = owner.String
@@ -139,7 +141,7 @@ type claimRequest struct {
 
 // claim takes jobs for r. held reports that it gave back prefetched jobs
 // from a job on its last attempt on.
-func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*Job, held bool, err error) {
+func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*store.Job, held bool, err error) {
 	if r.n <= 0 {
 		return nil, false, nil
 	}
@@ -174,7 +176,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		}
 	}
 	if n > 0 {
-		if err := scan(tx.QueryContext(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types)); err != nil {
+		if err := scan(tx.query(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types)); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
@@ -183,7 +185,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		if room <= 0 {
 			continue
 		}
-		if err := scan(tx.QueryContext(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
+		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
@@ -203,7 +205,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 	// first such job and gives the rest back, to be claimed when a worker
 	// is free for it.
 	if keep := max(r.n-r.prefetch, 0); r.prefetch > 0 && len(jobs) > keep {
-		cut := slices.IndexFunc(jobs[keep:], (*Job).lastAttempt)
+		cut := slices.IndexFunc(jobs[keep:], (*store.Job).LastAttempt)
 		if cut >= 0 {
 			if err := unclaim(ctx, tx, r.owner, jobs[keep+cut:]); err != nil {
 				return nil, false, err
@@ -224,7 +226,7 @@ const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 // none past the first keep is on its last attempt, nor after one that is.
 func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep int) (int, error) {
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
-	rows, err := tx.QueryContext(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types)
+	rows, err := tx.query(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -250,7 +252,7 @@ func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
 WHERE id IN (SELECT value FROM json_each(?1)) AND owner = ?2 AND state = 'running'`
 
-func unclaim(ctx context.Context, tx txn, owner string, jobs []*Job) error {
+func unclaim(ctx context.Context, tx txn, owner string, jobs []*store.Job) error {
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
 		ids[i] = j.ID
@@ -259,22 +261,10 @@ func unclaim(ctx context.Context, tx txn, owner string, jobs []*Job) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, unclaimSQL, string(arg), owner); err != nil {
+	if _, err := tx.exec(ctx, unclaimSQL, string(arg), owner); err != nil {
 		return fmt.Errorf("give back prefetched jobs: %w", err)
 	}
 	return nil
-}
-
-// result is the end of one attempt, to be recorded.
-type result struct {
-	job      *Job
-	worker   string
-	outcome  Outcome // done, retry, dead or released
-	errText  string
-	output   string
-	retryAt  time.Time
-	started  time.Time
-	finished time.Time
 }
 
 // The outcome statements are fenced on (id, owner, attempt, running): a
@@ -340,14 +330,14 @@ SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->
 // fence held; a result that lost its lease is recorded as a stale attempt.
 // Completions, the common case, take one statement per group of up to 128
 // and write no attempt row unless the attempt printed something.
-func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, error) {
+func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
 	ok := make([]bool, len(rs))
 	var done []int // indexes in rs
 	for i, r := range rs {
-		if r.outcome == OutcomeDone {
+		if r.Outcome == store.OutcomeDone {
 			done = append(done, i)
 		}
 	}
@@ -355,24 +345,24 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 		return nil, err
 	}
 	for i, r := range rs {
-		j := r.job
+		j := r.Job
 		var q string
 		var args []any
-		switch r.outcome {
-		case OutcomeDone:
+		switch r.Outcome {
+		case store.OutcomeDone:
 			continue
-		case OutcomeRetry:
-			q, args = finishRetrySQL, []any{ms(r.retryAt), capText(r.errText), j.ID, j.Owner, j.Attempt}
-		case OutcomeDead:
-			q, args = finishDeadSQL, []any{ms(r.finished), capText(r.errText), j.ID, j.Owner, j.Attempt}
-		case OutcomeReleased:
-			q, args = finishReleasedSQL, []any{ms(r.finished), j.ID, j.Owner, j.Attempt}
-		case OutcomeCancelled:
-			q, args = finishCancelledSQL, []any{ms(r.finished), capText(r.errText), j.ID, j.Owner, j.Attempt}
+		case store.OutcomeRetry:
+			q, args = finishRetrySQL, []any{ms(r.RetryAt), capText(r.Error), j.ID, j.Owner, j.Attempt}
+		case store.OutcomeDead:
+			q, args = finishDeadSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}
+		case store.OutcomeReleased:
+			q, args = finishReleasedSQL, []any{ms(r.Finished), j.ID, j.Owner, j.Attempt}
+		case store.OutcomeCancelled:
+			q, args = finishCancelledSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}
 		default:
-			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.outcome)
+			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.Outcome)
 		}
-		res, err := tx.ExecContext(ctx, q, args...)
+		res, err := tx.exec(ctx, q, args...)
 		if err != nil {
 			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
 		}
@@ -382,18 +372,18 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 		}
 		ok[i] = n == 1
 	}
-	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].finished); err != nil {
+	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].Finished); err != nil {
 		return nil, err
 	}
 	var attempts [][8]any
 	for i, r := range rs {
-		outcome := r.outcome
+		outcome := r.Outcome
 		if !ok[i] {
-			outcome = OutcomeStale
-		} else if outcome == OutcomeDone && r.output == "" {
+			outcome = store.OutcomeStale
+		} else if outcome == store.OutcomeDone && r.Output == "" {
 			continue // the job row records it
 		}
-		attempts = append(attempts, [8]any{r.job.ID, r.job.Attempt, r.worker, ms(r.started), ms(r.finished), outcome, capText(r.errText), r.output})
+		attempts = append(attempts, [8]any{r.Job.ID, r.Job.Attempt, r.Worker, ms(r.Started), ms(r.Finished), outcome, capText(r.Error), r.Output})
 	}
 	if len(attempts) == 0 {
 		return ok, nil
@@ -402,7 +392,7 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, insertAttemptsSQL, string(arg)); err != nil {
+	if _, err := tx.exec(ctx, insertAttemptsSQL, string(arg)); err != nil {
 		return nil, fmt.Errorf("record attempts: %w", err)
 	}
 	return ok, nil
@@ -410,7 +400,7 @@ func finish(ctx context.Context, tx txn, owner string, rs []result) ([]bool, err
 
 // finishDone completes the results rs[i] for i in done, in groups, setting
 // ok[i] where the fence held.
-func finishDone(ctx context.Context, tx txn, owner string, rs []result, done []int, ok []bool) error {
+func finishDone(ctx context.Context, tx txn, owner string, rs []store.Result, done []int, ok []bool) error {
 	for len(done) > 0 {
 		size := finishDoneRows[len(finishDoneRows)-1]
 		for _, s := range finishDoneRows {
@@ -424,10 +414,10 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []result, done []i
 		args := make([]any, 4*size+1)
 		for k, i := range group {
 			r := rs[i]
-			args[4*k], args[4*k+1], args[4*k+2], args[4*k+3] = r.job.ID, r.job.Attempt, ms(r.finished), r.worker
+			args[4*k], args[4*k+1], args[4*k+2], args[4*k+3] = r.Job.ID, r.Job.Attempt, ms(r.Finished), r.Worker
 		}
 		args[4*size] = owner
-		res, err := tx.ExecContext(ctx, finishDoneSQL(size), args...)
+		res, err := tx.exec(ctx, finishDoneSQL(size), args...)
 		if err != nil {
 			return fmt.Errorf("finish jobs: %w", err)
 		}
@@ -445,8 +435,8 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []result, done []i
 		for _, i := range group {
 			r := rs[i]
 			var held int
-			if err := tx.QueryRowContext(ctx, doneHeldSQL, r.job.ID, r.job.Attempt, r.worker).Scan(&held); err != nil {
-				return fmt.Errorf("finish job %d: %w", r.job.ID, err)
+			if err := tx.queryRow(ctx, doneHeldSQL, r.Job.ID, r.Job.Attempt, r.Worker).Scan(&held); err != nil {
+				return fmt.Errorf("finish job %d: %w", r.Job.ID, err)
 			}
 			ok[i] = held == 1
 		}
@@ -457,7 +447,7 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []result, done []i
 const heartbeatSQL = `UPDATE jobs SET lease_until = ? WHERE owner = ? AND state = 'running'`
 
 func heartbeat(ctx context.Context, tx txn, owner string, until time.Time) (int64, error) {
-	res, err := tx.ExecContext(ctx, heartbeatSQL, ms(until), owner)
+	res, err := tx.exec(ctx, heartbeatSQL, ms(until), owner)
 	if err != nil {
 		return 0, fmt.Errorf("heartbeat: %w", err)
 	}
@@ -480,23 +470,15 @@ WHERE id = ?3 AND owner = ?4 AND attempt = ?5 AND state = 'running'`
 const reclaimAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 VALUES (?, ?, ?, ?, ?, 'lease_expired', ?)`
 
-// reclaimed is a job whose expired lease was taken back.
-type reclaimed struct {
-	ID      int64
-	Attempt int
-	Owner   string
-	Dead    bool
-}
-
-func reclaim(ctx context.Context, tx txn, now time.Time) ([]reclaimed, error) {
-	rows, err := tx.QueryContext(ctx, expiredSQL, ms(now))
+func reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
+	rows, err := tx.query(ctx, expiredSQL, ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}
-	var rs []reclaimed
+	var rs []store.Reclaimed
 	var started []int64
 	for rows.Next() {
-		var r reclaimed
+		var r store.Reclaimed
 		var max int
 		var st sql.NullInt64
 		if err := rows.Scan(&r.ID, &r.Attempt, &max, &r.Owner, &st); err != nil {
@@ -513,10 +495,10 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]reclaimed, error) {
 	}
 	for i, r := range rs {
 		msg := "lease expired: worker " + r.Owner + " stopped heartbeating"
-		if _, err := tx.ExecContext(ctx, reclaimJobSQL, ms(now), msg, r.ID, r.Owner, r.Attempt); err != nil {
+		if _, err := tx.exec(ctx, reclaimJobSQL, ms(now), msg, r.ID, r.Owner, r.Attempt); err != nil {
 			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, reclaimAttemptSQL, r.ID, r.Attempt, r.Owner, started[i], ms(now), msg); err != nil {
+		if _, err := tx.exec(ctx, reclaimAttemptSQL, r.ID, r.Attempt, r.Owner, started[i], ms(now), msg); err != nil {
 			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
 		}
 	}

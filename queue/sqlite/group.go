@@ -1,9 +1,11 @@
-package queue
+package sqlite
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 // Enqueues from many goroutines share transactions (group commit): the
@@ -30,9 +32,9 @@ const (
 // enqueueCall is one EnqueueBatch waiting for its group's commit.
 type enqueueCall struct {
 	ctx  context.Context
-	jobs []NewJob
+	jobs []store.NewJob
 	now  time.Time
-	res  []Enqueued
+	res  []store.Enqueued
 	err  error
 	done chan struct{} // closed once the call's group has committed
 	turn chan struct{} // closed when the call's caller is to commit the next group
@@ -47,66 +49,66 @@ type groupQueue struct {
 }
 
 // enqueueGrouped runs c in a group transaction and waits for its result.
-func (q *Queue) enqueueGrouped(c *enqueueCall) ([]Enqueued, error) {
-	q.groupMu.Lock()
-	q.group.waiting = append(q.group.waiting, c)
-	if !q.group.busy {
-		q.group.busy = true
-		q.groupMu.Unlock()
-		return q.commitTurn(c)
+func (s *Store) enqueueGrouped(c *enqueueCall) ([]store.Enqueued, error) {
+	s.groupMu.Lock()
+	s.group.waiting = append(s.group.waiting, c)
+	if !s.group.busy {
+		s.group.busy = true
+		s.groupMu.Unlock()
+		return s.commitTurn(c)
 	}
-	q.groupMu.Unlock()
+	s.groupMu.Unlock()
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-c.turn:
-		return q.commitTurn(c)
+		return s.commitTurn(c)
 	case <-c.ctx.Done():
 	}
 	// Cancelled. Still waiting, and not handed the turn: leave. Given the
 	// turn: commit anyway, the others wait for it (c itself is dropped, its
 	// context being done). Taken into a group: its rows may commit, so wait
 	// for the result.
-	q.groupMu.Lock()
+	s.groupMu.Lock()
 	select {
 	case <-c.turn:
-		q.groupMu.Unlock()
-		return q.commitTurn(c)
+		s.groupMu.Unlock()
+		return s.commitTurn(c)
 	default:
 	}
-	for i, w := range q.group.waiting {
+	for i, w := range s.group.waiting {
 		if w == c {
-			q.group.waiting = append(q.group.waiting[:i], q.group.waiting[i+1:]...)
-			q.groupMu.Unlock()
+			s.group.waiting = append(s.group.waiting[:i], s.group.waiting[i+1:]...)
+			s.groupMu.Unlock()
 			return nil, c.ctx.Err()
 		}
 	}
-	q.groupMu.Unlock()
+	s.groupMu.Unlock()
 	<-c.done
 	return c.res, c.err
 }
 
 // commitTurn commits every waiting call, c among them, as one group, then
 // hands the turn on, and returns c's result.
-func (q *Queue) commitTurn(c *enqueueCall) ([]Enqueued, error) {
-	q.groupMu.Lock()
-	calls := q.group.waiting
-	q.group.waiting = nil
-	q.groupMu.Unlock()
-	q.commitGroup(calls)
-	q.groupMu.Lock()
-	if len(q.group.waiting) > 0 {
-		close(q.group.waiting[0].turn)
+func (s *Store) commitTurn(c *enqueueCall) ([]store.Enqueued, error) {
+	s.groupMu.Lock()
+	calls := s.group.waiting
+	s.group.waiting = nil
+	s.groupMu.Unlock()
+	s.commitGroup(calls)
+	s.groupMu.Lock()
+	if len(s.group.waiting) > 0 {
+		close(s.group.waiting[0].turn)
 	} else {
-		q.group.busy = false
+		s.group.busy = false
 	}
-	q.groupMu.Unlock()
+	s.groupMu.Unlock()
 	<-c.done
 	return c.res, c.err
 }
 
 // commitGroup commits calls in one transaction and closes their done.
-func (q *Queue) commitGroup(calls []*enqueueCall) {
+func (s *Store) commitGroup(calls []*enqueueCall) {
 	defer func() {
 		for _, c := range calls {
 			close(c.done)
@@ -121,16 +123,16 @@ func (q *Queue) commitGroup(calls []*enqueueCall) {
 	if len(live) == 0 {
 		return
 	}
-	if len(live) == 1 && len(live[0].jobs) == 1 && q.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive {
+	if len(live) == 1 && len(live[0].jobs) == 1 && s.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive {
 		// Alone and unsynced: one autocommit INSERT, no transaction.
 		c := live[0]
-		r, err := q.insertOne(c.ctx, c.jobs[0], c.now)
+		r, err := s.insertOne(c.ctx, c.jobs[0], c.now)
 		if err != nil {
 			c.err = fmt.Errorf("enqueue: %w", err)
 			return
 		}
-		c.res = []Enqueued{r}
-		q.notify()
+		c.res = []store.Enqueued{r}
+		s.notify()
 		return
 	}
 	// A group outlives any one caller's cancellation: the others' jobs are
@@ -140,23 +142,23 @@ func (q *Queue) commitGroup(calls []*enqueueCall) {
 	if len(live) > 1 {
 		ctx = context.WithoutCancel(ctx)
 	}
-	err := q.inTx(ctx, !q.cfg.NoSyncEnqueue, func(tx txn) error {
+	err := s.inTx(ctx, !s.cfg.NoSyncEnqueue, func(tx txn) error {
 		for _, c := range live {
 			if len(live) == 1 {
 				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
 				return c.err
 			}
-			if _, err := tx.ExecContext(ctx, savepointSQL); err != nil {
+			if _, err := tx.exec(ctx, savepointSQL); err != nil {
 				return err
 			}
 			c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
 			if c.err != nil {
 				c.res = nil
-				if _, err := tx.ExecContext(ctx, rollbackToSQL); err != nil {
+				if _, err := tx.exec(ctx, rollbackToSQL); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.ExecContext(ctx, releaseSQL); err != nil {
+			if _, err := tx.exec(ctx, releaseSQL); err != nil {
 				return err
 			}
 		}
@@ -171,6 +173,6 @@ func (q *Queue) commitGroup(calls []*enqueueCall) {
 		}
 	}
 	if err == nil {
-		q.notify()
+		s.notify()
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package queue
+package sqlite
 
 // watchFile is not available here: the pool polls PRAGMA data_version
 // every PoolConfig.WatchInterval instead.

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -12,25 +12,18 @@ import (
 	"maps"
 	"strings"
 	"time"
-)
 
-// Enqueued tells what an enqueue did with one NewJob.
-type Enqueued struct {
-	ID       int64  // the job's id: the new one, or the existing one for a known key; 0 when Skipped or Purged
-	Key      string // the job's dedup key
-	Inserted bool   // false when a job with Key already existed
-	Skipped  bool   // true when SkipIfActive found a run of the same schedule item in flight
-	Purged   bool   // true when Key belonged to a job that ran and was purged since: nothing was inserted
-}
+	"scheduler/queue/store"
+)
 
 // Enqueue adds a job unless one with the same key exists, in which case it
 // inserts nothing and returns the existing job's id, or existed and was
 // purged since (Enqueued.Purged). The commit is fsynced (unless
 // Config.NoSyncEnqueue) before Enqueue returns.
-func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
-	res, err := q.EnqueueBatch(ctx, []NewJob{j})
+func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, error) {
+	res, err := s.EnqueueBatch(ctx, []store.NewJob{j})
 	if err != nil {
-		return Enqueued{}, err
+		return store.Enqueued{}, err
 	}
 	return res[0], nil
 }
@@ -38,28 +31,28 @@ func (q *Queue) Enqueue(ctx context.Context, j NewJob) (Enqueued, error) {
 // EnqueueBatch enqueues jobs in one transaction: all or none. Results are in
 // the order of jobs. Calls from many goroutines at once share transactions
 // (see group.go); each returns once its jobs are committed.
-func (q *Queue) EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, error) {
-	now := q.clock.Now()
+func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
+	now := s.clock.Now()
 	prepared, err := prepareJobs(jobs, now)
 	if err != nil {
 		return nil, err
 	}
-	if q.w == nil {
+	if s.w == nil {
 		return nil, fmt.Errorf("enqueue: %w", errReadOnly)
 	}
-	return q.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{}), turn: make(chan struct{})})
+	return s.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{}), turn: make(chan struct{})})
 }
 
 // insertOne inserts one job in an autocommit statement: a single INSERT is
 // atomic on its own, and skipping BEGIN and COMMIT is a third of the cost of
 // an unsynced enqueue. Synced enqueues take inTx, which sets synchronous on
 // the connection around the transaction.
-func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueued, error) {
-	if q.w == nil {
-		return Enqueued{}, errReadOnly
+func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (store.Enqueued, error) {
+	if s.w == nil {
+		return store.Enqueued{}, errReadOnly
 	}
-	res := Enqueued{Key: j.Key}
-	rows, err := q.cached(insertJobSQL).QueryContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
+	res := store.Enqueued{Key: j.Key}
+	rows, err := s.cached(insertJobSQL).QueryContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
 		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now))
 	if err != nil {
 		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
@@ -84,7 +77,7 @@ func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueue
 	if res.Inserted {
 		return res, nil
 	}
-	err = q.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID)
+	err = s.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		res.Purged = true // not inserted and no job: the key is in used_keys
@@ -95,8 +88,8 @@ func (q *Queue) insertOne(ctx context.Context, j NewJob, now time.Time) (Enqueue
 }
 
 // prepareJobs validates jobs and fills their defaults.
-func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
-	out := make([]NewJob, len(jobs))
+func prepareJobs(jobs []store.NewJob, now time.Time) ([]store.NewJob, error) {
+	out := make([]store.NewJob, len(jobs))
 	for i, j := range jobs {
 		if j.Type == "" {
 			return nil, fmt.Errorf("enqueue job %d: empty type", i)
@@ -110,7 +103,7 @@ func prepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
 		}
 		if j.MaxAttempts <= 0 {
-			j.MaxAttempts = DefaultMaxAttempts
+			j.MaxAttempts = store.DefaultMaxAttempts
 		}
 		if j.RunAt.IsZero() {
 			j.RunAt = now
@@ -178,8 +171,8 @@ const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM
 // inserted before it. A run of jobs without SkipIfActive goes in statements
 // of batchRows; the rest of the run, and jobs with SkipIfActive (each needs
 // its own look-up first), go row by row.
-func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
-	var res []Enqueued
+func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+	var res []store.Enqueued
 	for len(jobs) > 0 {
 		run := 0
 		for run < len(jobs) && !jobs[run].SkipIfActive {
@@ -212,17 +205,17 @@ func insertJobs(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 
 // testHookInsert, when set by a test, is called before each row insertRows
 // inserts; an error fails the insert there.
-var testHookInsert func(NewJob) error
+var testHookInsert func(store.NewJob) error
 
 // insertRows inserts jobs one statement each.
-func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
-	ins, err := tx.PrepareContext(ctx, insertJobSQL)
+func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+	ins, err := tx.stmt(ctx, insertJobSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer ins.Close()
 	var byKey, active, skip *sql.Stmt
-	res := make([]Enqueued, len(jobs))
+	res := make([]store.Enqueued, len(jobs))
 	for i, j := range jobs {
 		res[i].Key = j.Key
 		if testHookInsert != nil {
@@ -232,11 +225,11 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 		}
 		if j.SkipIfActive {
 			if active == nil {
-				if active, err = tx.PrepareContext(ctx, activeSeriesSQL); err != nil {
+				if active, err = tx.stmt(ctx, activeSeriesSQL); err != nil {
 					return nil, err
 				}
 				defer active.Close()
-				if skip, err = tx.PrepareContext(ctx, insertSkipSQL); err != nil {
+				if skip, err = tx.stmt(ctx, insertSkipSQL); err != nil {
 					return nil, err
 				}
 				defer skip.Close()
@@ -244,7 +237,7 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 			var one int
 			err := active.QueryRowContext(ctx, j.Schedule, j.Item).Scan(&one)
 			if err == nil {
-				if _, err := skip.ExecContext(ctx, j.Schedule, j.Item, ms(j.ScheduledAt), SkipOverlap, ms(now)); err != nil {
+				if _, err := skip.ExecContext(ctx, j.Schedule, j.Item, ms(j.ScheduledAt), store.SkipOverlap, ms(now)); err != nil {
 					return nil, fmt.Errorf("record skip of %q: %w", j.Key, err)
 				}
 				res[i].Skipped = true
@@ -261,7 +254,7 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 			res[i].Inserted = true
 		case errors.Is(err, sql.ErrNoRows):
 			if byKey == nil {
-				if byKey, err = tx.PrepareContext(ctx, jobIDByKeySQL); err != nil {
+				if byKey, err = tx.stmt(ctx, jobIDByKeySQL); err != nil {
 					return nil, err
 				}
 				defer byKey.Close()
@@ -282,7 +275,7 @@ func insertRows(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]En
 
 // insertBatch inserts batchRows jobs (without SkipIfActive) with one
 // statement, and looks up the ids of those whose key existed.
-func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]Enqueued, error) {
+func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	args := make([]any, 0, len(jobs)*10)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
@@ -294,7 +287,7 @@ func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]E
 	}
 	inserted := make(map[string]int64, len(ids))
 	maps.Copy(inserted, ids)
-	res := make([]Enqueued, len(jobs))
+	res := make([]store.Enqueued, len(jobs))
 	var missing []string
 	for i, j := range jobs {
 		res[i].Key = j.Key
@@ -332,7 +325,7 @@ func insertBatch(ctx context.Context, tx txn, jobs []NewJob, now time.Time) ([]E
 
 // keyedIDs runs a query returning (id, key) rows.
 func keyedIDs(ctx context.Context, tx txn, query string, args ...any) (map[string]int64, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows, err := tx.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -349,32 +342,6 @@ func keyedIDs(ctx context.Context, tx txn, query string, args ...any) (map[strin
 	return out, rows.Err()
 }
 
-// Advance is one step of a schedule: the jobs and skips for its instants up
-// to To, committed together with the cursor moving from From to To.
-type Advance struct {
-	Schedule string
-	From     time.Time // the cursor the caller read; zero when the schedule had none
-	To       time.Time // the new cursor; not before From
-	// Paused is the pause state the caller read with From: the Advance
-	// commits only if the schedule is still in it. A beat that read the
-	// schedule running therefore writes nothing once it is paused.
-	Paused bool
-	// Resume, with Paused, also resumes the schedule in the same
-	// transaction: the instants the pause missed are settled and the beat
-	// takes over from To at once.
-	Resume bool
-	Jobs   []NewJob
-	Skips  []Skip
-}
-
-// Cursor is a schedule's durable position.
-type Cursor struct {
-	Schedule string
-	At       time.Time // last instant materialised or deliberately passed
-	Paused   bool
-	PausedAt time.Time
-}
-
 const cursorSQL = `SELECT at, paused FROM cursors WHERE schedule = ?`
 
 const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?)`
@@ -386,7 +353,7 @@ WHERE schedule = ? AND at = ? AND paused = 1`
 
 // errPausedMoved is ErrCursorMoved for a schedule paused or resumed since
 // its cursor was read.
-var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", ErrCursorMoved)
+var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", store.ErrCursorMoved)
 
 // Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
 // schedule's cursor from a.From to a.To, in one transaction. If the stored
@@ -397,17 +364,17 @@ var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was
 // fsynced unless a.Resume: a power loss rolls the rows back together with
 // the cursor, so they are materialised again under the same keys; a resume
 // is acknowledged to a person.
-func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
+func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued, error) {
 	if err := checkAdvance(a); err != nil {
 		return nil, err
 	}
-	now := q.clock.Now()
+	now := s.clock.Now()
 	jobs, err := prepareJobs(a.Jobs, now)
 	if err != nil {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
-	var res []Enqueued
-	err = q.inTx(ctx, a.Resume, func(tx txn) error {
+	var res []store.Enqueued
+	err = s.inTx(ctx, a.Resume, func(tx txn) error {
 		if err := casCursor(ctx, tx, a, now); err != nil {
 			return err
 		}
@@ -420,13 +387,13 @@ func (q *Queue) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	if len(jobs) > 0 {
-		q.notify()
+		s.notify()
 	}
 	return res, nil
 }
 
 // checkAdvance reports an Advance that no stored cursor could accept.
-func checkAdvance(a Advance) error {
+func checkAdvance(a store.Advance) error {
 	if a.Schedule == "" {
 		return errors.New("advance: empty schedule")
 	}
@@ -442,22 +409,22 @@ func checkAdvance(a Advance) error {
 // casCursor moves a's cursor from a.From to a.To inside tx, or creates it
 // at a.To when a.From is zero, if the stored cursor is a.From with the pause
 // state a.Paused; otherwise it writes nothing and returns ErrCursorMoved.
-func casCursor(ctx context.Context, tx txn, a Advance, now time.Time) error {
+func casCursor(ctx context.Context, tx txn, a store.Advance, now time.Time) error {
 	var at int64
 	var paused bool
-	err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
+	err := tx.queryRow(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if !a.From.IsZero() || a.Paused {
-			return ErrCursorMoved
+			return store.ErrCursorMoved
 		}
-		_, err := tx.ExecContext(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now))
+		_, err := tx.exec(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now))
 		return err
 	case err != nil:
 		return err
 	}
 	if a.From.IsZero() || at != ms(a.From) {
-		return ErrCursorMoved
+		return store.ErrCursorMoved
 	}
 	if paused != a.Paused {
 		return errPausedMoved
@@ -466,15 +433,15 @@ func casCursor(ctx context.Context, tx txn, a Advance, now time.Time) error {
 	if a.Resume {
 		move = resumeCursorSQL
 	}
-	_, err = tx.ExecContext(ctx, move, ms(a.To), ms(now), a.Schedule, at)
+	_, err = tx.exec(ctx, move, ms(a.To), ms(now), a.Schedule, at)
 	return err
 }
 
-func insertSkips(ctx context.Context, tx txn, skips []Skip, now time.Time) error {
+func insertSkips(ctx context.Context, tx txn, skips []store.Skip, now time.Time) error {
 	if len(skips) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, insertSkipSQL)
+	st, err := tx.stmt(ctx, insertSkipSQL)
 	if err != nil {
 		return err
 	}
@@ -490,15 +457,15 @@ func insertSkips(ctx context.Context, tx txn, skips []Skip, now time.Time) error
 const cursorsSQL = `SELECT schedule, at, paused, paused_at FROM cursors`
 
 // Cursors returns every schedule's cursor, by schedule name.
-func (q *Queue) Cursors(ctx context.Context) (map[string]Cursor, error) {
-	rows, err := q.r.QueryContext(ctx, cursorsSQL)
+func (s *Store) Cursors(ctx context.Context) (map[string]store.Cursor, error) {
+	rows, err := s.r.QueryContext(ctx, cursorsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("read cursors: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]Cursor{}
+	out := map[string]store.Cursor{}
 	for rows.Next() {
-		var c Cursor
+		var c store.Cursor
 		var at int64
 		var pausedAt sql.NullInt64
 		if err := rows.Scan(&c.Schedule, &at, &c.Paused, &pausedAt); err != nil {
@@ -519,14 +486,14 @@ ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = exclu
 
 // SetPaused pauses or resumes a schedule durably. A schedule without a cursor
 // gets one at now.
-func (q *Queue) SetPaused(ctx context.Context, schedule string, paused bool) error {
-	now := q.clock.Now()
+func (s *Store) SetPaused(ctx context.Context, schedule string, paused bool) error {
+	now := s.clock.Now()
 	pausedAt := sql.NullInt64{}
 	if paused {
 		pausedAt = nullMS(now)
 	}
-	err := q.inTx(ctx, true, func(tx txn) error {
-		_, err := tx.ExecContext(ctx, setPausedSQL, schedule, ms(now), paused, pausedAt, ms(now))
+	err := s.inTx(ctx, true, func(tx txn) error {
+		_, err := tx.exec(ctx, setPausedSQL, schedule, ms(now), paused, pausedAt, ms(now))
 		return err
 	})
 	if err != nil {
@@ -539,22 +506,22 @@ const skipsSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM 
 WHERE schedule = ? ORDER BY scheduled_at DESC, item LIMIT ?`
 
 // Skips returns up to limit skipped instants of schedule, newest first.
-func (q *Queue) Skips(ctx context.Context, schedule string, limit int) ([]Skip, error) {
-	rows, err := q.r.QueryContext(ctx, skipsSQL, schedule, limit)
+func (s *Store) Skips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
+	rows, err := s.r.QueryContext(ctx, skipsSQL, schedule, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
 	}
 	defer rows.Close()
-	var out []Skip
+	var out []store.Skip
 	for rows.Next() {
-		var s Skip
+		var sk store.Skip
 		var at, rec int64
-		if err := rows.Scan(&s.Schedule, &s.Item, &at, &s.Reason, &rec); err != nil {
+		if err := rows.Scan(&sk.Schedule, &sk.Item, &at, &sk.Reason, &rec); err != nil {
 			return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
 		}
-		s.ScheduledAt = time.UnixMilli(at).UTC()
-		s.RecordedAt = time.UnixMilli(rec).UTC()
-		out = append(out, s)
+		sk.ScheduledAt = time.UnixMilli(at).UTC()
+		sk.RecordedAt = time.UnixMilli(rec).UTC()
+		out = append(out, sk)
 	}
 	return out, rows.Err()
 }

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -7,44 +7,27 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"scheduler/queue/store"
 )
-
-// MaxList bounds the rows of one List or ListSkips.
-const MaxList = 1000
-
-// Filter selects the jobs List returns. Zero fields select everything.
-type Filter struct {
-	State     State  // one state
-	Type      string // the job type (the task's name)
-	Schedule  string // the schedule's name
-	KeyPrefix string // the dedup key starts with this
-	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
-}
-
-// ListScanBound is how many of the newest jobs (of the state asked for, if
-// any) a List filtered by type or schedule looks at. Those filters have no
-// index of their own: an index on every job's type would cost every
-// enqueue one more B-tree write (about a fifth of its time), for the sake
-// of an operator's list. A matching job older than the bound is not listed.
-const ListScanBound = 100000
 
 // List returns the jobs f selects, newest (highest id) first. A list of one
 // state walks that state's partial index, a list of all jobs the ids, and a
 // key prefix the unique key index; each stops at the limit, so it never
 // counts or sorts the whole table. A filter by type or schedule keeps the
 // matches among the newest ListScanBound jobs of that walk.
-func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
+func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Job, error) {
 	if f.Limit == 0 {
 		f.Limit = 50
 	}
-	if f.Limit < 0 || f.Limit > MaxList {
-		return nil, fmt.Errorf("list jobs: limit %d: want 1 to %d", f.Limit, MaxList)
+	if f.Limit < 0 || f.Limit > store.MaxList {
+		return nil, fmt.Errorf("list jobs: limit %d: want 1 to %d", f.Limit, store.MaxList)
 	}
-	if f.State != "" && !f.State.valid() {
+	if f.State != "" && !validState(f.State) {
 		return nil, fmt.Errorf("list jobs: unknown state %q", f.State)
 	}
 	query, args := listQuery(f)
-	js, err := q.jobs(ctx, query, args...)
+	js, err := s.jobs(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -55,25 +38,25 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]*Job, error) {
 // table and lie dense among the newest ids: walking the ids backwards finds
 // a page of them at once, so the term hides the column from the planner
 // (+state), which would otherwise sort every done job by id.
-var stateTerm = map[State]string{
-	StatePending:   "state = 'pending'",
-	StateRunning:   "state = 'running'",
-	StateDone:      "+state = 'done'",
-	StateDead:      "state = 'dead'",
-	StateCancelled: "state = 'cancelled'",
+var stateTerm = map[store.State]string{
+	store.StatePending:   "state = 'pending'",
+	store.StateRunning:   "state = 'running'",
+	store.StateDone:      "+state = 'done'",
+	store.StateDead:      "state = 'dead'",
+	store.StateCancelled: "state = 'cancelled'",
 }
 
 // stateIndex is the partial index a list of pending or running jobs reads:
 // those jobs are few among many done ones, which a walk of the ids would
 // pass over one by one. The planner, without statistics, prefers the walk.
-var stateIndex = map[State]string{
-	StatePending: "jobs_ready",
-	StateRunning: "jobs_lease",
+var stateIndex = map[store.State]string{
+	store.StatePending: "jobs_ready",
+	store.StateRunning: "jobs_lease",
 }
 
-func (s State) valid() bool {
+func validState(s store.State) bool {
 	switch s {
-	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
+	case store.StatePending, store.StateRunning, store.StateDone, store.StateDead, store.StateCancelled:
 		return true
 	}
 	return false
@@ -81,7 +64,7 @@ func (s State) valid() bool {
 
 // listQuery builds List's query. The conditions are fixed texts with ?
 // placeholders; only which of them appear varies.
-func listQuery(f Filter) (string, []any) {
+func listQuery(f store.Filter) (string, []any) {
 	var where []string
 	var args []any
 	if f.State != "" {
@@ -108,7 +91,7 @@ func listQuery(f Filter) (string, []any) {
 		inner := stateOnly(f.State)
 		return `SELECT ` + jobColumns + ` FROM (` + inner + ` ORDER BY id DESC LIMIT ?) WHERE ` +
 				strings.Join(where[min(len(where), stateTerms(f)):], " AND ") + ` ORDER BY id DESC LIMIT ?`,
-			append(append([]any{ListScanBound}, args...), f.Limit)
+			append(append([]any{store.ListScanBound}, args...), f.Limit)
 	}
 	query := `SELECT ` + jobColumns + ` FROM jobs`
 	if ix := stateIndex[f.State]; ix != "" && f.KeyPrefix == "" {
@@ -122,7 +105,7 @@ func listQuery(f Filter) (string, []any) {
 
 // stateOnly is the walk of a list of state alone (every job when state is
 // empty), without its ORDER BY and LIMIT.
-func stateOnly(state State) string {
+func stateOnly(state store.State) string {
 	query := `SELECT ` + jobColumns + ` FROM jobs`
 	if ix := stateIndex[state]; ix != "" {
 		query += ` INDEXED BY ` + ix
@@ -135,7 +118,7 @@ func stateOnly(state State) string {
 
 // stateTerms is how many of listQuery's conditions are the state's: the
 // first, if f has one.
-func stateTerms(f Filter) int {
+func stateTerms(f store.Filter) int {
 	if f.State != "" {
 		return 1
 	}
@@ -150,26 +133,26 @@ WHERE schedule = ? ORDER BY scheduled_at DESC, item DESC LIMIT ?`
 
 // ListSkips returns up to limit (1 to MaxList) skipped instants, newest
 // instant first: of schedule, or of every schedule when it is empty.
-func (q *Queue) ListSkips(ctx context.Context, schedule string, limit int) ([]Skip, error) {
-	if limit < 1 || limit > MaxList {
-		return nil, fmt.Errorf("list skips: limit %d: want 1 to %d", limit, MaxList)
+func (s *Store) ListSkips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
+	if limit < 1 || limit > store.MaxList {
+		return nil, fmt.Errorf("list skips: limit %d: want 1 to %d", limit, store.MaxList)
 	}
 	query, args := skipsAllSQL, []any{limit}
 	if schedule != "" {
 		query, args = skipsOfSQL, []any{schedule, limit}
 	}
-	rows, err := q.r.QueryContext(ctx, query, args...)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list skips: %w", err)
 	}
 	defer rows.Close()
-	var out []Skip
+	var out []store.Skip
 	for rows.Next() {
-		s, err := scanSkip(rows)
+		sk, err := scanSkip(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list skips: %w", err)
 		}
-		out = append(out, s)
+		out = append(out, sk)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list skips: %w", err)
@@ -177,24 +160,14 @@ func (q *Queue) ListSkips(ctx context.Context, schedule string, limit int) ([]Sk
 	return out, nil
 }
 
-func scanSkip(r scanner) (Skip, error) {
-	var s Skip
+func scanSkip(r scanner) (store.Skip, error) {
+	var s store.Skip
 	var at, rec int64
 	if err := r.Scan(&s.Schedule, &s.Item, &at, &s.Reason, &rec); err != nil {
 		return s, err
 	}
 	s.ScheduledAt, s.RecordedAt = time.UnixMilli(at).UTC(), time.UnixMilli(rec).UTC()
 	return s, nil
-}
-
-// MaxSkipCount bounds the count of SkipSummary: a schedule skipped more
-// often in the window reports MaxSkipCount.
-const MaxSkipCount = 10000
-
-// SkipSummary is a schedule's recent skips.
-type SkipSummary struct {
-	Count int   // skips of instants after since, at most MaxSkipCount
-	Last  *Skip // the newest skip, at any time; nil when none is kept
 }
 
 const skipCountSQL = `SELECT count(*) FROM (SELECT 1 FROM skips
@@ -205,20 +178,20 @@ WHERE schedule = ? ORDER BY scheduled_at DESC LIMIT 1`
 
 // SkipSummary counts the skips of schedule's instants after since and
 // returns its newest skip. Both are bounded reads of one index.
-func (q *Queue) SkipSummary(ctx context.Context, schedule string, since time.Time) (SkipSummary, error) {
-	var s SkipSummary
-	if err := q.r.QueryRowContext(ctx, skipCountSQL, schedule, ms(since), MaxSkipCount).Scan(&s.Count); err != nil {
-		return s, fmt.Errorf("skips of %s: %w", schedule, err)
+func (s *Store) SkipSummary(ctx context.Context, schedule string, since time.Time) (store.SkipSummary, error) {
+	var sum store.SkipSummary
+	if err := s.r.QueryRowContext(ctx, skipCountSQL, schedule, ms(since), store.MaxSkipCount).Scan(&sum.Count); err != nil {
+		return sum, fmt.Errorf("skips of %s: %w", schedule, err)
 	}
-	last, err := scanSkip(q.r.QueryRowContext(ctx, lastSkipSQL, schedule))
+	last, err := scanSkip(s.r.QueryRowContext(ctx, lastSkipSQL, schedule))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return s, fmt.Errorf("skips of %s: %w", schedule, err)
+		return sum, fmt.Errorf("skips of %s: %w", schedule, err)
 	default:
-		s.Last = &last
+		sum.Last = &last
 	}
-	return s, nil
+	return sum, nil
 }
 
 const skipAtSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
@@ -227,23 +200,15 @@ WHERE schedule = ? AND item IN (?, '') AND scheduled_at = ? ORDER BY item DESC L
 // SkipAt returns the skip of schedule's item at the instant at: one of that
 // item, or one of the whole schedule (item ""). It returns ErrNotFound when
 // the instant was not skipped, or its record was purged.
-func (q *Queue) SkipAt(ctx context.Context, schedule, item string, at time.Time) (Skip, error) {
-	s, err := scanSkip(q.r.QueryRowContext(ctx, skipAtSQL, schedule, item, ms(at)))
+func (s *Store) SkipAt(ctx context.Context, schedule, item string, at time.Time) (store.Skip, error) {
+	sk, err := scanSkip(s.r.QueryRowContext(ctx, skipAtSQL, schedule, item, ms(at)))
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, fmt.Errorf("skip of %s %s at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), ErrNotFound)
+		return sk, fmt.Errorf("skip of %sk %sk at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), store.ErrNotFound)
 	}
 	if err != nil {
-		return s, fmt.Errorf("skip of %s %s at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), err)
+		return sk, fmt.Errorf("skip of %sk %sk at %s: %w", schedule, item, at.UTC().Format(time.RFC3339), err)
 	}
-	return s, nil
-}
-
-// Outcome of an instant: how its fan-out jobs stand.
-type InstantOutcome struct {
-	Schedule    string
-	ScheduledAt time.Time
-	Jobs        int           // jobs of the instant, one per fan-out item
-	States      map[State]int // jobs by state
+	return sk, nil
 }
 
 const instantStatesSQL = `SELECT state, count(*) FROM jobs
@@ -251,23 +216,23 @@ WHERE schedule = ? AND scheduled_at = ? GROUP BY state`
 
 // Instant returns how the jobs of schedule's instant at stand: one range of
 // jobs_schedule_at, as long as the schedule's fan-out.
-func (q *Queue) Instant(ctx context.Context, schedule string, at time.Time) (InstantOutcome, error) {
-	o := InstantOutcome{Schedule: schedule, ScheduledAt: at, States: map[State]int{}}
-	if err := q.countStates(ctx, &o, instantStatesSQL, schedule, ms(at)); err != nil {
+func (s *Store) Instant(ctx context.Context, schedule string, at time.Time) (store.InstantOutcome, error) {
+	o := store.InstantOutcome{Schedule: schedule, ScheduledAt: at, States: map[store.State]int{}}
+	if err := s.countStates(ctx, &o, instantStatesSQL, schedule, ms(at)); err != nil {
 		return o, fmt.Errorf("instant of %s: %w", schedule, err)
 	}
 	return o, nil
 }
 
 // countStates adds the (state, count) rows of query to o.
-func (q *Queue) countStates(ctx context.Context, o *InstantOutcome, query string, args ...any) error {
-	rows, err := q.r.QueryContext(ctx, query, args...)
+func (s *Store) countStates(ctx context.Context, o *store.InstantOutcome, query string, args ...any) error {
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st State
+		var st store.State
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
 			return err
@@ -288,12 +253,12 @@ GROUP BY state`
 // lastID, the newest of the run, whose key ends with keySuffix. The jobs of
 // one EnqueueBatch have consecutive ids, so span, the run's item count,
 // bounds the read: one range of ids.
-func (q *Queue) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (InstantOutcome, error) {
-	o := InstantOutcome{Schedule: schedule, States: map[State]int{}}
+func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
+	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {
 		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
 	}
-	if err := q.countStates(ctx, &o, runStatesSQL, schedule, lastID, max(span, 1), keySuffix); err != nil {
+	if err := s.countStates(ctx, &o, runStatesSQL, schedule, lastID, max(span, 1), keySuffix); err != nil {
 		return o, fmt.Errorf("run of %s: %w", schedule, err)
 	}
 	return o, nil

@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"scheduler/clock"
+
+	"scheduler/queue/store"
 )
 
 // TestSaveConfigLastConfig: the last saved config comes back byte for byte
@@ -30,13 +32,13 @@ func TestSaveConfigLastConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := StoredConfig{Path: "/etc/scheduler/other.toml", Data: second, SHA256: ConfigSHA256(second), LoadedAt: t0.Add(90 * time.Second)}
-	ro, err := Open(ctx, q.Path(), Config{Clock: clk, ReadOnly: true})
+	want := StoredConfig{Path: "/etc/scheduler/other.toml", Data: second, SHA256: store.ConfigSHA256(second), LoadedAt: t0.Add(90 * time.Second)}
+	ro, err := Open(ctx, q.Name(), Config{Clock: clk, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	for name, qq := range map[string]*Queue{"writer": q, "read-only": ro} {
+	for name, qq := range map[string]*Store{"writer": q, "read-only": ro} {
 		got, err := qq.LastConfig(ctx)
 		if err != nil {
 			t.Fatalf("%s: LastConfig: %v", name, err)

@@ -1,77 +1,10 @@
-package queue
+package sqlite
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
-
-// TestConcurrentEnqueuesAllLand enqueues from many goroutines at once, one
-// job per call and fsynced, a few of them under one shared key: every call
-// gets its own job, the shared key is inserted once, and every other call
-// with it gets that job's id.
-func TestConcurrentEnqueuesAllLand(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	const goroutines, each = 16, 25
-	var wg sync.WaitGroup
-	results := make([][]Enqueued, goroutines)
-	errs := make(chan error, goroutines)
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				key := fmt.Sprintf("g%d-%d", g, i)
-				if i == 0 {
-					key = "shared"
-				}
-				r, err := q.Enqueue(ctx, NewJob{Type: "t", Key: key})
-				if err != nil {
-					errs <- err
-					return
-				}
-				results[g] = append(results[g], r)
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	ids := map[int64]string{}
-	inserted, sharedID := 0, mustJob(t, q, "shared").ID
-	for _, rs := range results {
-		for _, r := range rs {
-			if r.Key == "shared" {
-				if r.ID != sharedID {
-					t.Errorf("shared key: id %d, want %d", r.ID, sharedID)
-				}
-				if r.Inserted {
-					inserted++
-				}
-				continue
-			}
-			if prev, dup := ids[r.ID]; dup || !r.Inserted {
-				t.Errorf("key %s: id %d (also %q), inserted %t", r.Key, r.ID, prev, r.Inserted)
-			}
-			ids[r.ID] = r.Key
-		}
-	}
-	if inserted != 1 {
-		t.Errorf("shared key inserted %d times, want once", inserted)
-	}
-	s, _ := q.Stats(ctx)
-	if want := goroutines*(each-1) + 1; s.Total[StatePending] != want {
-		t.Errorf("%d pending jobs, want %d", s.Total[StatePending], want)
-	}
-}
 
 // TestGroupedCallFailsAlone forms a group of calls behind a busy writer and
 // fails one of them halfway through its jobs: that call's jobs are all
@@ -126,56 +59,10 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 		mustJob(t, q, k)
 	}
 	for _, k := range []string{"bad-1", "bad-2", "bad-3"} {
-		if _, err := q.Job(ctx, k); !errors.Is(err, ErrNotFound) {
+		if _, err := jobByRef(ctx, q, k); !errors.Is(err, ErrNotFound) {
 			t.Errorf("job %s: %v, want not found", k, err)
 		}
 	}
-}
-
-// TestEveryProducerProgresses runs producers that enqueue without pause:
-// each must keep getting its calls back, through every hand-off of the turn
-// to commit (and a caller may not keep the turn while calls keep coming).
-func TestEveryProducerProgresses(t *testing.T) {
-	t.Parallel()
-	// Fsynced: while a group commits, the others are back with their next
-	// call.
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	const producers = 8
-	var calls [producers]atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range producers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := q.Enqueue(context.Background(), NewJob{Type: "t"}); err != nil {
-					t.Error(err)
-					return
-				}
-				calls[g].Add(1)
-			}
-		}()
-	}
-	eventually(t, "every producer has 20 calls back", func() bool {
-		for g := range producers {
-			if calls[g].Load() < 20 {
-				return false
-			}
-		}
-		return true
-	})
-	close(stop)
-	wg.Wait()
 }
 
 // TestCancelledCallLeavesTheQueue: a call cancelled while it waits for a
@@ -208,14 +95,14 @@ func TestCancelledCallLeavesTheQueue(t *testing.T) {
 	}
 	mustJob(t, q, "first")
 	mustJob(t, q, "last")
-	if _, err := q.Job(ctx, "cancelled"); !errors.Is(err, ErrNotFound) {
+	if _, err := jobByRef(ctx, q, "cancelled"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("cancelled job: %v, want not found", err)
 	}
 }
 
 // holdWriter keeps q's writer connection in a transaction until release is
 // called, so that enqueues queue up behind it.
-func holdWriter(q *Queue) (release func()) {
+func holdWriter(q *Store) (release func()) {
 	holding, done := make(chan struct{}), make(chan struct{})
 	go q.inTx(context.Background(), false, func(tx txn) error { close(holding); <-done; return nil })
 	<-holding
@@ -224,7 +111,7 @@ func holdWriter(q *Queue) (release func()) {
 
 // groupState reports whether a group is being committed and how many calls
 // wait for the next one.
-func groupState(q *Queue) (busy bool, waiting int) {
+func groupState(q *Store) (busy bool, waiting int) {
 	q.groupMu.Lock()
 	defer q.groupMu.Unlock()
 	return q.group.busy, len(q.group.waiting)

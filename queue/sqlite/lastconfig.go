@@ -1,30 +1,14 @@
-package queue
+package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
+
+	"scheduler/queue/store"
 )
-
-// StoredConfig is a configuration file as a daemon loaded it, kept by
-// SaveConfig. The queue does not interpret Data.
-type StoredConfig struct {
-	Path     string    // the file the bytes were read from
-	Data     []byte    // the file's bytes
-	SHA256   string    // hex SHA-256 of Data
-	LoadedAt time.Time // when SaveConfig stored it, from the queue's clock
-}
-
-// ConfigSHA256 is the digest StoredConfig.SHA256 holds for data, for
-// comparing a file with the stored config.
-func ConfigSHA256(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
 
 const saveConfigSQL = `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`
@@ -33,13 +17,13 @@ ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha25
 // the daemon now runs, replacing the one stored before. The write is
 // fsynced: after a power loss an operator command must not fall back to a
 // configuration older than the one the daemon ran.
-func (q *Queue) SaveConfig(ctx context.Context, path string, data []byte) (*StoredConfig, error) {
-	c := &StoredConfig{Path: path, Data: data, SHA256: ConfigSHA256(data), LoadedAt: q.clock.Now().Truncate(time.Millisecond).UTC()}
+func (s *Store) SaveConfig(ctx context.Context, path string, data []byte) (*store.StoredConfig, error) {
+	c := &store.StoredConfig{Path: path, Data: data, SHA256: store.ConfigSHA256(data), LoadedAt: s.clock.Now().Truncate(time.Millisecond).UTC()}
 	if data == nil {
 		c.Data = []byte{} // NOT NULL: an empty file is still a file
 	}
-	err := q.inTx(ctx, true, func(tx txn) error {
-		_, err := tx.ExecContext(ctx, saveConfigSQL, c.Path, c.Data, c.SHA256, ms(c.LoadedAt))
+	err := s.inTx(ctx, true, func(tx txn) error {
+		_, err := tx.exec(ctx, saveConfigSQL, c.Path, c.Data, c.SHA256, ms(c.LoadedAt))
 		return err
 	})
 	if err != nil {
@@ -56,19 +40,19 @@ const lastConfigSQL = `SELECT path, data, sha256, loaded_at FROM running_config 
 
 // LastConfig returns the configuration stored by the last SaveConfig, or
 // ErrNotFound when none was stored. It works on a queue opened read-only.
-func (q *Queue) LastConfig(ctx context.Context) (*StoredConfig, error) {
+func (s *Store) LastConfig(ctx context.Context) (*store.StoredConfig, error) {
 	var n int
-	if err := q.r.QueryRowContext(ctx, hasRunningConfigSQL).Scan(&n); err != nil {
+	if err := s.r.QueryRowContext(ctx, hasRunningConfigSQL).Scan(&n); err != nil {
 		return nil, fmt.Errorf("last config: %w", err)
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("last config: %w", ErrNotFound)
+		return nil, fmt.Errorf("last config: %w", store.ErrNotFound)
 	}
-	c := &StoredConfig{}
+	c := &store.StoredConfig{}
 	var at int64
-	err := q.r.QueryRowContext(ctx, lastConfigSQL).Scan(&c.Path, &c.Data, &c.SHA256, &at)
+	err := s.r.QueryRowContext(ctx, lastConfigSQL).Scan(&c.Path, &c.Data, &c.SHA256, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("last config: %w", ErrNotFound)
+		return nil, fmt.Errorf("last config: %w", store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("last config: %w", err)

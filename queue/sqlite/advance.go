@@ -1,4 +1,4 @@
-package queue
+package sqlite
 
 import (
 	"context"
@@ -7,20 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-)
 
-// AdvanceResult is what AdvanceBatch did with one Advance.
-type AdvanceResult struct {
-	// Jobs are the results of the Advance's jobs, in their order, as
-	// Advance returns them; nil unless Err is nil.
-	Jobs []Enqueued
-	// Err is nil when the Advance committed. It wraps ErrCursorMoved when
-	// the schedule's cursor or pause state was not the one the caller read:
-	// nothing of that Advance was written, the others committed. Any other
-	// error means the Advance was invalid or its transaction failed, and
-	// nothing of it was written either.
-	Err error
-}
+	"scheduler/queue/store"
+)
 
 // advanceBatchRows bounds the rows (jobs, skips and the cursor) of the
 // Advances that one AdvanceBatch transaction commits, so that a tick of
@@ -59,8 +48,8 @@ RETURNING schedule`
 // A schedule may appear once in advs. The error is non-nil, and nothing
 // written, only for a call that could write nothing: a schedule twice, or
 // a read-only queue.
-func (q *Queue) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResult, error) {
-	if q.w == nil {
+func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
+	if s.w == nil {
 		return nil, fmt.Errorf("advance batch: %w", errReadOnly)
 	}
 	seen := make(map[string]bool, len(advs))
@@ -70,9 +59,9 @@ func (q *Queue) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResu
 		}
 		seen[a.Schedule] = true
 	}
-	now := q.clock.Now()
-	res := make([]AdvanceResult, len(advs))
-	prepared := make([]Advance, len(advs))
+	now := s.clock.Now()
+	res := make([]store.AdvanceResult, len(advs))
+	prepared := make([]store.Advance, len(advs))
 	var chunk []int // indexes into advs of the next transaction
 	rows := 0
 	var failed error
@@ -81,11 +70,11 @@ func (q *Queue) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResu
 			return
 		}
 		if failed == nil {
-			failed = q.commitAdvances(ctx, prepared, chunk, res, now)
+			failed = s.commitAdvances(ctx, prepared, chunk, res, now)
 		}
 		if failed != nil {
 			for _, i := range chunk {
-				res[i] = AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
+				res[i] = store.AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
 			}
 		}
 		chunk, rows = chunk[:0], 0
@@ -118,15 +107,15 @@ func (q *Queue) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResu
 // compare-and-set, then inserts the jobs and skips of the winners only, in
 // the order of idx, the jobs of many schedules together in the multi-row
 // statements of insertJobs.
-func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, res []AdvanceResult, now time.Time) error {
+func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []int, res []store.AdvanceResult, now time.Time) error {
 	durable := false
 	for _, i := range idx {
 		durable = durable || advs[i].Resume
 	}
-	out := make([]AdvanceResult, len(idx))
+	out := make([]store.AdvanceResult, len(idx))
 	won := make([]bool, len(idx))
 	inserted := false
-	err := q.inTx(ctx, durable, func(tx txn) error {
+	err := s.inTx(ctx, durable, func(tx txn) error {
 		clear(out)
 		clear(won)
 		// The usual step, a running schedule's cursor moving on, is
@@ -141,7 +130,7 @@ func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, r
 			}
 			err := casCursor(ctx, tx, a, now)
 			switch {
-			case errors.Is(err, ErrCursorMoved):
+			case errors.Is(err, store.ErrCursorMoved):
 				out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
 			case err != nil:
 				return err
@@ -163,14 +152,14 @@ func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, r
 					continue
 				}
 				lost := lostCAS(ctx, tx, a)
-				if !errors.Is(lost, ErrCursorMoved) {
+				if !errors.Is(lost, store.ErrCursorMoved) {
 					return lost
 				}
 				out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, lost)
 			}
 		}
-		var jobs []NewJob
-		var skips []Skip
+		var jobs []store.NewJob
+		var skips []store.Skip
 		for k, i := range idx {
 			if !won[k] {
 				continue
@@ -202,14 +191,14 @@ func (q *Queue) commitAdvances(ctx context.Context, advs []Advance, idx []int, r
 		res[i] = out[k]
 	}
 	if inserted {
-		q.notify()
+		s.notify()
 	}
 	return nil
 }
 
 // moveCursors runs moveCursorsSQL for the Advances advs[idx[k]], k in
 // group, and returns the schedules whose cursor it moved.
-func moveCursors(ctx context.Context, tx txn, advs []Advance, idx, group []int, now time.Time) (map[string]bool, error) {
+func moveCursors(ctx context.Context, tx txn, advs []store.Advance, idx, group []int, now time.Time) (map[string]bool, error) {
 	args := make([]any, 0, 4*casRows+1)
 	for _, k := range group {
 		a := advs[idx[k]]
@@ -219,7 +208,7 @@ func moveCursors(ctx context.Context, tx txn, advs []Advance, idx, group []int, 
 		args = append(args, nil, nil, nil, nil)
 	}
 	args = append(args, ms(now))
-	rows, err := tx.QueryContext(ctx, moveCursorsSQL, args...)
+	rows, err := tx.query(ctx, moveCursorsSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("move cursors: %w", err)
 	}
@@ -241,17 +230,17 @@ func moveCursors(ctx context.Context, tx txn, advs []Advance, idx, group []int, 
 // lostCAS tells why moveCursorsSQL left a's cursor alone: ErrCursorMoved,
 // or errPausedMoved when only the pause state differs from the one read.
 // Any other error is a failed read.
-func lostCAS(ctx context.Context, tx txn, a Advance) error {
+func lostCAS(ctx context.Context, tx txn, a store.Advance) error {
 	var at int64
 	var paused bool
-	err := tx.QueryRowContext(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
+	err := tx.queryRow(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return ErrCursorMoved
+		return store.ErrCursorMoved
 	case err != nil:
 		return fmt.Errorf("read cursor of %s: %w", a.Schedule, err)
 	case at == ms(a.From) && paused != a.Paused:
 		return errPausedMoved
 	}
-	return ErrCursorMoved
+	return store.ErrCursorMoved
 }

@@ -1,22 +1,14 @@
-package queue
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
-)
 
-// Stats is a snapshot of the queue for operators.
-type Stats struct {
-	Counts      map[State]map[string]int // jobs by state, then type
-	Total       map[State]int            // jobs by state
-	OldestReady time.Duration            // age of the oldest job ready to run (0: none waiting)
-	Dead        int
-	At          time.Time
-}
+	"scheduler/queue/store"
+)
 
 // pingSQL reads a little of the two tables the daemon lives on, whatever
 // their size.
@@ -25,10 +17,10 @@ const pingSQL = `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursor
 // Ping reads the database, cheaply: it fails when the file cannot be read.
 // Stats answers the same question but counts every job, which takes a
 // second or more once a million done jobs are kept.
-func (q *Queue) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	var maxID sql.NullInt64
 	var cursors int
-	if err := q.r.QueryRowContext(ctx, pingSQL).Scan(&maxID, &cursors); err != nil {
+	if err := s.r.QueryRowContext(ctx, pingSQL).Scan(&maxID, &cursors); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
 	return nil
@@ -39,55 +31,55 @@ const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 const oldestReadySQL = `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= ?`
 
 // Stats counts jobs by state and type and measures the oldest ready job.
-func (q *Queue) Stats(ctx context.Context) (Stats, error) {
-	now := q.clock.Now()
-	s := Stats{Counts: map[State]map[string]int{}, Total: map[State]int{}, At: now}
-	rows, err := q.r.QueryContext(ctx, statsSQL)
+func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
+	now := s.clock.Now()
+	out := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
+	rows, err := s.r.QueryContext(ctx, statsSQL)
 	if err != nil {
-		return s, fmt.Errorf("stats: %w", err)
+		return out, fmt.Errorf("stats: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st State
+		var st store.State
 		var typ string
 		var n int
 		if err := rows.Scan(&st, &typ, &n); err != nil {
-			return s, fmt.Errorf("stats: %w", err)
+			return out, fmt.Errorf("stats: %w", err)
 		}
-		if s.Counts[st] == nil {
-			s.Counts[st] = map[string]int{}
+		if out.Counts[st] == nil {
+			out.Counts[st] = map[string]int{}
 		}
-		s.Counts[st][typ] = n
-		s.Total[st] += n
+		out.Counts[st][typ] = n
+		out.Total[st] += n
 	}
 	if err := rows.Err(); err != nil {
-		return s, fmt.Errorf("stats: %w", err)
+		return out, fmt.Errorf("stats: %w", err)
 	}
-	s.Dead = s.Total[StateDead]
+	out.Dead = out.Total[store.StateDead]
 	var oldest sql.NullInt64
-	if err := q.r.QueryRowContext(ctx, oldestReadySQL, ms(now)).Scan(&oldest); err != nil {
-		return s, fmt.Errorf("stats: %w", err)
+	if err := s.r.QueryRowContext(ctx, oldestReadySQL, ms(now)).Scan(&oldest); err != nil {
+		return out, fmt.Errorf("stats: %w", err)
 	}
 	if oldest.Valid {
-		s.OldestReady = now.Sub(time.UnixMilli(oldest.Int64))
+		out.OldestReady = now.Sub(time.UnixMilli(oldest.Int64))
 	}
-	return s, nil
+	return out, nil
 }
 
 const deadSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT ?`
 
 // Dead returns up to limit dead jobs, oldest first.
-func (q *Queue) Dead(ctx context.Context, limit int) ([]*Job, error) {
-	return q.jobs(ctx, deadSQL, limit)
+func (s *Store) Dead(ctx context.Context, limit int) ([]*store.Job, error) {
+	return s.jobs(ctx, deadSQL, limit)
 }
 
-func (q *Queue) jobs(ctx context.Context, query string, args ...any) ([]*Job, error) {
-	rows, err := q.r.QueryContext(ctx, query, args...)
+func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.Job, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []*Job
+	var out []*store.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -108,29 +100,29 @@ WHERE state = 'dead' AND (?2 = 0 OR id = ?2)`
 
 // Retry makes the dead job id pending again, to run at once with a fresh set
 // of attempts. It returns ErrNotFound if no dead job has that id.
-func (q *Queue) Retry(ctx context.Context, id int64) error {
+func (s *Store) Retry(ctx context.Context, id int64) error {
 	if id <= 0 {
-		return fmt.Errorf("retry job %d: %w", id, ErrNotFound)
+		return fmt.Errorf("retry job %d: %w", id, store.ErrNotFound)
 	}
-	n, err := q.retry(ctx, id)
+	n, err := s.retry(ctx, id)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("retry job %d: no dead job with that id: %w", id, ErrNotFound)
+		return fmt.Errorf("retry job %d: no dead job with that id: %w", id, store.ErrNotFound)
 	}
 	return nil
 }
 
 // RetryAllDead makes every dead job pending again and returns how many.
-func (q *Queue) RetryAllDead(ctx context.Context) (int64, error) {
-	return q.retry(ctx, 0)
+func (s *Store) RetryAllDead(ctx context.Context) (int64, error) {
+	return s.retry(ctx, 0)
 }
 
-func (q *Queue) retry(ctx context.Context, id int64) (int64, error) {
+func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
-	err := q.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.ExecContext(ctx, retrySQL, ms(q.clock.Now()), id)
+	err := s.inTx(ctx, true, func(tx txn) error {
+		res, err := tx.exec(ctx, retrySQL, ms(s.clock.Now()), id)
 		if err != nil {
 			return err
 		}
@@ -141,7 +133,7 @@ func (q *Queue) retry(ctx context.Context, id int64) (int64, error) {
 		return 0, fmt.Errorf("retry dead jobs: %w", err)
 	}
 	if n > 0 {
-		q.notify()
+		s.notify()
 	}
 	return n, nil
 }
@@ -150,10 +142,10 @@ const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id
 
 // Cancel stops a pending job from ever running. A running job cannot be
 // cancelled; ErrNotFound means no pending job has that id.
-func (q *Queue) Cancel(ctx context.Context, id int64) error {
+func (s *Store) Cancel(ctx context.Context, id int64) error {
 	var n int64
-	err := q.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.ExecContext(ctx, cancelSQL, ms(q.clock.Now()), id)
+	err := s.inTx(ctx, true, func(tx txn) error {
+		res, err := tx.exec(ctx, cancelSQL, ms(s.clock.Now()), id)
 		if err != nil {
 			return err
 		}
@@ -164,7 +156,7 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 		return fmt.Errorf("cancel job %d: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, ErrNotFound)
+		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, store.ErrNotFound)
 	}
 	return nil
 }
@@ -172,24 +164,26 @@ func (q *Queue) Cancel(ctx context.Context, id int64) error {
 const jobByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`
 const jobByKeySQL = `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`
 
-// Job looks a job up by id or, when ref is not a number or no job has that
-// id, by dedup key.
-func (q *Queue) Job(ctx context.Context, ref string) (*Job, error) {
-	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
-		j, err := scanJob(q.r.QueryRowContext(ctx, jobByIDSQL, id))
-		if err == nil {
-			return j, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("look up job %s: %w", ref, err)
-		}
-	}
-	j, err := scanJob(q.r.QueryRowContext(ctx, jobByKeySQL, ref))
+// Job returns the job with this id, or ErrNotFound.
+func (s *Store) Job(ctx context.Context, id int64) (*store.Job, error) {
+	j, err := scanJob(s.r.QueryRowContext(ctx, jobByIDSQL, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("look up job %s: %w", ref, ErrNotFound)
+		return nil, fmt.Errorf("look up job %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("look up job %s: %w", ref, err)
+		return nil, fmt.Errorf("look up job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// JobByKey returns the job with this dedup key, or ErrNotFound.
+func (s *Store) JobByKey(ctx context.Context, key string) (*store.Job, error) {
+	j, err := scanJob(s.r.QueryRowContext(ctx, jobByKeySQL, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("look up job %s: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up job %s: %w", key, err)
 	}
 	return j, nil
 }
@@ -209,15 +203,15 @@ ORDER BY attempt, synthetic, id`
 // (an attempt given back at shutdown is run again under its number) in the
 // order they were recorded. A stale result, recorded after a later attempt,
 // comes with its own number.
-func (q *Queue) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
-	rows, err := q.r.QueryContext(ctx, attemptsSQL, jobID)
+func (s *Store) Attempts(ctx context.Context, jobID int64) ([]store.Attempt, error) {
+	rows, err := s.r.QueryContext(ctx, attemptsSQL, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
 	}
 	defer rows.Close()
-	var out []Attempt
+	var out []store.Attempt
 	for rows.Next() {
-		var a Attempt
+		var a store.Attempt
 		var st, fin, synthetic, id int64
 		if err := rows.Scan(&a.JobID, &a.Number, &a.Worker, &st, &fin, &a.Outcome, &a.Error, &a.Output, &synthetic, &id); err != nil {
 			return nil, fmt.Errorf("attempts of job %d: %w", jobID, err)
@@ -239,12 +233,12 @@ const lastRunsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
 
 // LastRuns returns, per schedule name, its newest job: the one of its
 // latest instant, or its newest manual run when it has no instant's job.
-func (q *Queue) LastRuns(ctx context.Context) (map[string]*Job, error) {
-	js, err := q.jobs(ctx, lastRunsSQL)
+func (s *Store) LastRuns(ctx context.Context) (map[string]*store.Job, error) {
+	js, err := s.jobs(ctx, lastRunsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("last runs: %w", err)
 	}
-	out := make(map[string]*Job, len(js))
+	out := make(map[string]*store.Job, len(js))
 	for _, j := range js {
 		out[j.Schedule] = j
 	}
@@ -257,12 +251,12 @@ const lastManualRunsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
 
 // LastManualRuns returns, per schedule name, its newest job that stands for
 // no instant (a manual run), for the schedules that have one.
-func (q *Queue) LastManualRuns(ctx context.Context) (map[string]*Job, error) {
-	js, err := q.jobs(ctx, lastManualRunsSQL)
+func (s *Store) LastManualRuns(ctx context.Context) (map[string]*store.Job, error) {
+	js, err := s.jobs(ctx, lastManualRunsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("last manual runs: %w", err)
 	}
-	out := make(map[string]*Job, len(js))
+	out := make(map[string]*store.Job, len(js))
 	for _, j := range js {
 		out[j.Schedule] = j
 	}
@@ -272,6 +266,6 @@ func (q *Queue) LastManualRuns(ctx context.Context) (map[string]*Job, error) {
 const scheduleJobsSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = ? ORDER BY scheduled_at DESC, id DESC LIMIT ?`
 
 // ScheduleJobs returns up to limit jobs of a schedule, newest instant first.
-func (q *Queue) ScheduleJobs(ctx context.Context, schedule string, limit int) ([]*Job, error) {
-	return q.jobs(ctx, scheduleJobsSQL, schedule, limit)
+func (s *Store) ScheduleJobs(ctx context.Context, schedule string, limit int) ([]*store.Job, error) {
+	return s.jobs(ctx, scheduleJobsSQL, schedule, limit)
 }

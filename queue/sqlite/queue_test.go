@@ -1,0 +1,334 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"scheduler/clock"
+)
+
+func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	// Hold several read connections at once so the checks reach distinct ones.
+	var conns []*sql.Conn
+	for range 3 {
+		c, err := q.r.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode string
+		var fk, busy int
+		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" || fk != 1 || busy != 5000 {
+			t.Errorf("conn %d: journal_mode=%s foreign_keys=%d busy_timeout=%d, want wal 1 5000", i, mode, fk, busy)
+		}
+	}
+	var v int
+	if err := q.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != SchemaVersion() || v < 1 {
+		t.Errorf("user_version = %d, want %d", v, SchemaVersion())
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	ctx := context.Background()
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.w.ExecContext(ctx, "PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	_, err = Open(ctx, path, Config{})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open(newer) = %v, want ErrSchemaTooNew", err)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "999") {
+		t.Errorf("error %q should name the file and its version", err)
+	}
+	_, err = Open(ctx, path, Config{ReadOnly: true})
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open(newer, read-only) = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+func TestOpenBadFilesGiveClearErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("this is not sqlite\n", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(garbage)
+	if _, err := Open(ctx, garbage, Config{}); err == nil || !strings.Contains(err.Error(), garbage) {
+		t.Errorf("Open(garbage) = %v, want an error naming the file", err)
+	}
+	after, _ := os.ReadFile(garbage)
+	if string(before) != string(after) {
+		t.Error("Open changed a file that is not a database")
+	}
+
+	// A truncated database: a valid file cut in the middle.
+	good := filepath.Join(dir, "good.db")
+	q, err := Open(ctx, good, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		mustEnqueue(t, q, NewJob{Type: "t", Payload: json.RawMessage(`{"pad":"` + strings.Repeat("x", 500) + `"}`), Key: string(rune('a'+i%26)) + strings.Repeat("k", i)})
+	}
+	if err := q.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	data, _ := os.ReadFile(good)
+	cut := filepath.Join(dir, "cut.db")
+	if err := os.WriteFile(cut, data[:len(data)/3], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := Open(ctx, cut, Config{}); err == nil {
+		// SQLite may open a truncated file and fail on first read instead.
+		_, serr := q.Stats(ctx)
+		q.Close()
+		if serr == nil {
+			t.Error("a truncated database opened and read without error")
+		}
+	}
+
+	if _, err := Open(ctx, filepath.Join(dir, "missing", "x.db"), Config{}); err == nil {
+		t.Error("Open in a missing directory succeeded")
+	}
+	if _, err := Open(ctx, filepath.Join(dir, "nope.db"), Config{ReadOnly: true}); err == nil {
+		t.Error("read-only Open of a missing file succeeded")
+	}
+}
+
+func TestOpenReadOnlyFile(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file permissions")
+	}
+	path := filepath.Join(t.TempDir(), "q.db")
+	q, err := Open(context.Background(), path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	os.Chmod(path, 0o400)
+	if _, err := Open(context.Background(), path, Config{}); err == nil {
+		t.Error("Open of a read-only file for writing succeeded")
+	}
+}
+
+func TestInstantsAreStoredAsIntegers(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", ScheduledAt: t0, Schedule: "s"})
+	var runAt, created, scheduled string
+	err := q.r.QueryRow(`SELECT typeof(run_at), typeof(created_at), typeof(scheduled_at) FROM jobs`).Scan(&runAt, &created, &scheduled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runAt != "integer" || created != "integer" || scheduled != "integer" {
+		t.Errorf("types = %s %s %s, want integer", runAt, created, scheduled)
+	}
+	j := mustJob(t, q, "k")
+	if !j.RunAt.Equal(t0) || !j.ScheduledAt.Equal(t0) {
+		t.Errorf("RunAt=%v ScheduledAt=%v, want %v", j.RunAt, j.ScheduledAt, t0)
+	}
+}
+
+// TestSingleEnqueuesKeepTheWALBounded enqueues, one by one and unsynced,
+// more jobs than the WAL holds before it is checkpointed: the WAL must have
+// been checkpointed on the way. (An INSERT ... RETURNING closed before its
+// end commits without running SQLite's automatic checkpoint.)
+func TestSingleEnqueuesKeepTheWALBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Config{NoSyncEnqueue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for range 4000 { // about three pages each
+		if _, err := q.Enqueue(ctx, NewJob{Type: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var busy, frames, copied int
+	if err := q.r.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames >= 10000 {
+		t.Errorf("the WAL holds %d frames after 4000 enqueues: nothing checkpointed it", frames)
+	}
+}
+
+func TestQueryPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	type plan = struct {
+		query string
+		args  []any
+		want  string
+	}
+	list := func(f Filter, want string) plan {
+		query, args := listQuery(f)
+		return plan{query, args, want}
+	}
+	plans := map[string]plan{
+		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
+		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
+		"next wake":  {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
+		"waiting":    {waitingSQL, []any{0, 0}, "jobs_ready"},
+		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
+		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
+		"purge keys": {purgeKeysSQL, []any{0, 10}, "jobs_done"},
+		// An enqueue's look in used_keys is one search of its primary key.
+		"insert":            {insertJobSQL, make([]any, 10), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch":      {insertBatchSQL, make([]any, 10*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"overlap":           {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
+		"dead":              {deadSQL, []any{10}, "jobs_dead"},
+		"by key":            {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+		"complete":          {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
+		"list":              list(Filter{Limit: 5}, "SCAN jobs"),
+		"list done":         list(Filter{State: StateDone, Limit: 5}, "SCAN jobs"),
+		"list dead":         list(Filter{State: StateDead, Limit: 5}, "jobs_dead"),
+		"list pending":      list(Filter{State: StatePending, Limit: 5}, "jobs_ready"),
+		"list running":      list(Filter{State: StateRunning, Limit: 5}, "jobs_lease"),
+		"list cancelled":    list(Filter{State: StateCancelled, Limit: 5}, "jobs_cancelled"),
+		"list type":         list(Filter{Type: "t", Limit: 5}, "SCAN jobs"),
+		"list schedule":     list(Filter{Schedule: "s", State: StateDead, Limit: 5}, "jobs_dead"),
+		"list pending type": list(Filter{Type: "t", State: StatePending, Limit: 5}, "jobs_ready"),
+		"list key":          list(Filter{KeyPrefix: "s|", Limit: 5}, "sqlite_autoindex_jobs_1"),
+		"instant":           {instantStatesSQL, []any{"s", 0}, "jobs_schedule_at"},
+		"manual run":        {runStatesSQL, []any{"s", 10, 3, "|manual|k"}, "rowid>?"},
+		"skips":             {skipsAllSQL, []any{5}, "skips_at"},
+		"skips of":          {skipsOfSQL, []any{"s", 5}, "skips_schedule_at"},
+		"skip count":        {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
+		"last skip":         {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
+		"skip at":           {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
+		"daemons":           {daemonsSQL, nil, "SCAN pools"},
+		// A batch's compare-and-set of the cursors is one search each.
+		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
+	}
+	for name, p := range plans {
+		rows, err := q.r.Query("EXPLAIN QUERY PLAN "+p.query, p.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			rows.Scan(&id, &parent, &notused, &detail)
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if testing.Verbose() {
+			t.Logf("%s: %s", name, text)
+		}
+		if !strings.Contains(text, p.want) {
+			t.Errorf("%s: plan %q does not use %s", name, text, p.want)
+		}
+		if strings.HasPrefix(name, "purge") && strings.Contains(text, "TEMP B-TREE") {
+			t.Errorf("%s: plan %q sorts instead of walking jobs_done in order", name, text)
+		}
+		// A list of all or of done jobs walks the ids backwards on purpose
+		// and stops at its limit.
+		if strings.Contains(text, "SCAN jobs") && !strings.Contains(text, "USING") && p.want != "SCAN jobs" {
+			t.Errorf("%s: plan %q scans the table", name, text)
+		}
+	}
+}
+
+func TestNextWakeAcrossPriorities(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	ready, lease, err := nextWake(ctx, q.r, "me", `["t"]`)
+	if err != nil || !ready.IsZero() || !lease.IsZero() {
+		t.Fatalf("empty queue: %v %v %v", ready, lease, err)
+	}
+	for i, j := range []struct {
+		prio int
+		at   time.Duration
+	}{{5, 10 * time.Minute}, {5, 20 * time.Minute}, {0, time.Minute}, {-3, 30 * time.Second}, {-3, time.Hour}, {7, 2 * time.Hour}} {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i), Priority: j.prio, RunAt: t0.Add(j.at)})
+	}
+	ready, _, err = nextWake(ctx, q.r, "me", `["t"]`)
+	if err != nil || !ready.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("nextWake = %v, %v; want %v", ready, err, t0.Add(30*time.Second))
+	}
+	rows, _ := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me", `["t"]`)
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		rows.Scan(&id, &parent, &notused, &detail)
+		// The one SCAN is of jobs_ready with LIMIT 1: its first entry.
+		if strings.HasPrefix(detail, "SCAN jobs") && !strings.Contains(detail, "INDEX jobs_ready") {
+			t.Errorf("next wake scans the table: %s", detail)
+		}
+	}
+}
+
+// TestEnqueueIsIdempotentOnKeyOnBothSyncPaths: an enqueue under a known key
+// inserts nothing and returns the existing job, fsynced or not (unsynced
+// single enqueues take a path of their own, insertOne). The suite
+// (storetest) checks the same of the default path.
+func TestEnqueueIsIdempotentOnKeyOnBothSyncPaths(t *testing.T) {
+	t.Parallel()
+	// Unsynced single enqueues take a path of their own (insertOne).
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoSyncEnqueue=%t", noSync), func(t *testing.T) {
+			t.Parallel()
+			q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: noSync})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			mustEnqueue(t, q, NewJob{Type: "t", Key: "before"})
+			first := mustEnqueue(t, q, NewJob{Type: "t", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+			second := mustEnqueue(t, q, NewJob{Type: "other", Key: "nightly|acme|2026-03-01T03:00:00Z"})
+			if !first.Inserted || second.Inserted {
+				t.Errorf("Inserted = %v, %v; want true, false", first.Inserted, second.Inserted)
+			}
+			if second.ID != first.ID || first.ID == 0 {
+				t.Errorf("second enqueue returned id %d, want the existing %d", second.ID, first.ID)
+			}
+			if j := mustJob(t, q, first.Key); j.Type != "t" || j.ID != first.ID {
+				t.Errorf("job %d of type %q: the second enqueue changed the job", j.ID, j.Type)
+			}
+		})
+	}
+}

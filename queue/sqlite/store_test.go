@@ -1,0 +1,29 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"scheduler/clock"
+	"scheduler/queue"
+	"scheduler/queue/sqlite"
+	"scheduler/queue/storetest"
+)
+
+// *sqlite.Store is a queue.Store. The assertion lives in a test: the engine
+// does not import the queue above it.
+var _ queue.Store = (*sqlite.Store)(nil)
+
+// TestStore runs the conformance suite on SQLite files.
+func TestStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, c clock.Clock) queue.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Config{Clock: c})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"scheduler/queue/store"
+)
+
+// Trip is one write transaction of a pool: results, reclaim, heartbeat,
+// presence and claim, in that order (see store.Trip).
+func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
+	var res store.TripResult
+	var cr *claimRequest
+	if t.Claim != nil {
+		c := t.Claim
+		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(c.Types),
+			limited: c.Limited, prefetch: c.Prefetch, careful: c.Careful}
+	}
+	var presence string
+	if t.Presence != nil {
+		presence = s.types.json(t.Presence.Types)
+	}
+	err := s.inTx(ctx, false, func(tx txn) error {
+		var err error
+		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
+			return err
+		}
+		if t.Reclaim {
+			if res.Reclaimed, err = reclaim(ctx, tx, t.Now); err != nil {
+				return err
+			}
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := heartbeat(ctx, tx, t.Owner, t.Heartbeat); err != nil {
+				return err
+			}
+		}
+		if p := t.Presence; p != nil {
+			if err := present(ctx, tx, t.Owner, p.Process, presence, t.Now, p.First); err != nil {
+				return err
+			}
+		}
+		if cr != nil {
+			if res.Claimed, res.Held, err = claim(ctx, tx, t.Now, *cr); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.TripResult{}, err
+	}
+	return res, nil
+}
+
+// NextWake returns when the next pending job of one of types becomes ready
+// and when the earliest lease held by an owner other than owner expires
+// (zero when none). It reads, without the write lock.
+func (s *Store) NextWake(ctx context.Context, owner string, types []string) (ready, lease time.Time, err error) {
+	return nextWake(ctx, s.r, owner, s.types.json(types))
+}
+
+// Absent deletes owner's pool row: the pool stopped claiming.
+func (s *Store) Absent(ctx context.Context, owner string) error {
+	return s.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.exec(ctx, absentSQL, owner)
+		return err
+	})
+}
+
+// typesCache keeps the JSON arrays of the type lists a pool passes at every
+// trip and wake (its handled types, and those without a concurrency limit),
+// for throughput: the statements take the list as one JSON argument, read
+// by json_each, and a busy pool asks many times a second with lists that
+// change only when it registers a handler. Comparing a list with a cached
+// one costs less than encoding it.
+type typesCache struct {
+	mu   sync.Mutex
+	last [2]typesJSON // the two lists last asked for; next is replaced first
+	next int
+}
+
+type typesJSON struct {
+	types []string
+	json  string
+}
+
+// json returns types as a JSON array ("[]" for none).
+func (c *typesCache) json(types []string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.last {
+		if e.json != "" && slices.Equal(e.types, types) {
+			return e.json
+		}
+	}
+	b, err := json.Marshal(types)
+	if err != nil || types == nil {
+		b = []byte("[]")
+	}
+	c.last[c.next] = typesJSON{types: slices.Clone(types), json: string(b)}
+	c.next = 1 - c.next
+	return string(b)
+}

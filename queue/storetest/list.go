@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"scheduler/queue/store"
+)
+
+// testListFiltersNewestFirst: List selects by state, type, schedule and key
+// prefix, newest first, up to its limit.
+func testListFiltersNewestFirst(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	for i := range 6 {
+		sched := "a"
+		if i%2 == 1 {
+			sched = "b"
+		}
+		mustEnqueue(t, q, store.NewJob{Type: fmt.Sprint("t", i%3), Key: fmt.Sprintf("%s|%d", sched, i), Schedule: sched, ScheduledAt: t0.Add(time.Duration(i) * time.Minute)})
+	}
+	if err := q.Cancel(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f store.Filter) string {
+		t.Helper()
+		js, err := q.List(ctx, f)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", f, err)
+		}
+		var out []int64
+		for _, j := range js {
+			out = append(out, j.ID)
+		}
+		return fmt.Sprint(out)
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.Filter
+		want string
+	}{
+		{"all", store.Filter{}, "[6 5 4 3 2 1]"},
+		{"limit", store.Filter{Limit: 2}, "[6 5]"},
+		{"state", store.Filter{State: store.StatePending}, "[6 5 4 3 1]"},
+		{"cancelled", store.Filter{State: store.StateCancelled}, "[2]"},
+		{"type", store.Filter{Type: "t0"}, "[4 1]"},
+		{"schedule", store.Filter{Schedule: "b"}, "[6 4 2]"},
+		{"key", store.Filter{KeyPrefix: "a|"}, "[5 3 1]"},
+		{"key exact", store.Filter{KeyPrefix: "a|4"}, "[5]"},
+		{"combined", store.Filter{Schedule: "b", State: store.StatePending, Type: "t0"}, "[4]"},
+	} {
+		if got := ids(tc.f); got != tc.want {
+			t.Errorf("%s: List(%+v) = %s, want %s", tc.name, tc.f, got, tc.want)
+		}
+	}
+	if _, err := q.List(ctx, store.Filter{Limit: store.MaxList + 1}); err == nil {
+		t.Error("List with a limit over MaxList: no error")
+	}
+	if _, err := q.List(ctx, store.Filter{State: "gone"}); err == nil {
+		t.Error("List of an unknown state: no error")
+	}
+}
+
+// testSkipsListedAndSummarised: ListSkips lists newest instant first, of one
+// schedule or all; SkipSummary counts a window and finds the newest; SkipAt
+// finds an item's skip or the whole schedule's.
+func testSkipsListedAndSummarised(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	var skips []store.Skip
+	for i := range 5 {
+		skips = append(skips, store.Skip{Schedule: "a", ScheduledAt: t0.Add(-time.Duration(i) * 12 * time.Hour), Reason: store.SkipMisfire})
+	}
+	skips = append(skips, store.Skip{Schedule: "b", Item: "x=1", ScheduledAt: t0.Add(-time.Hour), Reason: store.SkipOverlap})
+	if _, err := q.Advance(ctx, store.Advance{Schedule: "a", To: t0, Skips: skips}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := q.ListSkips(ctx, "", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[0].Schedule != "a" || !all[0].ScheduledAt.Equal(t0) || all[1].Schedule != "b" || all[1].Item != "x=1" {
+		t.Errorf("ListSkips(all, 3) = %+v", all)
+	}
+	of, err := q.ListSkips(ctx, "b", 10)
+	if err != nil || len(of) != 1 || of[0].Reason != store.SkipOverlap {
+		t.Errorf("ListSkips(b) = %+v, %v", of, err)
+	}
+	sum, err := q.SkipSummary(ctx, "a", t0.Add(-24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Count != 2 || sum.Last == nil || !sum.Last.ScheduledAt.Equal(t0) {
+		t.Errorf("store.SkipSummary(a, last day) = %+v, want 2 with the last at %v", sum, t0)
+	}
+	if sum, _ := q.SkipSummary(ctx, "none", t0); sum.Count != 0 || sum.Last != nil {
+		t.Errorf("store.SkipSummary(none) = %+v", sum)
+	}
+	if s, err := q.SkipAt(ctx, "a", "x=9", t0); err != nil || s.Reason != store.SkipMisfire {
+		t.Errorf("SkipAt(a, item of a whole-schedule skip) = %+v, %v", s, err)
+	}
+	if s, err := q.SkipAt(ctx, "b", "x=1", t0.Add(-time.Hour)); err != nil || s.Reason != store.SkipOverlap {
+		t.Errorf("SkipAt(b x=1) = %+v, %v", s, err)
+	}
+	if _, err := q.SkipAt(ctx, "b", "x=2", t0.Add(-time.Hour)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SkipAt(b, another item) = %v, want store.ErrNotFound", err)
+	}
+}
+
+// testInstantSummarisesFanOut: Instant counts the jobs of one instant by
+// state, not the schedule's other instants.
+func testInstantSummarisesFanOut(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	for i, item := range []string{"x", "y", "z"} {
+		mustEnqueue(t, q, store.NewJob{Type: "t", Key: "s|" + item, Schedule: "s", Item: item, ScheduledAt: t0})
+		mustEnqueue(t, q, store.NewJob{Type: "t", Key: fmt.Sprint("s|old", i), Schedule: "s", Item: item, ScheduledAt: t0.Add(-time.Hour)})
+	}
+	if err := q.Cancel(ctx, mustJob(t, q, "s|y").ID); err != nil {
+		t.Fatal(err)
+	}
+	o, err := q.Instant(ctx, "s", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Jobs != 3 || o.States[store.StatePending] != 2 || o.States[store.StateCancelled] != 1 {
+		t.Errorf("Instant = %+v, want 3 jobs: 2 pending, 1 cancelled", o)
+	}
+	// Two manual runs of two items each; the newest is summed alone.
+	var last store.Enqueued
+	for _, k := range []string{"k1", "k2"} {
+		for _, item := range []string{"x", "y"} {
+			last = mustEnqueue(t, q, store.NewJob{Type: "t", Key: "s|" + item + "|manual|" + k, Schedule: "s", Item: item})
+		}
+	}
+	if err := q.Cancel(ctx, last.ID); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := q.Run(ctx, "s", last.ID, 2, "|manual|k2"); err != nil || o.Jobs != 2 || o.States[store.StatePending] != 1 || o.States[store.StateCancelled] != 1 {
+		t.Errorf("Run = %+v, %v; want 2 jobs: 1 pending, 1 cancelled", o, err)
+	}
+}

@@ -1,0 +1,175 @@
+// Package storetest is the behaviour every storage engine of the queue
+// must show: one conformance suite, run by each engine's tests against a
+// real database (see Run). It holds the tests of the rules of queue.Store
+// (enqueue and dedup, advance and its cursor compare-and-set, skips, lists
+// and stats, retry and cancel, reclaim, a pool's Trip: claim order, fences,
+// prefetch, heartbeat, presence); what only one engine has (a file's mode,
+// SQLite's write turn, its watch) is tested beside that engine.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"scheduler/clock"
+	"scheduler/queue"
+	"scheduler/queue/store"
+)
+
+// OpenFunc opens a fresh, empty store for one test, whose time is c. It
+// fails t when it cannot, and closes the store when t ends.
+type OpenFunc func(t *testing.T, c clock.Clock) queue.Store
+
+// Run runs the suite against the stores that open returns. Its tests run
+// in parallel, each on a store of its own.
+func Run(t *testing.T, open OpenFunc) {
+	s := &suite{openFunc: open}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, s) })
+	}
+}
+
+var tests = []struct {
+	name string
+	fn   func(t *testing.T, s *suite)
+}{
+	{"EnqueueIsIdempotentOnKey", testEnqueueIsIdempotentOnKey},
+	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
+	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
+	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},
+	{"ConcurrentEnqueuesAllLand", testConcurrentEnqueuesAllLand},
+	{"EveryProducerProgresses", testEveryProducerProgresses},
+	{"AdvanceMovesCursorWithRowsAtomically", testAdvanceMovesCursorWithRowsAtomically},
+	{"AdvanceSkipIfActiveRecordsOverlap", testAdvanceSkipIfActiveRecordsOverlap},
+	{"PauseIsDurable", testPauseIsDurable},
+	{"AdvanceComparesThePause", testAdvanceComparesThePause},
+	{"AdvanceBatchIsAdvanceByAdvance", testAdvanceBatchIsAdvanceByAdvance},
+	{"ListFiltersNewestFirst", testListFiltersNewestFirst},
+	{"SkipsListedAndSummarised", testSkipsListedAndSummarised},
+	{"InstantSummarisesFanOut", testInstantSummarisesFanOut},
+	{"StatsLookupAndCancel", testStatsLookupAndCancel},
+	{"Ping", testPing},
+	{"RetryRevivesDeadJobs", testRetryRevivesDeadJobs},
+	{"RetryGrantsTheOriginalAttemptsEveryTime", testRetryGrantsTheOriginalAttemptsEveryTime},
+	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
+	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
+	{"FinishDoneInGroups", testFinishDoneInGroups},
+	{"CancelRequestSurvivesItsPool", testCancelRequestSurvivesItsPool},
+	{"SaveConfigLastConfig", testSaveConfigLastConfig},
+	{"HeartbeatExtendsTheOwnersLeases", testHeartbeatExtendsTheOwnersLeases},
+	{"PresenceDaemonsHandlers", testPresenceDaemonsHandlers},
+	{"CancelRequestsReachTheOwner", testCancelRequestsReachTheOwner},
+	{"NextWake", testNextWake},
+	{"PurgedKeysStayUsed", testPurgedKeysStayUsed},
+	{"AdvanceBatchCommitsWinnersOnly", testAdvanceBatchCommitsWinnersOnly},
+	{"LastRuns", testLastRuns},
+}
+
+// suite is what a test of the suite gets: a way to open stores.
+type suite struct {
+	openFunc OpenFunc
+}
+
+// open opens a fresh store whose clock is a fake one, standing at t0.
+func (s *suite) open(t *testing.T) (queue.Store, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(t0)
+	return s.openFunc(t, clk), clk
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// failAfter bounds every wait of these tests. Reaching it fails the test;
+// it is no claim about speed, and minutes long so that a loaded machine
+// passes.
+const failAfter = 3 * time.Minute
+
+// waitFor returns the next value from ch, failing the test after a deadline
+// that is a failure bound, not a synchronisation point.
+func waitFor[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(failAfter):
+		t.Fatal("timed out waiting")
+	}
+	var zero T
+	return zero
+}
+
+// eventually polls cond until it holds, failing after a deadline. It is for
+// effects that have no channel to wait on.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(failAfter)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond) // polling interval of a deadline loop, not a sync point
+	}
+}
+
+func mustEnqueue(t testing.TB, q queue.Store, j store.NewJob) store.Enqueued {
+	t.Helper()
+	res, err := q.Enqueue(context.Background(), j)
+	if err != nil {
+		t.Fatalf("Enqueue(%+v): %v", j, err)
+	}
+	return res
+}
+
+// mustJob returns the job that ref names: by id when ref is a number and
+// a job has that id, else by key.
+func mustJob(t testing.TB, q queue.Store, ref string) *store.Job {
+	t.Helper()
+	j, err := jobByRef(context.Background(), q, ref)
+	if err != nil {
+		t.Fatalf("Job(%s): %v", ref, err)
+	}
+	return j
+}
+
+// jobByRef looks a job up as the command line does: by id when ref is a
+// number and a job has that id, else by key.
+func jobByRef(ctx context.Context, q queue.Store, ref string) (*store.Job, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		j, err := q.Job(ctx, id)
+		if !errors.Is(err, store.ErrNotFound) {
+			return j, err
+		}
+	}
+	return q.JobByKey(ctx, ref)
+}
+
+// claim takes up to n ready jobs of types for owner in one Trip at now,
+// leased for lease.
+func claim(t testing.TB, q queue.Store, owner string, now time.Time, lease time.Duration, n int, types ...string) []*store.Job {
+	t.Helper()
+	res, err := q.Trip(context.Background(), store.Trip{Owner: owner, Now: now,
+		Claim: &store.Claim{Lease: lease, N: n, Types: types}})
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	return res.Claimed
+}
+
+// finishJob claims the job with key, which must be the only ready job of
+// its type, and records outcome for it, as a pool would, at now.
+func finishJob(t testing.TB, q queue.Store, now time.Time, key string, outcome store.Outcome, errText string) {
+	t.Helper()
+	j := mustJob(t, q, key)
+	js := claim(t, q, "test", now, time.Minute, 1<<10, j.Type)
+	if len(js) != 1 || js[0].Key != key {
+		t.Fatalf("finish %s: claimed %d jobs, want it alone", key, len(js))
+	}
+	r := store.Result{Job: js[0], Worker: "test/w0", Outcome: outcome, Error: errText, Started: now, Finished: now, RetryAt: now}
+	res, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{r}})
+	if err != nil || len(res.Fenced) != 1 || !res.Fenced[0] {
+		t.Fatalf("finish %s: %+v, %v", key, res, err)
+	}
+}

@@ -1,0 +1,217 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"scheduler/queue/store"
+)
+
+func testReclaimReturnsExpiredLeases(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "again", MaxAttempts: 3})
+	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "last", MaxAttempts: 1})
+	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
+	claim(t, q, "gone", clk.Now(), time.Minute, 2, "t")
+	clk.Advance(30 * time.Second)
+	if n, _ := q.Reclaim(ctx); n != 0 {
+		t.Fatalf("reclaimed %d live leases", n)
+	}
+	claim(t, q, "alive", clk.Now(), time.Hour, 1, "t")
+	clk.Advance(time.Minute)
+	if n, err := q.Reclaim(ctx); n != 2 || err != nil {
+		t.Fatalf("Reclaim = %d, %v; want 2", n, err)
+	}
+	if j := mustJob(t, q, "again"); j.State != store.StatePending || j.Attempt != 1 || j.Owner != "" {
+		t.Errorf("again: %s attempt %d owner %q, want pending with the attempt spent", j.State, j.Attempt, j.Owner)
+	}
+	if j := mustJob(t, q, "last"); j.State != store.StateDead || j.FinishedAt.IsZero() {
+		t.Errorf("last: %s, want dead (no attempt left)", j.State)
+	}
+	if j := mustJob(t, q, "fresh"); j.State != store.StateRunning || j.Owner != "alive" {
+		t.Errorf("fresh: %s owner %q, want running under a live lease", j.State, j.Owner)
+	}
+	as, _ := q.Attempts(ctx, mustJob(t, q, "again").ID)
+	if len(as) != 1 || as[0].Outcome != store.OutcomeLeaseExpired || as[0].Worker != "gone" {
+		t.Errorf("attempts = %+v", as)
+	}
+}
+
+// testClaimDoesNotPrefetchLastAttempts: past the jobs for free workers, a
+// claim stops before a job on its last attempt and leaves it, and every job
+// after it, pending with its attempt unspent.
+func testClaimDoesNotPrefetchLastAttempts(t *testing.T, su *suite) {
+	t.Parallel()
+	for _, c := range []struct {
+		prefetch int
+		careful  bool
+		want     string // keys claimed
+		held     bool   // taken and given back
+	}{
+		{0, false, "a b c", false}, // a free worker for each
+		{1, false, "a b c", false}, // b goes to a free worker; c has attempts to spare
+		{2, false, "a", true},      // b would be prefetched on its last attempt
+		{3, false, "a", true},      // no free worker: a is prefetched, b stops it
+		// Careful claims look first and take nothing to give back.
+		{1, true, "a b c", false},
+		{2, true, "a", false},
+		{3, true, "a", false},
+	} {
+		t.Run(fmt.Sprint(c.prefetch, c.careful), func(t *testing.T) {
+			t.Parallel()
+			q, clk := su.open(t)
+			ctx := context.Background()
+			_, err := q.EnqueueBatch(ctx, []store.NewJob{
+				{Type: "t", Key: "a", MaxAttempts: 5},
+				{Type: "t", Key: "b", MaxAttempts: 1},
+				{Type: "t", Key: "c", MaxAttempts: 5},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(),
+				Claim: &store.Claim{Lease: time.Minute, N: 3, Types: []string{"t"}, Prefetch: c.prefetch, Careful: c.careful}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, held := res.Claimed, res.Held
+			var got []string
+			for _, j := range js {
+				got = append(got, j.Key)
+			}
+			if strings.Join(got, " ") != c.want || held != c.held {
+				t.Fatalf("claimed %q, held %t; want %q, %t", strings.Join(got, " "), held, c.want, c.held)
+			}
+			for _, k := range []string{"a", "b", "c"} {
+				j := mustJob(t, q, k)
+				claimed := slices.Contains(got, k)
+				if claimed != (j.State == store.StateRunning) || (!claimed && (j.Attempt != 0 || j.Owner != "")) {
+					t.Errorf("job %s: %s attempt %d owner %q; claimed=%t", k, j.State, j.Attempt, j.Owner, claimed)
+				}
+			}
+		})
+	}
+}
+
+// testFinishDoneInGroups completes claimed jobs in groups of every size
+// around the statement sizes, one of them after its lease expired and went
+// to another pool: that one must be reported stale, left to its new owner
+// and recorded as a stale attempt, and every other one done by its worker.
+func testFinishDoneInGroups(t *testing.T, su *suite) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 7, 8, 9, 33, 129, 170} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			q, clk := su.open(t)
+			ctx := context.Background()
+			// The job in the middle comes last in the claim order: P claims
+			// it alone, on a short lease, which expires and goes to pool Q.
+			batch := make([]store.NewJob, n)
+			for i := range batch {
+				batch[i] = store.NewJob{Type: "t", Key: fmt.Sprint("j", i)}
+			}
+			batch[n/2].Priority = -1
+			if _, err := q.EnqueueBatch(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			js := claim(t, q, "P", clk.Now(), time.Hour, n-1, "t")
+			js = append(js, claim(t, q, "P", clk.Now(), time.Minute, 1, "t")...)
+			if len(js) != n {
+				t.Fatalf("claimed %d, want %d", len(js), n)
+			}
+			stolen := js[n-1]
+			clk.Advance(2 * time.Minute)
+			res, err := q.Trip(ctx, store.Trip{Owner: "Q", Now: clk.Now(), Reclaim: true,
+				Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
+			if err != nil || len(res.Reclaimed) != 1 || len(res.Claimed) != 1 || res.Claimed[0].ID != stolen.ID {
+				t.Fatalf("Q's reclaim and claim: %+v, %v; want job %d", res, err, stolen.ID)
+			}
+			rs := make([]store.Result, n)
+			for i, j := range js {
+				rs[i] = store.Result{Job: j, Worker: fmt.Sprint("P/w", i%3), Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
+			}
+			res, err = q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(), Results: rs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok := res.Fenced
+			for i, j := range js {
+				got, err := jobByRef(ctx, q, fmt.Sprint(j.ID))
+				if err != nil {
+					t.Fatal(err)
+				}
+				as, err := q.Attempts(ctx, j.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.ID == stolen.ID {
+					if ok[i] || got.State != store.StateRunning || got.Owner != "Q" {
+						t.Errorf("stolen job: fenced %t, %s by %q; want rejected, still running by Q", ok[i], got.State, got.Owner)
+					}
+					if len(as) != 2 || as[0].Outcome != store.OutcomeLeaseExpired || as[1].Outcome != store.OutcomeStale || as[1].Worker != rs[i].Worker {
+						t.Errorf("stolen job: attempts %+v, want its expired lease and a stale attempt of %s", as, rs[i].Worker)
+					}
+					continue
+				}
+				if !ok[i] || got.State != store.StateDone || got.Owner != "" {
+					t.Errorf("job %d: fenced %t, %s, owner %q; want done with no lease holder", j.ID, ok[i], got.State, got.Owner)
+				}
+				if len(as) != 1 || as[0].Outcome != store.OutcomeDone || as[0].Worker != rs[i].Worker || as[0].Number != 1 {
+					t.Errorf("job %d: attempts %+v, want attempt 1 done by %s", j.ID, as, rs[i].Worker)
+				}
+			}
+		})
+	}
+}
+
+// testCancelRequestSurvivesItsPool: a job whose pool is gone (its lease
+// expired) with a cancel requested ends cancelled when the lease is
+// reclaimed, and a retry committed after the request does not revive it.
+func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("reclaim", func(t *testing.T) {
+		t.Parallel()
+		q, clk := su.open(t)
+		id := mustEnqueue(t, q, store.NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
+		if claimed := claim(t, q, "gone", clk.Now(), time.Minute, 1, "t"); len(claimed) != 1 {
+			t.Fatalf("claim: %d jobs", len(claimed))
+		}
+		if st, err := q.RequestCancel(ctx, id, "alice"); err != nil || st != store.StateRunning {
+			t.Fatalf("RequestCancel = %s, %v", st, err)
+		}
+		clk.Advance(2 * time.Minute)
+		if n, err := q.Reclaim(ctx); err != nil || n != 1 {
+			t.Fatalf("Reclaim = %d, %v; want 1", n, err)
+		}
+		if j := mustJob(t, q, "k"); j.State != store.StateCancelled || j.FinishedAt.IsZero() {
+			t.Errorf("reclaimed job: %s, finished %v; want cancelled", j.State, j.FinishedAt)
+		}
+	})
+	t.Run("retry after the request", func(t *testing.T) {
+		t.Parallel()
+		q, clk := su.open(t)
+		id := mustEnqueue(t, q, store.NewJob{Type: "t", Key: "k", MaxAttempts: 5}).ID
+		claimed := claim(t, q, "p", clk.Now(), time.Minute, 1, "t")
+		if len(claimed) != 1 {
+			t.Fatalf("claim: %d jobs", len(claimed))
+		}
+		if _, err := q.RequestCancel(ctx, id, "alice"); err != nil {
+			t.Fatal(err)
+		}
+		r := store.Result{Job: claimed[0], Worker: "p/w0", Outcome: store.OutcomeRetry, Error: "failed on its own",
+			RetryAt: clk.Now().Add(time.Second), Started: clk.Now(), Finished: clk.Now()}
+		if _, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustJob(t, q, "k"); j.State != store.StateCancelled {
+			t.Errorf("job retried after a cancel request: %s, want cancelled", j.State)
+		}
+	})
+}
