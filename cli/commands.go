@@ -144,6 +144,7 @@ func (a *app) triggerRun(ctx context.Context) error {
 		return err
 	}
 	defer q.Close()
+	opts.Now = q.Clock().Now() // the store's clock: on PostgreSQL, the server's
 	res, err := schedule.Trigger(ctx, q, a.cfg, a.o.trigger, opts)
 	if err != nil {
 		return err
@@ -560,7 +561,7 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 		fmt.Fprintf(a.stdout, "paused %s\n", name)
 		return nil
 	}
-	r, err := schedule.ResumeSettled(ctx, q, a.cfg, name, a.clock.Now(), a.o.skip)
+	r, err := schedule.ResumeSettled(ctx, q, a.cfg, name, q.Clock().Now(), a.o.skip)
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,10 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if _, err := q.Reclaim(ctx); err != nil {
 		return fmt.Errorf("database %s is not writable: %w", a.dbPath, err)
 	}
+	// The pool and the beat take their time from the store: on PostgreSQL
+	// that is the database server's clock, so that nodes whose own clocks
+	// disagree agree on what is due and whose lease expired.
+	clk := q.Clock()
 	sc := a.cfg.Scheduler
 	host, _ := os.Hostname()
 	pool, err := queue.NewPool(q, queue.PoolConfig{
@@ -79,7 +83,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
 		Process:          queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion()},
-		Clock:            a.clock,
+		Clock:            clk,
 		Logger:           log,
 	})
 	if err != nil {
@@ -88,7 +92,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err := registerTasks(pool, reg, a.cfg); err != nil {
 		return err
 	}
-	beat, err := schedule.NewBeat(q, a.cfg, schedule.BeatConfig{Clock: a.clock, Logger: log})
+	beat, err := schedule.NewBeat(q, a.cfg, schedule.BeatConfig{Clock: clk, Logger: log})
 	if err != nil {
 		return err
 	}

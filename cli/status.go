@@ -35,7 +35,7 @@ type lastSkipView struct {
 // fan-out items, and its skips of the last day. Every read is bounded: one
 // range of an index per schedule.
 func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
-	now := a.clock.Now()
+	now := q.Clock().Now()
 	ds, err := q.Daemons(ctx)
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
 		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
 		return nil
 	}
-	now := a.clock.Now()
+	now := q.Clock().Now()
 	for _, d := range ds {
 		if d.Alive(now) {
 			return nil
