@@ -275,15 +275,22 @@ WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`, schedule, ts(at)); er
 	return o, nil
 }
 
-// Run returns how the jobs of one manual run stand.
+// Run returns how the jobs of one manual run stand: the up to span newest
+// jobs of schedule at or below lastID that stand for no instant and whose
+// key ends with keySuffix. The SQLite engine reads the span ids up to
+// lastID, since one writer gives the jobs of a batch consecutive ids; here
+// enqueues on other connections may draw ids in between, so the read walks
+// the schedule's manual runs in jobs_schedule_at down from lastID instead.
+// Keys are unique, so a run has at most one job per item with its suffix.
 func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
 	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {
 		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
 	}
-	if err := s.countStates(ctx, &o, `SELECT state, count(*) FROM jobs
-WHERE schedule = $1 AND id > $2::bigint - $3::bigint AND id <= $2 AND scheduled_at IS NULL
-	AND right(key, length($4)) = $4
+	if err := s.countStates(ctx, &o, `SELECT state, count(*) FROM (
+	SELECT state FROM jobs
+	WHERE schedule = $1 AND scheduled_at IS NULL AND id <= $2 AND right(key, length($4)) = $4
+	ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $3) r
 GROUP BY state`, schedule, lastID, max(span, 1), keySuffix); err != nil {
 		return o, fmt.Errorf("run of %s: %w", schedule, err)
 	}

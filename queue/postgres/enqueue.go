@@ -203,15 +203,26 @@ func inserted(res []store.Enqueued) bool {
 }
 
 // insertBatchSQL inserts many jobs in one statement from arrays, one per
-// column, in their order, those whose key is used excepted: a later job
-// with the key of an earlier one is not inserted (ON CONFLICT DO NOTHING
-// sees the rows the statement inserted before).
-const insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-SELECT v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $10
-FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
-	WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, n)
+// column, those whose key is used excepted: a later job with the key of an
+// earlier one is not inserted (ON CONFLICT DO NOTHING sees the rows the
+// statement inserted before).
+//
+// The ids are drawn in the order of the jobs, but the rows are inserted in
+// the order of their keys. Two batches with keys in common, inserted in
+// their own orders, could each wait on a key the other inserted first: a
+// deadlock. In key order, a batch waits only on a key after all those it
+// holds. (The CTE is MATERIALIZED, as one with nextval always is, so the
+// ids are drawn before the sort.)
+const insertBatchSQL = `WITH v AS MATERIALIZED (
+	SELECT nextval('jobs_id_seq') AS id, v.*
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, n)
+)
+INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $10
+FROM v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
-ORDER BY v.n
+ORDER BY v.key, v.n
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
