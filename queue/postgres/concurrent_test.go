@@ -22,7 +22,7 @@ func TestConcurrentEnqueueDedup(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	c := clock.NewFake(t0)
 	a, b := open(t, dsn, c), open(t, dsn, c)
-	const keys, rounds = 20, 10
+	const keys, rounds = 50, 16
 	var mu sync.Mutex
 	ids := map[string]map[int64]int{} // key -> id -> inserted count
 	var wg sync.WaitGroup
@@ -34,6 +34,9 @@ func TestConcurrentEnqueueDedup(t *testing.T) {
 				defer wg.Done()
 				var jobs []store.NewJob
 				for k := range keys {
+					if r%4 == 2 {
+						k = keys - 1 - k // in reverse
+					}
 					jobs = append(jobs, store.NewJob{Key: fmt.Sprintf("k%d", (k+r)%keys), Type: "t"})
 				}
 				var res []store.Enqueued
@@ -163,7 +166,13 @@ func TestConcurrentClaims(t *testing.T) {
 	var mu sync.Mutex
 	claimed := map[int64]string{}
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, 1)
+	fail := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
 	for i, s := range stores {
 		for w := range 2 {
 			owner := fmt.Sprintf("pool%d.%d", i, w)
@@ -175,12 +184,12 @@ func TestConcurrentClaims(t *testing.T) {
 					res, err := s.Trip(ctx, store.Trip{Owner: owner, Now: t0, Results: results,
 						Claim: &store.Claim{Lease: time.Minute, N: 7, Types: []string{"t"}}})
 					if err != nil {
-						errs <- err
+						fail(err)
 						return
 					}
 					for _, ok := range res.Fenced {
 						if !ok {
-							errs <- errors.New("a completion lost its fence")
+							fail(errors.New("a completion lost its fence"))
 							return
 						}
 					}
@@ -191,7 +200,7 @@ func TestConcurrentClaims(t *testing.T) {
 					mu.Lock()
 					for _, j := range res.Claimed {
 						if prev, dup := claimed[j.ID]; dup {
-							errs <- fmt.Errorf("job %d claimed by %s and %s", j.ID, prev, owner)
+							fail(fmt.Errorf("job %d claimed by %s and %s", j.ID, prev, owner))
 						}
 						claimed[j.ID] = owner
 						results = append(results, store.Result{Job: j, Worker: owner, Outcome: store.OutcomeDone, Started: t0, Finished: t0})

@@ -59,6 +59,29 @@ func TestFenceAfterReclaim(t *testing.T) {
 	if err != nil || len(as) != 2 || as[0].Outcome != store.OutcomeLeaseExpired || as[1].Outcome != store.OutcomeStale {
 		t.Fatalf("Attempts = %+v, %v", as, err)
 	}
+
+	// The same owner, having lost and claimed the job again, is fenced by
+	// the attempt.
+	e2, err := a.Enqueue(ctx, store.NewJob{Type: "t", RunAt: later, Priority: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := claimOne(t, a, "A", later)
+	if first.ID != e2.ID {
+		t.Fatalf("claimed %d, want %d", first.ID, e2.ID)
+	}
+	much := later.Add(time.Hour)
+	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Reclaim: true, Heartbeat: much.Add(time.Hour), Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
+	if err != nil || len(res.Claimed) != 1 || res.Claimed[0].ID != e2.ID || res.Claimed[0].Attempt != 2 {
+		t.Fatalf("reclaim and claim again = %+v, %v", res, err)
+	}
+	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Results: []store.Result{{Job: first, Worker: "A/1", Outcome: store.OutcomeDone, Started: later, Finished: much}}})
+	if err != nil || res.Fenced[0] {
+		t.Fatalf("late result of attempt 1 = %+v, %v; want fence failed", res, err)
+	}
+	if j, _ := a.Job(ctx, e2.ID); j.State != store.StateRunning || j.Attempt != 2 {
+		t.Fatalf("job = %+v; want still running attempt 2", j)
+	}
 }
 
 // TestResultsAndRetry walks a job through a release (attempt given back),
