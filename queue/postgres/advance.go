@@ -111,7 +111,7 @@ func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued,
 		if err := insertSkips(ctx, tx, a.Skips, now); err != nil {
 			return err
 		}
-		if len(jobs) > 0 {
+		if inserted(res) {
 			_, err = tx.Exec(ctx, notifySQL, s.channel)
 		}
 		return err
@@ -119,7 +119,7 @@ func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued,
 	if err != nil {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
-	if len(jobs) > 0 {
+	if inserted(res) {
 		s.wake()
 	}
 	return res, nil
@@ -293,7 +293,7 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 		if err != nil {
 			return err
 		}
-		insertedJobs = len(r) > 0
+		insertedJobs = inserted(r)
 		for k, i := range idx {
 			if n := len(advs[i].Jobs); won[k] && n > 0 {
 				out[k].Jobs, r = r[:n:n], r[n:]

@@ -73,15 +73,16 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 
 // insertOneSQL inserts a job unless its key is used, by a job or by one
 // purged since (used_keys), and otherwise returns the existing job's id, in
-// one statement. When it returns no row, the key was taken by a
-// transaction that committed after the statement's snapshot, or is in
-// used_keys: jobIDByKeySQL, with a new snapshot, tells which.
+// one statement, which also notifies the watches ($11) if it inserted.
+// When it returns no row, the key was taken by a transaction that
+// committed after the statement's snapshot, or is in used_keys:
+// jobIDByKeySQL, with a new snapshot, tells which.
 const insertOneSQL = `WITH ins AS (
 	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
 	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
-	RETURNING id
+	RETURNING id, pg_notify($11, '')
 )
 SELECT id, true FROM ins
 UNION ALL
@@ -90,8 +91,8 @@ SELECT id, false FROM jobs WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`
 const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = $1`
 
 // Enqueue adds a job unless one with the same key exists (or existed and
-// was purged). It takes one round trip: the insert and the notification
-// go in one batch, which PostgreSQL runs as one implicit transaction.
+// was purged), in one statement: one round trip, unless the key was taken
+// or purged.
 func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, error) {
 	now := ts(s.now())
 	jobs, err := prepareJobs([]store.NewJob{nj}, now)
@@ -107,17 +108,9 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 		return res[0], nil
 	}
 	res := store.Enqueued{Key: j.Key}
-	b := &pgx.Batch{}
-	b.Queue(insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now).QueryRow(func(row pgx.Row) error {
-		err := row.Scan(&res.ID, &res.Inserted)
-		if errNoRows(err) {
-			return nil
-		}
-		return err
-	})
-	b.Queue(notifySQL, s.channel)
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
+		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, s.channel).Scan(&res.ID, &res.Inserted)
+	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
 	if res.ID == 0 {
@@ -145,7 +138,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	var res []store.Enqueued
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if res, err = insertJobs(ctx, tx, prepared, now); err != nil {
+		if res, err = insertJobs(ctx, tx, prepared, now); err != nil || !inserted(res) {
 			return err
 		}
 		_, err = tx.Exec(ctx, notifySQL, s.channel)
@@ -186,6 +179,9 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	res, err := insertJobs(ctx, tx, prepared, now)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	if !inserted(res) {
+		return res, nil
 	}
 	if _, err := tx.Exec(ctx, notifySQL, channelName(schema)); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)

@@ -42,8 +42,9 @@ type Config struct {
 	Logger     *slog.Logger // Default: discard.
 	// PurgeBatch is how many rows one purge transaction deletes. Default: 1000.
 	PurgeBatch int
-	// MaxConns bounds the store's pool of connections (Watch and Maintain
-	// hold one more each while they run). Default: max(4, GOMAXPROCS).
+	// MaxConns bounds the store's pool of connections, at least 2 (Maintain
+	// holds one while it works on another; Watch holds one outside the
+	// pool). Default: max(4, GOMAXPROCS).
 	MaxConns int
 }
 
@@ -120,6 +121,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = max(4, runtime.GOMAXPROCS(0))
 	}
+	cfg.MaxConns = max(cfg.MaxConns, 2)
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)

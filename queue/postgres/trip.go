@@ -70,7 +70,9 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
 	var res store.TripResult
 	now := ts(t.Now)
-	ready := false // the trip made jobs ready that other pools may take
+	// ready: the trip made jobs pending (a retry, a release, a reclaim)
+	// that pools on other nodes may take, and must hear of.
+	ready := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		res = store.TripResult{}
 		ready = false
@@ -79,7 +81,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			return err
 		}
 		for i, r := range t.Results {
-			ready = ready || (res.Fenced[i] && r.Outcome == store.OutcomeReleased)
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
 		}
 		if t.Reclaim {
 			if res.Reclaimed, err = reclaim(ctx, tx, now); err != nil {
@@ -149,9 +151,14 @@ FROM unnest($3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], 
 WHERE jobs.id = r.id AND jobs.owner = $1 AND jobs.attempt = r.attempt AND jobs.state = 'running'
 RETURNING r.id, r.attempt`
 
-// insertAttemptsSQL records many attempts in one statement.
+// insertAttemptsSQL records many attempts in one statement. A stale
+// result may come after its job was done by another pool and purged: its
+// attempt is not recorded (the job's attempts went with it), rather than
+// failing the trip, and every trip after it, on the foreign key.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
-SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])`
+SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
+	AS a(job_id, attempt, worker, started_at, finished_at, outcome, error, output)
+WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = a.job_id)`
 
 type fence struct {
 	id      int64
