@@ -149,9 +149,8 @@ func insertSkips(ctx context.Context, tx pgx.Tx, skips []store.Skip, now time.Ti
 // split.
 const advanceBatchRows = 5000
 
-// lockCursorsSQL locks the cursors an AdvanceBatch moves, in the order of
-// their names, before moveCursorsSQL moves them: two nodes advancing the
-// same schedules then wait for each other instead of deadlocking.
+// lockCursorsSQL locks the existing cursors of an AdvanceBatch's
+// transaction in the order of their names.
 const lockCursorsSQL = `SELECT schedule FROM cursors WHERE schedule = ANY($1) ORDER BY schedule FOR UPDATE`
 
 // moveCursorsSQL is moveCursorSQL for many running schedules at once; it
@@ -225,11 +224,26 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		clear(out)
 		clear(won)
+		// Every cursor is locked, then created or moved, in the order of
+		// the schedules' names: two nodes advancing the same schedules wait
+		// for each other instead of deadlocking.
+		order := make([]int, len(idx)) // positions in idx, by name
+		names := make([]string, len(idx))
+		for k := range order {
+			order[k] = k
+		}
+		sort.Slice(order, func(x, y int) bool { return advs[idx[order[x]]].Schedule < advs[idx[order[y]]].Schedule })
+		for n, k := range order {
+			names[n] = advs[idx[k]].Schedule
+		}
+		if _, err := tx.Exec(ctx, lockCursorsSQL, names); err != nil {
+			return fmt.Errorf("lock cursors: %w", err)
+		}
 		// A running schedule's cursor moving on is the usual step: all of
-		// them in two statements. A new cursor and a resume take Advance's.
+		// them in one statement. A new cursor and a resume take Advance's.
 		var usual []int // positions in idx
-		for k, i := range idx {
-			a := advs[i]
+		for _, k := range order {
+			a := advs[idx[k]]
 			if !a.From.IsZero() && !a.Resume {
 				usual = append(usual, k)
 				continue
@@ -245,16 +259,12 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 			}
 		}
 		if len(usual) > 0 {
-			sort.Slice(usual, func(x, y int) bool { return advs[idx[usual[x]]].Schedule < advs[idx[usual[y]]].Schedule })
 			names := make([]string, len(usual))
 			froms, tos := make([]time.Time, len(usual)), make([]time.Time, len(usual))
 			paused := make([]bool, len(usual))
 			for n, k := range usual {
 				a := advs[idx[k]]
 				names[n], froms[n], tos[n], paused[n] = a.Schedule, ts(a.From), ts(a.To), a.Paused
-			}
-			if _, err := tx.Exec(ctx, lockCursorsSQL, names); err != nil {
-				return fmt.Errorf("lock cursors: %w", err)
 			}
 			rows, err := tx.Query(ctx, moveCursorsSQL, names, froms, tos, paused, now)
 			if err != nil {

@@ -250,3 +250,71 @@ func TestOpenConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentAdvanceBatch advances the same schedules from two stores
+// at once, in opposite orders, new cursors and moves alike: per schedule
+// and step exactly one Advance wins, and no transaction deadlocks.
+func TestConcurrentAdvanceBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	c := clock.NewFake(t0)
+	stores := []*postgres.Store{open(t, dsn, c), open(t, dsn, c)}
+	const schedules = 40
+	from := map[string]time.Time{}
+	for step := range 12 {
+		to := t0.Add(time.Duration(step+1) * time.Minute)
+		var advs []store.Advance
+		for i := range schedules {
+			name := fmt.Sprintf("s%02d", i)
+			if step == 0 && i%2 == 1 {
+				continue // created at the next step, among moves
+			}
+			advs = append(advs, store.Advance{Schedule: name, From: from[name], To: to,
+				Jobs: []store.NewJob{{Key: name + "|" + to.Format(time.RFC3339), Type: "t", Schedule: name, ScheduledAt: to}}})
+		}
+		reversed := make([]store.Advance, len(advs))
+		for i, a := range advs {
+			reversed[len(advs)-1-i] = a
+		}
+		results := make([][]store.AdvanceResult, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in := advs
+				if i == 1 {
+					in = reversed
+				}
+				results[i], errs[i] = s.AdvanceBatch(ctx, in)
+			}()
+		}
+		wg.Wait()
+		won := map[string]int{}
+		for i, rs := range results {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			for k, r := range rs {
+				name := advs[k].Schedule
+				if i == 1 {
+					name = reversed[k].Schedule
+				}
+				switch {
+				case r.Err == nil:
+					won[name]++
+				case !errors.Is(r.Err, store.ErrCursorMoved):
+					t.Fatalf("step %d, %s: %v", step, name, r.Err)
+				}
+			}
+		}
+		for _, a := range advs {
+			if won[a.Schedule] != 1 {
+				t.Fatalf("step %d, %s: %d winners, want 1", step, a.Schedule, won[a.Schedule])
+			}
+			from[a.Schedule] = to
+		}
+	}
+}
