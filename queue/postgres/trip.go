@@ -16,7 +16,7 @@ const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priori
 scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
 
 // jobColumnsOf is jobColumns qualified by the table name jobs, for
-// statements that join it.
+// statements that join it (a claim returns the rows it wrote with them).
 const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
 jobs.started_at, jobs.finished_at`
@@ -294,12 +294,6 @@ func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, no
 	return nil
 }
 
-// claimColumns are the columns a claim returns, as the job it made of the
-// row.
-const claimColumns = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
-jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
-jobs.started_at, jobs.finished_at`
-
 // claimSQL takes up to $4 ready jobs of the types $5 in claim order. It
 // walks jobs_ready, whose order is the claim order, and passes over the
 // rows other transactions hold (SKIP LOCKED): pools on other nodes claiming
@@ -314,7 +308,7 @@ const claimSQL = `WITH c AS (
 )
 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 FROM c WHERE jobs.id = c.id
-RETURNING ` + claimColumns
+RETURNING ` + jobColumnsOf
 
 // claimWindowSQL reads, in claim order, whether each of the next $2 jobs
 // claimSQL would take is on its last attempt.
