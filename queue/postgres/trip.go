@@ -146,9 +146,9 @@ const finishSQL = `UPDATE jobs SET
 		WHEN r.outcome IN ('done', 'dead', 'cancelled') THEN r.finished
 		WHEN jobs.cancel_requested_at IS NOT NULL THEN $2
 		ELSE jobs.finished_at END
-FROM unnest($3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
-	AS r(id, attempt, outcome, finished, worker, error, retry_at)
-WHERE jobs.id = r.id AND jobs.owner = $1 AND jobs.attempt = r.attempt AND jobs.state = 'running'
+FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
+	AS r(owner, id, attempt, outcome, finished, worker, error, retry_at)
+WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
 RETURNING r.id, r.attempt`
 
 // insertAttemptsSQL records many attempts in one statement. A stale
@@ -174,7 +174,7 @@ func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]
 		return nil, nil
 	}
 	n := len(rs)
-	ids, attempts := make([]int64, n), make([]int32, n)
+	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
 	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
 	finished, retryAt := make([]time.Time, n), make([]time.Time, n)
 	for i, r := range rs {
@@ -183,11 +183,17 @@ func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]
 		default:
 			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", r.Job.ID, r.Outcome)
 		}
+		// The fence's owner: the trip's for a completion, the job's as
+		// claimed for the other outcomes, as in the SQLite engine.
+		owners[i] = r.Job.Owner
+		if r.Outcome == store.OutcomeDone {
+			owners[i] = owner
+		}
 		ids[i], attempts[i], outcomes[i] = r.Job.ID, int32(r.Job.Attempt), string(r.Outcome)
 		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
 		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
 	}
-	rows, err := tx.Query(ctx, finishSQL, owner, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
+	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
