@@ -1,0 +1,317 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"scheduler/queue/store"
+)
+
+// retrySQL revives dead jobs with as many fresh attempts as they had at
+// first (max_attempts - attempt_base), however often they were revived
+// before; the count of attempts spent is kept, so the history stays in
+// order and a late result of an old attempt stays fenced off.
+const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, finished_at = NULL,
+	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
+WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)`
+
+// Retry makes the dead job id pending again, to run at once with a fresh
+// set of attempts, or returns ErrNotFound.
+func (s *Store) Retry(ctx context.Context, id int64) error {
+	if id <= 0 {
+		return fmt.Errorf("retry job %d: %w", id, store.ErrNotFound)
+	}
+	n, err := s.retry(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("retry job %d: no dead job with that id: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// RetryAllDead makes every dead job pending again and returns how many.
+func (s *Store) RetryAllDead(ctx context.Context) (int64, error) { return s.retry(ctx, 0) }
+
+func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
+	var n int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, retrySQL, ts(s.now()), id)
+		if err != nil {
+			return err
+		}
+		if n = tag.RowsAffected(); n > 0 {
+			_, err = tx.Exec(ctx, notifySQL, s.channel)
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("retry dead jobs: %w", err)
+	}
+	if n > 0 {
+		s.wake()
+	}
+	return n, nil
+}
+
+// Cancel stops a pending job from ever running; ErrNotFound means no
+// pending job has that id.
+func (s *Store) Cancel(ctx context.Context, id int64) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = $1 WHERE id = $2 AND state = 'pending'`, ts(s.now()), id)
+	if err != nil {
+		return fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1, cancel_requested_at = $1, cancelled_by = $2,
+	last_error = 'cancelled by ' || $2
+WHERE id = $3 AND state = 'pending'`
+
+// cancelRunningSQL records the request on a running job; a second request
+// keeps the first one's time and author.
+const cancelRunningSQL = `UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, $1), cancelled_by = coalesce(cancelled_by, $2)
+WHERE id = $3 AND state = 'running'`
+
+// RequestCancel cancels job id on behalf of by and returns the state the
+// job was in. A request on a running job notifies the pools, so that the
+// one holding its lease, on any node, stops it.
+func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.State, error) {
+	var st store.State
+	by = cleanText(by)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`, id).Scan(&st); err != nil {
+			if errNoRows(err) {
+				return store.ErrNotFound
+			}
+			return err
+		}
+		now := ts(s.now())
+		switch st {
+		case store.StatePending:
+			_, err := tx.Exec(ctx, cancelPendingSQL, now, by, id)
+			return err
+		case store.StateRunning:
+			if _, err := tx.Exec(ctx, cancelRunningSQL, now, by, id); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, notifySQL, s.channel)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	return st, nil
+}
+
+// Reclaim returns running jobs whose lease expired to pending, or to dead
+// when they have no attempt left, or to cancelled when a cancel was
+// requested, and records the lost attempts.
+func (s *Store) Reclaim(ctx context.Context) (int, error) {
+	var rs []store.Reclaimed
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if rs, err = reclaim(ctx, tx, ts(s.now())); err != nil || len(rs) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, notifySQL, s.channel)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		s.log.WarnContext(ctx, "job lease reclaimed", "component", "maintenance",
+			"job_id", r.ID, "attempt", r.Attempt, "owner", r.Owner, "dead", r.Dead)
+	}
+	if len(rs) > 0 {
+		s.wake()
+	}
+	return len(rs), nil
+}
+
+// purgeDoneSQL deletes one batch of old done jobs (their attempts go with
+// them, ON DELETE CASCADE) and keeps their keys, except generated ones, in
+// used_keys, in one statement: both parts read the batch b.
+const purgeDoneSQL = `WITH b AS (
+	SELECT id, key, finished_at FROM jobs WHERE state = 'done' AND finished_at < $1
+	ORDER BY finished_at, id LIMIT $2
+	FOR UPDATE SKIP LOCKED
+), k AS (
+	INSERT INTO used_keys (key, finished_at)
+	SELECT key, finished_at FROM b WHERE key !~ '` + generatedKey + `'
+	ON CONFLICT (key) DO NOTHING
+)
+DELETE FROM jobs USING b WHERE jobs.id = b.id`
+
+const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
+	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
+
+// Purge deletes done jobs finished before before, with their attempts,
+// and skip records older than before, in batches of Config.PurgeBatch,
+// each its own transaction (one statement), so that the jobs table is not
+// locked long and vacuum can reclaim a batch while the next is deleted.
+func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
+	for {
+		tag, err := s.pool.Exec(ctx, purgeDoneSQL, ts(before), s.cfg.PurgeBatch)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
+		}
+		jobs += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.cfg.PurgeBatch) {
+			break
+		}
+	}
+	for {
+		tag, err := s.pool.Exec(ctx, purgeSkipsSQL, ts(before), s.cfg.PurgeBatch)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge skips: %w", err)
+		}
+		skips += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.cfg.PurgeBatch) {
+			break
+		}
+	}
+	return jobs, skips, nil
+}
+
+// maintenanceLock is the first key of the session advisory lock under
+// which one node at a time maintains a schema; the second is the schema's
+// hash.
+const maintenanceLock = 0x5343_4845 // "SCHE"
+
+// Maintain reclaims expired leases, then purges what is older than retain,
+// on one node at a time: it holds a session advisory lock on a connection
+// of its own meanwhile, and returns Skipped when another node holds it.
+// The lock is an efficiency only: reclaims and purges by several nodes at
+// once would still be correct.
+func (s *Store) Maintain(ctx context.Context, retain time.Duration) (store.MaintenanceReport, error) {
+	var rep store.MaintenanceReport
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("maintenance: %w", err)
+	}
+	defer conn.Release()
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema()))`, maintenanceLock).Scan(&locked); err != nil {
+		return rep, fmt.Errorf("maintenance lock: %w", err)
+	}
+	if !locked {
+		rep.Skipped = true
+		return rep, nil
+	}
+	defer func() {
+		// A lock that cannot be released goes with its session.
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext(current_schema()))`, maintenanceLock); err != nil {
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+	}()
+	if rep.Reclaimed, err = s.Reclaim(ctx); err != nil {
+		return rep, err
+	}
+	if rep.Purged, rep.Skips, err = s.Purge(ctx, s.now().Add(-retain)); err != nil {
+		return rep, err
+	}
+	s.log.InfoContext(ctx, "maintenance done", "component", "maintenance",
+		"reclaimed", rep.Reclaimed, "purged", rep.Purged, "skips_purged", rep.Skips)
+	return rep, nil
+}
+
+const saveConfigSQL = `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, $1, $2, $3, $4)
+ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`
+
+// SaveConfig stores data, read from the file at path, as the configuration
+// the daemon now runs.
+func (s *Store) SaveConfig(ctx context.Context, path string, data []byte) (*store.StoredConfig, error) {
+	c := &store.StoredConfig{Path: path, Data: data, SHA256: store.ConfigSHA256(data), LoadedAt: ts(s.now())}
+	if data == nil {
+		c.Data = []byte{}
+	}
+	if _, err := s.pool.Exec(ctx, saveConfigSQL, cleanText(c.Path), c.Data, c.SHA256, c.LoadedAt); err != nil {
+		return nil, fmt.Errorf("save config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// LastConfig returns the configuration stored by the last SaveConfig, or
+// ErrNotFound.
+func (s *Store) LastConfig(ctx context.Context) (*store.StoredConfig, error) {
+	c := &store.StoredConfig{}
+	err := s.pool.QueryRow(ctx, `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`).Scan(&c.Path, &c.Data, &c.SHA256, &c.LoadedAt)
+	if errNoRows(err) {
+		return nil, fmt.Errorf("last config: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("last config: %w", err)
+	}
+	c.LoadedAt = c.LoadedAt.UTC()
+	return c, nil
+}
+
+// Daemons returns the recorded pools, most recently seen first (at most 100).
+func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
+	rows, err := s.pool.Query(ctx, `SELECT owner, pid, host, version, started_at, seen_at FROM pools ORDER BY seen_at DESC LIMIT 100`)
+	if err != nil {
+		return nil, fmt.Errorf("read daemons: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Daemon
+	for rows.Next() {
+		var d store.Daemon
+		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &d.StartedAt, &d.LastSeen); err != nil {
+			return nil, fmt.Errorf("read daemons: %w", err)
+		}
+		d.StartedAt, d.LastSeen = d.StartedAt.UTC(), d.LastSeen.UTC()
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read daemons: %w", err)
+	}
+	return out, nil
+}
+
+// waitingSQL counts the ready jobs of the types no live pool has a
+// handler for.
+const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs
+WHERE state = 'pending' AND run_at <= $1
+	AND type NOT IN (SELECT unnest(types) FROM pools WHERE seen_at >= $2)
+GROUP BY type ORDER BY type`
+
+// Handlers reports which ready jobs wait for a handler: the types that no
+// running pool has registered. The schema always records pools: Known is
+// true.
+func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
+	h := store.Handlers{Known: true}
+	now := s.now()
+	live := ts(now.Add(-store.AliveWithin))
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pools WHERE seen_at >= $1`, live).Scan(&h.Pools); err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), live)
+	if err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w store.Waiting
+		var oldest time.Time
+		if err := rows.Scan(&w.Type, &w.Ready, &oldest); err != nil {
+			return h, fmt.Errorf("handlers: %w", err)
+		}
+		w.Oldest = now.Sub(oldest)
+		h.Waiting = append(h.Waiting, w)
+	}
+	if err := rows.Err(); err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	return h, nil
+}

@@ -1,0 +1,342 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"scheduler/queue/store"
+)
+
+// querier is what the enqueue statements run on: a transaction of the
+// store's or of a caller's (EnqueueTx).
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// prepareJobs validates jobs and fills their defaults, as the SQLite
+// engine does.
+func prepareJobs(jobs []store.NewJob, now time.Time) ([]store.NewJob, error) {
+	out := make([]store.NewJob, len(jobs))
+	for i, j := range jobs {
+		if j.Type == "" {
+			return nil, fmt.Errorf("enqueue job %d: empty type", i)
+		}
+		if j.Key == "" {
+			j.Key = randomKey(now)
+		}
+		if len(j.Payload) == 0 {
+			j.Payload = json.RawMessage("{}")
+		} else if !json.Valid(j.Payload) {
+			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
+		}
+		if j.MaxAttempts <= 0 {
+			j.MaxAttempts = store.DefaultMaxAttempts
+		}
+		if j.RunAt.IsZero() {
+			j.RunAt = now
+		}
+		if j.SkipIfActive && j.Schedule == "" {
+			return nil, fmt.Errorf("enqueue job %q: SkipIfActive needs a schedule", j.Key)
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+// randomKey returns the key of a job enqueued without one: the enqueue
+// time in nanoseconds, then 64 random bits, so that new keys land at the
+// end of the key index.
+func randomKey(now time.Time) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
+	rand.Read(b[8:])
+	return "job|" + hex.EncodeToString(b[:])
+}
+
+// generatedKey matches the keys randomKey makes: Purge does not keep them
+// in used_keys, nothing can enqueue the same one again.
+const generatedKey = `^job\|[0-9a-f]{32}$`
+
+var generatedKeyRE = regexp.MustCompile(generatedKey)
+
+// insertOneSQL inserts a job unless its key is used, by a job or by one
+// purged since (used_keys), and otherwise returns the existing job's id, in
+// one statement, which also notifies the watches ($11) if it inserted.
+// When it returns no row, the key was taken by a transaction that
+// committed after the statement's snapshot, or is in used_keys:
+// jobIDByKeySQL, with a new snapshot, tells which.
+const insertOneSQL = `WITH ins AS (
+	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10
+	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
+	ON CONFLICT (key) DO NOTHING
+	RETURNING id, pg_notify($11, '')
+)
+SELECT id, true FROM ins
+UNION ALL
+SELECT id, false FROM jobs WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`
+
+const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = $1`
+
+// Enqueue adds a job unless one with the same key exists (or existed and
+// was purged), in one statement: one round trip, unless the key was taken
+// or purged.
+func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, error) {
+	now := ts(s.now())
+	jobs, err := prepareJobs([]store.NewJob{nj}, now)
+	if err != nil {
+		return store.Enqueued{}, err
+	}
+	j := jobs[0]
+	if j.SkipIfActive {
+		res, err := s.EnqueueBatch(ctx, jobs)
+		if err != nil {
+			return store.Enqueued{}, err
+		}
+		return res[0], nil
+	}
+	res := store.Enqueued{Key: j.Key}
+	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
+		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, s.channel).Scan(&res.ID, &res.Inserted)
+	if err != nil && !errNoRows(err) {
+		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
+	}
+	if res.ID == 0 {
+		err := s.pool.QueryRow(ctx, jobIDByKeySQL, j.Key).Scan(&res.ID)
+		switch {
+		case errNoRows(err):
+			res.Purged = true
+		case err != nil:
+			return store.Enqueued{}, fmt.Errorf("look up existing job %q: %w", j.Key, err)
+		}
+	}
+	if res.Inserted {
+		s.wake()
+	}
+	return res, nil
+}
+
+// EnqueueBatch enqueues jobs in one transaction: all or none.
+func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
+	now := ts(s.now())
+	prepared, err := prepareJobs(jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	var res []store.Enqueued
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if res, err = insertJobs(ctx, tx, prepared, now); err != nil || !inserted(res) {
+			return err
+		}
+		_, err = tx.Exec(ctx, notifySQL, s.channel)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	if inserted(res) {
+		s.wake()
+	}
+	return res, nil
+}
+
+// EnqueueTx enqueues jobs inside tx, a transaction of the caller's on the
+// store's database (with the store's schema in its search_path), so that
+// the jobs commit or roll back with the caller's own writes: a
+// transactional outbox. The notification that wakes the pools is sent in
+// tx too, and delivered when it commits. It is a function, not a method of
+// Store: the caller's transaction may come from any connection, and a
+// program that only enqueues this way needs no Store open. For the same
+// reason the time it stamps is the server's, read in tx.
+//
+// A *sql.Tx variant is not offered: database/sql gives no access to the
+// connection under a *sql.Tx, so the engine would need its statements
+// twice, once for each driver interface.
+func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.Enqueued, error) {
+	var schema string
+	var now time.Time
+	if err := tx.QueryRow(ctx, `SELECT current_schema(), clock_timestamp()`).Scan(&schema, &now); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	now = ts(now)
+	prepared, err := prepareJobs(jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := insertJobs(ctx, tx, prepared, now)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	if !inserted(res) {
+		return res, nil
+	}
+	if _, err := tx.Exec(ctx, notifySQL, channelName(schema)); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return res, nil
+}
+
+func inserted(res []store.Enqueued) bool {
+	for _, r := range res {
+		if r.Inserted {
+			return true
+		}
+	}
+	return false
+}
+
+// insertBatchSQL inserts many jobs in one statement from arrays, one per
+// column, those whose key is used excepted: a later job with the key of an
+// earlier one is not inserted (ON CONFLICT DO NOTHING sees the rows the
+// statement inserted before).
+//
+// The ids are drawn in the order of the jobs, but the rows are inserted in
+// the order of their keys. Two batches with keys in common, inserted in
+// their own orders, could each wait on a key the other inserted first: a
+// deadlock. In key order, a batch waits only on a key after all those it
+// holds. (The CTE is MATERIALIZED, as one with nextval always is, so the
+// ids are drawn before the sort.)
+const insertBatchSQL = `WITH v AS MATERIALIZED (
+	SELECT nextval('jobs_id_seq') AS id, v.*
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, n)
+)
+INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $10
+FROM v
+WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
+ORDER BY v.key, v.n
+ON CONFLICT (key) DO NOTHING
+RETURNING id, key`
+
+const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key = ANY($1)`
+
+const activeSeriesSQL = `SELECT EXISTS (SELECT 1 FROM jobs
+WHERE schedule = $1 AND item = $2 AND state IN ('pending', 'running') AND schedule IS NOT NULL)`
+
+const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, recorded_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT DO NOTHING`
+
+// insertJobs inserts prepared jobs inside tx, in order: a run of jobs
+// without SkipIfActive in one statement, a job with it on its own, after
+// the look-up that decides between the job and a skip.
+func insertJobs(ctx context.Context, tx querier, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+	res := make([]store.Enqueued, 0, len(jobs))
+	for len(jobs) > 0 {
+		run := 0
+		for run < len(jobs) && !jobs[run].SkipIfActive {
+			run++
+		}
+		if run > 0 {
+			r, err := insertBatch(ctx, tx, jobs[:run], now)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, r...)
+			jobs = jobs[run:]
+			continue
+		}
+		j := jobs[0]
+		jobs = jobs[1:]
+		var active bool
+		if err := tx.QueryRow(ctx, activeSeriesSQL, j.Schedule, j.Item).Scan(&active); err != nil {
+			return nil, fmt.Errorf("check overlap of %q: %w", j.Key, err)
+		}
+		if active {
+			if _, err := tx.Exec(ctx, insertSkipSQL, j.Schedule, j.Item, ts(j.ScheduledAt), store.SkipOverlap, now); err != nil {
+				return nil, fmt.Errorf("record skip of %q: %w", j.Key, err)
+			}
+			res = append(res, store.Enqueued{Key: j.Key, Skipped: true})
+			continue
+		}
+		r, err := insertBatch(ctx, tx, []store.NewJob{j}, now)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, r...)
+	}
+	return res, nil
+}
+
+// insertBatch inserts jobs (without SkipIfActive) with one statement, then
+// looks up the ids of those whose key existed.
+func insertBatch(ctx context.Context, tx querier, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+	n := len(jobs)
+	keys, types, payloads := make([]string, n), make([]string, n), make([]string, n)
+	maxAttempts, priorities := make([]int32, n), make([]int32, n)
+	runAts, scheduledAts := make([]time.Time, n), make([]pgtype.Timestamptz, n)
+	schedules, items := make([]*string, n), make([]string, n)
+	for i, j := range jobs {
+		keys[i], types[i], payloads[i] = j.Key, j.Type, string(j.Payload)
+		maxAttempts[i], priorities[i] = int32(j.MaxAttempts), int32(j.Priority)
+		runAts[i], scheduledAts[i] = ts(j.RunAt), nullTS(j.ScheduledAt)
+		schedules[i], items[i] = nullStr(j.Schedule), j.Item
+	}
+	ids, err := keyedIDs(ctx, tx, insertBatchSQL, keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, now)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	res := make([]store.Enqueued, n)
+	fresh := make(map[string]bool, len(ids)) // inserted, not yet reported
+	for k := range ids {
+		fresh[k] = true
+	}
+	var missing []string
+	for i, j := range jobs {
+		res[i].Key = j.Key
+		if id, ok := ids[j.Key]; ok {
+			// The first job with the key was inserted; a repeat was not.
+			res[i].ID, res[i].Inserted = id, fresh[j.Key]
+			delete(fresh, j.Key)
+			continue
+		}
+		missing = append(missing, j.Key)
+	}
+	if len(missing) == 0 {
+		return res, nil
+	}
+	existing, err := keyedIDs(ctx, tx, jobIDsByKeySQL, missing)
+	if err != nil {
+		return nil, fmt.Errorf("look up existing jobs: %w", err)
+	}
+	for i := range res {
+		if res[i].ID == 0 {
+			// Neither inserted nor a job: the key is in used_keys.
+			res[i].ID, res[i].Purged = existing[res[i].Key], existing[res[i].Key] == 0
+		}
+	}
+	return res, nil
+}
+
+// keyedIDs runs a query returning (id, key) rows.
+func keyedIDs(ctx context.Context, tx querier, query string, args ...any) (map[string]int64, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			return nil, err
+		}
+		out[key] = id
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// Redact is redact, for tests.
+var Redact = redact

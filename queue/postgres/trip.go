@@ -1,0 +1,477 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"scheduler/queue/store"
+)
+
+const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+
+// jobColumnsOf is jobColumns qualified by the table name jobs, for
+// statements that join it (a claim returns the rows it wrote with them).
+const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
+jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
+jobs.started_at, jobs.finished_at`
+
+func scanJob(row pgx.Row) (*store.Job, error) {
+	var j store.Job
+	var payload string
+	var schedule, owner *string
+	var scheduledAt, leaseUntil, startedAt, finishedAt *time.Time
+	if err := row.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
+		&j.RunAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &j.CreatedAt,
+		&startedAt, &finishedAt); err != nil {
+		return nil, err
+	}
+	j.Payload = []byte(payload)
+	j.RunAt = j.RunAt.UTC()
+	if schedule != nil {
+		j.Schedule = *schedule
+	}
+	j.ScheduledAt = fromTS(scheduledAt)
+	j.LeaseUntil = fromTS(leaseUntil)
+	if j.State == store.StateRunning && owner != nil {
+		// A done job keeps the worker that completed it in owner, for its
+		// attempt history (see Attempts); it holds no lease.
+		j.Owner = *owner
+	}
+	j.CreatedAt = j.CreatedAt.UTC()
+	j.StartedAt = fromTS(startedAt)
+	j.FinishedAt = fromTS(finishedAt)
+	return &j, nil
+}
+
+func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*store.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Trip is one transaction of a pool's loop: results, reclaim, heartbeat,
+// presence and claim, in that order, all or nothing.
+func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
+	var res store.TripResult
+	now := ts(t.Now)
+	// ready: the trip made jobs pending (a retry, a release, a reclaim)
+	// that pools on other nodes may take, and must hear of.
+	ready := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		res = store.TripResult{}
+		ready = false
+		var err error
+		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
+			return err
+		}
+		for i, r := range t.Results {
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+		}
+		if t.Reclaim {
+			if res.Reclaimed, err = reclaim(ctx, tx, now); err != nil {
+				return err
+			}
+			ready = ready || len(res.Reclaimed) > 0
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`, ts(t.Heartbeat), t.Owner); err != nil {
+				return fmt.Errorf("heartbeat: %w", err)
+			}
+		}
+		if t.Presence != nil {
+			if err := present(ctx, tx, t.Owner, t.Presence, now); err != nil {
+				return err
+			}
+		}
+		if t.Claim != nil {
+			if res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, now, t.Claim); err != nil {
+				return err
+			}
+		}
+		if ready {
+			_, err = tx.Exec(ctx, notifySQL, s.channel)
+		}
+		return err
+	})
+	if err != nil {
+		return store.TripResult{}, err
+	}
+	if ready {
+		s.wake()
+	}
+	return res, nil
+}
+
+// finishSQL records the end of many attempts in one statement, fenced on
+// (id, owner, attempt, running): a worker whose lease was reclaimed, and
+// maybe claimed again elsewhere, changes nothing. It returns the results
+// whose fence held. Per outcome it writes what the SQLite engine's
+// statement of that outcome writes:
+//
+//	done       state done, owner the worker (the row records the attempt), last_error '', finished_at
+//	retry      pending at retry_at, with the error
+//	dead       dead, finished_at, with the error
+//	released   pending now, the attempt given back (attempt - 1)
+//	cancelled  cancelled, finished_at, with the error
+//
+// A retry or release of a job whose cancel was requested ends it cancelled
+// at $2 instead: a cancelled job never runs again.
+const finishSQL = `UPDATE jobs SET
+	state = CASE
+		WHEN r.outcome IN ('retry', 'released') AND jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
+		WHEN r.outcome IN ('retry', 'released') THEN 'pending'
+		ELSE r.outcome END,
+	owner = CASE WHEN r.outcome = 'done' THEN r.worker END,
+	lease_until = NULL,
+	run_at = CASE r.outcome WHEN 'retry' THEN r.retry_at WHEN 'released' THEN r.finished ELSE jobs.run_at END,
+	attempt = CASE WHEN r.outcome = 'released' THEN jobs.attempt - 1 ELSE jobs.attempt END,
+	last_error = CASE r.outcome WHEN 'done' THEN '' WHEN 'released' THEN jobs.last_error ELSE r.error END,
+	finished_at = CASE
+		WHEN r.outcome IN ('done', 'dead', 'cancelled') THEN r.finished
+		WHEN jobs.cancel_requested_at IS NOT NULL THEN $2
+		ELSE jobs.finished_at END
+FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
+	AS r(owner, id, attempt, outcome, finished, worker, error, retry_at)
+WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
+RETURNING r.id, r.attempt`
+
+// insertAttemptsSQL records many attempts in one statement. A stale
+// result may come after its job was done by another pool and purged: its
+// attempt is not recorded (the job's attempts went with it), rather than
+// failing the trip, and every trip after it, on the foreign key.
+const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
+SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
+	AS a(job_id, attempt, worker, started_at, finished_at, outcome, error, output)
+WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = a.job_id)`
+
+type fence struct {
+	id      int64
+	attempt int
+}
+
+// finish records results in tx, in one statement for the jobs and one for
+// the attempts. It returns, for each result, whether the fence held; a
+// result that lost its lease is recorded as a stale attempt. A completion
+// that printed nothing writes no attempt row: the job row records it.
+func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]bool, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	n := len(rs)
+	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
+	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
+	finished, retryAt := make([]time.Time, n), make([]time.Time, n)
+	for i, r := range rs {
+		switch r.Outcome {
+		case store.OutcomeDone, store.OutcomeRetry, store.OutcomeDead, store.OutcomeReleased, store.OutcomeCancelled:
+		default:
+			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", r.Job.ID, r.Outcome)
+		}
+		// The fence's owner: the trip's for a completion, the job's as
+		// claimed for the other outcomes, as in the SQLite engine.
+		owners[i] = r.Job.Owner
+		if r.Outcome == store.OutcomeDone {
+			owners[i] = owner
+		}
+		ids[i], attempts[i], outcomes[i] = r.Job.ID, int32(r.Job.Attempt), string(r.Outcome)
+		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
+		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
+	}
+	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
+	if err != nil {
+		return nil, fmt.Errorf("finish jobs: %w", err)
+	}
+	held := map[fence]bool{}
+	for rows.Next() {
+		var f fence
+		if err := rows.Scan(&f.id, &f.attempt); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("finish jobs: %w", err)
+		}
+		held[f] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("finish jobs: %w", err)
+	}
+	ok := make([]bool, n)
+	var aIDs []int64
+	var aNums []int32
+	var aWorkers, aOutcomes, aErrs, aOutputs []string
+	var aStarted, aFinished []time.Time
+	for i, r := range rs {
+		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
+		outcome := r.Outcome
+		if !ok[i] {
+			outcome = store.OutcomeStale
+		} else if outcome == store.OutcomeDone && r.Output == "" {
+			continue
+		}
+		aIDs, aNums = append(aIDs, r.Job.ID), append(aNums, int32(r.Job.Attempt))
+		aWorkers, aOutcomes = append(aWorkers, workers[i]), append(aOutcomes, string(outcome))
+		aErrs, aOutputs = append(aErrs, errs[i]), append(aOutputs, capText(r.Output))
+		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, finished[i])
+	}
+	if len(aIDs) > 0 {
+		if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
+			return nil, fmt.Errorf("record attempts: %w", err)
+		}
+	}
+	return ok, nil
+}
+
+// reclaimSQL returns expired leases to pending, or to dead when no attempt
+// is left, or to cancelled when a cancel was requested, and records the
+// lost attempts, in one statement. The attempt stays spent: the worker may
+// have run the job to its end before it vanished. Rows another
+// transaction holds (a completion under way) are skipped, for the next
+// reclaim: reclaim waits for no one and needs no lock of its own.
+const reclaimSQL = `WITH x AS (
+	SELECT id, attempt, max_attempts, owner, started_at FROM jobs
+	WHERE state = 'running' AND lease_until < $1
+	FOR UPDATE SKIP LOCKED
+), u AS (
+	UPDATE jobs SET
+		state = CASE WHEN jobs.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN jobs.attempt >= jobs.max_attempts THEN 'dead' ELSE 'pending' END,
+		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1 END,
+		run_at = $1, last_error = 'lease expired: worker ' || x.owner || ' stopped heartbeating', owner = NULL, lease_until = NULL
+	FROM x WHERE jobs.id = x.id
+	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error
+), a AS (
+	INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
+	SELECT id, attempt, owner, coalesce(started_at, $1), $1, 'lease_expired', last_error FROM u
+)
+SELECT id, attempt, owner, attempt >= max_attempts FROM u ORDER BY id`
+
+func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, error) {
+	rows, err := tx.Query(ctx, reclaimSQL, now)
+	if err != nil {
+		return nil, fmt.Errorf("reclaim: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Reclaimed
+	for rows.Next() {
+		var r store.Reclaimed
+		if err := rows.Scan(&r.ID, &r.Attempt, &r.Owner, &r.Dead); err != nil {
+			return nil, fmt.Errorf("reclaim: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reclaim: %w", err)
+	}
+	return out, nil
+}
+
+// presenceSQL records that a pool runs and the types it has handlers for.
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
+ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
+
+func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, now time.Time) error {
+	if p.First {
+		if _, err := tx.Exec(ctx, `DELETE FROM pools WHERE seen_at < $1`, ts(now.Add(-store.PresenceKept))); err != nil {
+			return fmt.Errorf("forget old pools: %w", err)
+		}
+	}
+	types := p.Types
+	if types == nil {
+		types = []string{}
+	}
+	pr := p.Process
+	if _, err := tx.Exec(ctx, presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now); err != nil {
+		return fmt.Errorf("record pool: %w", err)
+	}
+	return nil
+}
+
+// claimSQL takes up to $4 ready jobs of the types $5 in claim order. It
+// walks jobs_ready, whose order is the claim order, and passes over the
+// rows other transactions hold (SKIP LOCKED): pools on other nodes claiming
+// at the same moment take the next jobs instead of waiting for each other,
+// and never the same.
+const claimSQL = `WITH c AS (
+	SELECT id FROM jobs
+	WHERE state = 'pending' AND run_at <= $3 AND type = ANY($5)
+	ORDER BY priority DESC, run_at, id
+	LIMIT $4
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
+FROM c WHERE jobs.id = c.id
+RETURNING ` + jobColumnsOf
+
+// claimWindowSQL reads, in claim order, whether each of the next $2 jobs
+// claimSQL would take is on its last attempt.
+const claimWindowSQL = `SELECT attempt + 1 >= max_attempts FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND type = ANY($3)
+ORDER BY priority DESC, run_at, id
+LIMIT $2`
+
+// unclaimSQL gives claimed jobs back as they were: same place in the claim
+// order, attempt not spent.
+const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
+WHERE id = ANY($1) AND owner = $2 AND state = 'running'`
+
+// claim takes jobs for c. held reports that it gave back prefetched jobs
+// from a job on its last attempt on (see store.Claim).
+func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
+	if c.N <= 0 {
+		return nil, false, nil
+	}
+	until := ts(now.Add(c.Lease))
+	take := func(types []string, n int) error {
+		js, err := collectJobs(tx.Query(ctx, claimSQL, owner, until, now, n, types))
+		if err != nil {
+			return err
+		}
+		jobs = append(jobs, js...)
+		return nil
+	}
+	n := c.N
+	if len(c.Types) == 0 {
+		n = 0
+	}
+	if n > 0 && c.Careful && c.Prefetch > 0 {
+		if n, err = claimable(ctx, tx, now, c.Types, c.N, max(c.N-c.Prefetch, 0)); err != nil {
+			return nil, false, err
+		}
+	}
+	if n > 0 {
+		if err := take(c.Types, n); err != nil {
+			return nil, false, fmt.Errorf("claim: %w", err)
+		}
+	}
+	limited := make([]string, 0, len(c.Limited))
+	for t := range c.Limited {
+		limited = append(limited, t)
+	}
+	sort.Strings(limited)
+	for _, t := range limited {
+		room := min(c.Limited[t], c.N-len(jobs))
+		if room <= 0 {
+			continue
+		}
+		if err := take([]string{t}, room); err != nil {
+			return nil, false, fmt.Errorf("claim %s: %w", t, err)
+		}
+	}
+	// RETURNING yields rows in no promised order; start them in claim order.
+	sort.SliceStable(jobs, func(a, b int) bool {
+		if jobs[a].Priority != jobs[b].Priority {
+			return jobs[a].Priority > jobs[b].Priority
+		}
+		if !jobs[a].RunAt.Equal(jobs[b].RunAt) {
+			return jobs[a].RunAt.Before(jobs[b].RunAt)
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
+	// A crash spends the attempt of every claimed job, started or not: past
+	// the jobs for free workers, the claim keeps the jobs before the first
+	// one on its last attempt and gives the rest back.
+	if keep := max(c.N-c.Prefetch, 0); c.Prefetch > 0 && len(jobs) > keep {
+		cut := slices.IndexFunc(jobs[keep:], (*store.Job).LastAttempt)
+		if cut >= 0 {
+			back := jobs[keep+cut:]
+			ids := make([]int64, len(back))
+			for i, j := range back {
+				ids[i] = j.ID
+			}
+			if _, err := tx.Exec(ctx, unclaimSQL, ids, owner); err != nil {
+				return nil, false, fmt.Errorf("give back prefetched jobs: %w", err)
+			}
+			return jobs[:keep+cut], true, nil
+		}
+	}
+	return jobs, false, nil
+}
+
+// claimable returns how many of the next n jobs of claimSQL to take so that
+// none past the first keep is on its last attempt, nor after one that is.
+func claimable(ctx context.Context, tx pgx.Tx, now time.Time, types []string, n, keep int) (int, error) {
+	rows, err := tx.Query(ctx, claimWindowSQL, now, n, types)
+	if err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	last, err := pgx.CollectRows(rows, pgx.RowTo[bool])
+	if err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	for i, l := range last {
+		if l && i >= keep {
+			return i, nil
+		}
+	}
+	return n, nil
+}
+
+// nextWakeSQL finds when the next pending job of the types $2 becomes
+// ready without an index of its own on run_at: it walks jobs_ready once per
+// distinct priority (a skip-scan; there are few priorities), taking each
+// one's earliest run_at.
+const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+	(SELECT priority FROM jobs WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
+	UNION ALL
+	SELECT (SELECT priority FROM jobs WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
+	FROM p WHERE p.pr IS NOT NULL
+)
+SELECT
+	(SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND type = ANY($2)
+		ORDER BY priority DESC, run_at LIMIT 1))
+	 FROM p WHERE p.pr IS NOT NULL),
+	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner <> $1)`
+
+// NextWake returns when the next pending job of one of types becomes ready
+// and when the earliest lease held by an owner other than owner expires.
+func (s *Store) NextWake(ctx context.Context, owner string, types []string) (ready, lease time.Time, err error) {
+	if types == nil {
+		types = []string{}
+	}
+	var r, l *time.Time
+	if err := s.pool.QueryRow(ctx, nextWakeSQL, owner, types).Scan(&r, &l); err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	return fromTS(r), fromTS(l), nil
+}
+
+// CancelRequests returns the cancel requests on the jobs owner runs.
+func (s *Store) CancelRequests(ctx context.Context, owner string) ([]store.CancelRequest, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, attempt, coalesce(cancelled_by, '') FROM jobs
+WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`, owner)
+	if err != nil {
+		return nil, fmt.Errorf("cancel requests: %w", err)
+	}
+	defer rows.Close()
+	var out []store.CancelRequest
+	for rows.Next() {
+		var r store.CancelRequest
+		if err := rows.Scan(&r.ID, &r.Attempt, &r.By); err != nil {
+			return nil, fmt.Errorf("cancel requests: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Absent deletes owner's pool row: the pool stopped claiming.
+func (s *Store) Absent(ctx context.Context, owner string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM pools WHERE owner = $1`, owner); err != nil {
+		return fmt.Errorf("forget pool %s: %w", owner, err)
+	}
+	return nil
+}
