@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -19,28 +18,13 @@ import (
 // shown with its password: it appears in logs, -check, -status and errors
 // as redactDSN gives it.
 
-// dsnSchemes are the URL schemes that name a PostgreSQL database, as libpq
-// and pgx accept them.
-var dsnSchemes = []string{"postgres://", "postgresql://"}
-
 // redacted replaces a password wherever a database is named.
 const redacted = "xxxxx"
-
-// errNoPostgres is what opening a PostgreSQL database gives in a build
-// without the PostgreSQL engine.
-var errNoPostgres = errors.New("PostgreSQL support: not in this build")
 
 // isDSN reports whether db names a PostgreSQL database rather than a SQLite
 // file. A file whose path starts with postgres:// cannot be named; ./ in
 // front of it would.
-func isDSN(db string) bool {
-	for _, s := range dsnSchemes {
-		if len(db) >= len(s) && strings.EqualFold(db[:len(s)], s) {
-			return true
-		}
-	}
-	return false
-}
+func isDSN(db string) bool { return queue.IsPostgres(db) }
 
 // redactDSN is db as it may be shown: a file's path as it is; a URL with the
 // password of its user information and of a password= parameter replaced by
@@ -182,17 +166,9 @@ func openDatabase(ctx context.Context, db string, cfg queue.Config) (*queue.Queu
 	if !isDSN(db) {
 		return queue.Open(ctx, db, cfg)
 	}
-	q, err := openPostgres(ctx, db, cfg)
+	q, err := queue.Open(ctx, db, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", redactDSN(db), redactErr(err, db))
 	}
 	return q, nil
-}
-
-// openPostgres opens the PostgreSQL database dsn. Until queue.Open opens
-// PostgreSQL, it refuses: queue.Open would take the URL for a file's path
-// and create a file under the working directory. Once it does, this is
-// queue.Open.
-func openPostgres(context.Context, string, queue.Config) (*queue.Queue, error) {
-	return nil, errNoPostgres
 }

@@ -10,14 +10,18 @@ import (
 	"time"
 
 	"scheduler/clock"
+	"scheduler/queue/postgres"
 	"scheduler/queue/sqlite"
 )
 
 // Config configures a Queue. Zero values select the defaults shown. The
 // settings below Logger apply to a SQLite file (see package
-// scheduler/queue/sqlite).
+// scheduler/queue/sqlite), except PurgeBatch, which applies to both engines.
 type Config struct {
-	Clock  clock.Clock  // Default: clock.Real{}.
+	// Clock is the clock the queue decides with. On PostgreSQL it is
+	// corrected to the database server's clock (see package
+	// scheduler/queue/postgres), so that nodes agree. Default: clock.Real{}.
+	Clock  clock.Clock
 	Logger *slog.Logger // Default: discard.
 
 	BusyTimeout time.Duration // How long SQLite's busy handler waits for a lock. Default: 5s.
@@ -52,15 +56,23 @@ type Queue struct {
 	log   *slog.Logger
 }
 
-// Open opens the queue at dsn, a SQLite file's path, creating it and
-// applying missing migrations as needed. It refuses a database written by
-// a newer schema (ErrSchemaTooNew).
+// Open opens the queue at dsn: a PostgreSQL database for a URL starting
+// postgres:// or postgresql://, otherwise a SQLite file's path. Either is
+// created or migrated as needed, and a database written by a newer schema is
+// refused (ErrSchemaTooNew).
 func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return nil, fmt.Errorf("open queue: %s: PostgreSQL is not supported by this build: %w", redactDSN(dsn), ErrUnsupported)
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if IsPostgres(dsn) {
+		// The scheme in lower case: pgx reads a URL only so.
+		scheme, rest, _ := strings.Cut(dsn, "://")
+		dsn = strings.ToLower(scheme) + "://" + rest
+		s, err := postgres.Open(ctx, dsn, postgres.Config{Clock: cfg.Clock, Logger: cfg.Logger, PurgeBatch: cfg.PurgeBatch})
+		if err != nil {
+			return nil, err
+		}
+		return New(s, cfg.Logger), nil
 	}
 	s, err := sqlite.Open(ctx, dsn, sqlite.Config{
 		Clock: cfg.Clock, Logger: cfg.Logger, BusyTimeout: cfg.BusyTimeout, WriteWait: cfg.WriteWait,
@@ -73,6 +85,18 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	return New(s, cfg.Logger), nil
 }
 
+// IsPostgres reports whether dsn names a PostgreSQL database (a URL
+// starting postgres:// or postgresql://, in any case) rather than a SQLite
+// file.
+func IsPostgres(dsn string) bool {
+	for _, scheme := range []string{"postgres://", "postgresql://"} {
+		if len(dsn) >= len(scheme) && strings.EqualFold(dsn[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
+}
+
 // New returns a Queue over s, logging to logger (nil: discard). Closing
 // the Queue closes s.
 func New(s Store, logger *slog.Logger) *Queue {
@@ -80,17 +104,6 @@ func New(s Store, logger *slog.Logger) *Queue {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Queue{Store: s, clock: s.Clock(), log: logger}
-}
-
-// redactDSN returns dsn without its password, for errors.
-func redactDSN(dsn string) string {
-	scheme, rest, _ := strings.Cut(dsn, "://")
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
-			rest = user + ":xxxxx" + rest[at:]
-		}
-	}
-	return scheme + "://" + rest
 }
 
 // Backup writes a consistent copy of the database to path, safe while
