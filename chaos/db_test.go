@@ -191,6 +191,20 @@ func tryCursors(path string) map[string]cursorRow {
 	return out
 }
 
+// stormRows are the rows a storm's checks read, whichever engine kept them.
+type stormRows struct {
+	jobs     []jobRow
+	attempts map[int64][]attemptRow
+	skips    []skipRow
+	cursors  map[string]cursorRow
+}
+
+// loadSQLite reads the rows of a SQLite database.
+func loadSQLite(t testing.TB, db *sql.DB) stormRows {
+	t.Helper()
+	return stormRows{jobs: loadJobs(t, db), attempts: loadAttempts(t, db), skips: loadSkips(t, db), cursors: loadCursors(t, db)}
+}
+
 // checkIntegrity fails the test unless PRAGMA integrity_check says ok and
 // no foreign key is dangling.
 func checkIntegrity(t testing.TB, db *sql.DB) {

@@ -34,6 +34,15 @@
 //     TestFullDisk, TestUnwritableDatabaseBacksOff, FuzzLoadConfig,
 //     FuzzCommandArguments: broken inputs are rejected with a message naming
 //     the problem, never a panic, never damage to a good database.
+//   - TestPostgresNodes: the storm on PostgreSQL with three daemons on one
+//     database, each node's clock off by up to ±30 s, nodes SIGKILLed and
+//     SIGSTOPped at random while CLI processes trigger runs: the storm's
+//     invariants hold across nodes, and no attempt runs on two nodes.
+//   - TestPostgresNodeDownAtInstant: a node killed across a daily instant,
+//     two others alive: the instant runs once per fan-out item, on the
+//     live nodes, not before its time.
+//     Both need SCHEDULER_TEST_POSTGRES (a server the tests create schemas
+//     on, as .ci/run sets it) and skip without it.
 //   - TestStorageHygiene: purge of many old done rows in batches while a
 //     reader holds a snapshot, without stalling writers, the WAL shrinking
 //     after the reader leaves, purged instants never re-created.

@@ -90,6 +90,13 @@ func (s *site) spawn(args ...string) *daemon {
 // spawnOn starts a daemon for the site on the database db.
 func (s *site) spawnOn(db string, args ...string) *daemon {
 	s.t.Helper()
+	return s.spawnWith(db, nil, args...)
+}
+
+// spawnWith starts a daemon for the site on the database db, with env added
+// to its environment after the site's.
+func (s *site) spawnWith(db string, env []string, args ...string) *daemon {
+	s.t.Helper()
 	s.mu.Lock()
 	s.started++
 	n := s.started
@@ -104,7 +111,7 @@ func (s *site) spawnOn(db string, args ...string) *daemon {
 		changed: make(chan struct{}),
 	}
 	d.cmd.Dir = s.dir
-	d.cmd.Env = append(os.Environ(), s.env...)
+	d.cmd.Env = append(append(os.Environ(), s.env...), env...)
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		s.t.Fatal(err)

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -225,7 +224,8 @@ func TestKillStorm(t *testing.T) {
 	}
 	waitRecordersGone(t, s.record)
 
-	f := checkStorm(t, db, readRecord(t, s.record), cursor0, a)
+	checkIntegrity(t, db)
+	f := checkStorm(t, loadSQLite(t, db), readRecord(t, s.record), cursor0, a)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, msg := range a.failures {
@@ -248,16 +248,12 @@ type stormFigures struct {
 
 var skipReasons = []string{"misfire", "overlap", "paused", "dst"}
 
-// checkStorm checks the invariants of TestKillStorm on the final database
-// and record.
-func checkStorm(t *testing.T, db *sql.DB, record []event, cursor0 map[string]cursorRow, a *acks) stormFigures {
+// checkStorm checks the invariants of TestKillStorm (and of
+// TestPostgresNodes) on the final rows and record.
+func checkStorm(t *testing.T, rows stormRows, record []event, cursor0 map[string]cursorRow, a *acks) stormFigures {
 	t.Helper()
 	f := stormFigures{skipReasons: map[string]int{}}
-	checkIntegrity(t, db)
-	jobs := loadJobs(t, db)
-	attempts := loadAttempts(t, db)
-	skips := loadSkips(t, db)
-	cursors := loadCursors(t, db)
+	jobs, attempts, skips, cursors := rows.jobs, rows.attempts, rows.skips, rows.cursors
 	rec := byKey(record)
 
 	byKeyDB := map[string]jobRow{}
