@@ -201,6 +201,9 @@ func TestPostgresNodes(t *testing.T) {
 	}
 
 	kills, stalls := 0, 0
+	// stalledJobs counts the jobs the stalled nodes held when stopped;
+	// unreclaimed, those still held a second after their lease expired.
+	stalledJobs, unreclaimed := 0, 0
 	for range size.kills {
 		time.Sleep(300*time.Millisecond + time.Duration(rand.IntN(1700))*time.Millisecond) // a random instant
 		nd := nodes[rand.IntN(len(nodes))]
@@ -209,11 +212,19 @@ func TestPostgresNodes(t *testing.T) {
 		}
 		if rand.IntN(4) == 0 {
 			// A stall past the lease (2s): the others reclaim its jobs; its
-			// late results are fenced off.
+			// late results are fenced off. Just before it ends, count the
+			// jobs it still holds whose lease expired over a second ago:
+			// the others should have taken them back by then.
+			owner := fmt.Sprintf("%%:%d:%%", nd.d.cmd.Process.Pid)
 			nd.d.signal(syscall.SIGSTOP)
+			held := countRows(t, db, `SELECT count(*) FROM jobs WHERE state = 'running' AND owner LIKE $1`, owner)
 			time.Sleep(2500*time.Millisecond + time.Duration(rand.IntN(1000))*time.Millisecond) // the stall
+			late := countRows(t, db, `SELECT count(*) FROM jobs WHERE state = 'running' AND owner LIKE $1
+				AND lease_until < now() - interval '1 second'`, owner)
 			nd.d.signal(syscall.SIGCONT)
 			stalls++
+			stalledJobs += held
+			unreclaimed += late
 			continue
 		}
 		nd.d.kill()
@@ -259,6 +270,7 @@ func TestPostgresNodes(t *testing.T) {
 	for _, msg := range a.failures {
 		t.Errorf("trigger failed: %s", msg)
 	}
+	t.Logf("stalls: the stopped nodes held %d jobs; %d of them were still held a second after their lease expired", stalledJobs, unreclaimed)
 	t.Logf("PostgreSQL, 3 nodes (clock offsets %v), %s scale: %d SIGKILLs and %d SIGSTOP stalls survived; %d instant×item slots checked: %d run, %d skipped %v; "+
 		"%d triggers acknowledged (%d jobs), %d trigger processes SIGKILLed and repeated; %d executions recorded, "+
 		"%d re-executions after a kill or stall (at-least-once); %d dead; lost: %d",
