@@ -233,31 +233,3 @@ func TestMaintainOneNode(t *testing.T) {
 		t.Fatalf("Maintain after another = %+v, %v; want the lock released", rep, err)
 	}
 }
-
-// TestStaleResultOfPurgedJob: the late result of a job since done by
-// another pool and purged fails its fence without failing the trip.
-func TestStaleResultOfPurgedJob(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := clock.NewFake(t0)
-	s := open(t, pgtest.DSN(t), c)
-	if _, err := s.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	old := claimOne(t, s, "A", t0)
-	later := t0.Add(time.Hour)
-	res, err := s.Trip(ctx, store.Trip{Owner: "B", Now: later, Reclaim: true, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
-	if err != nil || len(res.Claimed) != 1 {
-		t.Fatalf("reclaim and claim = %+v, %v", res, err)
-	}
-	if _, err := s.Trip(ctx, store.Trip{Owner: "B", Now: later, Results: []store.Result{{Job: res.Claimed[0], Worker: "B", Outcome: store.OutcomeDone, Started: later, Finished: later}}}); err != nil {
-		t.Fatal(err)
-	}
-	if n, _, err := s.Purge(ctx, later.Add(time.Second)); err != nil || n != 1 {
-		t.Fatalf("Purge = %d, %v", n, err)
-	}
-	res, err = s.Trip(ctx, store.Trip{Owner: "A", Now: later, Results: []store.Result{{Job: old, Worker: "A", Outcome: store.OutcomeDone, Output: "late", Started: t0, Finished: later}}})
-	if err != nil || res.Fenced[0] {
-		t.Fatalf("late result = %+v, %v; want fence failed, no error", res, err)
-	}
-}
