@@ -71,6 +71,10 @@ var tests = []struct {
 	{"AdvanceBatchCommitsWinnersOnly", testAdvanceBatchCommitsWinnersOnly},
 	{"LastRuns", testLastRuns},
 	{"StaleResultOfPurgedJob", testStaleResultOfPurgedJob},
+	{"ConcurrentEnqueueDedupAcrossStores", testConcurrentEnqueueDedupAcrossStores},
+	{"ConcurrentAdvanceOneWinner", testConcurrentAdvanceOneWinner},
+	{"ConcurrentAdvanceBatchOneWinner", testConcurrentAdvanceBatchOneWinner},
+	{"ConcurrentClaimsNeverShareAJob", testConcurrentClaimsNeverShareAJob},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
