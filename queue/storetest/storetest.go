@@ -75,6 +75,11 @@ var tests = []struct {
 	{"ConcurrentAdvanceOneWinner", testConcurrentAdvanceOneWinner},
 	{"ConcurrentAdvanceBatchOneWinner", testConcurrentAdvanceBatchOneWinner},
 	{"ConcurrentClaimsNeverShareAJob", testConcurrentClaimsNeverShareAJob},
+	{"FenceAfterReclaim", testFenceAfterReclaim},
+	{"ResultsReleaseRetryDeadRetry", testResultsReleaseRetryDeadRetry},
+	{"AttemptsInOrder", testAttemptsInOrder},
+	{"RequestCancelStates", testRequestCancelStates},
+	{"MaintainReports", testMaintainReports},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
