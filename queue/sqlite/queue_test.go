@@ -230,7 +230,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"list pending type": list(Filter{Type: "t", State: StatePending, Limit: 5}, "jobs_ready"),
 		"list key":          list(Filter{KeyPrefix: "s|", Limit: 5}, "sqlite_autoindex_jobs_1"),
 		"instant":           {instantStatesSQL, []any{"s", 0}, "jobs_schedule_at"},
-		"manual run":        {runStatesSQL, []any{"s", 10, 3, "|manual|k"}, "rowid>?"},
+		"manual run":        {runStatesSQL, []any{"s", 10, 3, "|manual|k"}, "jobs_schedule_at (schedule=? AND scheduled_at=? AND rowid<?)"},
 		"skips":             {skipsAllSQL, []any{5}, "skips_at"},
 		"skips of":          {skipsOfSQL, []any{"s", 5}, "skips_schedule_at"},
 		"skip count":        {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
@@ -262,6 +262,11 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		}
 		if strings.HasPrefix(name, "purge") && strings.Contains(text, "TEMP B-TREE") {
 			t.Errorf("%s: plan %q sorts instead of walking jobs_done in order", name, text)
+		}
+		// The manual run walks the index down from lastID and stops at
+		// span jobs: it must not sort the schedule's manual jobs.
+		if name == "manual run" && strings.Contains(text, "TEMP B-TREE FOR ORDER BY") {
+			t.Errorf("%s: plan %q sorts instead of walking jobs_schedule_at in order", name, text)
 		}
 		// A list of all or of done jobs walks the ids backwards on purpose
 		// and stops at its limit.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -222,6 +223,26 @@ func testPurgedKeysStayUsed(t *testing.T, su *suite) {
 		if r, err := enqueue(); err != nil || r.Inserted || !r.Purged || r.ID != 0 {
 			t.Errorf("%s of a purged key = %+v, %v; want nothing inserted, Purged", name, r, err)
 		}
+	}
+	// In a batch, beside new keys, one of them twice; in a batch of many
+	// rows; in a schedule's Advance.
+	res, err := q.EnqueueBatch(ctx, []store.NewJob{{Type: "t", Key: "old"}, {Type: "t", Key: "k2"}, {Type: "t", Key: "k2"}})
+	if err != nil || !res[0].Purged || res[0].ID != 0 || !res[1].Inserted || res[2].Inserted || res[2].ID != res[1].ID {
+		t.Errorf("EnqueueBatch of a purged key and a new one twice = %+v, %v", res, err)
+	}
+	var big []store.NewJob
+	for i := range 250 {
+		big = append(big, store.NewJob{Type: "t", Key: fmt.Sprint("big", i)})
+	}
+	big[3].Key, big[220].Key = "old", "old"
+	if res, err := q.EnqueueBatch(ctx, big); err != nil || !res[3].Purged || !res[220].Purged || !res[0].Inserted || !res[249].Inserted {
+		t.Errorf("EnqueueBatch of 250 with a purged key: %v; results %+v %+v", err, res[3], res[220])
+	}
+	adv, err := q.Advance(ctx, store.Advance{Schedule: "s", To: clk.Now(), Jobs: []store.NewJob{
+		{Type: "t", Key: "old", Schedule: "s", ScheduledAt: clk.Now(), SkipIfActive: true},
+		{Type: "t", Key: "old", Schedule: "s", Item: "b", ScheduledAt: clk.Now()}}})
+	if err != nil || !adv[0].Purged || adv[0].Inserted || !adv[1].Purged || adv[1].Inserted {
+		t.Errorf("Advance with a purged key = %+v, %v", adv, err)
 	}
 	if _, err := q.JobByKey(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("purged key enqueued again: %v", err)

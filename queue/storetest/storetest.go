@@ -80,6 +80,9 @@ var tests = []struct {
 	{"AttemptsInOrder", testAttemptsInOrder},
 	{"RequestCancelStates", testRequestCancelStates},
 	{"MaintainReports", testMaintainReports},
+	{"ListsAndRuns", testListsAndRuns},
+	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
+	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
