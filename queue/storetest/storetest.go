@@ -82,6 +82,8 @@ var tests = []struct {
 	{"MaintainReports", testMaintainReports},
 	{"ListsAndRuns", testListsAndRuns},
 	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
+	{"WatchSeesOtherStores", testWatchSeesOtherStores},
+	{"SubscribeSeesOwnCommits", testSubscribeSeesOwnCommits},
 	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},
 }
 
