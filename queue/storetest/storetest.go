@@ -1,10 +1,15 @@
 // Package storetest is the behaviour every storage engine of the queue
 // must show: one conformance suite, run by each engine's tests against a
 // real database (see Run). It holds the tests of the rules of queue.Store
-// (enqueue and dedup, advance and its cursor compare-and-set, skips, lists
-// and stats, retry and cancel, reclaim, a pool's Trip: claim order, fences,
-// prefetch, heartbeat, presence); what only one engine has (a file's mode,
-// SQLite's write turn, its watch) is tested beside that engine.
+// (enqueue and dedup, advance and its cursor compare-and-set, skips, lists,
+// runs and stats, retry and cancel, reclaim, purge and maintenance, a
+// pool's Trip: claim order, fences, prefetch, heartbeat, presence; the
+// watch and the subscription), many of them with two stores sharing one
+// database, as two daemons or nodes do. What only one engine has (a
+// file's mode, SQLite's write turn and the internals of its watch;
+// PostgreSQL's migrations under concurrent starts, its clock, LISTEN's
+// reconnection, the outbox, the maintenance lock) is tested beside that
+// engine.
 package storetest
 
 import (
