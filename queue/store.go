@@ -121,7 +121,8 @@ type Store interface {
 	Reclaim(ctx context.Context) (int, error)
 	// Purge deletes done jobs finished before before, with their attempts,
 	// and skip records older than before, in batches, each its own
-	// transaction. The key of a purged job stays used.
+	// transaction. The key of a purged job stays used, and so does its id:
+	// no job gets it again (an engine may keep the newest job for that).
 	Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error)
 	// Maintain reclaims expired leases, then purges what is older than
 	// retain. Where several nodes share the database it runs on one at a

@@ -128,6 +128,7 @@ func TestPurgeKeepsKeysUsed(t *testing.T) {
 	}
 	gen := mustEnqueue(t, q, NewJob{Type: "t"})
 	finishJob(t, q, gen.Key, OutcomeDone, "")
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "newest", RunAt: t0.Add(time.Hour)}) // Purge keeps the newest job
 	clk.Advance(8 * 24 * time.Hour)
 	if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 4 {
 		t.Fatalf("Maintain = %+v, %v; want 4 purged", rep, err)

@@ -248,3 +248,29 @@ func testPurgedKeysStayUsed(t *testing.T, su *suite) {
 		t.Errorf("purged key enqueued again: %v", err)
 	}
 }
+
+// testIDsAreNeverDrawnAgain: the id of a purged job is not drawn again,
+// even when it was the newest: a late result of the purged job, or an
+// operator's reference to it, must not reach another job.
+func testIDsAreNeverDrawnAgain(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	var last int64
+	for _, k := range []string{"a", "b"} {
+		last = mustEnqueue(t, q, store.NewJob{Type: "t", Key: k}).ID
+		finishJob(t, q, clk.Now(), k, store.OutcomeDone, "")
+	}
+	clk.Advance(time.Hour)
+	if _, _, err := q.Purge(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Job(ctx, last-1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older job after Purge: %v, want ErrNotFound", err)
+	}
+	for _, k := range []string{"c", "d"} {
+		if id := mustEnqueue(t, q, store.NewJob{Type: "t", Key: k}).ID; id <= last {
+			t.Errorf("job %s has id %d, drawn before (the newest purged is %d)", k, id, last)
+		}
+	}
+}
