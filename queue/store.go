@@ -80,10 +80,13 @@ type Store interface {
 	ScheduleJobs(ctx context.Context, schedule string, limit int) ([]*store.Job, error)
 	// Instant returns how the jobs of schedule's instant at stand.
 	Instant(ctx context.Context, schedule string, at time.Time) (store.InstantOutcome, error)
-	// Run returns how the jobs of one manual run stand: the jobs of
-	// schedule among the span ids up to lastID, the newest of the run,
-	// whose key ends with keySuffix (the jobs of one EnqueueBatch have
-	// consecutive ids).
+	// Run returns how the jobs of one manual run stand: the newest span
+	// jobs of schedule that stand for no instant (ScheduledAt zero), have
+	// an id up to lastID, the run's newest, and a key ending with
+	// keySuffix. Ids follow the order of enqueues, but the jobs of one
+	// EnqueueBatch need not have consecutive ids (other writers on the
+	// database draw ids in between), so other jobs among the run's are
+	// passed over, not counted against span.
 	Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error)
 	// Skips returns up to limit skipped instants of schedule, newest first.
 	Skips(ctx context.Context, schedule string, limit int) ([]store.Skip, error)
@@ -118,7 +121,8 @@ type Store interface {
 	Reclaim(ctx context.Context) (int, error)
 	// Purge deletes done jobs finished before before, with their attempts,
 	// and skip records older than before, in batches, each its own
-	// transaction. The key of a purged job stays used.
+	// transaction. The key of a purged job stays used, and so does its id:
+	// no job gets it again (an engine may keep the newest job for that).
 	Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error)
 	// Maintain reclaims expired leases, then purges what is older than
 	// retain. Where several nodes share the database it runs on one at a

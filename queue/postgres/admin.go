@@ -277,11 +277,10 @@ WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`, schedule, ts(at)); er
 
 // Run returns how the jobs of one manual run stand: the up to span newest
 // jobs of schedule at or below lastID that stand for no instant and whose
-// key ends with keySuffix. The SQLite engine reads the span ids up to
-// lastID, since one writer gives the jobs of a batch consecutive ids; here
-// enqueues on other connections may draw ids in between, so the read walks
-// the schedule's manual runs in jobs_schedule_at down from lastID instead.
-// Keys are unique, so a run has at most one job per item with its suffix.
+// key ends with keySuffix. Enqueues on other connections may draw ids
+// among the run's, so the read walks the schedule's manual runs in
+// jobs_schedule_at down from lastID, not a range of ids. Keys are unique,
+// so a run has at most one job per item with its suffix.
 func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
 	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {

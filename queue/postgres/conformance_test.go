@@ -12,15 +12,21 @@ import (
 )
 
 // TestConformance runs the conformance suite, the behaviour every engine
-// must show, on PostgreSQL: each of its tests on a schema of its own.
+// must show, on PostgreSQL: each of its tests on a schema of its own. A
+// second store on the same database is a second Open of the schema, as
+// another node's.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T, c clock.Clock) queue.Store {
-		s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Config{Clock: c, LocalClock: true})
-		if err != nil {
-			t.Fatal(err)
+	storetest.Run(t, func(t *testing.T, c clock.Clock) (queue.Store, func(clock.Clock) queue.Store) {
+		dsn := pgtest.DSN(t)
+		open := func(c clock.Clock) queue.Store {
+			s, err := postgres.Open(context.Background(), dsn, postgres.Config{Clock: c, LocalClock: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
 		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return open(c), open
 	})
 }

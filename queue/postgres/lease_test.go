@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -22,176 +21,26 @@ func claimOne(t *testing.T, s interface {
 	return res.Claimed[0]
 }
 
-// TestFenceAfterReclaim: a worker whose lease was reclaimed, and whose job
-// was claimed again by another pool, changes nothing with its late result,
-// which is recorded as a stale attempt.
-func TestFenceAfterReclaim(t *testing.T) {
+// TestResultTextCleaned: what a text column refuses in an attempt's error
+// (invalid UTF-8, NUL) is stored as U+FFFD, not refused with the trip.
+func TestResultTextCleaned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	c := clock.NewFake(t0)
-	a, b := open(t, dsn, c), open(t, dsn, c)
-	e, err := a.Enqueue(ctx, store.NewJob{Type: "t", MaxAttempts: 3})
+	s := open(t, pgtest.DSN(t), clock.NewFake(t0))
+	e, err := s.Enqueue(ctx, store.NewJob{Type: "t", MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := claimOne(t, a, "A", t0)
-	later := t0.Add(2 * time.Minute)
-	res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: later, Reclaim: true, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
-	if err != nil {
-		t.Fatal(err)
+	j := claimOne(t, s, "o", t0)
+	res, err := s.Trip(ctx, store.Trip{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: store.OutcomeDead, Error: "boom\xff\x00", Output: "out\x00", Started: t0, Finished: t0}}})
+	if err != nil || !res.Fenced[0] {
+		t.Fatalf("finish = %+v, %v", res, err)
 	}
-	if len(res.Reclaimed) != 1 || res.Reclaimed[0] != (store.Reclaimed{ID: e.ID, Attempt: 1, Owner: "A"}) {
-		t.Fatalf("Reclaimed = %+v", res.Reclaimed)
-	}
-	if len(res.Claimed) != 1 || res.Claimed[0].Attempt != 2 {
-		t.Fatalf("Claimed = %+v", res.Claimed)
-	}
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: later, Results: []store.Result{{Job: old, Worker: "A/1", Outcome: store.OutcomeDone, Started: t0, Finished: later}}})
-	if err != nil || res.Fenced[0] {
-		t.Fatalf("late result = %+v, %v; want fence failed", res, err)
-	}
-	j, err := a.Job(ctx, e.ID)
-	if err != nil || j.State != store.StateRunning || j.Owner != "B" || j.Attempt != 2 {
-		t.Fatalf("job = %+v, %v; want running under B at attempt 2", j, err)
-	}
-	as, err := a.Attempts(ctx, e.ID)
-	if err != nil || len(as) != 2 || as[0].Outcome != store.OutcomeLeaseExpired || as[1].Outcome != store.OutcomeStale {
-		t.Fatalf("Attempts = %+v, %v", as, err)
-	}
-
-	// The same owner, having lost and claimed the job again, is fenced by
-	// the attempt.
-	e2, err := a.Enqueue(ctx, store.NewJob{Type: "t", RunAt: later, Priority: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := claimOne(t, a, "A", later)
-	if first.ID != e2.ID {
-		t.Fatalf("claimed %d, want %d", first.ID, e2.ID)
-	}
-	much := later.Add(time.Hour)
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Reclaim: true, Heartbeat: much.Add(time.Hour), Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
-	if err != nil || len(res.Claimed) != 1 || res.Claimed[0].ID != e2.ID || res.Claimed[0].Attempt != 2 {
-		t.Fatalf("reclaim and claim again = %+v, %v", res, err)
-	}
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Results: []store.Result{{Job: first, Worker: "A/1", Outcome: store.OutcomeDone, Started: later, Finished: much}}})
-	if err != nil || res.Fenced[0] {
-		t.Fatalf("late result of attempt 1 = %+v, %v; want fence failed", res, err)
-	}
-	if j, _ := a.Job(ctx, e2.ID); j.State != store.StateRunning || j.Attempt != 2 {
-		t.Fatalf("job = %+v; want still running attempt 2", j)
-	}
-}
-
-// TestResultsAndRetry walks a job through a release (attempt given back),
-// a retry, death, a Retry with a fresh set of attempts, and a cancel.
-func TestResultsAndRetry(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := clock.NewFake(t0)
-	s := open(t, pgtest.DSN(t), c)
-	e, err := s.Enqueue(ctx, store.NewJob{Type: "t", MaxAttempts: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	finish := func(j *store.Job, o store.Outcome, retryAt time.Time) {
-		t.Helper()
-		res, err := s.Trip(ctx, store.Trip{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: o, Error: "boom\xff\x00", Output: "out", RetryAt: retryAt, Started: t0, Finished: t0}}})
-		if err != nil || !res.Fenced[0] {
-			t.Fatalf("finish %s = %+v, %v", o, res, err)
-		}
-	}
-	finish(claimOne(t, s, "o", t0), store.OutcomeReleased, time.Time{})
-	j, _ := s.Job(ctx, e.ID)
-	if j.State != store.StatePending || j.Attempt != 0 {
-		t.Fatalf("released: %+v", j)
-	}
-	finish(claimOne(t, s, "o", t0), store.OutcomeRetry, t0)
-	j2 := claimOne(t, s, "o", t0)
-	if !j2.LastAttempt() {
-		t.Fatalf("attempt %d of %d: want the last", j2.Attempt, j2.MaxAttempts)
-	}
-	finish(j2, store.OutcomeDead, time.Time{})
-	j, _ = s.Job(ctx, e.ID)
-	if j.State != store.StateDead || j.LastError != "boom\uFFFD\uFFFD" || !j.FinishedAt.Equal(t0) {
+	if j, _ := s.Job(ctx, e.ID); j.State != store.StateDead || j.LastError != "boom\uFFFD\uFFFD" {
 		t.Fatalf("dead: %+v", j)
 	}
-	if err := s.Retry(ctx, e.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Retry(ctx, e.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("Retry of a pending job: %v", err)
-	}
-	j, _ = s.Job(ctx, e.ID)
-	if j.State != store.StatePending || j.Attempt != 2 || j.MaxAttempts != 4 {
-		t.Fatalf("retried: %+v; want attempt 2 of 4", j)
-	}
-	run := claimOne(t, s, "o", t0)
-	st, err := s.RequestCancel(ctx, e.ID, "op")
-	if err != nil || st != store.StateRunning {
-		t.Fatalf("RequestCancel = %s, %v", st, err)
-	}
-	reqs, err := s.CancelRequests(ctx, "o")
-	if err != nil || len(reqs) != 1 || reqs[0] != (store.CancelRequest{ID: e.ID, Attempt: 3, By: "op"}) {
-		t.Fatalf("CancelRequests = %+v, %v", reqs, err)
-	}
-	// A retry of a job whose cancel was requested ends it cancelled.
-	finish(run, store.OutcomeRetry, t0)
-	j, _ = s.Job(ctx, e.ID)
-	if j.State != store.StateCancelled {
-		t.Fatalf("retry after a cancel request: %+v", j)
-	}
-	as, err := s.Attempts(ctx, e.ID)
-	if err != nil || len(as) != 4 {
+	if as, err := s.Attempts(ctx, e.ID); err != nil || len(as) != 1 || as[0].Output != "out\uFFFD" {
 		t.Fatalf("Attempts = %+v, %v", as, err)
-	}
-	want := []store.Outcome{store.OutcomeReleased, store.OutcomeRetry, store.OutcomeDead, store.OutcomeRetry}
-	for i, a := range as {
-		if a.Outcome != want[i] {
-			t.Errorf("attempt %d: %s, want %s", i, a.Outcome, want[i])
-		}
-	}
-}
-
-// TestPrefetchHeld: past the jobs for free workers, a claim gives back the
-// jobs from the first one on its last attempt on.
-func TestPrefetchHeld(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := clock.NewFake(t0)
-	s := open(t, pgtest.DSN(t), c)
-	var jobs []store.NewJob
-	for i := range 4 {
-		max := 5
-		if i == 2 {
-			max = 1
-		}
-		jobs = append(jobs, store.NewJob{Type: "t", MaxAttempts: max, RunAt: t0.Add(time.Duration(i) * time.Second)})
-	}
-	if _, err := s.EnqueueBatch(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
-	now := t0.Add(time.Minute)
-	for _, careful := range []bool{false, true} {
-		res, err := s.Trip(ctx, store.Trip{Owner: "o", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 4, Prefetch: 3, Types: []string{"t"}, Careful: careful}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Claimed) != 2 || res.Held == careful {
-			t.Fatalf("careful %v: claimed %d held %v; want 2, held %v", careful, len(res.Claimed), res.Held, !careful)
-		}
-		var rs []store.Result
-		for _, j := range res.Claimed {
-			rs = append(rs, store.Result{Job: j, Worker: "w", Outcome: store.OutcomeReleased, Finished: t0})
-		}
-		if _, err := s.Trip(ctx, store.Trip{Owner: "o", Now: now, Results: rs}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := s.Stats(ctx)
-	if err != nil || st.Total[store.StatePending] != 4 {
-		t.Fatalf("Stats = %+v, %v", st, err)
 	}
 }
 
@@ -231,33 +80,5 @@ func TestMaintainOneNode(t *testing.T) {
 	rep, err = a.Maintain(ctx, time.Hour)
 	if err != nil || rep.Skipped {
 		t.Fatalf("Maintain after another = %+v, %v; want the lock released", rep, err)
-	}
-}
-
-// TestStaleResultOfPurgedJob: the late result of a job since done by
-// another pool and purged fails its fence without failing the trip.
-func TestStaleResultOfPurgedJob(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	c := clock.NewFake(t0)
-	s := open(t, pgtest.DSN(t), c)
-	if _, err := s.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
-		t.Fatal(err)
-	}
-	old := claimOne(t, s, "A", t0)
-	later := t0.Add(time.Hour)
-	res, err := s.Trip(ctx, store.Trip{Owner: "B", Now: later, Reclaim: true, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
-	if err != nil || len(res.Claimed) != 1 {
-		t.Fatalf("reclaim and claim = %+v, %v", res, err)
-	}
-	if _, err := s.Trip(ctx, store.Trip{Owner: "B", Now: later, Results: []store.Result{{Job: res.Claimed[0], Worker: "B", Outcome: store.OutcomeDone, Started: later, Finished: later}}}); err != nil {
-		t.Fatal(err)
-	}
-	if n, _, err := s.Purge(ctx, later.Add(time.Second)); err != nil || n != 1 {
-		t.Fatalf("Purge = %d, %v", n, err)
-	}
-	res, err = s.Trip(ctx, store.Trip{Owner: "A", Now: later, Results: []store.Result{{Job: old, Worker: "A", Outcome: store.OutcomeDone, Output: "late", Started: t0, Finished: later}}})
-	if err != nil || res.Fenced[0] {
-		t.Fatalf("late result = %+v, %v; want fence failed, no error", res, err)
 	}
 }

@@ -47,9 +47,11 @@ func waitWake(t *testing.T, ch <-chan struct{}, what string) {
 	}
 }
 
-// TestWatchAcrossStores: an enqueue, a retry and a cancel request by one
-// store wake the watch of another; a store on another schema does not.
-func TestWatchAcrossStores(t *testing.T) {
+// TestWatchIsPerSchema: a watch hears the notices of its own schema's
+// channel only: an enqueue on another schema of the database does not
+// wake it. (That other stores on its schema wake it is the suite's
+// WatchSeesOtherStores.)
+func TestWatchIsPerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -60,29 +62,17 @@ func TestWatchAcrossStores(t *testing.T) {
 	if _, err := other.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := a.Enqueue(ctx, store.NewJob{Type: "t"})
-	if err != nil {
+	if _, err := a.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitWake(t, changed, "Enqueue")
-	// Nothing else is pending: the other schema's enqueue did not wake it.
+	// A wake-up left after that one came from the other schema. (The
+	// check can miss it: two notices close together make one wake-up.)
 	select {
 	case <-changed:
 		t.Fatal("a second wake-up: the other schema's enqueue reached this watch")
 	default:
 	}
-	claimOne(t, a, "o", t0)
-	if _, err := a.RequestCancel(ctx, e.ID, "op"); err != nil {
-		t.Fatal(err)
-	}
-	waitWake(t, changed, "RequestCancel")
-	sub, unsub := a.Subscribe()
-	defer unsub()
-	if _, err := a.AdvanceBatch(ctx, []store.Advance{{Schedule: "s", To: t0, Jobs: []store.NewJob{{Type: "t", Schedule: "s", ScheduledAt: t0}}}}); err != nil {
-		t.Fatal(err)
-	}
-	waitWake(t, changed, "AdvanceBatch")
-	waitWake(t, sub, "AdvanceBatch (Subscribe)")
 }
 
 // TestEnqueueTx: jobs enqueued in a transaction that rolls back leave

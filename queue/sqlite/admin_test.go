@@ -107,112 +107,62 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	}
 }
 
-// TestPurgeKeepsKeysUsed: after retain_done, the key of a purged job that
-// was enqueued with a key stays used on every enqueue path (a single insert
-// on its own, a transaction's rows, a 100-row statement, a schedule's
-// Advance), while generated keys are not kept.
+// TestPurgeKeepsKeysUsed: the keys of purged jobs enqueued with a key are
+// kept in used_keys, generated keys are not (nothing can enqueue one
+// again), and an unsynced single enqueue (insertOne, a path of its own)
+// under a kept key inserts nothing. (The suite's PurgedKeysStayUsed checks
+// the other enqueue paths.)
 func TestPurgeKeepsKeysUsed(t *testing.T) {
 	t.Parallel()
-	for _, noSync := range []bool{false, true} {
-		t.Run(fmt.Sprint("nosync=", noSync), func(t *testing.T) {
-			t.Parallel()
-			clk := clock.NewFake(t0)
-			q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, NoSyncEnqueue: noSync})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer q.Close()
-			ctx := context.Background()
-			keys := []string{"one", "batch", "s||2026-03-01T12:00:00Z", "job|not-generated"}
-			for _, k := range keys {
-				mustEnqueue(t, q, NewJob{Type: "t", Key: k})
-				finishJob(t, q, k, OutcomeDone, "")
-			}
-			gen := mustEnqueue(t, q, NewJob{Type: "t"})
-			finishJob(t, q, gen.Key, OutcomeDone, "")
-			clk.Advance(8 * 24 * time.Hour)
-			if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 5 {
-				t.Fatalf("Maintain = %+v, %v; want 5 purged", rep, err)
-			}
-			var kept []string
-			rows, err := q.r.Query(`SELECT key FROM used_keys ORDER BY key`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var k string
-				rows.Scan(&k)
-				kept = append(kept, k)
-			}
-			rows.Close()
-			want := slices.Sorted(slices.Values(keys))
-			if !slices.Equal(kept, want) {
-				t.Errorf("used keys = %q, want %q (not the generated %s)", kept, want, gen.Key)
-			}
-
-			used := func(what string, r Enqueued) {
-				t.Helper()
-				if r.Inserted || !r.Purged || r.ID != 0 {
-					t.Errorf("%s: %+v, want nothing inserted, Purged", what, r)
-				}
-			}
-			used("Enqueue", mustEnqueue(t, q, NewJob{Type: "t", Key: "one"}))
-			res, err := q.EnqueueBatch(ctx, []NewJob{{Type: "t", Key: "one"}, {Type: "t", Key: "new"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used("EnqueueBatch of 2", res[0])
-			if !res[1].Inserted {
-				t.Errorf("EnqueueBatch of 2: new key not inserted: %+v", res[1])
-			}
-			var big []NewJob
-			for i := range batchRows + 5 {
-				big = append(big, NewJob{Type: "t", Key: fmt.Sprint("big", i)})
-			}
-			big[3].Key, big[batchRows+2].Key = "batch", "job|not-generated"
-			res, err = q.EnqueueBatch(ctx, big)
-			if err != nil {
-				t.Fatal(err)
-			}
-			used("100-row statement", res[3])
-			used("row after the 100", res[batchRows+2])
-			if !res[0].Inserted || !res[batchRows+4].Inserted {
-				t.Errorf("fresh keys of the batch not inserted: %+v, %+v", res[0], res[batchRows+4])
-			}
-			at := t0.Add(-8 * 24 * time.Hour)
-			if _, err := q.Advance(ctx, Advance{Schedule: "s", To: at}); err != nil {
-				t.Fatal(err)
-			}
-			res, err = q.Advance(ctx, Advance{Schedule: "s", From: at, To: at, Jobs: []NewJob{
-				{Type: "t", Key: "s||2026-03-01T12:00:00Z", Schedule: "s", ScheduledAt: at, SkipIfActive: true}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used("Advance", res[0])
-			for _, k := range keys {
-				if _, err := jobByRef(ctx, q, k); !errors.Is(err, ErrNotFound) {
-					t.Errorf("job %s was enqueued again: %v", k, err)
-				}
-			}
-		})
-	}
-}
-
-func TestLastRunsAndBackup(t *testing.T) {
-	t.Parallel()
-	q, _ := newTestQueue(t)
-	ctx := context.Background()
-	for i, at := range []time.Time{t0, t0.Add(time.Hour), t0.Add(-time.Hour)} {
-		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint("n", i), Schedule: "nightly", ScheduledAt: at})
-	}
-	mustEnqueue(t, q, NewJob{Type: "t", Key: "h", Schedule: "hourly", ScheduledAt: t0})
-	mustEnqueue(t, q, NewJob{Type: "t", Key: "one-off"})
-	last, err := q.LastRuns(ctx)
+	clk := clock.NewFake(t0)
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, NoSyncEnqueue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(last) != 2 || last["nightly"].Key != "n1" || last["hourly"].Key != "h" {
-		t.Errorf("LastRuns = %v", last)
+	defer q.Close()
+	ctx := context.Background()
+	keys := []string{"one", "s||2026-03-01T12:00:00Z", "job|not-generated"}
+	for _, k := range keys {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: k})
+		finishJob(t, q, k, OutcomeDone, "")
+	}
+	gen := mustEnqueue(t, q, NewJob{Type: "t"})
+	finishJob(t, q, gen.Key, OutcomeDone, "")
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "newest", RunAt: t0.Add(time.Hour)}) // Purge keeps the newest job
+	clk.Advance(8 * 24 * time.Hour)
+	if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 4 {
+		t.Fatalf("Maintain = %+v, %v; want 4 purged", rep, err)
+	}
+	var kept []string
+	rows, err := q.r.Query(`SELECT key FROM used_keys ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		rows.Scan(&k)
+		kept = append(kept, k)
+	}
+	rows.Close()
+	want := slices.Sorted(slices.Values(keys))
+	if !slices.Equal(kept, want) {
+		t.Errorf("used keys = %q, want %q (not the generated %s)", kept, want, gen.Key)
+	}
+	if r := mustEnqueue(t, q, NewJob{Type: "t", Key: "one"}); r.Inserted || !r.Purged || r.ID != 0 {
+		t.Errorf("unsynced Enqueue of a purged key: %+v, want nothing inserted, Purged", r)
+	}
+	if _, err := jobByRef(ctx, q, "one"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("job one was enqueued again: %v", err)
+	}
+}
+
+// TestBackup: a backup opens, read-only, with the jobs.
+func TestBackup(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	for i := range 5 {
+		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint("k", i)})
 	}
 	backup := t.TempDir() + "/backup.db"
 	if err := q.Backup(ctx, backup); err != nil {

@@ -322,9 +322,14 @@ FROM d WHERE jobs.id = d.id AND jobs.attempt = d.attempt AND jobs.owner = ? AND 
 // changed fewer rows than it carried.
 const doneHeldSQL = `SELECT count(*) FROM jobs WHERE id = ? AND attempt = ? AND owner = ? AND state = 'done'`
 
-// insertAttemptsSQL records many attempts in one statement.
+// insertAttemptsSQL records many attempts in one statement. A stale
+// result may come after its job was done by another pool and purged: its
+// attempt is not recorded (the job's attempts went with it), rather than
+// failing the trip, and every trip of the pool after it, on the foreign
+// key.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
-SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?)`
+SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?)
+WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = value->>0)`
 
 // finish records results in tx. It returns, for each result, whether the
 // fence held; a result that lost its lease is recorded as a stale attempt.

@@ -243,16 +243,20 @@ func (s *Store) countStates(ctx context.Context, o *store.InstantOutcome, query 
 	return rows.Err()
 }
 
-const runStatesSQL = `SELECT state, count(*) FROM jobs
-WHERE schedule = ?1 AND id > ?2 - ?3 AND id <= ?2 AND scheduled_at IS NULL
-	AND substr(key, -length(?4)) = ?4
+// runStatesSQL walks jobs_schedule_at, whose entries of one schedule's
+// manual runs (scheduled_at NULL) are in id order, down from lastID, and
+// stops at the span-th job with the run's key suffix.
+const runStatesSQL = `SELECT state, count(*) FROM (
+	SELECT state FROM jobs
+	WHERE schedule = ?1 AND scheduled_at IS NULL AND id <= ?2 AND substr(key, -length(?4)) = ?4
+	ORDER BY id DESC LIMIT ?3)
 GROUP BY state`
 
-// Run returns how the jobs of one run that stands for no instant (a manual
-// run of a fan-out) stand: the jobs of schedule among the span ids up to
-// lastID, the newest of the run, whose key ends with keySuffix. The jobs of
-// one EnqueueBatch have consecutive ids, so span, the run's item count,
-// bounds the read: one range of ids.
+// Run returns how the jobs of one manual run stand: the newest span jobs
+// of schedule that stand for no instant, have an id up to lastID and a key
+// ending with keySuffix. Other jobs may have ids among the run's (another
+// writer's, or the run's own enqueued in several transactions), so the
+// read is not one range of ids.
 func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
 	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {

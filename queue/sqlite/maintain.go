@@ -51,17 +51,23 @@ func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	return len(rs), nil
 }
 
-// purgeDoneSQL deletes one batch of old done jobs. The order is total
+// purgeBatch selects one batch of old done jobs. The order is total
 // (jobs_done holds finished_at, id), so that purgeKeysSQL, run just before
-// in the same transaction, reads the same batch.
-const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (
-	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)`
+// purgeDoneSQL in the same transaction, reads the same batch. The job with
+// the highest id is kept: SQLite gives a new row the highest id plus one
+// (the table has no AUTOINCREMENT), so deleting it would draw its id
+// again, for a job that a late result or an operator's reference to the
+// purged one would then reach.
+const purgeBatch = `SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 AND id < (SELECT max(id) FROM jobs)
+	ORDER BY finished_at, id LIMIT ?2`
+
+// purgeDoneSQL deletes one batch of old done jobs.
+const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (` + purgeBatch + `)`
 
 // purgeKeysSQL keeps the keys of the batch purgeDoneSQL deletes, except
 // generated ones, in used_keys.
 var purgeKeysSQL = `INSERT INTO used_keys (key, finished_at)
-SELECT key, finished_at FROM jobs WHERE id IN (
-	SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 ORDER BY finished_at, id LIMIT ?2)
+SELECT key, finished_at FROM jobs WHERE id IN (` + purgeBatch + `)
 	AND key NOT GLOB '` + generatedKeyGlob + `'
 ON CONFLICT (key) DO NOTHING`
 
@@ -71,7 +77,7 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 // Purge deletes done jobs finished before before, with their attempts, and
 // skip records older than before, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
-// jobs are kept. The key of a purged job enqueued with a key of its own
+// jobs are kept, and so is the newest job (see purgeBatch). The key of a purged job enqueued with a key of its own
 // stays used (used_keys, moved in the transaction that deletes the job):
 // an enqueue under it inserts nothing, as before the purge. It then
 // checkpoints and truncates the WAL when no reader holds it.

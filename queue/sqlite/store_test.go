@@ -15,15 +15,21 @@ import (
 // does not import the queue above it.
 var _ queue.Store = (*sqlite.Store)(nil)
 
-// TestStore runs the conformance suite on SQLite files.
+// TestStore runs the conformance suite on SQLite files. A second store on
+// the same database is a second Open of the file, which locks and watches
+// it as another process would.
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T, c clock.Clock) queue.Store {
-		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Config{Clock: c})
-		if err != nil {
-			t.Fatalf("Open: %v", err)
+	storetest.Run(t, func(t *testing.T, c clock.Clock) (queue.Store, func(clock.Clock) queue.Store) {
+		path := filepath.Join(t.TempDir(), "q.db")
+		open := func(c clock.Clock) queue.Store {
+			s, err := sqlite.Open(context.Background(), path, sqlite.Config{Clock: c})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
 		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return open(c), open
 	})
 }

@@ -75,8 +75,11 @@ func testRetryRevivesDeadJobs(t *testing.T, su *suite) {
 		finishJob(t, q, clk.Now(), k, store.OutcomeDead, "boom")
 	}
 	dead, err := q.Dead(ctx, 10)
-	if err != nil || len(dead) != 3 {
-		t.Fatalf("Dead = %d, %v", len(dead), err)
+	if err != nil || len(dead) != 3 || dead[0].Key != "a" || dead[1].Key != "b" || dead[2].Key != "c" || dead[0].State != store.StateDead {
+		t.Fatalf("Dead = %d jobs, %v; want a, b and c, oldest first", len(dead), err)
+	}
+	if two, err := q.Dead(ctx, 2); err != nil || len(two) != 2 || two[1].Key != "b" {
+		t.Errorf("Dead(2) = %d jobs, %v; want a and b", len(two), err)
 	}
 	if err := q.Retry(ctx, dead[0].ID); err != nil {
 		t.Fatal(err)

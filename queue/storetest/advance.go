@@ -288,3 +288,65 @@ func testAdvanceBatchCommitsWinnersOnly(t *testing.T, su *suite) {
 		t.Errorf("paused cursor = %+v, want paused at %v", c, t0)
 	}
 }
+
+// testAdvancePauseAndSkips: an overlap and a misfire are recorded as
+// skips; an Advance read running writes nothing once the schedule is
+// paused; one AdvanceBatch resumes a paused schedule, creates a cursor and
+// refuses a backwards move, each on its own; a stale Advance in a batch
+// loses alone; the skips are found, counted and listed.
+func testAdvancePauseAndSkips(t *testing.T, su *suite) {
+	t.Parallel()
+	s, _ := su.open(t)
+	ctx := context.Background()
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	job := func(m int) store.NewJob {
+		return store.NewJob{Key: "s|" + at(m).Format(time.RFC3339), Type: "t", Schedule: "s", ScheduledAt: at(m), SkipIfActive: true}
+	}
+	if _, err := s.Advance(ctx, store.Advance{Schedule: "s", To: at(1), Jobs: []store.NewJob{job(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	// The job of minute 1 is pending: minute 2's overlaps it.
+	res, err := s.Advance(ctx, store.Advance{Schedule: "s", From: at(1), To: at(2), Jobs: []store.NewJob{job(2)},
+		Skips: []store.Skip{{Schedule: "s", ScheduledAt: at(0), Reason: store.SkipMisfire}}})
+	if err != nil || !res[0].Skipped {
+		t.Fatalf("Advance = %+v, %v; want skipped", res, err)
+	}
+	if err := s.SetPaused(ctx, "s", true); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Advance(ctx, store.Advance{Schedule: "s", From: at(2), To: at(3)})
+	if !errors.Is(err, store.ErrCursorMoved) {
+		t.Fatalf("Advance of a paused schedule read running: %v", err)
+	}
+	r, err := s.AdvanceBatch(ctx, []store.Advance{
+		{Schedule: "s", From: at(2), To: at(3), Paused: true, Resume: true},
+		{Schedule: "new", To: at(3)},
+		{Schedule: "bad", From: at(3), To: at(2)},
+	})
+	if err != nil || r[0].Err != nil || r[1].Err != nil || r[2].Err == nil {
+		t.Fatalf("AdvanceBatch = %+v, %v", r, err)
+	}
+	cs, err := s.Cursors(ctx)
+	if err != nil || cs["s"].Paused || !cs["s"].At.Equal(at(3)) || !cs["new"].At.Equal(at(3)) {
+		t.Fatalf("Cursors = %+v, %v", cs, err)
+	}
+	r, err = s.AdvanceBatch(ctx, []store.Advance{{Schedule: "s", From: at(2), To: at(4)}, {Schedule: "new", From: at(3), To: at(4)}})
+	if err != nil || !errors.Is(r[0].Err, store.ErrCursorMoved) || r[1].Err != nil {
+		t.Fatalf("AdvanceBatch = %+v, %v", r, err)
+	}
+	sk, err := s.SkipAt(ctx, "s", "", at(2))
+	if err != nil || sk.Reason != store.SkipOverlap {
+		t.Fatalf("SkipAt = %+v, %v", sk, err)
+	}
+	if _, err := s.SkipAt(ctx, "s", "", at(5)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("SkipAt of no skip: %v", err)
+	}
+	sum, err := s.SkipSummary(ctx, "s", at(-1))
+	if err != nil || sum.Count != 2 || sum.Last == nil || !sum.Last.ScheduledAt.Equal(at(2)) {
+		t.Fatalf("SkipSummary = %+v, %v", sum, err)
+	}
+	ls, err := s.ListSkips(ctx, "", 10)
+	if err != nil || len(ls) != 2 || !ls[0].ScheduledAt.Equal(at(2)) {
+		t.Fatalf("ListSkips = %+v, %v", ls, err)
+	}
+}

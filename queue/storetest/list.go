@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,5 +145,132 @@ func testInstantSummarisesFanOut(t *testing.T, su *suite) {
 	}
 	if o, err := q.Run(ctx, "s", last.ID, 2, "|manual|k2"); err != nil || o.Jobs != 2 || o.States[store.StatePending] != 1 || o.States[store.StateCancelled] != 1 {
 		t.Errorf("Run = %+v, %v; want 2 jobs: 1 pending, 1 cancelled", o, err)
+	}
+}
+
+// testListsAndRuns: a batch's ids follow the order of its jobs; LastRuns
+// takes a schedule's latest instant, or its newest manual run when it has
+// no instant's job; LastManualRuns its newest manual run; ScheduleJobs
+// lists newest instant first, manual runs last, newest first; List's key
+// prefix is no pattern; its limit defaults to 50 and is bounded by MaxList.
+func testListsAndRuns(t *testing.T, su *suite) {
+	t.Parallel()
+	s, _ := su.open(t)
+	ctx := context.Background()
+	jobs := []store.NewJob{
+		{Key: "a|x|1", Type: "t1", Schedule: "a", Item: "x", ScheduledAt: t0},
+		{Key: "a|x|2", Type: "t1", Schedule: "a", Item: "x", ScheduledAt: t0.Add(time.Hour)},
+		{Key: "a|x|manual|k", Type: "t2", Schedule: "a", Item: "x"},
+		{Key: "a|y|manual|k", Type: "t2", Schedule: "a", Item: "y"},
+		{Key: "b|manual|k", Type: "t2", Schedule: "b"},
+		{Key: "z%_", Type: "t3"},
+		{Key: "z%", Type: "t3"},
+		{Key: "zz", Type: "t3"},
+	}
+	res, err := s.EnqueueBatch(ctx, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(res); i++ {
+		if res[i].ID <= res[i-1].ID {
+			t.Fatalf("ids %+v: want them in the order of the jobs", res)
+		}
+	}
+	keys := func(js []*store.Job) string {
+		var out []string
+		for _, j := range js {
+			out = append(out, j.Key)
+		}
+		return strings.Join(out, " ")
+	}
+	bySchedule := func(m map[string]*store.Job) string {
+		return keys([]*store.Job{m["a"], m["b"]})
+	}
+	if last, err := s.LastRuns(ctx); err != nil || len(last) != 2 || last["a"] == nil || last["b"] == nil || bySchedule(last) != "a|x|2 b|manual|k" {
+		t.Fatalf("LastRuns = %+v, %v; want a|x|2 and b|manual|k", last, err)
+	}
+	if man, err := s.LastManualRuns(ctx); err != nil || len(man) != 2 || man["a"] == nil || man["b"] == nil || bySchedule(man) != "a|y|manual|k b|manual|k" {
+		t.Fatalf("LastManualRuns = %+v, %v; want a|y|manual|k and b|manual|k", man, err)
+	}
+	if sj, err := s.ScheduleJobs(ctx, "a", 10); err != nil || keys(sj) != "a|x|2 a|x|1 a|y|manual|k a|x|manual|k" {
+		t.Fatalf("ScheduleJobs = %s, %v", keys(sj), err)
+	}
+	if sj, err := s.ScheduleJobs(ctx, "a", 1); err != nil || keys(sj) != "a|x|2" {
+		t.Fatalf("ScheduleJobs(1) = %s, %v", keys(sj), err)
+	}
+	for _, tc := range []struct {
+		f    store.Filter
+		want string
+	}{
+		{store.Filter{KeyPrefix: "a|x|"}, "a|x|manual|k a|x|2 a|x|1"},
+		{store.Filter{KeyPrefix: "z%"}, "z% z%_"},
+		{store.Filter{KeyPrefix: "z_"}, ""},
+		{store.Filter{Type: "t2", Schedule: "a"}, "a|y|manual|k a|x|manual|k"},
+		{store.Filter{State: store.StatePending, Type: "t1", Limit: 1}, "a|x|2"},
+		{store.Filter{State: store.StateDone}, ""},
+	} {
+		js, err := s.List(ctx, tc.f)
+		if err != nil || keys(js) != tc.want {
+			t.Errorf("List(%+v) = %s, %v; want %s", tc.f, keys(js), err, tc.want)
+		}
+	}
+	if _, err := s.List(ctx, store.Filter{State: "nope"}); err == nil {
+		t.Error("List of an unknown state: no error")
+	}
+	for _, limit := range []int{-1, store.MaxList + 1} {
+		if _, err := s.List(ctx, store.Filter{Limit: limit}); err == nil {
+			t.Errorf("List with limit %d: no error", limit)
+		}
+	}
+	more := make([]store.NewJob, 60)
+	for i := range more {
+		more[i] = store.NewJob{Type: "m"}
+	}
+	if _, err := s.EnqueueBatch(ctx, more); err != nil {
+		t.Fatal(err)
+	}
+	if js, err := s.List(ctx, store.Filter{}); err != nil || len(js) != 50 {
+		t.Errorf("List without a limit: %d jobs, %v; want 50", len(js), err)
+	}
+	if js, err := s.List(ctx, store.Filter{Limit: store.MaxList}); err != nil || len(js) != len(jobs)+len(more) {
+		t.Errorf("List up to MaxList: %d jobs, %v; want %d", len(js), err, len(jobs)+len(more))
+	}
+}
+
+// testRunCountsTheNewestOfTheRun: Run counts the newest span jobs of the
+// schedule that stand for no instant, with an id up to lastID and a key
+// ending with the suffix, wherever other jobs drew ids between theirs.
+func testRunCountsTheNewestOfTheRun(t *testing.T, su *suite) {
+	t.Parallel()
+	s, _ := su.open(t)
+	ctx := context.Background()
+	manual := func(sched, item, suffix string) store.Enqueued {
+		return mustEnqueue(t, s, store.NewJob{Type: "t", Key: sched + "|" + item + suffix, Schedule: sched, Item: item})
+	}
+	manual("s", "old", "|manual|k1") // an item the schedule had before
+	x := manual("s", "x", "|manual|k1")
+	// Jobs that draw ids among the run's: another schedule's run with the
+	// same suffix, another run of s, an instant of s with a key ending
+	// alike, a one-off job.
+	manual("other", "x", "|manual|k1")
+	manual("s", "x", "|manual|k0")
+	mustEnqueue(t, s, store.NewJob{Type: "t", Key: "s|y|at|manual|k1", Schedule: "s", Item: "y", ScheduledAt: t0})
+	manual("s", "y", "|manual|k1")
+	mustEnqueue(t, s, store.NewJob{Type: "t", Key: "one-off"})
+	z := manual("s", "z", "|manual|k1")
+	manual("s", "later", "|manual|k1") // after lastID
+	if err := s.Cancel(ctx, x.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		span, jobs, cancelled int
+	}{{3, 3, 1}, {2, 2, 0}, {4, 4, 1}, {10, 4, 1}} {
+		o, err := s.Run(ctx, "s", z.ID, c.span, "|manual|k1")
+		if err != nil || o.Schedule != "s" || o.Jobs != c.jobs || o.States[store.StateCancelled] != c.cancelled || o.States[store.StatePending] != c.jobs-c.cancelled {
+			t.Errorf("Run(span %d) = %+v, %v; want %d jobs, %d cancelled", c.span, o, err, c.jobs, c.cancelled)
+		}
+	}
+	if _, err := s.Run(ctx, "s", z.ID, 3, ""); err == nil {
+		t.Error("Run with an empty suffix: no error")
 	}
 }

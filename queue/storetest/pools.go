@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -223,7 +224,53 @@ func testPurgedKeysStayUsed(t *testing.T, su *suite) {
 			t.Errorf("%s of a purged key = %+v, %v; want nothing inserted, Purged", name, r, err)
 		}
 	}
+	// In a batch, beside new keys, one of them twice; in a batch of many
+	// rows; in a schedule's Advance.
+	res, err := q.EnqueueBatch(ctx, []store.NewJob{{Type: "t", Key: "old"}, {Type: "t", Key: "k2"}, {Type: "t", Key: "k2"}})
+	if err != nil || !res[0].Purged || res[0].ID != 0 || !res[1].Inserted || res[2].Inserted || res[2].ID != res[1].ID {
+		t.Errorf("EnqueueBatch of a purged key and a new one twice = %+v, %v", res, err)
+	}
+	var big []store.NewJob
+	for i := range 250 {
+		big = append(big, store.NewJob{Type: "t", Key: fmt.Sprint("big", i)})
+	}
+	big[3].Key, big[220].Key = "old", "old"
+	if res, err := q.EnqueueBatch(ctx, big); err != nil || !res[3].Purged || !res[220].Purged || !res[0].Inserted || !res[249].Inserted {
+		t.Errorf("EnqueueBatch of 250 with a purged key: %v; results %+v %+v", err, res[3], res[220])
+	}
+	adv, err := q.Advance(ctx, store.Advance{Schedule: "s", To: clk.Now(), Jobs: []store.NewJob{
+		{Type: "t", Key: "old", Schedule: "s", ScheduledAt: clk.Now(), SkipIfActive: true},
+		{Type: "t", Key: "old", Schedule: "s", Item: "b", ScheduledAt: clk.Now()}}})
+	if err != nil || !adv[0].Purged || adv[0].Inserted || !adv[1].Purged || adv[1].Inserted {
+		t.Errorf("Advance with a purged key = %+v, %v", adv, err)
+	}
 	if _, err := q.JobByKey(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("purged key enqueued again: %v", err)
+	}
+}
+
+// testIDsAreNeverDrawnAgain: the id of a purged job is not drawn again,
+// even when it was the newest: a late result of the purged job, or an
+// operator's reference to it, must not reach another job.
+func testIDsAreNeverDrawnAgain(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	var last int64
+	for _, k := range []string{"a", "b"} {
+		last = mustEnqueue(t, q, store.NewJob{Type: "t", Key: k}).ID
+		finishJob(t, q, clk.Now(), k, store.OutcomeDone, "")
+	}
+	clk.Advance(time.Hour)
+	if _, _, err := q.Purge(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Job(ctx, last-1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the older job after Purge: %v, want ErrNotFound", err)
+	}
+	for _, k := range []string{"c", "d"} {
+		if id := mustEnqueue(t, q, store.NewJob{Type: "t", Key: k}).ID; id <= last {
+			t.Errorf("job %s has id %d, drawn before (the newest purged is %d)", k, id, last)
+		}
 	}
 }

@@ -1,10 +1,15 @@
 // Package storetest is the behaviour every storage engine of the queue
 // must show: one conformance suite, run by each engine's tests against a
 // real database (see Run). It holds the tests of the rules of queue.Store
-// (enqueue and dedup, advance and its cursor compare-and-set, skips, lists
-// and stats, retry and cancel, reclaim, a pool's Trip: claim order, fences,
-// prefetch, heartbeat, presence); what only one engine has (a file's mode,
-// SQLite's write turn, its watch) is tested beside that engine.
+// (enqueue and dedup, advance and its cursor compare-and-set, skips, lists,
+// runs and stats, retry and cancel, reclaim, purge and maintenance, a
+// pool's Trip: claim order, fences, prefetch, heartbeat, presence; the
+// watch and the subscription), many of them with two stores sharing one
+// database, as two daemons or nodes do. What only one engine has (a
+// file's mode, SQLite's write turn and the internals of its watch;
+// PostgreSQL's migrations under concurrent starts, its clock, LISTEN's
+// reconnection, the outbox, the maintenance lock) is tested beside that
+// engine.
 package storetest
 
 import (
@@ -19,9 +24,13 @@ import (
 	"scheduler/queue/store"
 )
 
-// OpenFunc opens a fresh, empty store for one test, whose time is c. It
-// fails t when it cannot, and closes the store when t ends.
-type OpenFunc func(t *testing.T, c clock.Clock) queue.Store
+// OpenFunc opens a fresh, empty store for one test, whose time is c, and
+// returns with it a func that opens another store on the same database,
+// whose time is the clock it is given: a second daemon or node sharing the
+// first one's rows (on SQLite, another Open of the same file; on
+// PostgreSQL, of the same schema). Both fail t when they cannot, and close
+// their stores when t ends.
+type OpenFunc func(t *testing.T, c clock.Clock) (s queue.Store, same func(c clock.Clock) queue.Store)
 
 // Run runs the suite against the stores that open returns. Its tests run
 // in parallel, each on a store of its own.
@@ -66,6 +75,22 @@ var tests = []struct {
 	{"PurgedKeysStayUsed", testPurgedKeysStayUsed},
 	{"AdvanceBatchCommitsWinnersOnly", testAdvanceBatchCommitsWinnersOnly},
 	{"LastRuns", testLastRuns},
+	{"StaleResultOfPurgedJob", testStaleResultOfPurgedJob},
+	{"ConcurrentEnqueueDedupAcrossStores", testConcurrentEnqueueDedupAcrossStores},
+	{"ConcurrentAdvanceOneWinner", testConcurrentAdvanceOneWinner},
+	{"ConcurrentAdvanceBatchOneWinner", testConcurrentAdvanceBatchOneWinner},
+	{"ConcurrentClaimsNeverShareAJob", testConcurrentClaimsNeverShareAJob},
+	{"FenceAfterReclaim", testFenceAfterReclaim},
+	{"ResultsReleaseRetryDeadRetry", testResultsReleaseRetryDeadRetry},
+	{"AttemptsInOrder", testAttemptsInOrder},
+	{"RequestCancelStates", testRequestCancelStates},
+	{"MaintainReports", testMaintainReports},
+	{"ListsAndRuns", testListsAndRuns},
+	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
+	{"WatchSeesOtherStores", testWatchSeesOtherStores},
+	{"SubscribeSeesOwnCommits", testSubscribeSeesOwnCommits},
+	{"IDsAreNeverDrawnAgain", testIDsAreNeverDrawnAgain},
+	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
@@ -77,7 +102,17 @@ type suite struct {
 func (s *suite) open(t *testing.T) (queue.Store, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(t0)
-	return s.openFunc(t, clk), clk
+	q, _ := s.openFunc(t, clk)
+	return q, clk
+}
+
+// openTwo opens two stores on one fresh database, as two daemons or nodes
+// sharing it, with one fake clock standing at t0.
+func (s *suite) openTwo(t *testing.T) (a, b queue.Store, clk *clock.Fake) {
+	t.Helper()
+	clk = clock.NewFake(t0)
+	a, same := s.openFunc(t, clk)
+	return a, same(clk), clk
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -214,4 +215,72 @@ func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
 			t.Errorf("job retried after a cancel request: %s, want cancelled", j.State)
 		}
 	})
+}
+
+// testStaleResultOfPurgedJob: the late results of jobs that another pool
+// has since run to done, and that were purged, fail their fences without
+// failing the trip that carries them, or the results beside them: nothing
+// of theirs is recorded, and the pool's next trip works.
+func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
+	t.Parallel()
+	a, b, clk := su.openTwo(t)
+	ctx := context.Background()
+	if _, err := a.EnqueueBatch(ctx, []store.NewJob{{Type: "t", Key: "done-late"}, {Type: "t", Key: "retry-late"}}); err != nil {
+		t.Fatal(err)
+	}
+	old := claim(t, a, "A", clk.Now(), time.Minute, 2, "t")
+	if len(old) != 2 {
+		t.Fatalf("A claimed %d jobs, want 2", len(old))
+	}
+	clk.Advance(time.Hour)
+	res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Reclaim: true,
+		Claim: &store.Claim{Lease: time.Minute, N: 2, Types: []string{"t"}}})
+	if err != nil || len(res.Reclaimed) != 2 || len(res.Claimed) != 2 {
+		t.Fatalf("B's reclaim and claim = %+v, %v; want both jobs", res, err)
+	}
+	var rs []store.Result
+	for _, j := range res.Claimed {
+		rs = append(rs, store.Result{Job: j, Worker: "B/w0", Outcome: store.OutcomeDone, Output: "ran", Started: clk.Now(), Finished: clk.Now()})
+	}
+	if res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Results: rs}); err != nil || !res.Fenced[0] || !res.Fenced[1] {
+		t.Fatalf("B's results = %+v, %v", res, err)
+	}
+	clk.Advance(time.Hour)
+	if n, _, err := b.Purge(ctx, clk.Now()); err != nil || n < 1 {
+		t.Fatalf("Purge = %d, %v; want the jobs (an engine may keep the newest)", n, err)
+	}
+	fresh := mustEnqueue(t, a, store.NewJob{Type: "t", Key: "fresh"})
+	now := clk.Now()
+	claimed := claim(t, a, "A", now, time.Minute, 1, "t")
+	if len(claimed) != 1 || claimed[0].ID != fresh.ID {
+		t.Fatalf("A claimed %+v, want the fresh job", claimed)
+	}
+	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: now, Results: []store.Result{
+		{Job: old[0], Worker: "A/w0", Outcome: store.OutcomeDone, Output: "late", Started: t0, Finished: now},
+		{Job: old[1], Worker: "A/w1", Outcome: store.OutcomeRetry, Error: "late", RetryAt: now, Started: t0, Finished: now},
+		{Job: claimed[0], Worker: "A/w2", Outcome: store.OutcomeDone, Started: now, Finished: now},
+	}})
+	if err != nil || len(res.Fenced) != 3 || res.Fenced[0] || res.Fenced[1] || !res.Fenced[2] {
+		t.Fatalf("A's late results with a fresh one = %+v, %v; want the late ones fenced off, the fresh one recorded", res, err)
+	}
+	for _, j := range old {
+		got, err := a.Job(ctx, j.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			if as, err := a.Attempts(ctx, j.ID); err != nil || len(as) != 0 {
+				t.Errorf("attempts of purged job %d = %+v, %v; want none", j.ID, as, err)
+			}
+			continue
+		}
+		// Kept by Purge as the newest: B's run stands.
+		if err != nil || got.State != store.StateDone || got.Attempt != 2 {
+			t.Errorf("job %d kept by Purge after a late result: %+v, %v; want done at attempt 2", j.ID, got, err)
+		}
+	}
+	if j := mustJob(t, a, "fresh"); j.State != store.StateDone {
+		t.Errorf("fresh job: %s, want done", j.State)
+	}
+	mustEnqueue(t, a, store.NewJob{Type: "t", Key: "next"})
+	if js := claim(t, a, "A", now, time.Minute, 1, "t"); len(js) != 1 {
+		t.Errorf("A's next trip claimed %d jobs, want 1", len(js))
+	}
 }
