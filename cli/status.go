@@ -106,8 +106,9 @@ func worstState(m map[queue.State]int) queue.State {
 }
 
 // observeManual sums the schedule's last manual run over its items: the
-// jobs of one -trigger have consecutive ids, the newest LastManualJobID,
-// and keys that end alike ("|manual|KEY").
+// jobs of one -trigger are the newest of the schedule's manual jobs up to
+// LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
+// items (see Store.Run).
 func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
 	j, err := q.Job(ctx, *ss.LastManualJobID)
 	if err != nil {
