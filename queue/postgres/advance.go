@@ -12,24 +12,6 @@ import (
 	"scheduler/queue/store"
 )
 
-// errPausedMoved is ErrCursorMoved for a schedule paused or resumed since
-// its cursor was read.
-var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", store.ErrCursorMoved)
-
-// checkAdvance reports an Advance that no stored cursor could accept.
-func checkAdvance(a store.Advance) error {
-	if a.Schedule == "" {
-		return errors.New("advance: empty schedule")
-	}
-	if a.Resume && !a.Paused {
-		return fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
-	}
-	if a.To.Before(a.From) {
-		return fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
 const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES ($1, $2, $3) ON CONFLICT (schedule) DO NOTHING`
 
 // moveCursorSQL is the compare-and-set of a cursor: it moves only if the
@@ -73,7 +55,7 @@ func casCursor(ctx context.Context, tx pgx.Tx, a store.Advance, now time.Time) e
 }
 
 // lostCAS tells why a's compare-and-set failed: ErrCursorMoved, or
-// errPausedMoved when only the pause state differs from the one read.
+// store.ErrPausedMoved when only the pause state differs from the one read.
 func lostCAS(ctx context.Context, tx pgx.Tx, a store.Advance) error {
 	var at time.Time
 	var paused bool
@@ -84,7 +66,7 @@ func lostCAS(ctx context.Context, tx pgx.Tx, a store.Advance) error {
 	case err != nil:
 		return fmt.Errorf("read cursor of %s: %w", a.Schedule, err)
 	case !a.From.IsZero() && at.Equal(ts(a.From)) && paused != a.Paused:
-		return errPausedMoved
+		return store.ErrPausedMoved
 	}
 	return store.ErrCursorMoved
 }
@@ -92,11 +74,11 @@ func lostCAS(ctx context.Context, tx pgx.Tx, a store.Advance) error {
 // Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
 // schedule's cursor from a.From to a.To, in one transaction.
 func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued, error) {
-	if err := checkAdvance(a); err != nil {
+	if err := store.CheckAdvance(a); err != nil {
 		return nil, err
 	}
 	now := ts(s.now())
-	jobs, err := prepareJobs(a.Jobs, now)
+	jobs, err := store.PrepareJobs(a.Jobs, now)
 	if err != nil {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
@@ -192,11 +174,11 @@ func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store
 		chunk, rows = chunk[:0], 0
 	}
 	for i, a := range advs {
-		if err := checkAdvance(a); err != nil {
+		if err := store.CheckAdvance(a); err != nil {
 			res[i].Err = err
 			continue
 		}
-		jobs, err := prepareJobs(a.Jobs, now)
+		jobs, err := store.PrepareJobs(a.Jobs, now)
 		if err != nil {
 			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
 			continue

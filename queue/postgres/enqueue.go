@@ -2,10 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"time"
@@ -25,47 +21,7 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// prepareJobs validates jobs and fills their defaults, as the SQLite
-// engine does.
-func prepareJobs(jobs []store.NewJob, now time.Time) ([]store.NewJob, error) {
-	out := make([]store.NewJob, len(jobs))
-	for i, j := range jobs {
-		if j.Type == "" {
-			return nil, fmt.Errorf("enqueue job %d: empty type", i)
-		}
-		if j.Key == "" {
-			j.Key = randomKey(now)
-		}
-		if len(j.Payload) == 0 {
-			j.Payload = json.RawMessage("{}")
-		} else if !json.Valid(j.Payload) {
-			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
-		}
-		if j.MaxAttempts <= 0 {
-			j.MaxAttempts = store.DefaultMaxAttempts
-		}
-		if j.RunAt.IsZero() {
-			j.RunAt = now
-		}
-		if j.SkipIfActive && j.Schedule == "" {
-			return nil, fmt.Errorf("enqueue job %q: SkipIfActive needs a schedule", j.Key)
-		}
-		out[i] = j
-	}
-	return out, nil
-}
-
-// randomKey returns the key of a job enqueued without one: the enqueue
-// time in nanoseconds, then 64 random bits, so that new keys land at the
-// end of the key index.
-func randomKey(now time.Time) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
-	rand.Read(b[8:])
-	return "job|" + hex.EncodeToString(b[:])
-}
-
-// generatedKey matches the keys randomKey makes: Purge does not keep them
+// generatedKey matches the keys store.RandomKey makes: Purge does not keep them
 // in used_keys, nothing can enqueue the same one again.
 const generatedKey = `^job\|[0-9a-f]{32}$`
 
@@ -95,7 +51,7 @@ const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = $1`
 // or purged.
 func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, error) {
 	now := ts(s.now())
-	jobs, err := prepareJobs([]store.NewJob{nj}, now)
+	jobs, err := store.PrepareJobs([]store.NewJob{nj}, now)
 	if err != nil {
 		return store.Enqueued{}, err
 	}
@@ -131,7 +87,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 // EnqueueBatch enqueues jobs in one transaction: all or none.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := ts(s.now())
-	prepared, err := prepareJobs(jobs, now)
+	prepared, err := store.PrepareJobs(jobs, now)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +128,7 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	now = ts(now)
-	prepared, err := prepareJobs(jobs, now)
+	prepared, err := store.PrepareJobs(jobs, now)
 	if err != nil {
 		return nil, err
 	}

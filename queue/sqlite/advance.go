@@ -80,11 +80,11 @@ func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store
 		chunk, rows = chunk[:0], 0
 	}
 	for i, a := range advs {
-		if err := checkAdvance(a); err != nil {
+		if err := store.CheckAdvance(a); err != nil {
 			res[i].Err = err
 			continue
 		}
-		jobs, err := prepareJobs(a.Jobs, now)
+		jobs, err := store.PrepareJobs(a.Jobs, now)
 		if err != nil {
 			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
 			continue
@@ -228,7 +228,7 @@ func moveCursors(ctx context.Context, tx txn, advs []store.Advance, idx, group [
 }
 
 // lostCAS tells why moveCursorsSQL left a's cursor alone: ErrCursorMoved,
-// or errPausedMoved when only the pause state differs from the one read.
+// or store.ErrPausedMoved when only the pause state differs from the one read.
 // Any other error is a failed read.
 func lostCAS(ctx context.Context, tx txn, a store.Advance) error {
 	var at int64
@@ -240,7 +240,7 @@ func lostCAS(ctx context.Context, tx txn, a store.Advance) error {
 	case err != nil:
 		return fmt.Errorf("read cursor of %s: %w", a.Schedule, err)
 	case at == ms(a.From) && paused != a.Paused:
-		return errPausedMoved
+		return store.ErrPausedMoved
 	}
 	return store.ErrCursorMoved
 }

@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +30,7 @@ func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, er
 // (see group.go); each returns once its jobs are committed.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := s.clock.Now()
-	prepared, err := prepareJobs(jobs, now)
+	prepared, err := store.PrepareJobs(jobs, now)
 	if err != nil {
 		return nil, err
 	}
@@ -87,47 +84,7 @@ func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (s
 	return res, nil
 }
 
-// prepareJobs validates jobs and fills their defaults.
-func prepareJobs(jobs []store.NewJob, now time.Time) ([]store.NewJob, error) {
-	out := make([]store.NewJob, len(jobs))
-	for i, j := range jobs {
-		if j.Type == "" {
-			return nil, fmt.Errorf("enqueue job %d: empty type", i)
-		}
-		if j.Key == "" {
-			j.Key = randomKey(now)
-		}
-		if len(j.Payload) == 0 {
-			j.Payload = json.RawMessage("{}")
-		} else if !json.Valid(j.Payload) {
-			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
-		}
-		if j.MaxAttempts <= 0 {
-			j.MaxAttempts = store.DefaultMaxAttempts
-		}
-		if j.RunAt.IsZero() {
-			j.RunAt = now
-		}
-		if j.SkipIfActive && j.Schedule == "" {
-			return nil, fmt.Errorf("enqueue job %q: SkipIfActive needs a schedule", j.Key)
-		}
-		out[i] = j
-	}
-	return out, nil
-}
-
-// randomKey returns the key of a job enqueued without one: the enqueue
-// time in nanoseconds, then 64 random bits. Keys made in time order land
-// at the end of the key index, so a batch of new jobs writes one or two of
-// its pages instead of one per job.
-func randomKey(now time.Time) string {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
-	rand.Read(b[8:])
-	return "job|" + hex.EncodeToString(b[:])
-}
-
-// generatedKeyGlob matches the keys randomKey makes, and no key of a
+// generatedKeyGlob matches the keys store.RandomKey makes, and no key of a
 // schedule's jobs (those have at least two '|'). Purge does not keep them
 // in used_keys: nothing can enqueue the same one again.
 var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
@@ -351,10 +308,6 @@ const moveCursorSQL = `UPDATE cursors SET at = ?, updated_at = ? WHERE schedule 
 const resumeCursorSQL = `UPDATE cursors SET at = ?, paused = 0, paused_at = NULL, updated_at = ?
 WHERE schedule = ? AND at = ? AND paused = 1`
 
-// errPausedMoved is ErrCursorMoved for a schedule paused or resumed since
-// its cursor was read.
-var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", store.ErrCursorMoved)
-
 // Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
 // schedule's cursor from a.From to a.To, in one transaction. If the stored
 // cursor is not a.From (another beat moved it) or its pause state is not
@@ -365,11 +318,11 @@ var errPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was
 // the cursor, so they are materialised again under the same keys; a resume
 // is acknowledged to a person.
 func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued, error) {
-	if err := checkAdvance(a); err != nil {
+	if err := store.CheckAdvance(a); err != nil {
 		return nil, err
 	}
 	now := s.clock.Now()
-	jobs, err := prepareJobs(a.Jobs, now)
+	jobs, err := store.PrepareJobs(a.Jobs, now)
 	if err != nil {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
@@ -390,20 +343,6 @@ func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued,
 		s.notify()
 	}
 	return res, nil
-}
-
-// checkAdvance reports an Advance that no stored cursor could accept.
-func checkAdvance(a store.Advance) error {
-	if a.Schedule == "" {
-		return errors.New("advance: empty schedule")
-	}
-	if a.Resume && !a.Paused {
-		return fmt.Errorf("advance %s: resume of a schedule read running", a.Schedule)
-	}
-	if a.To.Before(a.From) {
-		return fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
-	}
-	return nil
 }
 
 // casCursor moves a's cursor from a.From to a.To inside tx, or creates it
@@ -427,7 +366,7 @@ func casCursor(ctx context.Context, tx txn, a store.Advance, now time.Time) erro
 		return store.ErrCursorMoved
 	}
 	if paused != a.Paused {
-		return errPausedMoved
+		return store.ErrPausedMoved
 	}
 	move := moveCursorSQL
 	if a.Resume {
