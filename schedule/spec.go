@@ -410,8 +410,9 @@ type instant struct {
 // previous pass asked already as the instant after its own now, and then
 // for the instant after now, which the walk over the due instants has just
 // found. The matching of the cron fields and the zone's transitions cost
-// more than all else a pass of many schedules computes; with the memo they
-// run once per schedule and pass instead of three times. The answer for
+// more than the rest of the beat's own work in a pass of many schedules
+// (the store's aside); with the memo they run once per schedule and pass
+// instead of three times. The answer for
 // after holds for every time from after up to the instant it returns,
 // since no instant of the series lies between.
 func (s *Spec) step(after time.Time) (time.Time, bool) {
