@@ -387,11 +387,13 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 	if now.After(after) {
 		after = now
 	}
-	next := s.spec.nextEvent(cur.At, after)
 	if cur.Paused {
-		return nil, next
+		return nil, s.spec.nextEvent(cur.At, after)
 	}
+	// The instants due first, then the next one: in this order the second
+	// is the answer Spec.step has kept from the first.
 	due, truncated := s.spec.between(cur.At, now, maxInstantsPerAdvance)
+	next := s.spec.nextEvent(cur.At, after)
 	if len(due) == 0 {
 		return nil, next
 	}

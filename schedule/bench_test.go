@@ -6,13 +6,29 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"scheduler/clock"
+	"scheduler/queue"
+	"scheduler/queue/postgres/pgtest"
 )
 
 // benchmarkPass measures one beat pass per minute of fake time, each
-// materialising rowsPerPass jobs, and reports jobs written per second.
+// materialising rowsPerPass jobs, on a SQLite file and, when
+// SCHEDULER_TEST_POSTGRES is set, on a PostgreSQL schema of its own, and
+// reports jobs written per second.
 func benchmarkPass(b *testing.B, file string, rowsPerPass int) {
 	cfg := mustParse(b, file)
-	q, clk := newTestQueue(b)
+	b.Run("sqlite", func(b *testing.B) {
+		q, clk := newTestQueue(b)
+		runPasses(b, q, clk, cfg, rowsPerPass)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		clk := clock.NewFake(t0)
+		runPasses(b, openQueue(b, pgtest.DSN(b), clk), clk, cfg, rowsPerPass)
+	})
+}
+
+func runPasses(b *testing.B, q *queue.Queue, clk *clock.Fake, cfg *Config, rowsPerPass int) {
 	beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
@@ -32,8 +48,8 @@ func benchmarkPass(b *testing.B, file string, rowsPerPass int) {
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
 
-// BenchmarkBeat10000Schedules: 10,000 schedules due at the same minute, one
-// Advance (transaction) each.
+// BenchmarkBeat10000Schedules: 10,000 schedules due at the same minute,
+// committed by one AdvanceBatch (transactions of up to 5,000 rows).
 func BenchmarkBeat10000Schedules(b *testing.B) {
 	const n = 10000
 	var sb strings.Builder

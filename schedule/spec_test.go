@@ -418,3 +418,44 @@ func TestSpecWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecStepMemo: step's kept answer is the one computed afresh, for the
+// time it was computed for and for every time up to the instant it
+// returned, across the daylight-saving transitions of several zones, and
+// never for that instant itself.
+func TestSpecStepMemo(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ expr, zone, from string }{
+		{"*/15 * * * *", "America/New_York", "2026-03-08T00:50:00-05:00"},
+		{"*/15 0-3 * * *", "America/New_York", "2026-11-01T00:50:00-04:00"},
+		{"30 1,2 * * *", "America/New_York", "2026-03-07T00:00:00-05:00"},
+		{"30 1,2 * * *", "America/New_York", "2026-10-31T00:00:00-04:00"},
+		{"0 * * * *", "Europe/London", "2026-10-24T22:00:00Z"},
+		{"*/30 * * * *", "Australia/Lord_Howe", "2026-04-04T23:00:00+11:00"},
+		{"*/20 * * * *", "Australia/Lord_Howe", "2026-10-03T23:00:00+10:30"},
+		{"* * * * *", "UTC", "2026-03-01T12:00:00Z"},
+	} {
+		s := mustSpec(t, c.expr, c.zone)
+		x := mustTime(t, c.from)
+		for range 40 {
+			y, dst := s.step(x)
+			if want, wantDST := s.stepUncached(x); !y.Equal(want) || dst != wantDST {
+				t.Fatalf("%s in %s: step(%v) = %v %t, want %v %t", c.expr, c.zone, x, y, dst, want, wantDST)
+			}
+			if y.IsZero() {
+				break
+			}
+			for _, probe := range []time.Time{x.Add(time.Nanosecond), x.Add(y.Sub(x) / 2), y.Add(-time.Second), y.Add(-time.Nanosecond), y} {
+				if probe.Before(x) {
+					continue
+				}
+				got, gotDST := s.step(probe)
+				want, wantDST := s.stepUncached(probe)
+				if !got.Equal(want) || gotDST != wantDST {
+					t.Fatalf("%s in %s: step(%v) after step(%v) = %v %t, want %v %t", c.expr, c.zone, probe, x, got, gotDST, want, wantDST)
+				}
+			}
+			x = y
+		}
+	}
+}

@@ -80,6 +80,10 @@ type Store struct {
 	group   groupQueue // enqueues waiting to share a transaction
 
 	types typesCache // the JSON arrays of the pool's type lists
+
+	// watchFileFunc, when set (by tests, before Watch), stands in for
+	// watchFile.
+	watchFileFunc func(path string) (*fileWatch, error)
 }
 
 // Open opens the store in the SQLite file at path, creating it and applying

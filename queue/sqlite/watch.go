@@ -37,7 +37,11 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	var fw *fileWatch
 	err := errors.New("file watch disabled")
 	if !s.cfg.NoFileWatch {
-		fw, err = watchFile(s.abs)
+		open := watchFile
+		if s.watchFileFunc != nil {
+			open = s.watchFileFunc
+		}
+		fw, err = open(s.abs)
 	}
 	if err == nil {
 		defer fw.Close()
