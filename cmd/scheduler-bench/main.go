@@ -12,7 +12,11 @@
 //	PG_DSN=postgres://... SELF_PG_CMD=/path/to/scheduler-bench ./run.sh
 //
 // It drives only the exported queue API (Open, Enqueue, EnqueueBatch, NewPool,
-// Register, Run, Stats); it runs no SQL of its own.
+// Register, Run, Stats). On PostgreSQL it runs SQL of its own only to create
+// and drop a schema per configuration (see pgSchemas) and to read back the
+// server's synchronous_commit. PostgreSQL has one enqueue configuration,
+// the server's synchronous_commit (on by default: every commit waits for
+// the WAL flush); the syncfull lines, a SQLite setting, are not printed.
 //
 // Unlike the daemon, this program reads the wall clock directly: measuring
 // wall time is its purpose.
@@ -29,11 +33,12 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -165,19 +170,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	// Every configuration opens the one PostgreSQL database. A schema of
-	// its own per configuration, created and dropped here, needs the
-	// PostgreSQL engine's API, which does not exist yet (see openPostgres).
-	files := dbFiles(func(string) string { return o.dsn })
-	if o.dsn == "" {
-		var cleanup func()
-		if files, cleanup, err = prepareFiles(o.db); err != nil {
+	b := &bench{o: o, stdout: stdout, stderr: stderr}
+	if o.dsn != "" {
+		b.schemas = newPGSchemas(o.dsn)
+	} else {
+		files, cleanup, err := prepareFiles(o.db)
+		if err != nil {
 			return fmt.Errorf("db path: %w", err)
 		}
 		defer cleanup()
+		b.files = files
 	}
-
-	b := &bench{o: o, stdout: stdout, stderr: stderr, files: files}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {

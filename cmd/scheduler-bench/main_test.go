@@ -77,14 +77,20 @@ func (r resultLine) num(t *testing.T, k string) float64 {
 // values every correct run has.
 func checkLines(t *testing.T, lines []resultLine, want []string, jobs, workers, rep int) map[string]resultLine {
 	t.Helper()
+	return checkSystemLines(t, systemName, lines, want, jobs, workers, rep)
+}
+
+// checkSystemLines is checkLines for the lines of system.
+func checkSystemLines(t *testing.T, system string, lines []resultLine, want []string, jobs, workers, rep int) map[string]resultLine {
+	t.Helper()
 	got := map[string]resultLine{}
 	var order []string
 	for _, r := range lines {
 		id := r["cfg"] + "/" + r["phase"]
 		got[id] = r
 		order = append(order, id)
-		if r["system"] != systemName {
-			t.Errorf("%s: system=%s, want %s", id, r["system"], systemName)
+		if r["system"] != system {
+			t.Errorf("%s: system=%s, want %s", id, r["system"], system)
 		}
 		if got := r.num(t, "rep"); got != float64(rep) {
 			t.Errorf("%s: rep=%v, want %d", id, got, rep)
@@ -175,8 +181,13 @@ func TestLatency(t *testing.T) {
 // checkStderr fails on anything but the info lines run.sh collects.
 func checkStderr(t *testing.T, stderr string) {
 	t.Helper()
+	checkSystemStderr(t, systemName, stderr)
+}
+
+func checkSystemStderr(t *testing.T, system, stderr string) {
+	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if !strings.HasPrefix(line, "info system=scheduler ") {
+		if !strings.HasPrefix(line, "info system="+system+" ") {
 			t.Errorf("unexpected stderr line %q", line)
 		}
 	}
