@@ -61,6 +61,7 @@ type options struct {
 	rep        int
 	db         string
 	dsn        string // a PostgreSQL URL; "" runs on SQLite files
+	nodes      int    // -mode nodes: the number of nodes of the second run
 	extra      bool   // the enqueue lines of the other configurations
 	latFull    bool   // a second latency run with fsynced enqueues
 	cpuProfile string
@@ -70,6 +71,7 @@ type options struct {
 const (
 	modeThroughput = "throughput"
 	modeLatency    = "latency"
+	modeNodes      = "nodes"
 )
 
 // Values of -profphase.
@@ -84,7 +86,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("scheduler-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain) or latency")
+	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain), latency, or nodes (drain -jobs jobs with one node, then with -nodes nodes on one database)")
+	fs.IntVar(&o.nodes, "nodes", 3, "nodes: the number of nodes (each a queue.Queue with a pool of -workers workers) of the second drain")
 	fs.IntVar(&o.jobs, "jobs", 20000, "throughput: number of jobs")
 	fs.IntVar(&o.workers, "workers", 8, "queue.PoolConfig.Workers")
 	fs.IntVar(&o.latJobs, "latjobs", 2000, "latency: number of jobs to enqueue")
@@ -97,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100), cfg=producers8 and cfg=producers8,syncfull (Enqueue from 8 goroutines at once)")
 	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
-	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode")
+	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode, all in nodes mode")
 	// peerbench flags that choose among its systems or tune their knobs.
 	// They have no meaning here; they are accepted so that a command line
 	// written for peerbench runs unchanged.
@@ -124,20 +127,24 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if system != "" && system != systemName && system != o.system() {
 		return o, fmt.Errorf("-system %q: this program only runs %s", system, o.system())
 	}
-	if o.mode != modeThroughput && o.mode != modeLatency {
-		return o, fmt.Errorf("unknown -mode %q (want %s or %s)", o.mode, modeThroughput, modeLatency)
+	if o.mode != modeThroughput && o.mode != modeLatency && o.mode != modeNodes {
+		return o, fmt.Errorf("unknown -mode %q (want %s, %s or %s)", o.mode, modeThroughput, modeLatency, modeNodes)
 	}
-	if o.jobs <= 0 || o.workers <= 0 || o.latJobs <= 0 {
-		return o, errors.New("-jobs, -workers and -latjobs must be positive")
+	if o.jobs <= 0 || o.workers <= 0 || o.latJobs <= 0 || o.nodes <= 0 {
+		return o, errors.New("-jobs, -workers, -latjobs and -nodes must be positive")
 	}
 	if o.latEvery < 0 || o.warmup < 0 || o.stall <= 0 {
 		return o, errors.New("-latevery and -warmup must not be negative, -stall must be positive")
 	}
 	switch o.profPhase {
 	case "":
-		o.profPhase = profDrain
-		if o.mode == modeLatency {
+		switch o.mode {
+		case modeLatency:
 			o.profPhase = profLatency
+		case modeNodes:
+			o.profPhase = profAll
+		default:
+			o.profPhase = profDrain
 		}
 	case profAll:
 	case profEnqueue, profDrain:
@@ -202,6 +209,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	switch o.mode {
 	case modeThroughput:
 		return b.throughput(ctx)
+	case modeNodes:
+		return b.nodes(ctx)
 	default:
 		return b.latency(ctx)
 	}

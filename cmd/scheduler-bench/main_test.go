@@ -210,6 +210,8 @@ func TestParseFlags(t *testing.T) {
 		{"peerbench knobs ignored", []string{"-system", "scheduler", "-poll", "1s", "-cooldown", "1ms", "-rawsecs", "1s", "-baseline", "x"}, false, nil},
 		{"other system", []string{"-system", "naive"}, true, nil},
 		{"unknown mode", []string{"-mode", "fast"}, true, nil},
+		{"nodes", []string{"-mode", "nodes", "-nodes", "3"}, false, func(o options) bool { return o.nodes == 3 && o.profPhase == profAll }},
+		{"zero nodes", []string{"-mode", "nodes", "-nodes", "0"}, true, nil},
 		{"zero jobs", []string{"-jobs", "0"}, true, nil},
 		{"unknown flag", []string{"-nosuch"}, true, nil},
 		{"stray argument", []string{"bench"}, true, nil},

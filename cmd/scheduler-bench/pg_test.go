@@ -44,8 +44,9 @@ func leftSchemas(t *testing.T, dsn string) []string {
 }
 
 // TestPostgresRun runs the throughput and latency command lines of
-// peerbench's SELF_PG_CMD on the test server: the configurations of
-// PostgreSQL, each in a schema of its own that is dropped after it.
+// peerbench's SELF_PG_CMD, and a nodes run, on the test server: the
+// configurations of PostgreSQL, each in a schema of its own that is
+// dropped after it.
 func TestPostgresRun(t *testing.T) {
 	dsn := pgDSN(t) // not parallel: leftSchemas looks at every run of this process
 	for _, tt := range []struct {
@@ -54,6 +55,7 @@ func TestPostgresRun(t *testing.T) {
 	}{
 		{[]string{"-jobs", "300"}, []string{"default/enqueue", "default/drain", "batch100/enqueue", "producers8/enqueue"}},
 		{[]string{"-mode", "latency", "-latjobs", "50", "-warmup", "100ms"}, []string{"default/latency", "othernode/latency"}},
+		{[]string{"-mode", "nodes", "-jobs", "300", "-nodes", "2"}, []string{"nodes1/drain", "nodes2/drain"}},
 	} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"-rep", "5", "-workers", "4", "-dsn", dsn}, tt.args...)
@@ -65,7 +67,10 @@ func TestPostgresRun(t *testing.T) {
 		if tt.want[0] == "default/latency" {
 			n = 50
 		}
-		checkSystemLines(t, "scheduler-pg", lines, tt.want, n, 4, 5)
+		got := checkSystemLines(t, "scheduler-pg", lines, tt.want, n, 4, 5)
+		if r, ok := got["nodes2/drain"]; ok && (r["nodes"] != "2" || r.num(t, "x_nodes1") <= 0) {
+			t.Errorf("nodes2/drain: nodes=%s x_nodes1=%s, want 2 and a positive ratio", r["nodes"], r["x_nodes1"])
+		}
 		checkSystemStderr(t, "scheduler-pg", stderr.String())
 		if left := leftSchemas(t, dsn); len(left) > 0 {
 			t.Errorf("run(%q) left schemas %v", args, left)
