@@ -104,10 +104,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 				return err
 			}
 		}
-		if ready {
-			_, err = tx.Exec(ctx, notifySQL, s.channel)
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return store.TripResult{}, err
