@@ -493,7 +493,7 @@ func (b *bench) latency(ctx context.Context) error {
 	cfgs := []string{cfgDefault}
 	switch {
 	case b.schemas != nil:
-		cfgs = append(cfgs, cfgOtherNode)
+		cfgs = append(cfgs, cfgOtherNode, cfgOtherProc)
 	case b.o.latFull:
 		cfgs = append(cfgs, cfgSyncFull, cfgOtherConn)
 	}
@@ -545,27 +545,34 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	t0, c0 := time.Now(), cpuTime()
 	var maxBehind time.Duration
 	enqErrs := 0
-	for i := 0; i < n; i++ {
-		due := t0.Add(time.Duration(i) * every)
-		if d := time.Until(due); d > 0 {
-			if err := sleepCtx(ctx, d); err != nil {
-				return err
-			}
-		} else if -d > maxBehind {
-			maxBehind = -d
+	var producerDone func() (int, error)
+	if cfg == cfgOtherProc {
+		if producerDone, err = b.produceElsewhere(ctx, db, rec); err != nil {
+			return err
 		}
-		rec.enqAt[i].Store(rec.now())
-		for {
-			_, err := producer.Enqueue(ctx, newJob(i))
-			if err == nil {
-				break
+	} else {
+		for i := 0; i < n; i++ {
+			due := t0.Add(time.Duration(i) * every)
+			if d := time.Until(due); d > 0 {
+				if err := sleepCtx(ctx, d); err != nil {
+					return err
+				}
+			} else if -d > maxBehind {
+				maxBehind = -d
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			enqErrs++
-			if enqErrs > maxEnqueueErrs {
-				return fmt.Errorf("enqueue: too many errors, last: %w", err)
+			rec.enqAt[i].Store(rec.now())
+			for {
+				_, err := producer.Enqueue(ctx, newJob(i))
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				enqErrs++
+				if enqErrs > maxEnqueueErrs {
+					return fmt.Errorf("enqueue: too many errors, last: %w", err)
+				}
 			}
 		}
 	}
@@ -584,6 +591,13 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	}
 	if st, err := q.Stats(ctx); err == nil {
 		dbDone = st.Total[queue.StateDone]
+	}
+	if producerDone != nil {
+		errs, err := producerDone()
+		if err != nil {
+			return err
+		}
+		enqErrs += errs
 	}
 	dup, lost := rec.tally()
 	lats := rec.latenciesMS()

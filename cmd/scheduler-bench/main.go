@@ -17,6 +17,14 @@
 // server's synchronous_commit. PostgreSQL has one enqueue configuration,
 // the server's synchronous_commit (on by default: every commit waits for
 // the WAL flush); the syncfull lines, a SQLite setting, are not printed.
+// Its latency runs are cfg=default (enqueued through the pool's own
+// store), othernode (through a second store in this process) and
+// otherproc (from a second process, this program run with -produce): the
+// last two wake the pool by LISTEN/NOTIFY, as a job from another node does.
+//
+// -mode nodes drains -jobs jobs with one node, then with -nodes nodes (each
+// a queue.Queue with a pool of -workers workers, in this process) on one
+// database, and prints the ratio (x_nodes1=).
 //
 // Unlike the daemon, this program reads the wall clock directly: measuring
 // wall time is its purpose.
@@ -62,6 +70,7 @@ type options struct {
 	db         string
 	dsn        string // a PostgreSQL URL; "" runs on SQLite files
 	nodes      int    // -mode nodes: the number of nodes of the second run
+	produce    bool   // be the producer process of cfg=otherproc
 	extra      bool   // the enqueue lines of the other configurations
 	latFull    bool   // a second latency run with fsynced enqueues
 	cpuProfile string
@@ -87,6 +96,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("scheduler-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain), latency, or nodes (drain -jobs jobs with one node, then with -nodes nodes on one database)")
+	fs.BoolVar(&o.produce, "produce", false, "internal: be the producer process of the latency run cfg=otherproc (with -dsn, -latjobs, -latevery)")
 	fs.IntVar(&o.nodes, "nodes", 3, "nodes: the number of nodes (each a queue.Queue with a pool of -workers workers) of the second drain")
 	fs.IntVar(&o.jobs, "jobs", 20000, "throughput: number of jobs")
 	fs.IntVar(&o.workers, "workers", 8, "queue.PoolConfig.Workers")
@@ -176,6 +186,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.produce {
+		if o.dsn == "" {
+			return errors.New("-produce needs -dsn")
+		}
+		return produce(ctx, o, stdout)
 	}
 	b := &bench{o: o, stdout: stdout, stderr: stderr}
 	if o.dsn != "" {

@@ -332,3 +332,22 @@ func TestPct(t *testing.T) {
 		t.Errorf("pct(nil, 50) = %v, want -1", got)
 	}
 }
+
+// TestEnqueuedElsewhere: the latency of a job enqueued by another process
+// counts from the wall-clock time that process reports, also when the job
+// ran before the report came.
+func TestEnqueuedElsewhere(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(2)
+	r.handle(0)
+	start := r.startAt[0].Load()
+	enq := r.base.UnixNano() + start - 3e6 // 3 ms before the handler started
+	r.enqueuedElsewhere(0, enq)
+	r.enqueuedElsewhere(5, enq) // out of range: ignored
+	if got := r.startLat[0].Load(); got != 3e6 {
+		t.Errorf("latency after enqueuedElsewhere = %d ns, want 3000000", got)
+	}
+	if lats := r.latenciesMS(); len(lats) != 1 || lats[0] != 3 {
+		t.Errorf("latenciesMS() = %v, want [3]", lats)
+	}
+}

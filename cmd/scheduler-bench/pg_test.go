@@ -12,6 +12,19 @@ import (
 	"scheduler/queue/postgres/pgtest"
 )
 
+// TestMain runs the program itself when the test binary is started as the
+// producer process of cfg=otherproc.
+func TestMain(m *testing.M) {
+	if os.Getenv(produceEnv) != "" {
+		if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // pgDSN returns the test server's address, or skips the test.
 func pgDSN(t *testing.T) string {
 	t.Helper()
@@ -54,7 +67,7 @@ func TestPostgresRun(t *testing.T) {
 		want []string
 	}{
 		{[]string{"-jobs", "300"}, []string{"default/enqueue", "default/drain", "batch100/enqueue", "producers8/enqueue"}},
-		{[]string{"-mode", "latency", "-latjobs", "50", "-warmup", "100ms"}, []string{"default/latency", "othernode/latency"}},
+		{[]string{"-mode", "latency", "-latjobs", "50", "-warmup", "100ms"}, []string{"default/latency", "othernode/latency", "otherproc/latency"}},
 		{[]string{"-mode", "nodes", "-jobs", "300", "-nodes", "2"}, []string{"nodes1/drain", "nodes2/drain"}},
 	} {
 		var stdout, stderr bytes.Buffer
