@@ -67,106 +67,44 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 
 // Trip is one transaction of a pool's loop: results, reclaim, heartbeat,
 // presence and claim, in that order, all or nothing.
-//
-// For speed, the statements of a trip whose arguments are known before it
-// starts (all of them, but for a careful or type-limited claim) go to the
-// server in one batch, one round trip (pgx pipelines a Batch), rather
-// than one round trip each; what depends on their results (the attempts
-// of the results, the claimed jobs given back, a careful or limited claim)
-// follows, then the commit. With BEGIN and COMMIT, a trip that records
-// results and claims makes three round trips instead of five.
 func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
 	var res store.TripResult
 	now := ts(t.Now)
-	var fin *finishing
-	if len(t.Results) > 0 {
-		var err error
-		if fin, err = newFinishing(t.Owner, t.Results); err != nil {
-			return store.TripResult{}, err
-		}
-	}
 	// ready: the trip made jobs pending (a retry, a release, a reclaim)
 	// that pools on other nodes may take, and must hear of.
 	ready := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		res = store.TripResult{}
 		ready = false
-		b := &pgx.Batch{}
-		if fin != nil {
-			b.Queue(finishSQL, fin.args...)
-		}
-		if t.Reclaim {
-			b.Queue(reclaimSQL, now)
-		}
-		if !t.Heartbeat.IsZero() {
-			b.Queue(heartbeatSQL, ts(t.Heartbeat), t.Owner)
-		}
-		if t.Presence != nil {
-			queuePresence(b, t.Owner, t.Presence, now)
-		}
-		var n int // jobs the batch claims
-		if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
-			n = c.N
-			b.Queue(claimPlanSQL)
-			b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, c.Types)
-		}
-		var claimed []*store.Job
-		err := func() (err error) {
-			br := tx.SendBatch(ctx, b)
-			defer func() {
-				if cerr := br.Close(); err == nil && cerr != nil {
-					err = cerr
-				}
-			}()
-			if fin != nil {
-				if res.Fenced, err = fin.fenced(br.Query()); err != nil {
-					return err
-				}
-			}
-			if t.Reclaim {
-				if res.Reclaimed, err = collectReclaimed(br.Query()); err != nil {
-					return err
-				}
-			}
-			if !t.Heartbeat.IsZero() {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("heartbeat: %w", err)
-				}
-			}
-			if t.Presence != nil {
-				if err := readPresence(br, t.Presence); err != nil {
-					return err
-				}
-			}
-			if n > 0 {
-				if _, err := br.Exec(); err != nil {
-					return fmt.Errorf("claim: %w", err)
-				}
-				if claimed, err = collectJobs(br.Query()); err != nil {
-					return fmt.Errorf("claim: %w", err)
-				}
-			}
-			return nil
-		}()
-		if err != nil {
+		var err error
+		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
 			return err
 		}
-		if fin != nil {
-			if err := fin.recordAttempts(ctx, tx, res.Fenced); err != nil {
+		for i, r := range t.Results {
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+		}
+		if t.Reclaim {
+			if res.Reclaimed, err = reclaim(ctx, tx, now); err != nil {
 				return err
 			}
-			for i, r := range t.Results {
-				ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+			ready = ready || len(res.Reclaimed) > 0
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`, ts(t.Heartbeat), t.Owner); err != nil {
+				return fmt.Errorf("heartbeat: %w", err)
 			}
 		}
-		ready = ready || len(res.Reclaimed) > 0
-		switch {
-		case n > 0:
-			res.Claimed, res.Held, err = keepClaimed(ctx, tx, t.Owner, t.Claim, claimed)
-		case t.Claim != nil:
-			res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, now, t.Claim)
+		if t.Presence != nil {
+			if err := present(ctx, tx, t.Owner, t.Presence, now); err != nil {
+				return err
+			}
 		}
-		return err
+		if t.Claim != nil {
+			if res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, now, t.Claim); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return store.TripResult{}, err
@@ -176,9 +114,6 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	}
 	return res, nil
 }
-
-// heartbeatSQL extends the leases of the jobs an owner runs.
-const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`
 
 // finishSQL records the end of many attempts in one statement, fenced on
 // (id, owner, attempt, running): a worker whose lease was reclaimed, and
@@ -227,17 +162,14 @@ type fence struct {
 	attempt int
 }
 
-// finishing is the recording of a trip's results: finishSQL's arguments,
-// then, once its rows say which fences held, the attempts to record.
-type finishing struct {
-	rs       []store.Result
-	args     []any // of finishSQL
-	workers  []string
-	errs     []string
-	finished []time.Time
-}
-
-func newFinishing(owner string, rs []store.Result) (*finishing, error) {
+// finish records results in tx, in one statement for the jobs and one for
+// the attempts. It returns, for each result, whether the fence held; a
+// result that lost its lease is recorded as a stale attempt. A completion
+// that printed nothing writes no attempt row: the job row records it.
+func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]bool, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
 	n := len(rs)
 	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
 	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
@@ -258,43 +190,30 @@ func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
 		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
 	}
-	return &finishing{rs: rs, workers: workers, errs: errs, finished: finished,
-		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
-}
-
-// fenced reads finishSQL's rows: for each result, whether its fence held.
-func (f *finishing) fenced(rows pgx.Rows, err error) ([]bool, error) {
+	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	defer rows.Close()
 	held := map[fence]bool{}
 	for rows.Next() {
-		var fc fence
-		if err := rows.Scan(&fc.id, &fc.attempt); err != nil {
+		var f fence
+		if err := rows.Scan(&f.id, &f.attempt); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		held[fc] = true
+		held[f] = true
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	ok := make([]bool, len(f.rs))
-	for i, r := range f.rs {
-		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
-	}
-	return ok, nil
-}
-
-// recordAttempts records the attempts of the results, in one statement: a
-// result that lost its lease as a stale attempt. A completion that printed
-// nothing writes no attempt row: the job row records it.
-func (f *finishing) recordAttempts(ctx context.Context, tx pgx.Tx, ok []bool) error {
+	ok := make([]bool, n)
 	var aIDs []int64
 	var aNums []int32
 	var aWorkers, aOutcomes, aErrs, aOutputs []string
 	var aStarted, aFinished []time.Time
-	for i, r := range f.rs {
+	for i, r := range rs {
+		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
 		outcome := r.Outcome
 		if !ok[i] {
 			outcome = store.OutcomeStale
@@ -302,17 +221,16 @@ func (f *finishing) recordAttempts(ctx context.Context, tx pgx.Tx, ok []bool) er
 			continue
 		}
 		aIDs, aNums = append(aIDs, r.Job.ID), append(aNums, int32(r.Job.Attempt))
-		aWorkers, aOutcomes = append(aWorkers, f.workers[i]), append(aOutcomes, string(outcome))
-		aErrs, aOutputs = append(aErrs, f.errs[i]), append(aOutputs, capText(r.Output))
-		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, f.finished[i])
+		aWorkers, aOutcomes = append(aWorkers, workers[i]), append(aOutcomes, string(outcome))
+		aErrs, aOutputs = append(aErrs, errs[i]), append(aOutputs, capText(r.Output))
+		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, finished[i])
 	}
-	if len(aIDs) == 0 {
-		return nil
+	if len(aIDs) > 0 {
+		if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
+			return nil, fmt.Errorf("record attempts: %w", err)
+		}
 	}
-	if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
-		return fmt.Errorf("record attempts: %w", err)
-	}
-	return nil
+	return ok, nil
 }
 
 // reclaimSQL returns expired leases to pending, or to dead when no attempt
@@ -339,11 +257,7 @@ const reclaimSQL = `WITH x AS (
 SELECT id, attempt, owner, attempt >= max_attempts FROM u ORDER BY id`
 
 func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, error) {
-	return collectReclaimed(tx.Query(ctx, reclaimSQL, now))
-}
-
-// collectReclaimed reads reclaimSQL's rows.
-func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
+	rows, err := tx.Query(ctx, reclaimSQL, now)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}
@@ -366,30 +280,18 @@ func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
 
-const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
-
-// queuePresence queues the statements of p in b: at the first, forget the
-// pools not seen for PresenceKept; record this one.
-func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time) {
+func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, now time.Time) error {
 	if p.First {
-		b.Queue(forgetPoolsSQL, ts(now.Add(-store.PresenceKept)))
+		if _, err := tx.Exec(ctx, `DELETE FROM pools WHERE seen_at < $1`, ts(now.Add(-store.PresenceKept))); err != nil {
+			return fmt.Errorf("forget old pools: %w", err)
+		}
 	}
 	types := p.Types
 	if types == nil {
 		types = []string{}
 	}
 	pr := p.Process
-	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now)
-}
-
-// readPresence reads the results of queuePresence's statements.
-func readPresence(br pgx.BatchResults, p *store.Presence) error {
-	if p.First {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("forget old pools: %w", err)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
+	if _, err := tx.Exec(ctx, presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil
@@ -484,12 +386,6 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
-	return keepClaimed(ctx, tx, owner, c, jobs)
-}
-
-// keepClaimed puts the jobs a claim took in claim order and gives back
-// the prefetched ones from the first on its last attempt on.
-func keepClaimed(ctx context.Context, tx pgx.Tx, owner string, c *store.Claim, jobs []*store.Job) ([]*store.Job, bool, error) {
 	// RETURNING yields rows in no promised order; start them in claim order.
 	sort.SliceStable(jobs, func(a, b int) bool {
 		if jobs[a].Priority != jobs[b].Priority {
