@@ -35,6 +35,11 @@ const (
 	// producers goroutines at once, whose calls share transactions.
 	cfgProducers         = "producers8"
 	cfgProducersSyncFull = "producers8,syncfull"
+	// cfgOtherNode, on PostgreSQL, enqueues through a second queue.Queue
+	// on the same database: a Store with connections of its own, as a
+	// daemon on another host has, so that the pool hears of each job only
+	// by LISTEN/NOTIFY (or its slow poll), not by the in-process wake.
+	cfgOtherNode = "othernode"
 )
 
 var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull, cfgOtherConn, cfgProducers, cfgProducersSyncFull}
@@ -54,10 +59,13 @@ const jobType = "noop"
 const maxEnqueueErrs = 100
 
 type bench struct {
-	o      options
-	stdout io.Writer
-	stderr io.Writer
-	files  dbFiles
+	o       options
+	stdout  io.Writer
+	stderr  io.Writer
+	files   dbFiles    // SQLite: each configuration's file
+	schemas *pgSchemas // PostgreSQL: each configuration's schema
+
+	syncCommit string // PostgreSQL: the server's synchronous_commit
 
 	prof      *os.File
 	profiling bool
@@ -73,22 +81,54 @@ func queueConfig(cfg string, log *errLog) queue.Config {
 	}
 }
 
-func (b *bench) open(ctx context.Context, cfg string, withPool bool, log *errLog) (*queue.Queue, error) {
-	q, err := openQueue(ctx, b.files(cfg), queueConfig(cfg, log))
+// place returns where cfg's queue is to live, fresh, and a function that
+// removes it: on SQLite a file (kept with -db, else removed with the run's
+// directory), on PostgreSQL a schema of its own, dropped by release. The
+// queues on it must be closed before release.
+func (b *bench) place(ctx context.Context, cfg string) (db string, release func() error, err error) {
+	if b.schemas == nil {
+		return b.files(cfg), func() error { return nil }, nil
+	}
+	dsn, syncCommit, drop, err := b.schemas.create(ctx, cfg)
+	if err != nil {
+		return "", nil, err
+	}
+	b.syncCommit = syncCommit
+	return dsn, drop, nil
+}
+
+// releasePlace calls release in a defer, keeping the first error.
+func releasePlace(release func() error, err *error) {
+	if rerr := release(); *err == nil && rerr != nil {
+		*err = rerr
+	}
+}
+
+func (b *bench) open(ctx context.Context, cfg, db string, withPool bool, log *errLog) (*queue.Queue, error) {
+	q, err := openQueue(ctx, db, queueConfig(cfg, log))
 	if err != nil {
 		return nil, err
+	}
+	pool := "none"
+	if withPool {
+		pool = "queue.PoolConfig{Workers:" + strconv.Itoa(b.o.workers) + "}"
+	}
+	if b.schemas != nil {
+		// PostgreSQL has one enqueue configuration: every commit waits
+		// for the server's WAL flush as the server's synchronous_commit
+		// says (on by default), read back here. Config.NoSyncEnqueue is a
+		// SQLite setting; the syncfull configurations are not run.
+		fmt.Fprintf(b.stderr, "info system=%s cfg=%s synchronous_commit=%s queue=queue.Config{} pool=%s go=%s gomaxprocs=%d\n",
+			b.o.system(), cfg, b.syncCommit, pool, runtime.Version(), runtime.GOMAXPROCS(0))
+		return q, nil
 	}
 	noSync := queueConfig(cfg, nil).NoSyncEnqueue
 	sync := "FULL"
 	if noSync {
 		sync = "NORMAL"
 	}
-	pool := "none"
-	if withPool {
-		pool = "queue.PoolConfig{Workers:" + strconv.Itoa(b.o.workers) + "}"
-	}
 	// This line states the configuration passed to the queue; the effective
-	// pragmas are not read back, since this program runs no SQL.
+	// pragmas are not read back, since this program runs no SQL on SQLite.
 	fmt.Fprintf(b.stderr, "info system=%s cfg=%s enqueue_sync=%s queue=queue.Config{NoSyncEnqueue:%t} pool=%s go=%s gomaxprocs=%d\n",
 		b.o.system(), cfg, sync, noSync, pool, runtime.Version(), runtime.GOMAXPROCS(0))
 	return q, nil
@@ -147,10 +187,15 @@ func (b *bench) throughput(ctx context.Context) error {
 	if !b.o.extra {
 		return nil
 	}
-	for _, c := range []struct {
+	type enqueueCfg struct {
 		cfg   string
 		batch int
-	}{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}, {cfgProducers, 1}, {cfgProducersSyncFull, 1}} {
+	}
+	cfgs := []enqueueCfg{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}, {cfgProducers, 1}, {cfgProducersSyncFull, 1}}
+	if b.schemas != nil { // no syncfull on PostgreSQL (see open)
+		cfgs = []enqueueCfg{{cfgBatch, batchSize}, {cfgProducers, 1}}
+	}
+	for _, c := range cfgs {
 		if err := b.enqueueOnly(ctx, c.cfg, c.batch); err != nil {
 			return fmt.Errorf("%s: %w", c.cfg, err)
 		}
@@ -169,7 +214,12 @@ func closeQueue(q *queue.Queue, err *error) {
 func (b *bench) enqueueDrain(ctx context.Context) (err error) {
 	n, w := b.o.jobs, b.o.workers
 	log := newErrLog(b.stderr)
-	q, err := b.open(ctx, cfgDefault, true, log)
+	db, release, err := b.place(ctx, cfgDefault)
+	if err != nil {
+		return err
+	}
+	defer releasePlace(release, &err)
+	q, err := b.open(ctx, cfgDefault, db, true, log)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -225,7 +275,12 @@ func (b *bench) enqueueDrain(ctx context.Context) (err error) {
 // enqueueOnly runs the enqueue phase of cfg on its own fresh file.
 func (b *bench) enqueueOnly(ctx context.Context, cfg string, batch int) (err error) {
 	log := newErrLog(b.stderr)
-	q, err := b.open(ctx, cfg, false, log)
+	db, release, err := b.place(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer releasePlace(release, &err)
+	q, err := b.open(ctx, cfg, db, false, log)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -436,7 +491,10 @@ wait:
 // cfg=syncfull, each on a fresh file with a fresh pool.
 func (b *bench) latency(ctx context.Context) error {
 	cfgs := []string{cfgDefault}
-	if b.o.latFull {
+	switch {
+	case b.schemas != nil:
+		cfgs = append(cfgs, cfgOtherNode, cfgOtherProc)
+	case b.o.latFull:
 		cfgs = append(cfgs, cfgSyncFull, cfgOtherConn)
 	}
 	for _, cfg := range cfgs {
@@ -450,7 +508,12 @@ func (b *bench) latency(ctx context.Context) error {
 func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	n, w, every := b.o.latJobs, b.o.workers, b.o.latEvery
 	log := newErrLog(b.stderr)
-	q, err := b.open(ctx, cfg, true, log)
+	db, release, err := b.place(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer releasePlace(release, &err)
+	q, err := b.open(ctx, cfg, db, true, log)
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -463,8 +526,8 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	stopPool := runPool(ctx, p)
 	defer stopPool()
 	producer := q
-	if cfg == cfgOtherConn {
-		if producer, err = openQueue(ctx, b.files(cfg), queueConfig(cfgSyncFull, log)); err != nil {
+	if cfg == cfgOtherConn || cfg == cfgOtherNode {
+		if producer, err = openQueue(ctx, db, queueConfig(cfgSyncFull, log)); err != nil {
 			return fmt.Errorf("open producer: %w", err)
 		}
 		defer closeQueue(producer, &err)
@@ -482,27 +545,34 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	t0, c0 := time.Now(), cpuTime()
 	var maxBehind time.Duration
 	enqErrs := 0
-	for i := 0; i < n; i++ {
-		due := t0.Add(time.Duration(i) * every)
-		if d := time.Until(due); d > 0 {
-			if err := sleepCtx(ctx, d); err != nil {
-				return err
-			}
-		} else if -d > maxBehind {
-			maxBehind = -d
+	var producerDone func() (int, error)
+	if cfg == cfgOtherProc {
+		if producerDone, err = b.produceElsewhere(ctx, db, rec); err != nil {
+			return err
 		}
-		rec.enqAt[i].Store(rec.now())
-		for {
-			_, err := producer.Enqueue(ctx, newJob(i))
-			if err == nil {
-				break
+	} else {
+		for i := 0; i < n; i++ {
+			due := t0.Add(time.Duration(i) * every)
+			if d := time.Until(due); d > 0 {
+				if err := sleepCtx(ctx, d); err != nil {
+					return err
+				}
+			} else if -d > maxBehind {
+				maxBehind = -d
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			enqErrs++
-			if enqErrs > maxEnqueueErrs {
-				return fmt.Errorf("enqueue: too many errors, last: %w", err)
+			rec.enqAt[i].Store(rec.now())
+			for {
+				_, err := producer.Enqueue(ctx, newJob(i))
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				enqErrs++
+				if enqErrs > maxEnqueueErrs {
+					return fmt.Errorf("enqueue: too many errors, last: %w", err)
+				}
 			}
 		}
 	}
@@ -521,6 +591,13 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	}
 	if st, err := q.Stats(ctx); err == nil {
 		dbDone = st.Total[queue.StateDone]
+	}
+	if producerDone != nil {
+		errs, err := producerDone()
+		if err != nil {
+			return err
+		}
+		enqErrs += errs
 	}
 	dup, lost := rec.tally()
 	lats := rec.latenciesMS()

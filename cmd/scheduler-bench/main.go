@@ -12,7 +12,19 @@
 //	PG_DSN=postgres://... SELF_PG_CMD=/path/to/scheduler-bench ./run.sh
 //
 // It drives only the exported queue API (Open, Enqueue, EnqueueBatch, NewPool,
-// Register, Run, Stats); it runs no SQL of its own.
+// Register, Run, Stats). On PostgreSQL it runs SQL of its own only to create
+// and drop a schema per configuration (see pgSchemas) and to read back the
+// server's synchronous_commit. PostgreSQL has one enqueue configuration,
+// the server's synchronous_commit (on by default: every commit waits for
+// the WAL flush); the syncfull lines, a SQLite setting, are not printed.
+// Its latency runs are cfg=default (enqueued through the pool's own
+// store), othernode (through a second store in this process) and
+// otherproc (from a second process, this program run with -produce): the
+// last two wake the pool by LISTEN/NOTIFY, as a job from another node does.
+//
+// -mode nodes drains -jobs jobs with one node, then with -nodes nodes (each
+// a queue.Queue with a pool of -workers workers, in this process) on one
+// database, and prints the ratio (x_nodes1=).
 //
 // Unlike the daemon, this program reads the wall clock directly: measuring
 // wall time is its purpose.
@@ -29,11 +41,12 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -56,6 +69,8 @@ type options struct {
 	rep        int
 	db         string
 	dsn        string // a PostgreSQL URL; "" runs on SQLite files
+	nodes      int    // -mode nodes: the number of nodes of the second run
+	produce    bool   // be the producer process of cfg=otherproc
 	extra      bool   // the enqueue lines of the other configurations
 	latFull    bool   // a second latency run with fsynced enqueues
 	cpuProfile string
@@ -65,6 +80,7 @@ type options struct {
 const (
 	modeThroughput = "throughput"
 	modeLatency    = "latency"
+	modeNodes      = "nodes"
 )
 
 // Values of -profphase.
@@ -79,7 +95,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("scheduler-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain) or latency")
+	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain), latency, or nodes (drain -jobs jobs with one node, then with -nodes nodes on one database)")
+	fs.BoolVar(&o.produce, "produce", false, "internal: be the producer process of the latency run cfg=otherproc (with -dsn, -latjobs, -latevery)")
+	fs.IntVar(&o.nodes, "nodes", 3, "nodes: the number of nodes (each a queue.Queue with a pool of -workers workers) of the second drain")
 	fs.IntVar(&o.jobs, "jobs", 20000, "throughput: number of jobs")
 	fs.IntVar(&o.workers, "workers", 8, "queue.PoolConfig.Workers")
 	fs.IntVar(&o.latJobs, "latjobs", 2000, "latency: number of jobs to enqueue")
@@ -92,7 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100), cfg=producers8 and cfg=producers8,syncfull (Enqueue from 8 goroutines at once)")
 	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
-	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode")
+	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode, all in nodes mode")
 	// peerbench flags that choose among its systems or tune their knobs.
 	// They have no meaning here; they are accepted so that a command line
 	// written for peerbench runs unchanged.
@@ -119,20 +137,24 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if system != "" && system != systemName && system != o.system() {
 		return o, fmt.Errorf("-system %q: this program only runs %s", system, o.system())
 	}
-	if o.mode != modeThroughput && o.mode != modeLatency {
-		return o, fmt.Errorf("unknown -mode %q (want %s or %s)", o.mode, modeThroughput, modeLatency)
+	if o.mode != modeThroughput && o.mode != modeLatency && o.mode != modeNodes {
+		return o, fmt.Errorf("unknown -mode %q (want %s, %s or %s)", o.mode, modeThroughput, modeLatency, modeNodes)
 	}
-	if o.jobs <= 0 || o.workers <= 0 || o.latJobs <= 0 {
-		return o, errors.New("-jobs, -workers and -latjobs must be positive")
+	if o.jobs <= 0 || o.workers <= 0 || o.latJobs <= 0 || o.nodes <= 0 {
+		return o, errors.New("-jobs, -workers, -latjobs and -nodes must be positive")
 	}
 	if o.latEvery < 0 || o.warmup < 0 || o.stall <= 0 {
 		return o, errors.New("-latevery and -warmup must not be negative, -stall must be positive")
 	}
 	switch o.profPhase {
 	case "":
-		o.profPhase = profDrain
-		if o.mode == modeLatency {
+		switch o.mode {
+		case modeLatency:
 			o.profPhase = profLatency
+		case modeNodes:
+			o.profPhase = profAll
+		default:
+			o.profPhase = profDrain
 		}
 	case profAll:
 	case profEnqueue, profDrain:
@@ -165,19 +187,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	// Every configuration opens the one PostgreSQL database. A schema of
-	// its own per configuration, created and dropped here, needs the
-	// PostgreSQL engine's API, which does not exist yet (see openPostgres).
-	files := dbFiles(func(string) string { return o.dsn })
-	if o.dsn == "" {
-		var cleanup func()
-		if files, cleanup, err = prepareFiles(o.db); err != nil {
+	if o.produce {
+		if o.dsn == "" {
+			return errors.New("-produce needs -dsn")
+		}
+		return produce(ctx, o, stdout)
+	}
+	b := &bench{o: o, stdout: stdout, stderr: stderr}
+	if o.dsn != "" {
+		b.schemas = newPGSchemas(o.dsn)
+	} else {
+		files, cleanup, err := prepareFiles(o.db)
+		if err != nil {
 			return fmt.Errorf("db path: %w", err)
 		}
 		defer cleanup()
+		b.files = files
 	}
-
-	b := &bench{o: o, stdout: stdout, stderr: stderr, files: files}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -199,6 +225,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	switch o.mode {
 	case modeThroughput:
 		return b.throughput(ctx)
+	case modeNodes:
+		return b.nodes(ctx)
 	default:
 		return b.latency(ctx)
 	}

@@ -77,14 +77,20 @@ func (r resultLine) num(t *testing.T, k string) float64 {
 // values every correct run has.
 func checkLines(t *testing.T, lines []resultLine, want []string, jobs, workers, rep int) map[string]resultLine {
 	t.Helper()
+	return checkSystemLines(t, systemName, lines, want, jobs, workers, rep)
+}
+
+// checkSystemLines is checkLines for the lines of system.
+func checkSystemLines(t *testing.T, system string, lines []resultLine, want []string, jobs, workers, rep int) map[string]resultLine {
+	t.Helper()
 	got := map[string]resultLine{}
 	var order []string
 	for _, r := range lines {
 		id := r["cfg"] + "/" + r["phase"]
 		got[id] = r
 		order = append(order, id)
-		if r["system"] != systemName {
-			t.Errorf("%s: system=%s, want %s", id, r["system"], systemName)
+		if r["system"] != system {
+			t.Errorf("%s: system=%s, want %s", id, r["system"], system)
 		}
 		if got := r.num(t, "rep"); got != float64(rep) {
 			t.Errorf("%s: rep=%v, want %d", id, got, rep)
@@ -175,8 +181,13 @@ func TestLatency(t *testing.T) {
 // checkStderr fails on anything but the info lines run.sh collects.
 func checkStderr(t *testing.T, stderr string) {
 	t.Helper()
+	checkSystemStderr(t, systemName, stderr)
+}
+
+func checkSystemStderr(t *testing.T, system, stderr string) {
+	t.Helper()
 	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if !strings.HasPrefix(line, "info system=scheduler ") {
+		if !strings.HasPrefix(line, "info system="+system+" ") {
 			t.Errorf("unexpected stderr line %q", line)
 		}
 	}
@@ -199,6 +210,8 @@ func TestParseFlags(t *testing.T) {
 		{"peerbench knobs ignored", []string{"-system", "scheduler", "-poll", "1s", "-cooldown", "1ms", "-rawsecs", "1s", "-baseline", "x"}, false, nil},
 		{"other system", []string{"-system", "naive"}, true, nil},
 		{"unknown mode", []string{"-mode", "fast"}, true, nil},
+		{"nodes", []string{"-mode", "nodes", "-nodes", "3"}, false, func(o options) bool { return o.nodes == 3 && o.profPhase == profAll }},
+		{"zero nodes", []string{"-mode", "nodes", "-nodes", "0"}, true, nil},
 		{"zero jobs", []string{"-jobs", "0"}, true, nil},
 		{"unknown flag", []string{"-nosuch"}, true, nil},
 		{"stray argument", []string{"bench"}, true, nil},
@@ -317,5 +330,24 @@ func TestPct(t *testing.T) {
 	}
 	if got := pct(nil, 50); got != -1 {
 		t.Errorf("pct(nil, 50) = %v, want -1", got)
+	}
+}
+
+// TestEnqueuedElsewhere: the latency of a job enqueued by another process
+// counts from the wall-clock time that process reports, also when the job
+// ran before the report came.
+func TestEnqueuedElsewhere(t *testing.T) {
+	t.Parallel()
+	r := newRecorder(2)
+	r.handle(0)
+	start := r.startAt[0].Load()
+	enq := r.base.UnixNano() + start - 3e6 // 3 ms before the handler started
+	r.enqueuedElsewhere(0, enq)
+	r.enqueuedElsewhere(5, enq) // out of range: ignored
+	if got := r.startLat[0].Load(); got != 3e6 {
+		t.Errorf("latency after enqueuedElsewhere = %d ns, want 3000000", got)
+	}
+	if lats := r.latenciesMS(); len(lats) != 1 || lats[0] != 3 {
+		t.Errorf("latenciesMS() = %v, want [3]", lats)
 	}
 }

@@ -17,6 +17,7 @@ type recorder struct {
 	counts   []atomic.Int32
 	enqAt    []atomic.Int64 // ns since base, set just before Enqueue
 	startLat []atomic.Int64 // ns from enqueue to the first handler start
+	startAt  []atomic.Int64 // ns since base of the first handler start
 	distinct atomic.Int64
 	bogus    atomic.Int64 // handler saw a seq out of range
 	last     atomic.Int64 // ns since base of the last first-time handling
@@ -30,6 +31,7 @@ func newRecorder(n int) *recorder {
 		counts:   make([]atomic.Int32, n),
 		enqAt:    make([]atomic.Int64, n),
 		startLat: make([]atomic.Int64, n),
+		startAt:  make([]atomic.Int64, n),
 		allDone:  make(chan struct{}),
 		n:        n,
 	}
@@ -45,11 +47,26 @@ func (r *recorder) handle(seq int) {
 		return
 	}
 	if r.counts[seq].Add(1) == 1 {
+		r.startAt[seq].Store(now)
 		r.startLat[seq].Store(now - r.enqAt[seq].Load())
 		r.last.Store(now)
 		if r.distinct.Add(1) == int64(r.n) {
 			close(r.allDone)
 		}
+	}
+}
+
+// enqueuedElsewhere sets the enqueue time of seq to wallNs, the wall clock
+// (Unix ns) of another process on this host, after the job ran, and
+// recomputes its latency.
+func (r *recorder) enqueuedElsewhere(seq int, wallNs int64) {
+	if seq < 0 || seq >= r.n {
+		return
+	}
+	at := wallNs - r.base.UnixNano()
+	r.enqAt[seq].Store(at)
+	if r.counts[seq].Load() > 0 {
+		r.startLat[seq].Store(r.startAt[seq].Load() - at)
 	}
 }
 

@@ -90,13 +90,7 @@ func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued,
 		if res, err = insertJobs(ctx, tx, jobs, now); err != nil {
 			return err
 		}
-		if err := insertSkips(ctx, tx, a.Skips, now); err != nil {
-			return err
-		}
-		if inserted(res) {
-			_, err = tx.Exec(ctx, notifySQL, s.channel)
-		}
-		return err
+		return insertSkips(ctx, tx, a.Skips, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
@@ -291,13 +285,7 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 				out[k].Jobs, r = r[:n:n], r[n:]
 			}
 		}
-		if err := insertSkips(ctx, tx, skips, now); err != nil {
-			return err
-		}
-		if insertedJobs {
-			_, err = tx.Exec(ctx, notifySQL, s.channel)
-		}
-		return err
+		return insertSkips(ctx, tx, skips, now)
 	})
 	if err != nil {
 		return err

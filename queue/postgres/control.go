@@ -41,12 +41,7 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, retrySQL, ts(s.now()), id)
-		if err != nil {
-			return err
-		}
-		if n = tag.RowsAffected(); n > 0 {
-			_, err = tx.Exec(ctx, notifySQL, s.channel)
-		}
+		n = tag.RowsAffected()
 		return err
 	})
 	if err != nil {
@@ -99,16 +94,16 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 			_, err := tx.Exec(ctx, cancelPendingSQL, now, by, id)
 			return err
 		case store.StateRunning:
-			if _, err := tx.Exec(ctx, cancelRunningSQL, now, by, id); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, notifySQL, s.channel)
+			_, err := tx.Exec(ctx, cancelRunningSQL, now, by, id)
 			return err
 		}
 		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("cancel job %d: %w", id, err)
+	}
+	if st == store.StateRunning {
+		s.notify()
 	}
 	return st, nil
 }
@@ -120,10 +115,7 @@ func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if rs, err = reclaim(ctx, tx, ts(s.now())); err != nil || len(rs) == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, notifySQL, s.channel)
+		rs, err = reclaim(ctx, tx, ts(s.now()))
 		return err
 	})
 	if err != nil {

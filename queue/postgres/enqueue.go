@@ -29,7 +29,7 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 
 // insertOneSQL inserts a job unless its key is used, by a job or by one
 // purged since (used_keys), and otherwise returns the existing job's id, in
-// one statement, which also notifies the watches ($11) if it inserted.
+// one statement.
 // When it returns no row, the key was taken by a transaction that
 // committed after the statement's snapshot, or is in used_keys:
 // jobIDByKeySQL, with a new snapshot, tells which.
@@ -38,7 +38,7 @@ const insertOneSQL = `WITH ins AS (
 	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
-	RETURNING id, pg_notify($11, '')
+	RETURNING id
 )
 SELECT id, true FROM ins
 UNION ALL
@@ -65,7 +65,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	}
 	res := store.Enqueued{Key: j.Key}
 	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, s.channel).Scan(&res.ID, &res.Inserted)
+		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now).Scan(&res.ID, &res.Inserted)
 	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
@@ -94,10 +94,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	var res []store.Enqueued
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if res, err = insertJobs(ctx, tx, prepared, now); err != nil || !inserted(res) {
-			return err
-		}
-		_, err = tx.Exec(ctx, notifySQL, s.channel)
+		res, err = insertJobs(ctx, tx, prepared, now)
 		return err
 	})
 	if err != nil {

@@ -62,6 +62,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
+
+	notifyOwed chan struct{} // buffer of one: a NOTIFY is owed (see notify)
 }
 
 //go:embed migrations/*.sql
@@ -132,7 +134,8 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
 	}
 	s := &Store{pool: pool, name: redact(dsn), log: cfg.Logger, cfg: cfg,
-		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}), waiters: map[chan struct{}]struct{}{}}
+		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}), waiters: map[chan struct{}]struct{}{},
+		notifyOwed: make(chan struct{}, 1)}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", s.name, err)
@@ -151,6 +154,8 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.followClock()
 	}
+	s.wg.Add(1)
+	go s.notifyLoop()
 	return s, nil
 }
 
@@ -242,7 +247,8 @@ func (s *Store) Clock() clock.Clock {
 
 func (s *Store) now() time.Time { return s.Clock().Now() }
 
-// Close stops the clock's measurements and closes the connections.
+// Close stops the clock's measurements, sends the NOTIFY still owed, and
+// closes the connections.
 func (s *Store) Close() error {
 	select {
 	case <-s.stop:
@@ -279,8 +285,10 @@ func (s *Store) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
-// wake tells the subscribers of this Store that a commit made work ready.
+// wake tells the subscribers of this Store that a commit made work ready,
+// and asks for a NOTIFY to tell the other nodes (see notify).
 func (s *Store) wake() {
+	s.notify()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ch := range s.waiters {
@@ -292,8 +300,10 @@ func (s *Store) wake() {
 }
 
 // notifySQL wakes the watches of every node on the schema when the
-// transaction it runs in commits. PostgreSQL delivers one notification per
-// transaction for repeats of a channel and payload.
+// transaction it runs in commits: EnqueueTx's, in the caller's
+// transaction. The store's own commits notify after they commit (see
+// notify). PostgreSQL delivers one notification per transaction for
+// repeats of a channel and payload.
 const notifySQL = `SELECT pg_notify($1, '')`
 
 // ts is t as the store writes it: UTC, truncated to the millisecond, so

@@ -11,9 +11,9 @@ import (
 
 // Watch sends on changed when another node may have made a job ready or
 // asked for a cancel: it LISTENs on the schema's channel, to which the
-// store's enqueues, advances, retries, reclaims and cancel requests
-// NOTIFY in their transactions. It holds one connection of its own (not
-// one of the pool's). A lost connection is made again, with a backoff from
+// stores' enqueues, advances, retries, reclaims and cancel requests
+// NOTIFY after they commit (see notify). It holds one connection of its
+// own (not one of the pool's). A lost connection is made again, with a backoff from
 // watchBackoff to watchBackoffMax, and followed by a wake-up: notices sent
 // meanwhile are lost. It also wakes every w.Safety in any case.
 func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func()) {
