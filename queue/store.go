@@ -160,7 +160,9 @@ type Store interface {
 	// Watch sends on changed (without blocking; changed has a buffer of
 	// one) when another process or node may have made a job ready or asked
 	// for a cancel, until ctx is done. It calls started once it watches:
-	// a change after that is not missed. Where it cannot be told, it polls
+	// a change after that is not missed. It calls started once in any
+	// case, at the latest before it returns, even when it never watched
+	// (ctx done first): a pool waits for it. Where it cannot be told, it polls
 	// every w.Poll; where it can, it still looks every w.Safety, in case
 	// a notice was lost.
 	Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func())

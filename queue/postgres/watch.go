@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,17 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 		default:
 		}
 	}
+	// started is called once, at the latest as Watch returns: the pool
+	// waits for it before its first claim, and a Watch that ends before it
+	// could listen (ctx done during the connection, a server that never
+	// answered) must not leave the pool waiting for ever.
+	var once sync.Once
+	begin := func() {
+		if started != nil {
+			once.Do(started)
+		}
+	}
+	defer begin()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	safety := make(chan struct{})
@@ -59,9 +71,7 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 			backoff = 0
 			if first {
 				first = false
-				if started != nil {
-					started()
-				}
+				begin()
 				return
 			}
 			send() // listening again: what was sent meanwhile is lost

@@ -89,6 +89,7 @@ var tests = []struct {
 	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
 	{"WatchSeesOtherStores", testWatchSeesOtherStores},
 	{"SubscribeSeesOwnCommits", testSubscribeSeesOwnCommits},
+	{"WatchStartsEvenIfCancelled", testWatchStartsEvenIfCancelled},
 	{"IDsAreNeverDrawnAgain", testIDsAreNeverDrawnAgain},
 	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},
 }

@@ -131,3 +131,23 @@ func testSubscribeSeesOwnCommits(t *testing.T, su *suite) {
 		}
 	}
 }
+
+// testWatchStartsEvenIfCancelled: a Watch whose ctx is done before it could
+// watch still calls started, once, and returns: a pool stopped as it
+// starts waits for started before anything else.
+func testWatchStartsEvenIfCancelled(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Watch(ctx, store.WatchConfig{Poll: time.Hour, Safety: time.Hour}, make(chan struct{}, 1), func() { calls++ })
+	}()
+	waitFor(t, done)
+	if calls != 1 {
+		t.Errorf("started called %d times by a Watch whose ctx was done, want 1", calls)
+	}
+}
