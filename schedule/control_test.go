@@ -716,13 +716,16 @@ func TestBackfillAndTriggerKeyStayIdempotentAfterPurge(t *testing.T) {
 	}
 
 	clk.Advance(8 * 24 * time.Hour)
-	if rep, err := q.Maintain(ctx, 7*24*time.Hour); err != nil || rep.Purged != 6 {
-		t.Fatalf("Maintain = %+v, %v; want 6 purged", rep, err)
+	// The store may keep the newest job, so that its id is never drawn
+	// again (SQLite does): every other one is purged.
+	rep, err := q.Maintain(ctx, 7*24*time.Hour)
+	if err != nil || rep.Purged < 5 {
+		t.Fatalf("Maintain = %+v, %v; want 5 or 6 purged", rep, err)
 	}
-	if inserted, purged := enqueue(); inserted != 0 || purged != 6 {
-		t.Errorf("after purge: %d enqueued, %d found used by purged jobs; want 0 and 6", inserted, purged)
+	if inserted, purged := enqueue(); inserted != 0 || purged != int(rep.Purged) {
+		t.Errorf("after purge: %d enqueued, %d found used by purged jobs; want 0 and %d", inserted, purged, rep.Purged)
 	}
-	if got := jobs(t, q, "s"); len(got) != 0 {
-		t.Errorf("jobs after purge = %v, want none", got)
+	if got := jobs(t, q, "s"); len(got) != 6-int(rep.Purged) {
+		t.Errorf("jobs after purge = %v, want %d", got, 6-rep.Purged)
 	}
 }
