@@ -520,6 +520,11 @@ func (l *loop) add(r store.Result) {
 	l.blocked = false
 }
 
+// tripTimeout bounds one trip's transaction: longer than SQLite's wait for
+// its write turn (Config.WriteWait, 2m by default), so that only a database
+// that stopped answering reaches it.
+const tripTimeout = 5 * time.Minute
+
 // trip is one transaction: record results, reclaim expired leases when one is
 // due, heartbeat when due, and claim for the free slots when claim is set.
 func (l *loop) trip(ctx context.Context, claimJobs bool) error {
@@ -566,7 +571,14 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
-	res, err := p.q.Trip(ctx, t)
+	// Shutdown does not cancel a trip halfway: a commit cancelled while the
+	// server commits it reports an error although it took effect, and its
+	// results, recorded again by the next trip, would fail their fences
+	// as stale. tripTimeout bounds a trip on a database that stopped
+	// answering instead.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tripTimeout)
+	res, err := p.q.Trip(tctx, t)
+	cancel()
 	if err != nil {
 		return err
 	}
