@@ -65,6 +65,7 @@ var tests = []struct {
 	{"RetryGrantsTheOriginalAttemptsEveryTime", testRetryGrantsTheOriginalAttemptsEveryTime},
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
+	{"ClaimTakesOnlyItsTypes", testClaimTakesOnlyItsTypes},
 	{"FinishDoneInGroups", testFinishDoneInGroups},
 	{"CancelRequestSurvivesItsPool", testCancelRequestSurvivesItsPool},
 	{"SaveConfigLastConfig", testSaveConfigLastConfig},

@@ -284,3 +284,42 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 		t.Errorf("A's next trip claimed %d jobs, want 1", len(js))
 	}
 }
+
+// testClaimTakesOnlyItsTypes: a claim takes ready jobs of the types it
+// names, and of each limited type up to its limit, in claim order (priority
+// first), and passes over the others, which stay pending for a pool that
+// has their handler: an old node in a rolling deploy never takes a job of
+// a type it does not know, even at the head of the order.
+func testClaimTakesOnlyItsTypes(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	for i, j := range []store.NewJob{
+		{Type: "new", Key: "new1", Priority: 9},
+		{Type: "a", Key: "a1"},
+		{Type: "new", Key: "new2", Priority: 9},
+		{Type: "lim", Key: "lim1", Priority: 1},
+		{Type: "a", Key: "a2", Priority: 2},
+		{Type: "lim", Key: "lim2", Priority: 1},
+	} {
+		if _, err := q.Enqueue(context.Background(), j); err != nil {
+			t.Fatalf("enqueue %d: %v", i, err)
+		}
+	}
+	res, err := q.Trip(context.Background(), store.Trip{Owner: "old", Now: clk.Now(),
+		Claim: &store.Claim{Lease: time.Minute, N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range res.Claimed {
+		got = append(got, j.Key)
+	}
+	if want := []string{"a2", "lim1", "a1"}; !slices.Equal(got, want) {
+		t.Errorf("claimed %v, want %v (claim order, the limited type up to its limit, no job of type new)", got, want)
+	}
+	for _, key := range []string{"new1", "new2", "lim2"} {
+		if j := mustJob(t, q, key); j.State != store.StatePending {
+			t.Errorf("%s is %s, want pending", key, j.State)
+		}
+	}
+}
