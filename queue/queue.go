@@ -16,7 +16,8 @@ import (
 
 // Config configures a Queue. Zero values select the defaults shown. The
 // settings below Logger apply to a SQLite file (see package
-// scheduler/queue/sqlite), except PurgeBatch, which applies to both engines.
+// scheduler/queue/sqlite), except ReadOnly and PurgeBatch, which apply to
+// both engines.
 type Config struct {
 	// Clock is the clock the queue decides with. On PostgreSQL it is
 	// corrected to the database server's clock (see package
@@ -33,7 +34,8 @@ type Config struct {
 	// an acknowledged enqueue then survives a process crash but not a power
 	// loss. Default: false (enqueues are fsynced).
 	NoSyncEnqueue bool
-	// ReadOnly opens the file for reads only: no migration, no writes.
+	// ReadOnly opens the database for reads only: no migration, no writes.
+	// It applies to both engines.
 	ReadOnly bool
 	// PurgeBatch is how many rows one purge transaction deletes: small
 	// enough that a writer waiting behind it waits milliseconds.
@@ -68,7 +70,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 		// The scheme in lower case: pgx reads a URL only so.
 		scheme, rest, _ := strings.Cut(dsn, "://")
 		dsn = strings.ToLower(scheme) + "://" + rest
-		s, err := postgres.Open(ctx, dsn, postgres.Config{Clock: cfg.Clock, Logger: cfg.Logger, PurgeBatch: cfg.PurgeBatch})
+		s, err := postgres.Open(ctx, dsn, postgres.Config{Clock: cfg.Clock, Logger: cfg.Logger, PurgeBatch: cfg.PurgeBatch, ReadOnly: cfg.ReadOnly})
 		if err != nil {
 			return nil, err
 		}

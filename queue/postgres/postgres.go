@@ -42,6 +42,11 @@ type Config struct {
 	Logger     *slog.Logger // Default: discard.
 	// PurgeBatch is how many rows one purge transaction deletes. Default: 1000.
 	PurgeBatch int
+	// ReadOnly opens the schema for reads only, as an operator's read
+	// command does: no migration (a schema without the scheduler's tables
+	// is store.ErrNotFound, and stays without them), and every transaction
+	// read-only on the server.
+	ReadOnly bool
 	// MaxConns bounds the store's pool of connections, at least 2 (Maintain
 	// holds one while it works on another; Watch holds one outside the
 	// pool). Default: max(4, GOMAXPROCS).
@@ -129,6 +134,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
 	}
 	pcfg.MaxConns = int32(cfg.MaxConns)
+	if cfg.ReadOnly {
+		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
@@ -136,7 +144,11 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	s := &Store{pool: pool, name: redact(dsn), log: cfg.Logger, cfg: cfg,
 		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}), waiters: map[chan struct{}]struct{}{},
 		notifyOwed: make(chan struct{}, 1)}
-	if err := s.migrate(ctx); err != nil {
+	prepare := s.migrate
+	if cfg.ReadOnly {
+		prepare = s.checkSchema
+	}
+	if err := prepare(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", s.name, err)
 	}
@@ -198,6 +210,30 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// checkSchema is migrate for a read-only store: the schema must hold the
+// scheduler's tables, of a version this program knows.
+func (s *Store) checkSchema(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("no scheduler tables in this schema (has a daemon started on it?): %w", store.ErrNotFound)
+	}
+	var have int
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return err
+	}
+	if have > len(ms) {
+		return fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
+	}
+	return nil
 }
 
 var notChannel = regexp.MustCompile(`[^a-z0-9_]+`)

@@ -2,12 +2,15 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"scheduler/clock"
 	"scheduler/queue"
 	"scheduler/queue/postgres"
+	"scheduler/queue/postgres/pgtest"
+	"scheduler/queue/store"
 )
 
 var _ queue.Store = (*postgres.Store)(nil)
@@ -23,4 +26,38 @@ func open(t *testing.T, dsn string, c clock.Clock) *postgres.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestReadOnly: a read-only store, as an operator's read command opens,
+// creates no table in an empty schema (it reports ErrNotFound), reads a
+// schema a daemon made, and cannot write to it.
+func TestReadOnly(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if s, err := postgres.Open(ctx, dsn, postgres.Config{ReadOnly: true}); !errors.Is(err, store.ErrNotFound) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("read-only Open of an empty schema = %v, want ErrNotFound", err)
+	}
+	w, err := postgres.Open(ctx, dsn, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Enqueue(ctx, store.NewJob{Type: "t", Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := postgres.Open(ctx, dsn, postgres.Config{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open of a daemon's schema: %v", err)
+	}
+	defer r.Close()
+	if j, err := r.JobByKey(ctx, "k"); err != nil || j.Key != "k" {
+		t.Fatalf("JobByKey on a read-only store = %v, %v", j, err)
+	}
+	if _, err := r.Enqueue(ctx, store.NewJob{Type: "t", Key: "k2"}); err == nil {
+		t.Fatal("Enqueue on a read-only store succeeded")
+	}
 }
