@@ -120,11 +120,6 @@ func insertSkips(ctx context.Context, tx pgx.Tx, skips []store.Skip, now time.Ti
 	return nil
 }
 
-// advanceBatchRows bounds the rows (jobs, skips and the cursor) of the
-// Advances that one AdvanceBatch transaction commits; an Advance is never
-// split.
-const advanceBatchRows = 5000
-
 // lockCursorsSQL locks the existing cursors of an AdvanceBatch's
 // transaction in the order of their names.
 const lockCursorsSQL = `SELECT schedule FROM cursors WHERE schedule = ANY($1) ORDER BY schedule FOR UPDATE`
@@ -140,54 +135,10 @@ RETURNING cursors.schedule`
 // still all or nothing with its own compare-and-set of the cursor (see
 // queue.Store).
 func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
-	seen := make(map[string]bool, len(advs))
-	for _, a := range advs {
-		if seen[a.Schedule] {
-			return nil, fmt.Errorf("advance batch: schedule %q twice", a.Schedule)
-		}
-		seen[a.Schedule] = true
-	}
 	now := ts(s.now())
-	res := make([]store.AdvanceResult, len(advs))
-	prepared := make([]store.Advance, len(advs))
-	var chunk []int
-	rows := 0
-	var failed error
-	flush := func() {
-		if len(chunk) == 0 {
-			return
-		}
-		if failed == nil {
-			failed = s.commitAdvances(ctx, prepared, chunk, res, now)
-		}
-		if failed != nil {
-			for _, i := range chunk {
-				res[i] = store.AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
-			}
-		}
-		chunk, rows = chunk[:0], 0
-	}
-	for i, a := range advs {
-		if err := store.CheckAdvance(a); err != nil {
-			res[i].Err = err
-			continue
-		}
-		jobs, err := store.PrepareJobs(a.Jobs, now)
-		if err != nil {
-			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
-			continue
-		}
-		a.Jobs = jobs
-		prepared[i] = a
-		n := 1 + len(a.Jobs) + len(a.Skips)
-		if rows > 0 && rows+n > advanceBatchRows {
-			flush()
-		}
-		chunk = append(chunk, i)
-		rows += n
-	}
-	flush()
-	return res, nil
+	return store.BatchAdvances(advs, now, func(prepared []store.Advance, idx []int, res []store.AdvanceResult) error {
+		return s.commitAdvances(ctx, prepared, idx, res, now)
+	})
 }
 
 // commitAdvances commits advs[i] for i in idx in one transaction and, if it

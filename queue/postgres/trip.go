@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -386,32 +385,17 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
-	// RETURNING yields rows in no promised order; start them in claim order.
-	sort.SliceStable(jobs, func(a, b int) bool {
-		if jobs[a].Priority != jobs[b].Priority {
-			return jobs[a].Priority > jobs[b].Priority
+	store.SortClaimOrder(jobs)
+	if cut := store.PrefetchCut(jobs, c.N, c.Prefetch); cut < len(jobs) {
+		back := jobs[cut:]
+		ids := make([]int64, len(back))
+		for i, j := range back {
+			ids[i] = j.ID
 		}
-		if !jobs[a].RunAt.Equal(jobs[b].RunAt) {
-			return jobs[a].RunAt.Before(jobs[b].RunAt)
+		if _, err := tx.Exec(ctx, unclaimSQL, ids, owner); err != nil {
+			return nil, false, fmt.Errorf("give back prefetched jobs: %w", err)
 		}
-		return jobs[a].ID < jobs[b].ID
-	})
-	// A crash spends the attempt of every claimed job, started or not: past
-	// the jobs for free workers, the claim keeps the jobs before the first
-	// one on its last attempt and gives the rest back.
-	if keep := max(c.N-c.Prefetch, 0); c.Prefetch > 0 && len(jobs) > keep {
-		cut := slices.IndexFunc(jobs[keep:], (*store.Job).LastAttempt)
-		if cut >= 0 {
-			back := jobs[keep+cut:]
-			ids := make([]int64, len(back))
-			for i, j := range back {
-				ids[i] = j.ID
-			}
-			if _, err := tx.Exec(ctx, unclaimSQL, ids, owner); err != nil {
-				return nil, false, fmt.Errorf("give back prefetched jobs: %w", err)
-			}
-			return jobs[:keep+cut], true, nil
-		}
+		return jobs[:cut], true, nil
 	}
 	return jobs, false, nil
 }

@@ -11,13 +11,6 @@ import (
 	"scheduler/queue/store"
 )
 
-// advanceBatchRows bounds the rows (jobs, skips and the cursor) of the
-// Advances that one AdvanceBatch transaction commits, so that a tick of
-// many schedules does not hold the writer from the pool for long. An
-// Advance larger than that on its own gets a transaction of its own; an
-// Advance is never split.
-const advanceBatchRows = 5000
-
 // casRows is how many cursors one moveCursorsSQL statement compares and
 // moves; a shorter group is padded with rows of NULLs, which match nothing.
 const casRows = 100
@@ -52,54 +45,10 @@ func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store
 	if s.w == nil {
 		return nil, fmt.Errorf("advance batch: %w", errReadOnly)
 	}
-	seen := make(map[string]bool, len(advs))
-	for _, a := range advs {
-		if seen[a.Schedule] {
-			return nil, fmt.Errorf("advance batch: schedule %q twice", a.Schedule)
-		}
-		seen[a.Schedule] = true
-	}
 	now := s.clock.Now()
-	res := make([]store.AdvanceResult, len(advs))
-	prepared := make([]store.Advance, len(advs))
-	var chunk []int // indexes into advs of the next transaction
-	rows := 0
-	var failed error
-	flush := func() {
-		if len(chunk) == 0 {
-			return
-		}
-		if failed == nil {
-			failed = s.commitAdvances(ctx, prepared, chunk, res, now)
-		}
-		if failed != nil {
-			for _, i := range chunk {
-				res[i] = store.AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
-			}
-		}
-		chunk, rows = chunk[:0], 0
-	}
-	for i, a := range advs {
-		if err := store.CheckAdvance(a); err != nil {
-			res[i].Err = err
-			continue
-		}
-		jobs, err := store.PrepareJobs(a.Jobs, now)
-		if err != nil {
-			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
-			continue
-		}
-		a.Jobs = jobs
-		prepared[i] = a
-		n := 1 + len(a.Jobs) + len(a.Skips)
-		if rows > 0 && rows+n > advanceBatchRows {
-			flush()
-		}
-		chunk = append(chunk, i)
-		rows += n
-	}
-	flush()
-	return res, nil
+	return store.BatchAdvances(advs, now, func(prepared []store.Advance, idx []int, res []store.AdvanceResult) error {
+		return s.commitAdvances(ctx, prepared, idx, res, now)
+	})
 }
 
 // commitAdvances commits advs[i] for i in idx in one transaction and, if it

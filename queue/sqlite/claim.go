@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,29 +188,12 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
-	// RETURNING yields rows in no promised order; start them in claim order.
-	sort.SliceStable(jobs, func(a, b int) bool {
-		if jobs[a].Priority != jobs[b].Priority {
-			return jobs[a].Priority > jobs[b].Priority
+	store.SortClaimOrder(jobs)
+	if cut := store.PrefetchCut(jobs, r.n, r.prefetch); cut < len(jobs) {
+		if err := unclaim(ctx, tx, r.owner, jobs[cut:]); err != nil {
+			return nil, false, err
 		}
-		if !jobs[a].RunAt.Equal(jobs[b].RunAt) {
-			return jobs[a].RunAt.Before(jobs[b].RunAt)
-		}
-		return jobs[a].ID < jobs[b].ID
-	})
-	// A crash spends the attempt of every claimed job, started or not (the
-	// lease cannot tell). So a job on its last attempt is not prefetched:
-	// past the jobs for free workers, the claim keeps the jobs before the
-	// first such job and gives the rest back, to be claimed when a worker
-	// is free for it.
-	if keep := max(r.n-r.prefetch, 0); r.prefetch > 0 && len(jobs) > keep {
-		cut := slices.IndexFunc(jobs[keep:], (*store.Job).LastAttempt)
-		if cut >= 0 {
-			if err := unclaim(ctx, tx, r.owner, jobs[keep+cut:]); err != nil {
-				return nil, false, err
-			}
-			return jobs[:keep+cut], true, nil
-		}
+		return jobs[:cut], true, nil
 	}
 	return jobs, false, nil
 }

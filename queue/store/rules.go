@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -72,4 +74,103 @@ func CheckAdvance(a Advance) error {
 		return fmt.Errorf("advance %s: cursor cannot move back from %s to %s", a.Schedule, a.From.UTC().Format(time.RFC3339), a.To.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// AdvanceBatchRows bounds the rows (jobs, skips and the cursor) of the
+// Advances that one AdvanceBatch transaction commits, so that a tick of
+// many schedules does not hold the writer from the pools for long. An
+// Advance larger than that on its own gets a transaction of its own; an
+// Advance is never split.
+const AdvanceBatchRows = 5000
+
+// CommitAdvances commits the prepared Advances advs[i], for i in idx, in
+// one transaction, and on commit sets their results in res.
+type CommitAdvances func(advs []Advance, idx []int, res []AdvanceResult) error
+
+// BatchAdvances is AdvanceBatch's rules, the same on every engine: it
+// refuses a schedule named twice, checks each Advance and fills its jobs'
+// defaults at now (an invalid one gets its own Err and is left out), and
+// hands the others to commit in order, in groups of up to AdvanceBatchRows
+// rows. Once a group fails, it and the groups after it get that error.
+func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]AdvanceResult, error) {
+	seen := make(map[string]bool, len(advs))
+	for _, a := range advs {
+		if seen[a.Schedule] {
+			return nil, fmt.Errorf("advance batch: schedule %q twice", a.Schedule)
+		}
+		seen[a.Schedule] = true
+	}
+	res := make([]AdvanceResult, len(advs))
+	prepared := make([]Advance, len(advs))
+	var chunk []int // indexes into advs of the next transaction
+	rows := 0
+	var failed error
+	flush := func() {
+		if len(chunk) == 0 {
+			return
+		}
+		if failed == nil {
+			failed = commit(prepared, chunk, res)
+		}
+		if failed != nil {
+			for _, i := range chunk {
+				res[i] = AdvanceResult{Err: fmt.Errorf("advance %s: %w", advs[i].Schedule, failed)}
+			}
+		}
+		chunk, rows = chunk[:0], 0
+	}
+	for i, a := range advs {
+		if err := CheckAdvance(a); err != nil {
+			res[i].Err = err
+			continue
+		}
+		jobs, err := PrepareJobs(a.Jobs, now)
+		if err != nil {
+			res[i].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
+			continue
+		}
+		a.Jobs = jobs
+		prepared[i] = a
+		n := 1 + len(a.Jobs) + len(a.Skips)
+		if rows > 0 && rows+n > AdvanceBatchRows {
+			flush()
+		}
+		chunk = append(chunk, i)
+		rows += n
+	}
+	flush()
+	return res, nil
+}
+
+// SortClaimOrder puts claimed jobs in claim order: priority descending,
+// then run_at, then id. A claim's RETURNING yields rows in no promised
+// order; a pool starts them in this one.
+func SortClaimOrder(jobs []*Job) {
+	sort.SliceStable(jobs, func(a, b int) bool {
+		if jobs[a].Priority != jobs[b].Priority {
+			return jobs[a].Priority > jobs[b].Priority
+		}
+		if !jobs[a].RunAt.Equal(jobs[b].RunAt) {
+			return jobs[a].RunAt.Before(jobs[b].RunAt)
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
+}
+
+// PrefetchCut returns how many of jobs, claimed in claim order for a
+// Claim of n jobs of which prefetch ahead of a free worker, the claim
+// keeps; the rest go back. A crash spends the attempt of every claimed
+// job, started or not (the lease cannot tell), so a job on its last
+// attempt is not prefetched: past the n-prefetch jobs for free workers,
+// the claim keeps the jobs before the first such job. It returns
+// len(jobs) when nothing goes back.
+func PrefetchCut(jobs []*Job, n, prefetch int) int {
+	keep := max(n-prefetch, 0)
+	if prefetch <= 0 || len(jobs) <= keep {
+		return len(jobs)
+	}
+	if cut := slices.IndexFunc(jobs[keep:], (*Job).LastAttempt); cut >= 0 {
+		return keep + cut
+	}
+	return len(jobs)
 }
