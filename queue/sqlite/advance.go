@@ -32,11 +32,12 @@ RETURNING schedule`
 // ErrCursorMoved, while the others in its transaction commit. Results are
 // in the order of advs, one each.
 //
-// The Advances commit in order, in transactions of up to about 5,000 rows;
-// each transaction is committed as Advance commits (fsynced only if one of
-// its Advances resumes), so a crash loses a transaction's rows and cursor
-// moves together. Once a transaction fails, it and the Advances after it
-// have that error as their Err and nothing of them is written.
+// The Advances commit in the order of their schedules' names, in
+// transactions of up to about 5,000 rows; each transaction is committed as
+// Advance commits (fsynced only if one of its Advances resumes), so a crash
+// loses a transaction's rows and cursor moves together. Once a transaction
+// fails, it and the Advances after it in that order have that error as
+// their Err and nothing of them is written.
 //
 // A schedule may appear once in advs. The error is non-nil, and nothing
 // written, only for a call that could write nothing: a schedule twice, or
