@@ -436,6 +436,11 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 		b.log.InfoContext(ctx, "instants skipped",
 			logKeySchedule, s.Name, logKeySkipped, len(skips), logKeyRuns, len(runs), logKeyCursor, to)
 	}
+	// The attributes below cost allocations per schedule and pass, for a
+	// line that the default level drops.
+	if !b.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
 	b.log.DebugContext(ctx, "instants materialised",
 		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
 		logKeyCursor, to, logKeyNextAt, next)

@@ -19,11 +19,25 @@ const casRows = 100
 // only if it is still at the instant and in the pause state the caller read
 // (the compare-and-set of moveCursorSQL, row by row), and returns the
 // schedules it moved.
-var moveCursorsSQL = `WITH c(name, from_at, to_at, was_paused) AS (VALUES ` +
+var moveCursorsSQL = moveCursorsCountSQL + "\nRETURNING schedule"
+
+// moveCursorsCountSQL is moveCursorsSQL without RETURNING, for the usual
+// group in which every cursor is where its beat read it: the number of rows
+// changed says so. RETURNING makes SQLite keep each returned row in a
+// temporary table and hand it to Go; a tick of 10,000 schedules costs 4%
+// fewer instructions without it.
+var moveCursorsCountSQL = `WITH c(name, from_at, to_at, was_paused) AS (VALUES ` +
 	strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", casRows), ", ") + `)
 UPDATE cursors SET at = c.to_at, updated_at = ? FROM c
-WHERE cursors.schedule = c.name AND cursors.at = c.from_at AND cursors.paused = c.was_paused
-RETURNING schedule`
+WHERE cursors.schedule = c.name AND cursors.at = c.from_at AND cursors.paused = c.was_paused`
+
+// A savepoint around moveCursorsCountSQL, undone when a cursor of its group
+// had moved, so that moveCursorsSQL can tell which.
+const (
+	casSavepointSQL  = "SAVEPOINT move_cursors"
+	casRollbackToSQL = "ROLLBACK TO move_cursors"
+	casReleaseSQL    = "RELEASE move_cursors"
+)
 
 // AdvanceBatch commits many Advances in few transactions, each Advance
 // still all or nothing with its own compare-and-set of the cursor: an
@@ -32,11 +46,12 @@ RETURNING schedule`
 // ErrCursorMoved, while the others in its transaction commit. Results are
 // in the order of advs, one each.
 //
-// The Advances commit in order, in transactions of up to about 5,000 rows;
-// each transaction is committed as Advance commits (fsynced only if one of
-// its Advances resumes), so a crash loses a transaction's rows and cursor
-// moves together. Once a transaction fails, it and the Advances after it
-// have that error as their Err and nothing of them is written.
+// The Advances commit in the order of their schedules' names, in
+// transactions of up to about 5,000 rows; each transaction is committed as
+// Advance commits (fsynced only if one of its Advances resumes), so a crash
+// loses a transaction's rows and cursor moves together. Once a transaction
+// fails, it and the Advances after it in that order have that error as
+// their Err and nothing of them is written.
 //
 // A schedule may appear once in advs. The error is non-nil, and nothing
 // written, only for a call that could write nothing: a schedule twice, or
@@ -145,8 +160,13 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 	return nil
 }
 
-// moveCursors runs moveCursorsSQL for the Advances advs[idx[k]], k in
-// group, and returns the schedules whose cursor it moved.
+// moveCursors compares and moves the cursors of the Advances advs[idx[k]],
+// k in group, and returns the schedules whose cursor it moved. It first
+// moves them with moveCursorsCountSQL in a savepoint; if fewer rows
+// changed than the group has schedules, it undoes that and runs
+// moveCursorsSQL, which names the schedules it moved. (After the fact, a
+// cursor at its new instant cannot tell whether this beat or another moved
+// it there.)
 func moveCursors(ctx context.Context, tx txn, advs []store.Advance, idx, group []int, now time.Time) (map[string]bool, error) {
 	args := make([]any, 0, 4*casRows+1)
 	for _, k := range group {
@@ -157,6 +177,32 @@ func moveCursors(ctx context.Context, tx txn, advs []store.Advance, idx, group [
 		args = append(args, nil, nil, nil, nil)
 	}
 	args = append(args, ms(now))
+	if _, err := tx.exec(ctx, casSavepointSQL); err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	res, err := tx.exec(ctx, moveCursorsCountSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	if n != int64(len(group)) {
+		if _, err := tx.exec(ctx, casRollbackToSQL); err != nil {
+			return nil, fmt.Errorf("move cursors: %w", err)
+		}
+	}
+	if _, err := tx.exec(ctx, casReleaseSQL); err != nil {
+		return nil, fmt.Errorf("move cursors: %w", err)
+	}
+	if n == int64(len(group)) {
+		moved := make(map[string]bool, len(group))
+		for _, k := range group {
+			moved[advs[idx[k]].Schedule] = true
+		}
+		return moved, nil
+	}
 	rows, err := tx.query(ctx, moveCursorsSQL, args...)
 	if err != nil {
 		return nil, fmt.Errorf("move cursors: %w", err)

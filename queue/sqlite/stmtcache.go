@@ -16,7 +16,8 @@ import (
 // connection.
 var hotSQL = []string{
 	insertJobSQL, jobIDByKeySQL, insertBatchSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
-	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL,
+	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL, moveCursorsCountSQL,
+	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 	savepointSQL, rollbackToSQL, releaseSQL,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -90,8 +91,9 @@ type CommitAdvances func(advs []Advance, idx []int, res []AdvanceResult) error
 // BatchAdvances is AdvanceBatch's rules, the same on every engine: it
 // refuses a schedule named twice, checks each Advance and fills its jobs'
 // defaults at now (an invalid one gets its own Err and is left out), and
-// hands the others to commit in order, in groups of up to AdvanceBatchRows
-// rows. Once a group fails, it and the groups after it get that error.
+// hands the others to commit in the order of their schedules' names (see
+// byScheduleName), in groups of up to AdvanceBatchRows rows. Once a group
+// fails, it and the groups after it get that error.
 func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]AdvanceResult, error) {
 	seen := make(map[string]bool, len(advs))
 	for _, a := range advs {
@@ -119,7 +121,8 @@ func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]Adva
 		}
 		chunk, rows = chunk[:0], 0
 	}
-	for i, a := range advs {
+	for _, i := range byScheduleName(advs) {
+		a := advs[i]
 		if err := CheckAdvance(a); err != nil {
 			res[i].Err = err
 			continue
@@ -140,6 +143,24 @@ func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]Adva
 	}
 	flush()
 	return res, nil
+}
+
+// byScheduleName returns the indexes of advs in the order of their
+// schedules' names.
+//
+// The order is for speed. The indexes that a tick writes into at one place
+// per schedule (the jobs' keys, which begin with the schedule's name, and
+// the indexes on (schedule, ...)) are in this order, so a transaction of
+// Advances sorted by name writes one run of neighbouring pages of each,
+// and the next transaction the run after it; in the order of a file, every
+// transaction would dirty pages all over each index, and commit them all.
+func byScheduleName(advs []Advance) []int {
+	order := make([]int, len(advs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(advs[a].Schedule, advs[b].Schedule) })
+	return order
 }
 
 // SortClaimOrder puts claimed jobs in claim order: priority descending,

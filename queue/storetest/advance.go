@@ -187,6 +187,53 @@ func testAdvanceBatchIsAdvanceByAdvance(t *testing.T, su *suite) {
 	}
 }
 
+// testAdvanceBatchResultsFollowTheBatch: the store commits a batch in the
+// order of the schedules' names, not in the batch's; each result is still
+// that of the Advance at its place, with the jobs of that Advance, across
+// transactions and with one Advance refused in the middle.
+func testAdvanceBatchResultsFollowTheBatch(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	i1 := t0.Add(time.Minute)
+	const n = 60 // about 6,000 rows: more than one transaction
+	var advs []store.Advance
+	for i := range n {
+		s := fmt.Sprintf("s%02d", (37*i)%n) // names out of order
+		a := store.Advance{Schedule: s, To: i1}
+		for k := range 70 + i {
+			a.Jobs = append(a.Jobs, store.NewJob{Type: "t", Key: fmt.Sprintf("%s|%d|1", s, k), Schedule: s, ScheduledAt: i1})
+		}
+		advs = append(advs, a)
+	}
+	const refused = 25
+	advs[refused].To, advs[refused].From = t0, i1 // backwards
+	res, err := q.AdvanceBatch(ctx, advs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		a := advs[i]
+		if i == refused {
+			if r.Err == nil || r.Jobs != nil {
+				t.Errorf("%s: backward advance gave %+v", a.Schedule, r)
+			}
+			continue
+		}
+		if r.Err != nil || len(r.Jobs) != len(a.Jobs) {
+			t.Errorf("%s: err %v, %d jobs, want %d", a.Schedule, r.Err, len(r.Jobs), len(a.Jobs))
+			continue
+		}
+		for k, e := range r.Jobs {
+			j, err := q.Job(ctx, e.ID)
+			if err != nil || e.Key != a.Jobs[k].Key || j.Key != e.Key || !e.Inserted {
+				t.Errorf("%s job %d: result %+v for key %s, stored %+v (%v)", a.Schedule, k, e, a.Jobs[k].Key, j, err)
+				break
+			}
+		}
+	}
+}
+
 // testAdvanceBatchCommitsWinnersOnly: in one batch, schedules whose
 // cursor moved (another beat won), that were paused since they were read,
 // or whose cursor another beat created first, write nothing, while the

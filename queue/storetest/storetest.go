@@ -56,6 +56,7 @@ var tests = []struct {
 	{"PauseIsDurable", testPauseIsDurable},
 	{"AdvanceComparesThePause", testAdvanceComparesThePause},
 	{"AdvanceBatchIsAdvanceByAdvance", testAdvanceBatchIsAdvanceByAdvance},
+	{"AdvanceBatchResultsFollowTheBatch", testAdvanceBatchResultsFollowTheBatch},
 	{"ListFiltersNewestFirst", testListFiltersNewestFirst},
 	{"SkipsListedAndSummarised", testSkipsListedAndSummarised},
 	{"InstantSummarisesFanOut", testInstantSummarisesFanOut},
