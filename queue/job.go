@@ -48,7 +48,33 @@ type (
 	// Process describes the program a Pool runs in. Zero values in a
 	// PoolConfig select the process's own pid and host, and "dev".
 	Process = store.Process
+	// AlarmKind says what an alarm reports.
+	AlarmKind = store.AlarmKind
+	// Alarm is a stored alarm.
+	Alarm = store.Alarm
+	// NewAlarm is an alarm to raise.
+	NewAlarm = store.NewAlarm
+	// OpenAlarm is an open alarm with its job's state.
+	OpenAlarm = store.OpenAlarm
+	// AlarmMark is how far a schedule's alarms were evaluated.
+	AlarmMark = store.AlarmMark
+	// AlarmBatch is one transaction of the alarms' evaluation.
+	AlarmBatch = store.AlarmBatch
+	// InstantJob is a job of an instant with its first start.
+	InstantJob = store.InstantJob
 )
+
+// Alarm kinds.
+const (
+	AlarmLate      = store.AlarmLate
+	AlarmMissed    = store.AlarmMissed
+	AlarmDead      = store.AlarmDead
+	AlarmMisfire   = store.AlarmMisfire
+	AlarmRecovered = store.AlarmRecovered
+)
+
+// NotifyKeyPrefix starts the dedup key of every notification job.
+const NotifyKeyPrefix = store.NotifyKeyPrefix
 
 // The states of a job.
 const (
