@@ -100,8 +100,14 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		m, known := marks[s.Name]
 		if !known {
 			// A schedule watched for the first time is judged from its
-			// cursor on.
-			m = queue.AlarmMark{Schedule: s.Name, Late: cur.At, Missed: cur.At, Misfire: cur.At, Dead: now}
+			// cursor on: as the pass found it, before it materialised the
+			// instants due, which may be the ones a downtime passed (a
+			// daemon stopped before it judged anything).
+			from := cur.At
+			if c, ok := b.before[s.Name]; ok {
+				from = c.At
+			}
+			m = queue.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
 		}
 		nm := m
 		var ps []proposed

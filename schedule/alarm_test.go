@@ -335,3 +335,20 @@ func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 		}
 	})
 }
+
+// TestAlarmsFirstJudgementCoversTheDowntime: a daemon that created the
+// cursor but stopped before it judged anything (no marks) still gets the
+// instant its downtime passed judged by the next one.
+func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		if _, err := q.Advance(context.Background(), queue.Advance{Schedule: "s", To: t0}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(t0.Add(time.Hour + 45*time.Minute))
+		startBeat(t, q, mustParse(t, hourlyWatched), clk)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+	})
+}

@@ -93,8 +93,9 @@ type Beat struct {
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
 
 	alarmFunc func(schedule, kind string)
-	deadSeen  map[string]time.Time // dead alarms raised within deadLookback, by key; only Run's goroutine
-	deadlines map[string]time.Time // see Deadline; under mu
+	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
+	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
+	deadlines map[string]time.Time    // see Deadline; under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass ran at and the
@@ -287,6 +288,9 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 		if err != nil {
 			errs = append(errs, err)
 			break
+		}
+		if attempt == 0 {
+			b.before = cursors
 		}
 		var lost []*Schedule
 		var ticks []*tick
