@@ -173,15 +173,13 @@ func (e extraRow) Scan(dest ...any) error { return e.row.Scan(append(dest, e.ext
 // after, oldest first; it walks jobs_dead_schedule, which holds dead jobs
 // only.
 func (s *Store) DeadJobs(ctx context.Context, schedule string, after time.Time, limit int) ([]*store.Job, error) {
-	return s.jobs(ctx, `SELECT `+jobColumns+` FROM jobs
-WHERE schedule = $1 AND state = 'dead' AND finished_at > $2 ORDER BY finished_at, id LIMIT $3`, schedule, ts(after), clampAlarmRows(limit))
+	return s.jobs(ctx, deadJobsSQL, schedule, ts(after), clampAlarmRows(limit))
 }
 
 // SkipsBetween returns up to limit skips of schedule for reason whose
 // instant is in (after, through], oldest first.
 func (s *Store) SkipsBetween(ctx context.Context, schedule string, reason store.SkipReason, after, through time.Time, limit int) ([]store.Skip, error) {
-	out, err := s.skips(ctx, `SELECT `+skipColumns+` FROM skips
-WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`,
+	out, err := s.skips(ctx, skipsBetweenSQL,
 		schedule, ts(after), ts(through), string(reason), clampAlarmRows(limit))
 	if err != nil {
 		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
@@ -192,8 +190,7 @@ WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4
 // OpenAlarms returns up to limit open alarms, oldest first, with the state
 // of their jobs.
 func (s *Store) OpenAlarms(ctx context.Context, limit int) ([]store.OpenAlarm, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+alarmColumns+`, j.state, j.finished_at
-FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY alarms.id LIMIT $1`, clampAlarmRows(limit))
+	rows, err := s.pool.Query(ctx, openAlarmsSQL, clampAlarmRows(limit))
 	if err != nil {
 		return nil, fmt.Errorf("read open alarms: %w", err)
 	}
@@ -229,7 +226,7 @@ func (s *Store) Alarms(ctx context.Context, schedule string, limit int) ([]store
 	if schedule == "" {
 		rows, err = s.pool.Query(ctx, `SELECT `+alarmColumns+` FROM alarms ORDER BY id DESC LIMIT $1`, limit)
 	} else {
-		rows, err = s.pool.Query(ctx, `SELECT `+alarmColumns+` FROM alarms WHERE schedule = $1 ORDER BY id DESC LIMIT $2`, schedule, limit)
+		rows, err = s.pool.Query(ctx, alarmsOfSQL, schedule, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("list alarms: %w", err)
@@ -254,8 +251,7 @@ func (s *Store) Alarms(ctx context.Context, schedule string, limit int) ([]store
 // newest instant back to the first done job.
 func (s *Store) LastSuccess(ctx context.Context, schedule string) (time.Time, error) {
 	var at *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT finished_at FROM jobs
-WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT 1`, schedule).Scan(&at)
+	err := s.pool.QueryRow(ctx, lastSuccessSQL, schedule).Scan(&at)
 	switch {
 	case errNoRows(err):
 		return time.Time{}, nil
@@ -264,3 +260,17 @@ WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY sch
 	}
 	return fromTS(at), nil
 }
+
+// The reads of the alarms' evaluation and of the operators, each a bounded
+// range of an index (see TestAlarmQueryPlans).
+const (
+	deadJobsSQL = `SELECT ` + jobColumns + ` FROM jobs
+WHERE schedule = $1 AND state = 'dead' AND finished_at > $2 ORDER BY finished_at, id LIMIT $3`
+	skipsBetweenSQL = `SELECT ` + skipColumns + ` FROM skips
+WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
+	openAlarmsSQL = `SELECT ` + alarmColumns + `, j.state, j.finished_at
+FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY alarms.id LIMIT $1`
+	alarmsOfSQL    = `SELECT ` + alarmColumns + ` FROM alarms WHERE schedule = $1 ORDER BY id DESC LIMIT $2`
+	lastSuccessSQL = `SELECT finished_at FROM jobs
+WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT 1`
+)
