@@ -127,14 +127,21 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
+		if known && nm.Dead.Sub(m.Dead) < deadLookback {
+			// The dead look goes back deadLookback from its mark anyway:
+			// the mark is written when it moved that far, not every pass.
+			nm.Dead = m.Dead
+		}
 		if !known || nm != m {
 			newMarks = append(newMarks, nm)
 		}
+		// The next limit due: of the first instant whose limit is still
+		// ahead (an instant between the mark and it had no job to judge).
 		if s.StartWithin > 0 {
-			wakeAt(s.spec.nextEvent(cur.At, nm.Late).Add(s.StartWithin))
+			wakeAt(s.spec.nextEvent(cur.At, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
 		}
 		if s.Deadline > 0 {
-			nextDeadline[s.Name] = s.spec.nextEvent(cur.At, nm.Missed).Add(s.Deadline)
+			nextDeadline[s.Name] = s.spec.nextEvent(cur.At, later(nm.Missed, now.Add(-s.Deadline))).Add(s.Deadline)
 			wakeAt(nextDeadline[s.Name])
 		}
 	}
@@ -198,7 +205,8 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 
 // judgeInstants judges the instants of s in (mark, cursor] whose limit d
 // (start_within for late, deadline for missed) has passed by now, item by
-// item, and returns the new mark and the alarms. Only instants with jobs
+// item, and returns the new mark (the newest instant judged) and the
+// alarms. Only instants with jobs
 // are judged: an instant skipped, or passed over by a restart, has no run
 // to be late. A cancelled job raises nothing. With no limit the mark
 // follows the cursor, so that a limit added later judges from then on.
@@ -228,8 +236,14 @@ func (b *Beat) judgeInstants(ctx context.Context, s *Schedule, kind queue.AlarmK
 		if cut > 0 {
 			jobs = jobs[:cut]
 		}
-		through = jobs[len(jobs)-1].ScheduledAt
 	}
+	// The mark moves to the newest instant judged, not to through: a pass
+	// that judges nothing writes nothing, and reads an empty range of the
+	// index again next time.
+	if len(jobs) == 0 {
+		return mark, nil, nil
+	}
+	through = jobs[len(jobs)-1].ScheduledAt
 	var out []proposed
 	for _, j := range jobs {
 		due := j.ScheduledAt.Add(d)
