@@ -352,3 +352,35 @@ func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
 		}
 	})
 }
+
+// TestAlarmsTwoBeatsRaiseOnce: two beats judging the same instants (two
+// daemons on one database) raise each alarm once, with one notification.
+func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		cfg := mustParse(t, fanOutWatched)
+		a, b := &alarmRecorder{}, &alarmRecorder{}
+		ra := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: a.record})
+		rb := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: b.record})
+		clk.Set(t0.Add(45 * time.Minute)) // past the instant's start_within and deadline
+		ra.b.Wake()
+		rb.b.Wake()
+		ra.settle()
+		rb.settle()
+		ra.advance(time.Second)
+		rb.advance(0)
+		want := []string{"id=a@12:30:00 late", "id=b@12:30:00 late", "id=a@12:30:00 missed", "id=b@12:30:00 missed"}
+		got := alarmList(t, q)
+		sortLabels(got)
+		sortLabels(want)
+		if !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+		if n := len(a.calls()) + len(b.calls()); n != 4 {
+			t.Errorf("AlarmFunc called %d times by the two beats (%v, %v), want 4", n, a.calls(), b.calls())
+		}
+		if ns := notifications(t, q); len(ns) != 4 {
+			t.Errorf("notifications = %d, want 4", len(ns))
+		}
+	})
+}
