@@ -112,9 +112,9 @@ type Store interface {
 	// InstantJobs returns up to limit jobs of schedule whose instant is in
 	// (after, through], oldest instant first, then by item.
 	InstantJobs(ctx context.Context, schedule string, after, through time.Time, limit int) ([]store.InstantJob, error)
-	// DeadJobs returns up to limit dead jobs of schedule that finished
-	// after after, oldest first.
-	DeadJobs(ctx context.Context, schedule string, after time.Time, limit int) ([]*store.Job, error)
+	// DeadJobs returns up to limit dead jobs of any schedule (not of no
+	// schedule) that finished after after, oldest first.
+	DeadJobs(ctx context.Context, after time.Time, limit int) ([]*store.Job, error)
 	// SkipsBetween returns up to limit skips of schedule for reason whose
 	// instant is in (after, through], oldest first.
 	SkipsBetween(ctx context.Context, schedule string, reason store.SkipReason, after, through time.Time, limit int) ([]store.Skip, error)

@@ -83,6 +83,26 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 	if err != nil {
 		return time.Time{}, err
 	}
+	// The dead jobs of every schedule since the oldest dead mark: one
+	// range of an index of dead jobs per pass.
+	deadFrom := now
+	for _, s := range watched {
+		if m, ok := marks[s.Name]; ok && m.Dead.Before(deadFrom) {
+			deadFrom = m.Dead
+		}
+	}
+	dead, err := b.q.DeadJobs(ctx, later(deadFrom.Add(-deadLookback), b.deadAfter), alarmRows)
+	if err != nil {
+		return time.Time{}, err
+	}
+	deadThrough := now
+	if len(dead) == alarmRows {
+		// A flood of dead jobs: the next pass reads on from the last one
+		// read, not from the lookback again (jobs that went dead in the
+		// same millisecond as it and were not read are passed over).
+		deadThrough = dead[len(dead)-1].FinishedAt
+		b.deadAfter = deadThrough
+	}
 	var next time.Time
 	wakeAt := func(at time.Time) {
 		if at.After(now) && (next.IsZero() || at.Before(next)) {
@@ -123,10 +143,8 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
-		if nm.Dead, ps, err = b.judgeDead(ctx, s, m.Dead, now); err != nil {
-			return time.Time{}, err
-		}
-		props = append(props, ps...)
+		props = append(props, b.judgeDead(s, dead, m.Dead)...)
+		nm.Dead = later(m.Dead, deadThrough)
 		if known && nm.Dead.Sub(m.Dead) < deadLookback {
 			// The dead look goes back deadLookback from its mark anyway:
 			// the mark is written when it moved that far, not every pass.
@@ -309,19 +327,15 @@ func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time
 	return through, out, nil
 }
 
-// judgeDead raises a dead alarm for each job of s that went dead since
-// mark (less deadLookback; see there), once.
-func (b *Beat) judgeDead(ctx context.Context, s *Schedule, mark, now time.Time) (time.Time, []proposed, error) {
-	jobs, err := b.q.DeadJobs(ctx, s.Name, mark.Add(-deadLookback), alarmRows)
-	if err != nil {
-		return mark, nil, err
-	}
-	through := later(mark, now)
-	if len(jobs) == alarmRows {
-		through = later(mark, jobs[len(jobs)-1].FinishedAt)
-	}
+// judgeDead raises a dead alarm for each job of s that went dead after
+// mark (less deadLookback; see there), once, from the dead jobs of every
+// schedule read once per pass.
+func (b *Beat) judgeDead(s *Schedule, dead []*queue.Job, mark time.Time) []proposed {
 	var out []proposed
-	for _, j := range jobs {
+	for _, j := range dead {
+		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
+			continue
+		}
 		a := queue.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: queue.AlarmDead,
 			JobID: j.ID, Error: j.LastError}
 		a.Key = alarmKey(a)
@@ -334,7 +348,7 @@ func (b *Beat) judgeDead(ctx context.Context, s *Schedule, mark, now time.Time) 
 		}
 		out = append(out, p)
 	}
-	return through, out, nil
+	return out
 }
 
 // judgeRecoveries raises a recovered alarm for each instant (or manual run)

@@ -95,6 +95,7 @@ type Beat struct {
 	alarmFunc func(schedule, kind string)
 	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
 	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
+	deadAfter time.Time               // where a truncated read of dead jobs goes on; only Run's goroutine
 	deadlines map[string]time.Time    // see Deadline; under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about

@@ -169,11 +169,11 @@ type extraRow struct {
 
 func (e extraRow) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
 
-// DeadJobs returns up to limit dead jobs of schedule that finished after
-// after, oldest first; it walks jobs_dead_schedule, which holds dead jobs
-// only.
-func (s *Store) DeadJobs(ctx context.Context, schedule string, after time.Time, limit int) ([]*store.Job, error) {
-	return s.jobs(ctx, deadJobsSQL, schedule, ts(after), clampAlarmRows(limit))
+// DeadJobs returns up to limit dead jobs of any schedule that finished
+// after after, oldest first; it walks jobs_dead_finished, which holds dead
+// jobs only.
+func (s *Store) DeadJobs(ctx context.Context, after time.Time, limit int) ([]*store.Job, error) {
+	return s.jobs(ctx, deadJobsSQL, ts(after), clampAlarmRows(limit))
 }
 
 // SkipsBetween returns up to limit skips of schedule for reason whose
@@ -265,7 +265,7 @@ func (s *Store) LastSuccess(ctx context.Context, schedule string) (time.Time, er
 // range of an index (see TestAlarmQueryPlans).
 const (
 	deadJobsSQL = `SELECT ` + jobColumns + ` FROM jobs
-WHERE schedule = $1 AND state = 'dead' AND finished_at > $2 ORDER BY finished_at, id LIMIT $3`
+WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > $1 ORDER BY finished_at, id LIMIT $2`
 	skipsBetweenSQL = `SELECT ` + skipColumns + ` FROM skips
 WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
 	openAlarmsSQL = `SELECT ` + alarmColumns + `, j.state, j.finished_at

@@ -13,7 +13,7 @@ var AlarmQueries = map[string]struct {
 	Index string
 }{
 	"instant jobs":  {instantJobsSQL, []any{"s", t1, t2, 10}, "jobs_schedule_at"},
-	"dead jobs":     {deadJobsSQL, []any{"s", t1, 10}, "jobs_dead_schedule"},
+	"dead jobs":     {deadJobsSQL, []any{t1, 10}, "jobs_dead_finished"},
 	"skips between": {skipsBetweenSQL, []any{"s", t1, t2, "misfire", 10}, "skips_schedule_at"},
 	"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
 	"alarms of":     {alarmsOfSQL, []any{"s", 10}, "alarms_schedule"},

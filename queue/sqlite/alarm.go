@@ -175,14 +175,14 @@ func clampAlarmRows(limit int) int {
 	return limit
 }
 
-// deadJobsSQL walks jobs_dead_schedule, which holds dead jobs only.
+// deadJobsSQL walks jobs_dead_finished, which holds dead jobs only.
 const deadJobsSQL = `SELECT ` + jobColumns + ` FROM jobs
-WHERE schedule = ? AND state = 'dead' AND finished_at > ? ORDER BY finished_at, id LIMIT ?`
+WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`
 
-// DeadJobs returns up to limit dead jobs of schedule that finished after
-// after, oldest first.
-func (s *Store) DeadJobs(ctx context.Context, schedule string, after time.Time, limit int) ([]*store.Job, error) {
-	return s.jobs(ctx, deadJobsSQL, schedule, ms(after), clampAlarmRows(limit))
+// DeadJobs returns up to limit dead jobs of any schedule that finished
+// after after, oldest first.
+func (s *Store) DeadJobs(ctx context.Context, after time.Time, limit int) ([]*store.Job, error) {
+	return s.jobs(ctx, deadJobsSQL, ms(after), clampAlarmRows(limit))
 }
 
 const skipsBetweenSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips

@@ -187,11 +187,14 @@ func testAlarmReads(t *testing.T, su *suite) {
 		t.Errorf("LastSuccess = %v, %v; want %v", last, err, i1.Add(70*time.Second))
 	}
 
-	dead, err := q.DeadJobs(ctx, "s", t0, 10)
+	// A dead job of no schedule (a notification) is not one of them.
+	mustEnqueue(t, q, store.NewJob{Type: "t-n", Key: "loose"})
+	finishJob(t, q, clk.Now(), "loose", store.OutcomeDead, "gone")
+	dead, err := q.DeadJobs(ctx, t0, 10)
 	if err != nil || len(dead) != 1 || dead[0].Item != "b" || dead[0].LastError != "gone" {
 		t.Fatalf("DeadJobs = %+v, %v; want item b of i1", dead, err)
 	}
-	if dead, err := q.DeadJobs(ctx, "s", dead[0].FinishedAt, 10); err != nil || len(dead) != 0 {
+	if dead, err := q.DeadJobs(ctx, dead[0].FinishedAt, 10); err != nil || len(dead) != 0 {
 		t.Errorf("DeadJobs after its finish = %+v, %v", dead, err)
 	}
 

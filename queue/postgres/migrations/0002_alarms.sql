@@ -29,4 +29,4 @@ CREATE TABLE alarm_marks (
 	updated_at timestamptz NOT NULL
 ) WITH (fillfactor = 70, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 500);
 
-CREATE INDEX jobs_dead_schedule ON jobs (schedule, finished_at) WHERE state = 'dead' AND schedule IS NOT NULL;
+CREATE INDEX jobs_dead_finished ON jobs (finished_at, id) WHERE state = 'dead' AND schedule IS NOT NULL;

@@ -36,6 +36,7 @@ CREATE TABLE alarm_marks (
 	updated_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
--- A schedule's dead jobs in the order they went dead, for its dead alarms:
--- the index holds dead jobs only.
-CREATE INDEX jobs_dead_schedule ON jobs (schedule, finished_at) WHERE state = 'dead' AND schedule IS NOT NULL;
+-- The schedules' dead jobs in the order they went dead, for the dead
+-- alarms: one range per pass for every schedule; the index holds dead jobs
+-- only.
+CREATE INDEX jobs_dead_finished ON jobs (finished_at) WHERE state = 'dead' AND schedule IS NOT NULL;
