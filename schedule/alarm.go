@@ -75,14 +75,15 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		b.setDeadlines(nil)
 		return time.Time{}, nil
 	}
-	cursors, err := b.q.Cursors(ctx)
-	if err != nil {
-		return time.Time{}, err
+	cursors := b.after
+	if b.marks == nil {
+		marks, err := b.q.AlarmMarks(ctx)
+		if err != nil {
+			return time.Time{}, err
+		}
+		b.marks = marks
 	}
-	marks, err := b.q.AlarmMarks(ctx)
-	if err != nil {
-		return time.Time{}, err
-	}
+	marks := b.marks
 	// The dead jobs of every schedule since the oldest dead mark: one
 	// range of an index of dead jobs per pass.
 	deadFrom := now
@@ -185,7 +186,16 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 	}
 	raised, err := b.q.RaiseAlarms(ctx, batch)
 	if err != nil {
+		b.marks = nil // read them again
 		return time.Time{}, err
+	}
+	for _, m := range newMarks {
+		b.marks[m.Schedule] = m
+	}
+	for _, a := range batch.Alarms {
+		if a.Kind == queue.AlarmDead {
+			b.deadSeen[a.Key] = now // raised now, or before by another beat
+		}
 	}
 	for _, a := range raised {
 		instant := ""
@@ -196,10 +206,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			}
 			instant = a.ScheduledAt.In(loc).Format(time.RFC3339)
 		}
-		switch a.Kind {
-		case queue.AlarmDead:
-			b.deadSeen[a.Key] = now
-		case queue.AlarmMissed:
+		if a.Kind == queue.AlarmMissed {
 			// Now the oldest unsatisfied instant, unless an older one is.
 			if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
 				if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {

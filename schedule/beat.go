@@ -96,7 +96,16 @@ type Beat struct {
 	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
 	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
 	deadAfter time.Time               // where a truncated read of dead jobs goes on; only Run's goroutine
-	deadlines map[string]time.Time    // see Deadline; under mu
+	// after are the cursors as the last pass left them: as read, moved by
+	// its commits. Another beat's moves since are not in it: the alarms'
+	// judgement, which reads it, then judges less, never wrongly. Only
+	// Run's goroutine.
+	after map[string]queue.Cursor
+	// marks caches the alarm marks: read once, then kept as this beat
+	// writes them (another beat's marks, being monotonic, only save work).
+	// Only Run's goroutine.
+	marks     map[string]queue.AlarmMark
+	deadlines map[string]time.Time // see Deadline; under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass ran at and the
@@ -292,6 +301,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 		}
 		if attempt == 0 {
 			b.before = cursors
+			b.after = maps.Clone(cursors)
 		}
 		var lost []*Schedule
 		var ticks []*tick
@@ -328,6 +338,9 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 					errs = append(errs, r.Err)
 				default:
 					b.materialised(ctx, ticks[i], r.Jobs)
+					c := ticks[i].cur
+					c.At = ticks[i].to
+					b.after[c.Schedule] = c
 					earliest(ticks[i].next)
 				}
 			}
@@ -353,6 +366,7 @@ func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	b.after[s.Name] = cur
 	if at, ok := since[s.Name]; ok {
 		b.forget(s.Name, at)
 		delete(since, s.Name)
