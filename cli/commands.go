@@ -221,6 +221,11 @@ type scheduleStatus struct {
 	// the newest skip kept.
 	SkipsLastDay int           `json:"skips_last_day"`
 	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
+	// DeadlineState is "on time", "late", "missed" or "recovered" for a
+	// schedule with a start_within or deadline (see deadlineState); empty
+	// otherwise. LastAlarm is its newest alarm.
+	DeadlineState string         `json:"deadline_state,omitempty"`
+	LastAlarm     *lastAlarmView `json:"last_alarm,omitempty"`
 }
 
 // ptr returns a pointer to v, for a JSON value that may be null.
@@ -374,6 +379,7 @@ func (a *app) showStatus(ctx context.Context) error {
 		}
 	}
 	printSkips(w, rep)
+	printDeadlines(w, rep)
 	return w.Flush()
 }
 

@@ -262,8 +262,10 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 }
 
 // appliedAtReload are the [scheduler] keys a reload applies: the beat reads
-// them from the new config. The others are fixed at start.
-var appliedAtReload = map[string]bool{"timezone": true, "misfire_grace": true}
+// them from the new config (the alarm defaults through the schedules that
+// take them). The others are fixed at start.
+var appliedAtReload = map[string]bool{"timezone": true, "misfire_grace": true,
+	"start_within": true, "deadline": true, "notify": true}
 
 // splitScheduler splits the changed [scheduler] keys into those a reload
 // applies and those that wait for a restart. A changed db is moot under -db.

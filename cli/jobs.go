@@ -14,6 +14,7 @@ import (
 type listOptions struct {
 	jobs     bool
 	skipped  bool
+	alarms   bool
 	skipName string // -skipped NAME: the schedule, given after the flag
 	state    string
 	task     string
@@ -29,8 +30,9 @@ func (l *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&l.skipped, "skipped", false, "list skipped runs, newest instant first: of every schedule, or of the schedule NAME given after it")
 	fs.StringVar(&l.state, "state", "", "with -jobs: only jobs in `STATE` (pending, running, done, dead or cancelled)")
 	fs.StringVar(&l.task, "task", "", "with -jobs: only jobs of task `NAME`")
-	fs.StringVar(&l.sched, "schedule", "", "with -jobs or -skipped: only runs of schedule `NAME`")
-	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs or -skipped: print at most `N` rows (1 to 1000)")
+	fs.BoolVar(&l.alarms, "alarms", false, "list alarms (late, missed, dead, misfire, recovered), newest first; narrow with -schedule")
+	fs.StringVar(&l.sched, "schedule", "", "with -jobs, -skipped or -alarms: only runs of schedule `NAME`")
+	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs, -skipped or -alarms: print at most `N` rows (1 to 1000)")
 }
 
 // parse parses args into fs, taking the word after -skipped, when it is not
@@ -53,11 +55,11 @@ func (l *listOptions) check(set map[string]bool) error {
 			return usagef("-%s goes with -jobs", f)
 		}
 	}
-	if set["schedule"] && !set["jobs"] && !set["skipped"] {
-		return usagef("-schedule goes with -jobs or -skipped")
+	if set["schedule"] && !set["jobs"] && !set["skipped"] && !set["alarms"] {
+		return usagef("-schedule goes with -jobs, -skipped or -alarms")
 	}
-	if set["limit"] && !set["jobs"] && !set["skipped"] {
-		return usagef("-limit goes with -jobs or -skipped")
+	if set["limit"] && !set["jobs"] && !set["skipped"] && !set["alarms"] {
+		return usagef("-limit goes with -jobs, -skipped or -alarms")
 	}
 	if set["key"] && !set["trigger"] && !set["jobs"] {
 		return usagef("-key goes with -trigger or -jobs")

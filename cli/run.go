@@ -52,7 +52,7 @@ type options struct {
 	version  bool
 	wait     time.Duration // how long an operator's write waits for its turn
 
-	listOptions // -jobs, -skipped and their filters (see jobs.go)
+	listOptions // -jobs, -skipped, -alarms and their filters (see jobs.go)
 
 	set  map[string]bool // flags given explicitly
 	mode string          // the mode flag given, without its dash; "" runs the daemon
@@ -61,7 +61,7 @@ type options struct {
 // modeFlags are the flags that choose what the command does. Which of them
 // was given decides, never its value: an empty -trigger "$NAME" is a usage
 // error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms"}
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
@@ -140,8 +140,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if err := o.listOptions.check(o.set); err != nil {
 		return nil, err
 	}
-	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"] || o.set["jobs"] || o.set["skipped"]) {
-		return nil, usagef("-json goes with -status, -dead, -job, -next, -jobs or -skipped")
+	if o.set["json"] && !(o.set["status"] || o.set["dead"] || o.set["job"] || o.set["next"] || o.set["jobs"] || o.set["skipped"] || o.set["alarms"]) {
+		return nil, usagef("-json goes with -status, -dead, -job, -next, -jobs, -skipped or -alarms")
 	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
@@ -296,6 +296,8 @@ func (a *app) command(ctx context.Context) error {
 		return a.listJobs(ctx)
 	case "skipped":
 		return a.listSkipped(ctx)
+	case "alarms":
+		return a.listAlarms(ctx)
 	}
 	return fmt.Errorf("mode -%s has no command", o.mode)
 }

@@ -71,6 +71,9 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 				return err
 			}
 		}
+		if err := a.observeDeadline(ctx, q, ss); err != nil {
+			return err
+		}
 		sum, err := q.SkipSummary(ctx, ss.Name, now.Add(-24*time.Hour))
 		if err != nil {
 			return err

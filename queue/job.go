@@ -1,6 +1,10 @@
 package queue
 
-import "scheduler/queue/store"
+import (
+	"time"
+
+	"scheduler/queue/store"
+)
 
 // The job vocabulary is the storage contract's (package store): the names
 // below are the ones callers of the queue use.
@@ -48,7 +52,46 @@ type (
 	// Process describes the program a Pool runs in. Zero values in a
 	// PoolConfig select the process's own pid and host, and "dev".
 	Process = store.Process
+	// AlarmKind says what an alarm reports.
+	AlarmKind = store.AlarmKind
+	// Alarm is a stored alarm.
+	Alarm = store.Alarm
+	// NewAlarm is an alarm to raise.
+	NewAlarm = store.NewAlarm
+	// OpenAlarm is an open alarm with its job's state.
+	OpenAlarm = store.OpenAlarm
+	// AlarmMark is how far a schedule's alarms were evaluated.
+	AlarmMark = store.AlarmMark
+	// AlarmBatch is one transaction of the alarms' evaluation.
+	AlarmBatch = store.AlarmBatch
+	// InstantJob is a job of an instant with its first start.
+	InstantJob = store.InstantJob
 )
+
+// Alarm kinds.
+const (
+	AlarmLate      = store.AlarmLate
+	AlarmMissed    = store.AlarmMissed
+	AlarmDead      = store.AlarmDead
+	AlarmMisfire   = store.AlarmMisfire
+	AlarmRecovered = store.AlarmRecovered
+)
+
+// NotifyKeyPrefix starts the dedup key of every notification job: a
+// pool's finished events tell notifications from other jobs by it.
+const NotifyKeyPrefix = store.NotifyKeyPrefix
+
+// MaxAlarmRows bounds the rows of one read of the alarms' evaluation.
+const MaxAlarmRows = store.MaxAlarmRows
+
+// AlarmKey returns the unique key of an alarm (see store.AlarmKey).
+func AlarmKey(schedule, item string, at time.Time, jobID int64, kind AlarmKind) string {
+	return store.AlarmKey(schedule, item, at, jobID, kind)
+}
+
+// NotifyKey returns the dedup key of the notification job of an alarm for
+// a task: NotifyKeyPrefix, the alarm's key, "|" and the task.
+func NotifyKey(alarmKey, task string) string { return store.NotifyKey(alarmKey, task) }
 
 // The states of a job.
 const (

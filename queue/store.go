@@ -100,6 +100,34 @@ type Store interface {
 	// returns its newest skip.
 	SkipSummary(ctx context.Context, schedule string, since time.Time) (store.SkipSummary, error)
 
+	// RaiseAlarms commits b in one transaction: each alarm is inserted
+	// unless one with its key exists, and its notification jobs are
+	// enqueued only when it was inserted; the alarms it resolves are
+	// closed; the marks move forward (a mark earlier than the stored one
+	// leaves it). It returns the alarms inserted, in the order of
+	// b.Alarms: an alarm is raised once however many stores evaluate it.
+	RaiseAlarms(ctx context.Context, b store.AlarmBatch) ([]store.Alarm, error)
+	// AlarmMarks returns every schedule's alarm marks, by schedule name.
+	AlarmMarks(ctx context.Context) (map[string]store.AlarmMark, error)
+	// InstantJobs returns up to limit jobs of schedule whose instant is in
+	// (after, through], oldest instant first, then by item.
+	InstantJobs(ctx context.Context, schedule string, after, through time.Time, limit int) ([]store.InstantJob, error)
+	// DeadJobs returns up to limit dead jobs of any schedule (not of no
+	// schedule) that finished after after, oldest first.
+	DeadJobs(ctx context.Context, after time.Time, limit int) ([]*store.Job, error)
+	// SkipsBetween returns up to limit skips of schedule for reason whose
+	// instant is in (after, through], oldest first.
+	SkipsBetween(ctx context.Context, schedule string, reason store.SkipReason, after, through time.Time, limit int) ([]store.Skip, error)
+	// OpenAlarms returns up to limit open alarms, oldest first, with the
+	// state of their jobs.
+	OpenAlarms(ctx context.Context, limit int) ([]store.OpenAlarm, error)
+	// Alarms returns up to limit (1 to MaxList) alarms, newest first: of
+	// schedule, or of every schedule when it is empty.
+	Alarms(ctx context.Context, schedule string, limit int) ([]store.Alarm, error)
+	// LastSuccess returns when the newest instant of schedule that
+	// succeeded finished; zero when none is kept.
+	LastSuccess(ctx context.Context, schedule string) (time.Time, error)
+
 	// Retry makes the dead job id pending again, to run at once with a
 	// fresh set of attempts, or returns ErrNotFound.
 	Retry(ctx context.Context, id int64) error

@@ -54,6 +54,10 @@ type BeatConfig struct {
 	// MaxSleep is the longest the beat sleeps between passes, so that it
 	// notices wall-clock jumps and suspends. Default: 30s.
 	MaxSleep time.Duration
+	// AlarmFunc, when set, is called with the schedule and kind of each
+	// alarm this beat raised, after its commit, from Run's goroutine; it
+	// must not block. An alarm raised by another process is not reported.
+	AlarmFunc func(schedule, kind string)
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -87,6 +91,21 @@ type Beat struct {
 	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
 
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
+
+	alarmFunc func(schedule, kind string)
+	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
+	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
+	deadAfter time.Time               // where a truncated read of dead jobs goes on; only Run's goroutine
+	// after are the cursors as the last pass left them: as read, moved by
+	// its commits. Another beat's moves since are not in it: the alarms'
+	// judgement, which reads it, then judges less, never wrongly. Only
+	// Run's goroutine.
+	after map[string]queue.Cursor
+	// marks caches the alarm marks: read once, then kept as this beat
+	// writes them (another beat's marks, being monotonic, only save work).
+	// Only Run's goroutine.
+	marks     map[string]queue.AlarmMark
+	deadlines map[string]time.Time // see Deadline; under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass ran at and the
@@ -123,6 +142,9 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		cfg:      cfg,
 		since:    map[string]time.Time{},
 		paused:   map[string]bool{},
+
+		alarmFunc: bc.AlarmFunc,
+		deadSeen:  map[string]time.Time{},
 	}, nil
 }
 
@@ -195,6 +217,15 @@ func (b *Beat) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		now := b.clock.Now()
 		next, err := b.pass(ctx, now)
+		if ctx.Err() == nil {
+			// The alarms are judged after the instants due by now are
+			// materialised: an instant the downtime passed has its job.
+			due, aerr := b.evalAlarms(ctx, b.Config(), now)
+			err = errors.Join(err, aerr)
+			if !due.IsZero() && (next.IsZero() || due.Before(next)) {
+				next = due
+			}
+		}
 		wait := b.maxSleep
 		switch {
 		case ctx.Err() != nil:
@@ -268,6 +299,10 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			errs = append(errs, err)
 			break
 		}
+		if attempt == 0 {
+			b.before = cursors
+			b.after = maps.Clone(cursors)
+		}
 		var lost []*Schedule
 		var ticks []*tick
 		for _, s := range todo {
@@ -303,6 +338,9 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 					errs = append(errs, r.Err)
 				default:
 					b.materialised(ctx, ticks[i], r.Jobs)
+					c := ticks[i].cur
+					c.At = ticks[i].to
+					b.after[c.Schedule] = c
 					earliest(ticks[i].next)
 				}
 			}
@@ -328,6 +366,7 @@ func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.
 	if err != nil {
 		return nil, time.Time{}, err
 	}
+	b.after[s.Name] = cur
 	if at, ok := since[s.Name]; ok {
 		b.forget(s.Name, at)
 		delete(since, s.Name)

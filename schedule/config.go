@@ -85,6 +85,14 @@ type Scheduler struct {
 	// third of it. After it a stalled or dead worker's job is reclaimed
 	// and runs again. Default: 1m.
 	Lease time.Duration
+	// StartWithin is the schedules' default start_within (see
+	// Schedule.StartWithin). Zero: none.
+	StartWithin time.Duration
+	// Deadline is the schedules' default deadline (see Schedule.Deadline).
+	// Zero: none.
+	Deadline time.Duration
+	// Notify is the schedules' default notify (see Schedule.Notify).
+	Notify []string
 }
 
 // Task is a [tasks.NAME] table: a job type and its policy. A task runs a
@@ -226,9 +234,28 @@ type Schedule struct {
 	// Overlap is the policy for instants that find the previous run still
 	// pending or running (key overlap). Default: OverlapAllow.
 	Overlap Overlap
+	// StartWithin raises a late alarm for an instant whose run, per item,
+	// has not started within this time of the instant (key start_within,
+	// positive, shorter than Deadline). Default: Scheduler.StartWithin;
+	// zero: no late alarms.
+	StartWithin time.Duration
+	// Deadline raises a missed alarm for an instant whose run, per item,
+	// has not succeeded within this time of the instant (key deadline,
+	// positive). Default: Scheduler.Deadline; zero: no missed alarms.
+	Deadline time.Duration
+	// Notify names the tasks that get a job for each alarm of the schedule
+	// (key notify). Default: Scheduler.Notify; an empty array: none.
+	Notify []string
 
 	spec  *Spec
 	items []Item
+}
+
+// Watched reports whether the schedule raises alarms: it has a
+// start_within, a deadline or tasks to notify. Only a watched schedule's
+// dead jobs and misfires raise alarms.
+func (s *Schedule) Watched() bool {
+	return s.StartWithin > 0 || s.Deadline > 0 || len(s.Notify) > 0
 }
 
 // Spec returns the parsed cron expression.

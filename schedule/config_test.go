@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,7 @@ func TestLoadDefaults(t *testing.T) {
 	cfg := mustParse(t, "")
 	want := Scheduler{DB: DefaultDB, Timezone: time.UTC, RetainDone: DefaultRetainDone, MaintenanceEvery: DefaultMaintenanceEvery,
 		ShutdownGrace: DefaultShutdownGrace, MisfireGrace: DefaultMisfireGrace, Lease: DefaultLease}
-	if cfg.Scheduler != want {
+	if !reflect.DeepEqual(cfg.Scheduler, want) {
 		t.Errorf("Scheduler = %+v, want %+v", cfg.Scheduler, want)
 	}
 	if len(cfg.Tasks) != 0 || len(cfg.Schedules) != 0 {

@@ -34,6 +34,9 @@ type rawScheduler struct {
 	ShutdownGrace    toml.Primitive `toml:"shutdown_grace"`
 	MisfireGrace     toml.Primitive `toml:"misfire_grace"`
 	Lease            toml.Primitive `toml:"lease"`
+	StartWithin      toml.Primitive `toml:"start_within"`
+	Deadline         toml.Primitive `toml:"deadline"`
+	Notify           toml.Primitive `toml:"notify"`
 }
 
 type rawTask struct {
@@ -65,6 +68,9 @@ type rawSchedule struct {
 	CatchUp      toml.Primitive `toml:"catch_up"`
 	CatchUpLimit toml.Primitive `toml:"catch_up_limit"`
 	Overlap      toml.Primitive `toml:"overlap"`
+	StartWithin  toml.Primitive `toml:"start_within"`
+	Deadline     toml.Primitive `toml:"deadline"`
+	Notify       toml.Primitive `toml:"notify"`
 }
 
 // The keys each table may hold. TOML keys are case-sensitive; the decoder

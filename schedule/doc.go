@@ -28,6 +28,14 @@
 //	for_each = [ { customer = "acme" }, { customer = "globex" } ]
 //	catch_up = "latest"           # or "all" (with catch_up_limit), "none"
 //	overlap = "skip"              # or "allow", the default
+//	start_within = "5m"           # late alarm; see Schedule.StartWithin
+//	deadline = "1h"               # missed alarm; see Schedule.Deadline
+//	notify = ["page-ops"]         # tasks that get each alarm
+//
+// After each pass the beat judges the alarms of the watched schedules from
+// the database (see AlarmPayload and the README's "Alarms"): late, missed,
+// dead, misfire and recovered, each raised once under its key with its
+// notification jobs, through queue.Store's RaiseAlarms.
 //
 // Load reports every problem at once, each with file, line, table, name and
 // key, and returns no Config unless the whole file is valid.

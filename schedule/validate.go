@@ -49,6 +49,7 @@ func (l *loader) load() *Config {
 	l.findTwins()
 	l.loadScheduler(l.table(raw.Scheduler, "scheduler"), &cfg.Scheduler)
 	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
+	l.checkNotify(cfg.Scheduler.Notify, cfg, where{table: "scheduler", field: "notify", path: []string{"scheduler", "notify"}})
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
 	l.checkKeys()
 	return cfg
@@ -121,6 +122,12 @@ func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
 	l.durationField(raw.ShutdownGrace, &s.ShutdownGrace, w.with("shutdown_grace"), time.Nanosecond)
 	l.durationField(raw.MisfireGrace, &s.MisfireGrace, w.with("misfire_grace"), time.Second)
 	l.durationField(raw.Lease, &s.Lease, w.with("lease"), time.Second)
+	l.durationField(raw.StartWithin, &s.StartWithin, w.with("start_within"), time.Nanosecond)
+	l.durationField(raw.Deadline, &s.Deadline, w.with("deadline"), time.Nanosecond)
+	l.decode(raw.Notify, &s.Notify, w.with("notify"))
+	if s.StartWithin > 0 && s.Deadline > 0 && s.StartWithin >= s.Deadline {
+		l.errorf(w.with("start_within"), "start_within %s is not shorter than deadline %s", s.StartWithin, s.Deadline)
+	}
 }
 
 // loadTasks decodes the [tasks.NAME] tables into cfg.Tasks and returns the
@@ -431,7 +438,55 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		}
 	}
 	l.decode(raw.Overlap, &s.Overlap, w.with("overlap"))
+	l.loadAlarms(raw, s, cfg, w)
 	return s
+}
+
+// loadAlarms decodes a schedule's start_within, deadline and notify, each
+// defaulting to its [scheduler] key. A start_within not shorter than the
+// deadline is an error: the missed alarm would always come first, and the
+// late one say nothing more. Tasks named in notify, the schedule's or the
+// default, must be defined.
+func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) {
+	s.StartWithin, s.Deadline = cfg.Scheduler.StartWithin, cfg.Scheduler.Deadline
+	s.Notify = cfg.Scheduler.Notify
+	l.durationField(raw.StartWithin, &s.StartWithin, w.with("start_within"), time.Nanosecond)
+	l.durationField(raw.Deadline, &s.Deadline, w.with("deadline"), time.Nanosecond)
+	if s.StartWithin > 0 && s.Deadline > 0 && s.StartWithin >= s.Deadline &&
+		(present(raw.StartWithin) || present(raw.Deadline)) {
+		field := "start_within"
+		if !present(raw.StartWithin) {
+			field = "deadline"
+		}
+		l.errorf(w.with(field), "start_within %s is not shorter than deadline %s", s.StartWithin, s.Deadline)
+	}
+	if !present(raw.Notify) {
+		return
+	}
+	var notify []string
+	if l.decode(raw.Notify, &notify, w.with("notify")) {
+		s.Notify = notify
+		l.checkNotify(notify, cfg, w.with("notify"))
+	}
+}
+
+// checkNotify reports the tasks of a notify key that are not defined or
+// named twice.
+func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
+	seen := map[string]bool{}
+	for _, task := range notify {
+		switch {
+		case seen[task]:
+			l.errorf(at, "task %q is named twice", task)
+		case cfg.Tasks[task] == nil:
+			if hint := didYouMean(suggest(task, slices.Sorted(maps.Keys(cfg.Tasks)))); hint != "" {
+				l.errorf(at, "task %q is not defined%s", task, hint)
+			} else {
+				l.errorf(at, "task %q is not defined: add a [tasks.%s] table", task, task)
+			}
+		}
+		seen[task] = true
+	}
 }
 
 // checkTemplates runs a command task's argument templates over the payload

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -66,6 +67,38 @@ func TestName(t *testing.T) {
 	} {
 		if got := postgres.Redact(dsn); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", dsn, got, want)
+		}
+	}
+}
+
+// TestAlarmQueryPlans: each read of the alarms' evaluation can walk its
+// index (the planner may prefer a scan of a table this small, so scans are
+// switched off for the check); none reads the whole jobs table.
+func TestAlarmQueryPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	open(t, dsn, clock.NewFake(t0)) // migrates the schema
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range postgres.AlarmQueries {
+		rows, err := conn.Query(ctx, "EXPLAIN "+q.SQL, q.Args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan := strings.Join(lines, "\n")
+		if !strings.Contains(plan, q.Index) || strings.Contains(plan, "Seq Scan on jobs") {
+			t.Errorf("%s: plan does not walk %s:\n%s", name, q.Index, plan)
 		}
 	}
 }

@@ -237,6 +237,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"last skip":         {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
 		"skip at":           {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
 		"daemons":           {daemonsSQL, nil, "SCAN pools"},
+		// The alarms' evaluation: bounded ranges of indexes, never the table.
+		"instant jobs":  {instantJobsSQL, []any{"s", 0, 1, 10}, "jobs_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
+		"dead jobs":     {deadJobsSQL, []any{0, 10}, "jobs_dead_finished (finished_at>?)"},
+		"skips between": {skipsBetweenSQL, []any{"s", 0, 1, "misfire", 10}, "skips_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
+		"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
+		"alarms of":     {alarmsOfSQL, []any{"s", 10}, "alarms_schedule (schedule=?)"},
+		"last success":  {lastSuccessSQL, []any{"s"}, "jobs_schedule_at (schedule=? AND scheduled_at>?)"},
 		// A batch's compare-and-set of the cursors is one search each.
 		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}

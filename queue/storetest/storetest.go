@@ -94,6 +94,9 @@ var tests = []struct {
 	{"WatchStartsEvenIfCancelled", testWatchStartsEvenIfCancelled},
 	{"IDsAreNeverDrawnAgain", testIDsAreNeverDrawnAgain},
 	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},
+	{"RaiseAlarmsOnce", testRaiseAlarmsOnce},
+	{"RaiseAlarmsConcurrentOnce", testRaiseAlarmsConcurrentOnce},
+	{"AlarmReads", testAlarmReads},
 }
 
 // suite is what a test of the suite gets: a way to open stores.

@@ -1,0 +1,429 @@
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"scheduler/clock"
+	"scheduler/queue"
+	"scheduler/queue/postgres"
+	"scheduler/queue/postgres/pgtest"
+	"scheduler/queue/store"
+)
+
+// onEngines runs fn on a fresh SQLite file and on a PostgreSQL schema of
+// its own (skipped without SCHEDULER_TEST_POSTGRES), each with a fake
+// clock at t0 that the store decides with as it is.
+func onEngines(t *testing.T, fn func(t *testing.T, q *queue.Queue, clk *clock.Fake)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		q, clk := newTestQueue(t)
+		fn(t, q, clk)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		clk := clock.NewFake(t0)
+		s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Config{Clock: clk, LocalClock: true})
+		if err != nil {
+			t.Fatalf("postgres.Open: %v", err)
+		}
+		q := queue.New(s, nil)
+		t.Cleanup(func() { q.Close() })
+		fn(t, q, clk)
+	})
+}
+
+// alarmRecorder collects the AlarmFunc calls of a beat.
+type alarmRecorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *alarmRecorder) record(schedule, kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, schedule+" "+kind)
+}
+
+func (r *alarmRecorder) calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
+// alarmList returns the stored alarms, oldest first, as "item@15:04 kind".
+func alarmList(t *testing.T, q *queue.Queue) []string {
+	t.Helper()
+	as, err := q.Alarms(context.Background(), "", 1000)
+	if err != nil {
+		t.Fatalf("Alarms: %v", err)
+	}
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[len(as)-1-i] = label(a.Item, a.ScheduledAt) + " " + string(a.Kind)
+	}
+	return out
+}
+
+// notifications returns the payloads of the notification jobs, oldest
+// first.
+func notifications(t *testing.T, q *queue.Queue) []AlarmPayload {
+	t.Helper()
+	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: queue.NotifyKeyPrefix, Limit: 1000})
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	out := make([]AlarmPayload, len(js))
+	for i, j := range js {
+		if j.Schedule != "" {
+			t.Errorf("notification %s belongs to schedule %q", j.Key, j.Schedule)
+		}
+		if err := json.Unmarshal(j.Payload, &out[len(js)-1-i]); err != nil {
+			t.Fatalf("payload of %s: %v", j.Key, err)
+		}
+	}
+	return out
+}
+
+// runNext claims the next ready job of typ at the clock's time and records
+// outcome for it, as a pool would; it returns the job.
+func runNext(t *testing.T, q *queue.Queue, clk *clock.Fake, typ string, outcome queue.Outcome) *queue.Job {
+	t.Helper()
+	ctx := context.Background()
+	now := clk.Now()
+	res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{typ}}})
+	if err != nil || len(res.Claimed) != 1 {
+		t.Fatalf("claim %s: %d jobs, %v", typ, len(res.Claimed), err)
+	}
+	j := res.Claimed[0]
+	if outcome == "" {
+		return j // left running
+	}
+	finish(t, q, clk, j, outcome)
+	return j
+}
+
+// finish records outcome for the running job j at the clock's time.
+func finish(t *testing.T, q *queue.Queue, clk *clock.Fake, j *queue.Job, outcome queue.Outcome) {
+	t.Helper()
+	now := clk.Now()
+	r := store.Result{Job: j, Worker: "test/w0", Outcome: outcome, Error: "exit status 1", Started: j.StartedAt, Finished: now, RetryAt: now}
+	if outcome == queue.OutcomeDone {
+		r.Error = ""
+	}
+	res, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{r}})
+	if err != nil || !res.Fenced[0] {
+		t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
+	}
+}
+
+const fanOutWatched = `
+[tasks.t]
+max_attempts = 1
+[tasks.page]
+[[schedule]]
+name = "s"
+cron = "30 12 * * *"
+task = "t"
+for_each = [{id = "a"}, {id = "b"}]
+start_within = "5m"
+deadline = "10m"
+notify = ["page"]
+`
+
+// TestAlarmsLateDeadMissedRecovered walks one instant of a fan-out through
+// every alarm of a run: item a runs on time and raises nothing; item b
+// starts late (late), fails for good (dead), so misses its deadline
+// (missed), and once retried and done raises one recovered that closes the
+// three.
+func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		rec := &alarmRecorder{}
+		var logs syncBuffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		r := startBeatWith(t, q, mustParse(t, fanOutWatched), BeatConfig{Clock: clk, AlarmFunc: rec.record, Logger: log})
+		instant := t0.Add(30 * time.Minute)
+		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(10*time.Minute)) {
+			t.Errorf("Deadline before the instant = %v, %v; want %v", d, ok, instant.Add(10*time.Minute))
+		}
+		idle := r.advance(30 * time.Minute)
+		if want := instant.Add(5 * time.Minute); !idle.next.Equal(want) {
+			t.Errorf("after the instant the beat waits for %v, want its start_within %v", idle.next, want)
+		}
+		clk.Advance(time.Minute)
+		runNext(t, q, clk, "t", queue.OutcomeDone) // item a, on time
+		r.advance(4 * time.Minute)
+		if got, want := alarmList(t, q), []string{"id=b@12:30:00 late"}; !equal(got, want) {
+			t.Fatalf("alarms at start_within = %v, want %v", got, want)
+		}
+		clk.Advance(time.Minute)
+		runNext(t, q, clk, "t", queue.OutcomeDead) // item b
+		// A pass after the dead job: the clock's move may have started one
+		// before it.
+		idle = r.advance(time.Second)
+		if want := instant.Add(10 * time.Minute); !idle.next.Equal(want) {
+			t.Errorf("the beat waits for %v, want the deadline %v", idle.next, want)
+		}
+		r.advance(4*time.Minute - time.Second)
+		if got, want := alarmList(t, q), []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed"}; !equal(got, want) {
+			t.Fatalf("alarms at the deadline = %v, want %v", got, want)
+		}
+		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(10*time.Minute)) {
+			t.Errorf("Deadline after the miss = %v, %v; want the missed one, %v", d, ok, instant.Add(10*time.Minute))
+		}
+		b, err := q.JobByKey(context.Background(), DedupKey("s", "id=b", instant))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Retry(context.Background(), b.ID); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Minute)
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		r.advance(time.Second)
+		want := []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed", "id=b@12:30:00 recovered"}
+		if got := alarmList(t, q); !equal(got, want) {
+			t.Fatalf("alarms = %v, want %v", got, want)
+		}
+		if got, want := rec.calls(), []string{"s late", "s dead", "s missed", "s recovered"}; !equal(got, want) {
+			t.Errorf("AlarmFunc calls = %v, want %v", got, want)
+		}
+		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(24*time.Hour+10*time.Minute)) {
+			t.Errorf("Deadline after recovery = %v, %v; want the next instant's", d, ok)
+		}
+		ns := notifications(t, q)
+		if len(ns) != 4 {
+			t.Fatalf("notifications = %+v, want 4", ns)
+		}
+		missed := ns[2]
+		wantMissed := AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
+			Deadline: "2026-03-01T12:40:00Z", LastSuccess: "2026-03-01T12:31:00Z", JobID: b.ID, LastError: "exit status 1"}
+		if missed != wantMissed {
+			t.Errorf("missed payload = %+v, want %+v", missed, wantMissed)
+		}
+		if ns[0].Deadline != "2026-03-01T12:35:00Z" {
+			t.Errorf("late payload's deadline = %q, want the start_within 12:35", ns[0].Deadline)
+		}
+		for _, kind := range []string{"late", "dead", "missed", "recovered"} {
+			if !strings.Contains(logs.String(), `level=ERROR msg="alarm raised" component=beat schedule=s item="id=b" instant=2026-03-01T12:30:00Z kind=`+kind) {
+				t.Errorf("no error line for the %s alarm in:\n%s", kind, logs.String())
+			}
+		}
+		// A notification that goes dead raises nothing: no loop.
+		runNext(t, q, clk, "page", queue.OutcomeDead)
+		r.advance(time.Minute)
+		if got := alarmList(t, q); len(got) != 4 {
+			t.Errorf("a dead notification raised alarms: %v", got)
+		}
+	})
+}
+
+const hourlyWatched = `
+[tasks.t]
+[tasks.page]
+[[schedule]]
+name = "s"
+cron = "0 * * * *"
+task = "t"
+deadline = "30m"
+notify = ["page"]
+`
+
+// TestAlarmsAcrossDowntime stops the beat before an instant and starts
+// another after its deadline: the first pass of the new beat
+// materialises the missed instant and raises missed at once, with one
+// notification; a third beat raises nothing again.
+func TestAlarmsAcrossDowntime(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		cfg := mustParse(t, hourlyWatched)
+		first := startBeat(t, q, cfg, clk)
+		first.stop()
+		clk.Set(t0.Add(time.Hour + 45*time.Minute)) // 13:00 passed, and its deadline 13:30
+		second := startBeat(t, q, cfg, clk)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
+			t.Fatalf("alarms after the downtime = %v, want %v", got, want)
+		}
+		if ns := notifications(t, q); len(ns) != 1 || ns[0].Kind != "missed" || ns[0].LastSuccess != "" {
+			t.Errorf("notifications = %+v, want one missed, no last success", ns)
+		}
+		second.stop()
+		third := startBeat(t, q, cfg, clk)
+		third.advance(time.Minute)
+		if ns := notifications(t, q); len(ns) != 1 {
+			t.Errorf("notifications after a restart = %+v, want the one", ns)
+		}
+		// The late run succeeds: recovered, once.
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		third.advance(time.Minute)
+		third.advance(time.Minute)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+	})
+}
+
+const misfireWatched = `
+[tasks.t]
+[tasks.page]
+[[schedule]]
+name = "s"
+cron = "0 * * * *"
+task = "t"
+catch_up = "none"
+notify = ["page"]
+`
+
+// TestAlarmsMisfire raises one misfire alarm for the instants one step of
+// the beat skipped after downtime, counting them.
+func TestAlarmsMisfire(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		cfg := mustParse(t, misfireWatched)
+		startBeat(t, q, cfg, clk).stop()
+		clk.Set(t0.Add(3*time.Hour + 10*time.Minute)) // 13:00, 14:00 and 15:00 missed
+		r := startBeat(t, q, cfg, clk)
+		r.advance(time.Minute)
+		if got, want := alarmList(t, q), []string{"15:00:00 misfire"}; !equal(got, want) {
+			t.Fatalf("alarms = %v, want %v", got, want)
+		}
+		ns := notifications(t, q)
+		if len(ns) != 1 || ns[0].Skipped != 3 || ns[0].Deadline != "" {
+			t.Errorf("notifications = %+v, want one misfire of 3 skips", ns)
+		}
+	})
+}
+
+// TestAlarmsOnlyForWatchedSchedules: a schedule without start_within,
+// deadline or notify raises nothing, not even for a dead job.
+func TestAlarmsOnlyForWatchedSchedules(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	r := startBeat(t, q, mustParse(t, "[tasks.t]\nmax_attempts = 1\n"+strings.TrimPrefix(hourly, "\n[tasks.t]\n")), clk)
+	r.advance(time.Hour)
+	runNext(t, q, clk, "t", queue.OutcomeDead)
+	r.advance(time.Hour)
+	if got := alarmList(t, q); len(got) != 0 {
+		t.Errorf("alarms = %v, want none", got)
+	}
+	if _, ok := r.b.Deadline("s"); ok {
+		t.Error("a schedule without a deadline has one")
+	}
+}
+
+// TestAlarmsJudgeTheFinishNotTheState: a run that succeeded after its
+// deadline, while no beat was judging, still missed it.
+func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		cfg := mustParse(t, hourlyWatched)
+		r := startBeat(t, q, cfg, clk)
+		r.advance(time.Hour)
+		r.stop()
+		clk.Advance(40 * time.Minute) // past 13:30
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		r = startBeat(t, q, cfg, clk)
+		r.advance(time.Minute)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestAlarmsFirstJudgementCoversTheDowntime: a daemon that created the
+// cursor but stopped before it judged anything (no marks) still gets the
+// instant its downtime passed judged by the next one.
+func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		if _, err := q.Advance(context.Background(), queue.Advance{Schedule: "s", To: t0}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Set(t0.Add(time.Hour + 45*time.Minute))
+		startBeat(t, q, mustParse(t, hourlyWatched), clk)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestAlarmsTwoBeatsRaiseOnce: two beats judging the same instants (two
+// daemons on one database) raise each alarm once, with one notification.
+func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		cfg := mustParse(t, fanOutWatched)
+		a, b := &alarmRecorder{}, &alarmRecorder{}
+		ra := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: a.record})
+		rb := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: b.record})
+		clk.Set(t0.Add(45 * time.Minute)) // past the instant's start_within and deadline
+		ra.b.Wake()
+		rb.b.Wake()
+		ra.settle()
+		rb.settle()
+		ra.advance(time.Second)
+		rb.advance(0)
+		want := []string{"id=a@12:30:00 late", "id=b@12:30:00 late", "id=a@12:30:00 missed", "id=b@12:30:00 missed"}
+		got := alarmList(t, q)
+		sortLabels(got)
+		sortLabels(want)
+		if !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+		if n := len(a.calls()) + len(b.calls()); n != 4 {
+			t.Errorf("AlarmFunc called %d times by the two beats (%v, %v), want 4", n, a.calls(), b.calls())
+		}
+		if ns := notifications(t, q); len(ns) != 4 {
+			t.Errorf("notifications = %d, want 4", len(ns))
+		}
+	})
+}
+
+// BenchmarkAlarmsPass measures a pass of the beat, alarms judged included,
+// over 1,000 hourly schedules in the minutes between their instants (the
+// usual pass: nothing due), without alarm keys ("plain") and with a
+// deadline and a notify task each ("watched"): what judging the alarms
+// adds to a pass that finds nothing to do.
+func BenchmarkAlarmsPass(b *testing.B) {
+	const n = 1000
+	for _, mode := range []string{"plain", "watched"} {
+		var sb strings.Builder
+		sb.WriteString("[tasks.t]\n[tasks.page]\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "[[schedule]]\nname = \"s%04d\"\ncron = \"0 * * * *\"\ntask = \"t\"\n", i)
+			if mode == "watched" {
+				sb.WriteString("deadline = \"30m\"\nnotify = [\"page\"]\n")
+			}
+		}
+		cfg := mustParse(b, sb.String())
+		b.Run(mode, func(b *testing.B) {
+			q, clk := newTestQueue(b)
+			beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			pass := func() {
+				now := clk.Now()
+				if _, err := beat.pass(ctx, now); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := beat.evalAlarms(ctx, cfg, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pass() // creates the cursors and the marks
+			for b.Loop() {
+				clk.Advance(time.Second) // t0 is on the hour: an hour of passes with nothing due
+				pass()
+			}
+		})
+	}
+}
