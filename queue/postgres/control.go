@@ -103,7 +103,7 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 		return "", fmt.Errorf("cancel job %d: %w", id, err)
 	}
 	if st == store.StateRunning {
-		s.notify()
+		s.notifyCancel()
 	}
 	return st, nil
 }

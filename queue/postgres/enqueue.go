@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,7 +85,9 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	return res, nil
 }
 
-// EnqueueBatch enqueues jobs in one transaction: all or none.
+// EnqueueBatch enqueues jobs in one transaction: all or none. Without a
+// job that skips if active, the transaction is the single statement that
+// inserts them all.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := ts(s.now())
 	prepared, err := store.PrepareJobs(jobs, now)
@@ -92,11 +95,19 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 		return nil, err
 	}
 	var res []store.Enqueued
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		res, err = insertJobs(ctx, tx, prepared, now)
-		return err
-	})
+	if !slices.ContainsFunc(prepared, func(j store.NewJob) bool { return j.SkipIfActive }) {
+		// One INSERT writes every job, all or none, in a transaction of
+		// its own: BEGIN and COMMIT would add two round trips to it. The
+		// look-up of the ids of keys already used, if any, follows it, as
+		// Enqueue's does.
+		res, err = insertBatch(ctx, s.pool, prepared, now)
+	} else {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			res, err = insertJobs(ctx, tx, prepared, now)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}

@@ -21,3 +21,6 @@ var AlarmQueries = map[string]struct {
 }
 
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()
+
+// Channel is the store's NOTIFY channel, for tests.
+func (s *Store) Channel() string { return s.channel }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 )
 
@@ -24,19 +26,42 @@ import (
 // then, as it finds one whose notification was lost with a connection.
 // EnqueueTx, which commits in the caller's transaction and has no store,
 // still notifies in that transaction.
+//
+// A store's own watch need not hear of the jobs the store made ready: wake
+// told its subscribers (this process's pools) at the commit already. Its
+// NOTIFYs that tell of ready jobs carry the store's sender id as payload,
+// and its watch passes over them, so that each job enqueued in-process
+// does not cost the pool a second look (a look for ready jobs and one for
+// cancel requests) that could delay the claim of the next job. A cancel
+// request must reach the pools of this process too: its NOTIFY has an
+// empty payload, as EnqueueTx's, and every watch hears it.
 
 // notifyNowSQL notifies the schema's watches in a transaction that commits
 // without waiting for its WAL flush (synchronous_commit off for it alone,
 // set_config's is_local): the notification is delivered at its commit, and
 // a notification lost to a server crash is found by the slow poll, like
 // any other.
-const notifyNowSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, '')`
+const notifyNowSQL = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`
 
 // notifyTimeout bounds one NOTIFY, and how long Close waits for the last.
 const notifyTimeout = 10 * time.Second
 
+// newSender returns a random sender id (see Store.sender).
+func newSender() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// notifyCancel is notify after a commit that asked for a cancel: the owed
+// NOTIFY wakes this store's watch too.
+func (s *Store) notifyCancel() {
+	s.cancelOwed.Store(true)
+	s.notify()
+}
+
 // notify asks notifyLoop for a NOTIFY after a commit of this store that made
-// a job ready or asked for a cancel. It never blocks.
+// a job ready. It never blocks.
 func (s *Store) notify() {
 	select {
 	case s.notifyOwed <- struct{}{}:
@@ -67,7 +92,11 @@ func (s *Store) notifyLoop() {
 func (s *Store) sendNotify() {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, notifyNowSQL, s.channel); err != nil {
+	payload := s.sender
+	if s.cancelOwed.Swap(false) {
+		payload = ""
+	}
+	if _, err := s.pool.Exec(ctx, notifyNowSQL, s.channel, payload); err != nil {
 		s.log.WarnContext(ctx, "notify other nodes", "channel", s.channel, "err", err)
 	}
 }

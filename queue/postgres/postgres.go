@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,12 @@ type Store struct {
 	waiters map[chan struct{}]struct{}
 
 	notifyOwed chan struct{} // buffer of one: a NOTIFY is owed (see notify)
+	// cancelOwed is set when the owed NOTIFY must reach this store's own
+	// watch too (a cancel request; see notifyCancel).
+	cancelOwed atomic.Bool
+	// sender is the payload of this store's NOTIFYs that only tell of
+	// jobs made ready: its own watch passes over them (see notify).
+	sender string
 }
 
 //go:embed migrations/*.sql
@@ -143,7 +150,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	}
 	s := &Store{pool: pool, name: redact(dsn), log: cfg.Logger, cfg: cfg,
 		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}), waiters: map[chan struct{}]struct{}{},
-		notifyOwed: make(chan struct{}, 1)}
+		notifyOwed: make(chan struct{}, 1), sender: newSender()}
 	prepare := s.migrate
 	if cfg.ReadOnly {
 		prepare = s.checkSchema

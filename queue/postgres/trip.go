@@ -66,46 +66,53 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 
 // Trip is one transaction of a pool's loop: results, reclaim, heartbeat,
 // presence and claim, in that order, all or nothing.
+//
+// For speed, BEGIN and the statements of a trip whose arguments are known
+// before it starts (all of them, but for a careful or type-limited claim)
+// go to the server in one batch, one round trip (pgx pipelines a Batch),
+// rather than one round trip each; what depends on their results (the
+// attempts of the results, the claimed jobs given back, a careful or
+// limited claim) follows, then the commit. A trip that records results and
+// claims makes two round trips instead of five.
 func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
-	var res store.TripResult
 	now := ts(t.Now)
-	// ready: the trip made jobs pending (a retry, a release, a reclaim)
-	// that pools on other nodes may take, and must hear of.
-	ready := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		res = store.TripResult{}
-		ready = false
+	var fin *finishing
+	if len(t.Results) > 0 {
 		var err error
-		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
-			return err
+		if fin, err = newFinishing(t.Owner, t.Results); err != nil {
+			return store.TripResult{}, err
 		}
-		for i, r := range t.Results {
-			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
-		}
-		if t.Reclaim {
-			if res.Reclaimed, err = reclaim(ctx, tx, now); err != nil {
-				return err
-			}
-			ready = ready || len(res.Reclaimed) > 0
-		}
-		if !t.Heartbeat.IsZero() {
-			if _, err := tx.Exec(ctx, `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`, ts(t.Heartbeat), t.Owner); err != nil {
-				return fmt.Errorf("heartbeat: %w", err)
-			}
-		}
-		if t.Presence != nil {
-			if err := present(ctx, tx, t.Owner, t.Presence, now); err != nil {
-				return err
-			}
-		}
-		if t.Claim != nil {
-			if res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, now, t.Claim); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	b := &pgx.Batch{}
+	b.BeginTx(pgx.TxOptions{})
+	if fin != nil {
+		b.Queue(finishSQL, fin.args...)
+	}
+	if t.Reclaim {
+		b.Queue(reclaimSQL, now)
+	}
+	if !t.Heartbeat.IsZero() {
+		b.Queue(heartbeatSQL, ts(t.Heartbeat), t.Owner)
+	}
+	if t.Presence != nil {
+		queuePresence(b, t.Owner, t.Presence, now)
+	}
+	var n int // jobs the batch claims
+	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
+		n = c.N
+		b.Queue(claimPlanSQL)
+		b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, c.Types)
+	}
+	br := s.pool.SendBatch(ctx, b)
+	tx := br.Tx()
+	res, ready, err := trip(ctx, tx, br, t, fin, n)
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
 	if err != nil {
+		// A no-op once the commit was sent; otherwise it ends the
+		// transaction and gives the connection back to the pool.
+		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return store.TripResult{}, err
 	}
 	if ready {
@@ -113,6 +120,75 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	}
 	return res, nil
 }
+
+// trip reads the results of a trip's batch br, closes it, and runs in tx
+// what depends on them. ready reports that the trip made jobs pending (a
+// retry, a release, a reclaim) that pools on other nodes may take, and
+// must hear of. n is the number of jobs the batch claimed for t.Claim.
+func trip(ctx context.Context, tx pgx.Tx, br pgx.BatchResults, t store.Trip, fin *finishing, n int) (res store.TripResult, ready bool, err error) {
+	var claimed []*store.Job
+	err = func() (err error) {
+		defer func() {
+			if cerr := br.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}()
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if fin != nil {
+			if res.Fenced, err = fin.fenced(br.Query()); err != nil {
+				return err
+			}
+		}
+		if t.Reclaim {
+			if res.Reclaimed, err = collectReclaimed(br.Query()); err != nil {
+				return err
+			}
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("heartbeat: %w", err)
+			}
+		}
+		if t.Presence != nil {
+			if err := readPresence(br, t.Presence); err != nil {
+				return err
+			}
+		}
+		if n > 0 {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			if claimed, err = collectJobs(br.Query()); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		return res, false, err
+	}
+	if fin != nil {
+		if err := fin.recordAttempts(ctx, tx, res.Fenced); err != nil {
+			return res, false, err
+		}
+		for i, r := range t.Results {
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+		}
+	}
+	ready = ready || len(res.Reclaimed) > 0
+	switch {
+	case n > 0:
+		res.Claimed, res.Held, err = keepClaimed(ctx, tx, t.Owner, t.Claim, claimed)
+	case t.Claim != nil:
+		res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, ts(t.Now), t.Claim)
+	}
+	return res, ready, err
+}
+
+// heartbeatSQL extends the leases of the jobs an owner runs.
+const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`
 
 // finishSQL records the end of many attempts in one statement, fenced on
 // (id, owner, attempt, running): a worker whose lease was reclaimed, and
@@ -161,14 +237,17 @@ type fence struct {
 	attempt int
 }
 
-// finish records results in tx, in one statement for the jobs and one for
-// the attempts. It returns, for each result, whether the fence held; a
-// result that lost its lease is recorded as a stale attempt. A completion
-// that printed nothing writes no attempt row: the job row records it.
-func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]bool, error) {
-	if len(rs) == 0 {
-		return nil, nil
-	}
+// finishing is the recording of a trip's results: finishSQL's arguments,
+// then, once its rows say which fences held, the attempts to record.
+type finishing struct {
+	rs       []store.Result
+	args     []any // of finishSQL
+	workers  []string
+	errs     []string
+	finished []time.Time
+}
+
+func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 	n := len(rs)
 	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
 	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
@@ -189,30 +268,43 @@ func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]
 		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
 		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
 	}
-	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
+	return &finishing{rs: rs, workers: workers, errs: errs, finished: finished,
+		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
+}
+
+// fenced reads finishSQL's rows: for each result, whether its fence held.
+func (f *finishing) fenced(rows pgx.Rows, err error) ([]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
+	defer rows.Close()
 	held := map[fence]bool{}
 	for rows.Next() {
-		var f fence
-		if err := rows.Scan(&f.id, &f.attempt); err != nil {
-			rows.Close()
+		var fc fence
+		if err := rows.Scan(&fc.id, &fc.attempt); err != nil {
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		held[f] = true
+		held[fc] = true
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	ok := make([]bool, n)
+	ok := make([]bool, len(f.rs))
+	for i, r := range f.rs {
+		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
+	}
+	return ok, nil
+}
+
+// recordAttempts records the attempts of the results, in one statement: a
+// result that lost its lease as a stale attempt. A completion that printed
+// nothing writes no attempt row: the job row records it.
+func (f *finishing) recordAttempts(ctx context.Context, tx pgx.Tx, ok []bool) error {
 	var aIDs []int64
 	var aNums []int32
 	var aWorkers, aOutcomes, aErrs, aOutputs []string
 	var aStarted, aFinished []time.Time
-	for i, r := range rs {
-		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
+	for i, r := range f.rs {
 		outcome := r.Outcome
 		if !ok[i] {
 			outcome = store.OutcomeStale
@@ -220,16 +312,17 @@ func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]
 			continue
 		}
 		aIDs, aNums = append(aIDs, r.Job.ID), append(aNums, int32(r.Job.Attempt))
-		aWorkers, aOutcomes = append(aWorkers, workers[i]), append(aOutcomes, string(outcome))
-		aErrs, aOutputs = append(aErrs, errs[i]), append(aOutputs, capText(r.Output))
-		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, finished[i])
+		aWorkers, aOutcomes = append(aWorkers, f.workers[i]), append(aOutcomes, string(outcome))
+		aErrs, aOutputs = append(aErrs, f.errs[i]), append(aOutputs, capText(r.Output))
+		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, f.finished[i])
 	}
-	if len(aIDs) > 0 {
-		if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
-			return nil, fmt.Errorf("record attempts: %w", err)
-		}
+	if len(aIDs) == 0 {
+		return nil
 	}
-	return ok, nil
+	if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	return nil
 }
 
 // reclaimSQL returns expired leases to pending, or to dead when no attempt
@@ -256,7 +349,11 @@ const reclaimSQL = `WITH x AS (
 SELECT id, attempt, owner, attempt >= max_attempts FROM u ORDER BY id`
 
 func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, error) {
-	rows, err := tx.Query(ctx, reclaimSQL, now)
+	return collectReclaimed(tx.Query(ctx, reclaimSQL, now))
+}
+
+// collectReclaimed reads reclaimSQL's rows.
+func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}
@@ -279,18 +376,30 @@ func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, 
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
 
-func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, now time.Time) error {
+const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
+
+// queuePresence queues the statements of p in b: at the first, forget the
+// pools not seen for PresenceKept; record this one.
+func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time) {
 	if p.First {
-		if _, err := tx.Exec(ctx, `DELETE FROM pools WHERE seen_at < $1`, ts(now.Add(-store.PresenceKept))); err != nil {
-			return fmt.Errorf("forget old pools: %w", err)
-		}
+		b.Queue(forgetPoolsSQL, ts(now.Add(-store.PresenceKept)))
 	}
 	types := p.Types
 	if types == nil {
 		types = []string{}
 	}
 	pr := p.Process
-	if _, err := tx.Exec(ctx, presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now); err != nil {
+	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now)
+}
+
+// readPresence reads the results of queuePresence's statements.
+func readPresence(br pgx.BatchResults, p *store.Presence) error {
+	if p.First {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("forget old pools: %w", err)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil
@@ -385,6 +494,12 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
+	return keepClaimed(ctx, tx, owner, c, jobs)
+}
+
+// keepClaimed puts the jobs a claim took in claim order and gives back
+// the prefetched ones from the first on its last attempt on.
+func keepClaimed(ctx context.Context, tx pgx.Tx, owner string, c *store.Claim, jobs []*store.Job) ([]*store.Job, bool, error) {
 	store.SortClaimOrder(jobs)
 	if cut := store.PrefetchCut(jobs, c.N, c.Prefetch); cut < len(jobs) {
 		back := jobs[cut:]

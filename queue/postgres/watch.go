@@ -91,7 +91,8 @@ const (
 )
 
 // listen connects, LISTENs, calls listening, then calls notified for each
-// notification until the connection fails or ctx is done.
+// notification but this store's own of ready jobs, until the connection
+// fails or ctx is done.
 func (s *Store) listen(ctx context.Context, listening, notified func()) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
@@ -103,9 +104,12 @@ func (s *Store) listen(ctx context.Context, listening, notified func()) error {
 	}
 	listening()
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		notified()
+		if n.Payload != s.sender { // this store's own ready jobs: see notify
+			notified()
+		}
 	}
 }

@@ -20,8 +20,15 @@ const deadline = 3 * time.Minute
 // watch starts s.Watch and returns its channel once it listens.
 func watch(t *testing.T, s *postgres.Store) <-chan struct{} {
 	t.Helper()
+	return watchBuffered(t, s, 1)
+}
+
+// watchBuffered is watch with a channel of n buffered wake-ups: none is
+// lost to the coalescing of a channel of one.
+func watchBuffered(t *testing.T, s *postgres.Store, n int) <-chan struct{} {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	changed := make(chan struct{}, 1)
+	changed := make(chan struct{}, n)
 	started := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -73,6 +80,62 @@ func TestWatchIsPerSchema(t *testing.T) {
 		t.Fatal("a second wake-up: the other schema's enqueue reached this watch")
 	default:
 	}
+}
+
+// TestWatchPassesOverOwnReady: a store's watch does not wake for the jobs
+// the store itself made ready (its subscribers heard of them at the
+// commit), but does for another store's, and for the store's own cancel
+// request of a job it runs.
+func TestWatchPassesOverOwnReady(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	c := clock.NewFake(t0)
+	s, other := open(t, dsn, c), open(t, dsn, c)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.Channel()}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	heard := func(what string) {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, deadline)
+		defer cancel()
+		if _, err := conn.WaitForNotification(wctx); err != nil {
+			t.Fatalf("no notification after %s: %v", what, err)
+		}
+	}
+	changed := watchBuffered(t, s, 2)
+	e, err := s.Enqueue(ctx, store.NewJob{Type: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard("the store's Enqueue")
+	if _, err := other.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	heard("the other store's Enqueue")
+	waitWake(t, changed, "the other store's Enqueue")
+	// The notices come to the watch in order: the store's own came first,
+	// and a wake-up for it would be buffered by now (the check can miss
+	// one that comes late, never report one that did not come).
+	select {
+	case <-changed:
+		t.Fatal("a second wake-up: the store's own Enqueue woke its watch")
+	default:
+	}
+	res, err := s.Trip(ctx, store.Trip{Owner: "w", Now: c.Now(),
+		Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
+	if err != nil || len(res.Claimed) != 1 || res.Claimed[0].ID != e.ID {
+		t.Fatalf("Trip = %+v, %v; want job %d claimed", res, err, e.ID)
+	}
+	if _, err := s.RequestCancel(ctx, e.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	waitWake(t, changed, "the store's own RequestCancel of a running job")
 }
 
 // TestEnqueueTx: jobs enqueued in a transaction that rolls back leave
@@ -129,7 +192,7 @@ func TestWatchReconnects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	s := open(t, dsn, clock.Real{})
+	s, other := open(t, dsn, clock.Real{}), open(t, dsn, clock.Real{})
 	changed := watch(t, s)
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -142,8 +205,9 @@ WHERE query LIKE 'LISTEN %' AND query LIKE '%' || current_schema() || '%'`).Scan
 		t.Fatalf("terminate the watch's connection: %d, %v", killed, err)
 	}
 	waitWake(t, changed, "reconnecting")
-	// The wake-up after reconnecting comes once it listens again.
-	if _, err := s.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
+	// The wake-up after reconnecting comes once it listens again. (Another
+	// store enqueues: a store's watch passes over its own ready jobs.)
+	if _, err := other.Enqueue(ctx, store.NewJob{Type: "t"}); err != nil {
 		t.Fatal(err)
 	}
 	waitWake(t, changed, "Enqueue after reconnecting")
