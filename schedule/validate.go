@@ -50,6 +50,7 @@ func (l *loader) load() *Config {
 	l.loadScheduler(l.table(raw.Scheduler, "scheduler"), &cfg.Scheduler)
 	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
+	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.checkKeys()
 	return cfg
 }
