@@ -54,6 +54,15 @@ type BeatConfig struct {
 	// MaxSleep is the longest the beat sleeps between passes, so that it
 	// notices wall-clock jumps and suspends. Default: 30s.
 	MaxSleep time.Duration
+	// MaterialisedFunc, when set, is called once a pass committed the due
+	// instants of a schedule, with the number of jobs it inserted (one
+	// per fan-out item of each run), from the beat's goroutine: it must
+	// not block. Nil reports nothing.
+	MaterialisedFunc func(schedule string, jobs int)
+	// SkippedFunc, when set, is called likewise with the number of runs
+	// the commit recorded as skipped for a reason (an item's run counts
+	// once). Nil reports nothing.
+	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -79,8 +88,11 @@ type Beat struct {
 	log      *slog.Logger
 	maxSleep time.Duration
 	wake     chan struct{}
-	probes   liveness.Probes // see Probe
-	running  atomic.Bool
+
+	materialisedFunc func(string, int)
+	skippedFunc      func(string, queue.SkipReason, int)
+	probes           liveness.Probes // see Probe
+	running          atomic.Bool
 
 	mu    sync.Mutex
 	cfg   *Config
@@ -119,10 +131,14 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		log:      bc.Logger.With(logKeyComponent, "beat"),
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
-		probes:   liveness.New(),
-		cfg:      cfg,
-		since:    map[string]time.Time{},
-		paused:   map[string]bool{},
+
+		materialisedFunc: bc.MaterialisedFunc,
+		skippedFunc:      bc.SkippedFunc,
+
+		probes: liveness.New(),
+		cfg:    cfg,
+		since:  map[string]time.Time{},
+		paused: map[string]bool{},
 	}, nil
 }
 
@@ -413,6 +429,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 			overlaps++
 		}
 	}
+	b.report(s.Name, adv, res)
 	if truncated {
 		b.log.WarnContext(ctx, "missed instants passed over without a record",
 			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].at)
@@ -439,6 +456,33 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 	b.log.DebugContext(ctx, "instants materialised",
 		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
 		logKeyCursor, to, logKeyNextAt, next)
+}
+
+// report passes what the committed Advance adv did to the config's funcs.
+func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
+	if f := b.materialisedFunc; f != nil {
+		n := 0
+		for _, r := range res {
+			if r.Inserted && !r.Skipped {
+				n++
+			}
+		}
+		f(name, n)
+	}
+	if f := b.skippedFunc; f != nil {
+		by := map[queue.SkipReason]int{}
+		for _, sk := range adv.Skips {
+			by[sk.Reason]++
+		}
+		for _, r := range res {
+			if r.Skipped {
+				by[queue.SkipOverlap]++
+			}
+		}
+		for reason, n := range by {
+			f(name, reason, n)
+		}
+	}
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.

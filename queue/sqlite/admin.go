@@ -28,7 +28,9 @@ func (s *Store) Ping(ctx context.Context) error {
 
 const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
-const oldestReadySQL = `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= ?`
+// readySinceSQL walks the ready jobs once, through the claim index.
+const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
+WHERE state = 'pending' AND run_at <= ? GROUP BY type`
 
 // Stats counts jobs by state and type and measures the oldest ready job.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
@@ -56,12 +58,57 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		return out, fmt.Errorf("stats: %w", err)
 	}
 	out.Dead = out.Total[store.StateDead]
-	var oldest sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, oldestReadySQL, ms(now)).Scan(&oldest); err != nil {
+	if out.ReadySince, err = s.readySince(ctx, now); err != nil {
 		return out, fmt.Errorf("stats: %w", err)
 	}
-	if oldest.Valid {
-		out.OldestReady = now.Sub(time.UnixMilli(oldest.Int64))
+	for _, at := range out.ReadySince {
+		out.OldestReady = max(out.OldestReady, now.Sub(at))
+	}
+	return out, nil
+}
+
+func (s *Store) readySince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := s.r.QueryContext(ctx, readySinceSQL, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var typ string
+		var at int64
+		if err := rows.Scan(&typ, &at); err != nil {
+			return nil, err
+		}
+		out[typ] = time.UnixMilli(at)
+	}
+	return out, rows.Err()
+}
+
+// finishesSQL seeks jobs_schedule_finished twice: the newest done job, and
+// the newest dead one.
+const finishesSQL = `SELECT
+	(SELECT max(finished_at) FROM jobs WHERE schedule = ?1 AND state = 'done' AND finished_at IS NOT NULL),
+	(SELECT max(finished_at) FROM jobs WHERE schedule = ?1 AND state = 'dead' AND finished_at IS NOT NULL)`
+
+// Finishes returns, per schedule of schedules that has a job kept, when
+// its jobs last finished.
+func (s *Store) Finishes(ctx context.Context, schedules []string) (map[string]store.Finishes, error) {
+	out := make(map[string]store.Finishes, len(schedules))
+	for _, name := range schedules {
+		var done, dead sql.NullInt64
+		if err := s.r.QueryRowContext(ctx, finishesSQL, name).Scan(&done, &dead); err != nil {
+			return nil, fmt.Errorf("finishes of schedule %s: %w", name, err)
+		}
+		if !done.Valid && !dead.Valid {
+			continue
+		}
+		var f store.Finishes
+		if done.Valid {
+			f.LastSuccess = time.UnixMilli(done.Int64)
+		}
+		f.LastCompletion = time.UnixMilli(max(done.Int64, dead.Int64))
+		out[name] = f
 	}
 	return out, nil
 }

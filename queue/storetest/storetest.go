@@ -46,6 +46,7 @@ var tests = []struct {
 	fn   func(t *testing.T, s *suite)
 }{
 	{"EnqueueIsIdempotentOnKey", testEnqueueIsIdempotentOnKey},
+	{"FinishesAndReadySince", testFinishesAndReadySince},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
 	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
 	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},
