@@ -18,9 +18,10 @@ type HTTP struct {
 }
 
 // CheckListen checks a listen address (host:port, the host an IP address or
-// a name, the port 1 to 65535) and reports whether it reaches beyond the
-// loopback interface: an empty host (every interface), an address that is
-// not a loopback one, or a name other than localhost.
+// a name, the port 0 to 65535, 0 for any free one, which the daemon logs)
+// and reports whether it reaches beyond the loopback interface: an empty
+// host (every interface), an address that is not a loopback one, or a name
+// other than localhost.
 func CheckListen(addr string) (public bool, err error) {
 	if addr == "" {
 		return false, errors.New("empty address: want host:port, such as 127.0.0.1:9464")
@@ -29,8 +30,8 @@ func CheckListen(addr string) (public bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("%q is not host:port, such as 127.0.0.1:9464", addr)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return false, fmt.Errorf("%q: port %q is not a number from 1 to 65535", addr, port)
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return false, fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
 	}
 	if host == "" {
 		return true, nil
