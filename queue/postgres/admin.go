@@ -149,11 +149,24 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]*store.Job, error) {
 	return s.jobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT $1`, limit)
 }
 
-// Stats counts jobs by state and type and measures the oldest ready job.
+// statsSQL counts every job: for a schema migrated by a program that kept
+// no job_counts, opened read-only.
+const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
+
+// Stats counts jobs by state and type, from job_counts, and measures the
+// oldest ready job of each type, walking the ready jobs once.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.now()
 	st := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
-	rows, err := s.pool.Query(ctx, `SELECT state, type, count(*) FROM jobs GROUP BY state, type`)
+	query := countsSQL
+	var kept bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	if !kept {
+		query = statsSQL
+	}
+	rows, err := s.pool.Query(ctx, query)
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}

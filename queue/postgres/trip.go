@@ -72,18 +72,18 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	// ready: the trip made jobs pending (a retry, a release, a reclaim)
 	// that pools on other nodes may take, and must hear of.
 	ready := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		res = store.TripResult{}
 		ready = false
 		var err error
-		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
+		if res.Fenced, err = finish(ctx, tx, d, t.Owner, t.Results); err != nil {
 			return err
 		}
 		for i, r := range t.Results {
 			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
 		}
 		if t.Reclaim {
-			if res.Reclaimed, err = reclaim(ctx, tx, now); err != nil {
+			if res.Reclaimed, err = reclaim(ctx, tx, d, now); err != nil {
 				return err
 			}
 			ready = ready || len(res.Reclaimed) > 0
@@ -99,7 +99,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			}
 		}
 		if t.Claim != nil {
-			if res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, now, t.Claim); err != nil {
+			if res.Claimed, res.Held, err = claim(ctx, tx, d, t.Owner, now, t.Claim); err != nil {
 				return err
 			}
 		}
@@ -145,7 +145,7 @@ const finishSQL = `UPDATE jobs SET
 FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
 	AS r(owner, id, attempt, outcome, finished, worker, error, retry_at)
 WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
-RETURNING r.id, r.attempt`
+RETURNING r.id, r.attempt, jobs.type, jobs.state`
 
 // insertAttemptsSQL records many attempts in one statement. A stale
 // result may come after its job was done by another pool and purged: its
@@ -165,7 +165,7 @@ type fence struct {
 // the attempts. It returns, for each result, whether the fence held; a
 // result that lost its lease is recorded as a stale attempt. A completion
 // that printed nothing writes no attempt row: the job row records it.
-func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]bool, error) {
+func finish(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, rs []store.Result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -196,11 +196,14 @@ func finish(ctx context.Context, tx pgx.Tx, owner string, rs []store.Result) ([]
 	held := map[fence]bool{}
 	for rows.Next() {
 		var f fence
-		if err := rows.Scan(&f.id, &f.attempt); err != nil {
+		var typ string
+		var state store.State
+		if err := rows.Scan(&f.id, &f.attempt, &typ, &state); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
 		held[f] = true
+		d.Move(typ, store.StateRunning, state, 1)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -248,14 +251,14 @@ const reclaimSQL = `WITH x AS (
 		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1 END,
 		run_at = $1, last_error = 'lease expired: worker ' || x.owner || ' stopped heartbeating', owner = NULL, lease_until = NULL
 	FROM x WHERE jobs.id = x.id
-	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error
+	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error, jobs.type, jobs.state
 ), a AS (
 	INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 	SELECT id, attempt, owner, coalesce(started_at, $1), $1, 'lease_expired', last_error FROM u
 )
-SELECT id, attempt, owner, attempt >= max_attempts FROM u ORDER BY id`
+SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY id`
 
-func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, error) {
+func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now time.Time) ([]store.Reclaimed, error) {
 	rows, err := tx.Query(ctx, reclaimSQL, now)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
@@ -264,9 +267,12 @@ func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, 
 	var out []store.Reclaimed
 	for rows.Next() {
 		var r store.Reclaimed
-		if err := rows.Scan(&r.ID, &r.Attempt, &r.Owner, &r.Dead); err != nil {
+		var typ string
+		var state store.State
+		if err := rows.Scan(&r.ID, &r.Attempt, &r.Owner, &r.Dead, &typ, &state); err != nil {
 			return nil, fmt.Errorf("reclaim: %w", err)
 		}
+		d.Move(typ, store.StateRunning, state, 1)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -335,11 +341,12 @@ LIMIT $2`
 // unclaimSQL gives claimed jobs back as they were: same place in the claim
 // order, attempt not spent.
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
-WHERE id = ANY($1) AND owner = $2 AND state = 'running'`
+WHERE id = ANY($1) AND owner = $2 AND state = 'running'
+RETURNING type`
 
 // claim takes jobs for c. held reports that it gave back prefetched jobs
 // from a job on its last attempt on (see store.Claim).
-func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
+func claim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
 	if c.N <= 0 {
 		return nil, false, nil
 	}
@@ -348,6 +355,9 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 		js, err := collectJobs(tx.Query(ctx, claimSQL, owner, until, now, n, types))
 		if err != nil {
 			return err
+		}
+		for _, j := range js {
+			d.Move(j.Type, store.StatePending, store.StateRunning, 1)
 		}
 		jobs = append(jobs, js...)
 		return nil
@@ -392,7 +402,8 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 		for i, j := range back {
 			ids[i] = j.ID
 		}
-		if _, err := tx.Exec(ctx, unclaimSQL, ids, owner); err != nil {
+		rows, err := tx.Query(ctx, unclaimSQL, ids, owner)
+		if _, err := moveTypes(rows, err, d, store.StateRunning, store.StatePending); err != nil {
 			return nil, false, fmt.Errorf("give back prefetched jobs: %w", err)
 		}
 		return jobs[:cut], true, nil

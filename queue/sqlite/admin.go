@@ -26,17 +26,30 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// statsSQL counts every job: for a file written by a program that kept no
+// job_counts, opened read-only.
 const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
+
+const countsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts'`
 
 // readySinceSQL walks the ready jobs once, through the claim index.
 const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ? GROUP BY type`
 
-// Stats counts jobs by state and type and measures the oldest ready job.
+// Stats counts jobs by state and type, from job_counts, and measures the
+// oldest ready job of each type, walking the ready jobs once.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.clock.Now()
 	out := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
-	rows, err := s.r.QueryContext(ctx, statsSQL)
+	query := countsSQL
+	var kept int
+	if err := s.r.QueryRowContext(ctx, countsTableSQL).Scan(&kept); err != nil {
+		return out, fmt.Errorf("stats: %w", err)
+	}
+	if kept == 0 {
+		query = statsSQL
+	}
+	rows, err := s.r.QueryContext(ctx, query)
 	if err != nil {
 		return out, fmt.Errorf("stats: %w", err)
 	}
@@ -143,7 +156,8 @@ func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.J
 // order and a late result of an old attempt stays fenced off.
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
-WHERE state = 'dead' AND (?2 = 0 OR id = ?2)`
+WHERE state = 'dead' AND (?2 = 0 OR id = ?2)
+RETURNING type`
 
 // Retry makes the dead job id pending again, to run at once with a fresh set
 // of attempts. It returns ErrNotFound if no dead job has that id.
@@ -169,11 +183,8 @@ func (s *Store) RetryAllDead(ctx context.Context) (int64, error) {
 func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.exec(ctx, retrySQL, ms(s.clock.Now()), id)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		rows, err := tx.query(ctx, retrySQL, ms(s.clock.Now()), id)
+		n, err = tx.moveTypes(rows, err, store.StateDead, store.StatePending)
 		return err
 	})
 	if err != nil {
@@ -185,18 +196,15 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending'`
+const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending' RETURNING type`
 
 // Cancel stops a pending job from ever running. A running job cannot be
 // cancelled; ErrNotFound means no pending job has that id.
 func (s *Store) Cancel(ctx context.Context, id int64) error {
 	var n int64
 	err := s.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.exec(ctx, cancelSQL, ms(s.clock.Now()), id)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		rows, err := tx.query(ctx, cancelSQL, ms(s.clock.Now()), id)
+		n, err = tx.moveTypes(rows, err, store.StatePending, store.StateCancelled)
 		return err
 	})
 	if err != nil {

@@ -47,6 +47,7 @@ var tests = []struct {
 }{
 	{"EnqueueIsIdempotentOnKey", testEnqueueIsIdempotentOnKey},
 	{"FinishesAndReadySince", testFinishesAndReadySince},
+	{"CountsAreExact", testCountsAreExact},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
 	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
 	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},
