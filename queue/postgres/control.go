@@ -285,6 +285,13 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 	return out, nil
 }
 
+// unhandledSQL tells, from job_counts, whether a type with pending jobs has
+// no live pool with a handler for it: usually not, and then Handlers reads
+// no job. A schema older than job_counts (read-only) is read the long way.
+const unhandledSQL = `SELECT EXISTS (
+	SELECT type FROM job_counts WHERE state = 'pending' GROUP BY type HAVING sum(n) > 0
+	EXCEPT SELECT unnest(types) FROM pools WHERE seen_at >= $1)`
+
 // waitingSQL counts the ready jobs of the types no live pool has a
 // handler for.
 const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs
@@ -301,6 +308,19 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	live := ts(now.Add(-store.AliveWithin))
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pools WHERE seen_at >= $1`, live).Scan(&h.Pools); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
+	}
+	var kept bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	if kept {
+		var unhandled bool
+		if err := s.pool.QueryRow(ctx, unhandledSQL, live).Scan(&unhandled); err != nil {
+			return h, fmt.Errorf("handlers: %w", err)
+		}
+		if !unhandled {
+			return h, nil
+		}
 	}
 	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), live)
 	if err != nil {
