@@ -78,7 +78,9 @@ type metrics struct {
 	// DeadlineFunc, when set, gives a schedule's current deadline: the
 	// instant by which its run must succeed. Nil, or false for a
 	// schedule, leaves its scheduler_schedule_deadline_timestamp_seconds
-	// series out.
+	// series out. Set it before the listener serves: a scrape calls it
+	// from the server's goroutines, which must make it safe for
+	// concurrent use.
 	DeadlineFunc func(schedule string) (time.Time, bool)
 }
 
@@ -213,14 +215,20 @@ func (m *metrics) runsSkipped(schedule string, reason queue.SkipReason, runs int
 }
 
 // AlarmRaised counts an alarm of kind (late, missed, dead, misfire or
-// recovered) raised for schedule.
+// recovered) raised for schedule. On a nil *metrics (no listener) it does
+// nothing. It is safe for concurrent use.
 func (m *metrics) AlarmRaised(schedule, kind string) {
-	m.alarms.WithLabelValues(schedule, kind).Inc()
+	if m != nil {
+		m.alarms.WithLabelValues(schedule, kind).Inc()
+	}
 }
 
-// NotificationFailed counts a failed notification of task.
+// NotificationFailed counts a failed notification of task. On a nil
+// *metrics (no listener) it does nothing. It is safe for concurrent use.
 func (m *metrics) NotificationFailed(task string) {
-	m.notifyFailed.WithLabelValues(task).Inc()
+	if m != nil {
+		m.notifyFailed.WithLabelValues(task).Inc()
+	}
 }
 
 // metricsCollector reads the gauges that reflect the database at each
