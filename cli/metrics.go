@@ -25,7 +25,7 @@ var (
 	// skipReasons are the reason label's values of
 	// scheduler_runs_skipped_total.
 	skipReasons = []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST}
-	// AlarmKinds are the reason label's values of
+	// alarmKinds are the reason label's values of
 	// scheduler_alarms_raised_total: the kinds of alarm.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
 	// jobStates are the state label's values of scheduler_jobs.
