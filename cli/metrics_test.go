@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -196,6 +197,28 @@ func TestMetricsScrape(t *testing.T) {
 
 	if body, code := get(t, base+"/healthz"); code != http.StatusOK || strings.TrimSpace(body) != "ok" {
 		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
+	}
+
+	// A reload keeps the listener and gives a new schedule its series.
+	writeFile(t, filepath.Join(dir, "schedules.toml"), metricsConfig+`
+[[schedule]]
+name = "added"
+cron = "0 0 1 1 *"
+task = "ok"
+`)
+	d.signal(syscall.SIGHUP)
+	d.waitLog("config reloaded")
+	reloaded := samples(t, scrape(t, base+"/metrics"))
+	for _, series := range []string{
+		`scheduler_runs_materialised_total{schedule="added"}`,
+		`scheduler_schedule_last_success_timestamp_seconds{schedule="added"}`,
+	} {
+		if got, ok := reloaded[series]; !ok || got != 0 {
+			t.Errorf("after the reload: %s = %v (present %v), want 0", series, got, ok)
+		}
+	}
+	if got := reloaded[`scheduler_jobs_finished_total{outcome="succeeded",task="ok"}`]; got != 2 {
+		t.Errorf("after the reload the counters restarted: succeeded = %v, want 2", got)
 	}
 	d.signal(os.Interrupt)
 	if err := d.wait(); err != nil {
