@@ -76,7 +76,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	clk := q.Clock()
 	sc := a.cfg.Scheduler
 	host, _ := os.Hostname()
-	pool, err := queue.NewPool(q, queue.PoolConfig{
+	listen := a.listenAddr()
+	// Set before the pool and the beat run, which call it; nil when no
+	// listener serves the metrics.
+	var met *metrics
+	pc := queue.PoolConfig{
 		Workers:          sc.Workers,
 		ShutdownGrace:    sc.ShutdownGrace,
 		Lease:            sc.Lease,
@@ -85,16 +89,57 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		Process:          queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion()},
 		Clock:            clk,
 		Logger:           log,
-	})
+	}
+	bc := schedule.BeatConfig{Clock: clk, Logger: log}
+	if listen != "" {
+		pc.FinishedFunc = func(f queue.Finished) { met.jobFinished(f) }
+		pc.ReclaimedFunc = func(n int) { met.leasesReclaimed(n) }
+		bc.MaterialisedFunc = func(s string, n int) { met.runsMaterialised(s, n) }
+		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { met.runsSkipped(s, r, n) }
+	}
+	pool, err := queue.NewPool(q, pc)
 	if err != nil {
 		return err
 	}
 	if err := registerTasks(pool, reg, a.cfg); err != nil {
 		return err
 	}
-	beat, err := schedule.NewBeat(q, a.cfg, schedule.BeatConfig{Clock: clk, Logger: log})
+	beat, err := schedule.NewBeat(q, a.cfg, bc)
 	if err != nil {
 		return err
+	}
+	var health *health
+	if listen != "" {
+		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
+		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
+		srv, err := listenHTTP(listen, met, health, log)
+		if err != nil {
+			return err
+		}
+		a.met = met
+		if public, _ := schedule.CheckListen(listen); public {
+			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads the metrics", "listen", listen)
+		}
+		healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+		var httpWG sync.WaitGroup
+		httpWG.Add(2)
+		go func() {
+			defer httpWG.Done()
+			health.run(healthCtx)
+		}()
+		go func() {
+			defer httpWG.Done()
+			srv.serve()
+		}()
+		// Deferred after the queue's close: runs before it, so that no
+		// scrape reads a closed queue.
+		defer func() {
+			srv.shutdown(ctx)
+			stopHealth()
+			httpWG.Wait()
+			a.met = nil
+		}()
+		log.Info("http listening", "listen", srv.Addr().String(), "paths", "/metrics /healthz")
 	}
 	// Seen alive from READY on. A database that cannot be written now (a
 	// read-only mount, a full disk) does not stop the daemon: the pool's
@@ -154,6 +199,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	beginStop := func(reason string) {
 		stopping = true
 		live.drop("beat") // it returns at once; the pool drains on
+		if health != nil {
+			health.stop()
+		}
 		// Jobs keep their leases through the drain (the pool heartbeats
 		// until each result is committed), so the only bound on a stop is
 		// systemd's: extend its stop timeout to what the drain may take.
@@ -205,6 +253,15 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 }
 
+// listenAddr is where the daemon serves its metrics: -http, else [http]
+// listen of the config; "" for nowhere.
+func (a *app) listenAddr() string {
+	if a.o.http != "" {
+		return a.o.http
+	}
+	return a.cfg.HTTP.Listen
+}
+
 // stopBudget is the longest a stop may take: the pool's shutdown grace (a
 // reload does not change it), the longest kill grace of a command of cfg,
 // and stopMargin.
@@ -250,6 +307,12 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		return
 	}
 	diff := beat.Apply(cfg)
+	if cfg.HTTP != a.cfg.HTTP && a.o.http == "" {
+		log.Warn("reload: [http] listen takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
+	}
+	if a.met != nil {
+		a.met.setConfig(cfg)
+	}
 	a.cfg, a.cfgData = cfg, data
 	applied, waiting := splitScheduler(diff.Scheduler, a.o)
 	if len(waiting) > 0 {

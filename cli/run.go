@@ -51,6 +51,7 @@ type options struct {
 	item     string
 	version  bool
 	wait     time.Duration // how long an operator's write waits for its turn
+	http     string        // the daemon's metrics listener, over [http] listen
 
 	listOptions // -jobs, -skipped, -alarms and their filters (see jobs.go)
 
@@ -92,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cancel, "cancel", "", "cancel pending or running job `ID or KEY` (a running one is stopped by its daemon)")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the SQLite database to `PATH` (VACUUM INTO), safe while the daemon runs; on PostgreSQL use pg_dump")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.http, "http", "", "the daemon serves /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	o.listOptions.define(fs)
 	if err := o.listOptions.parse(fs, args); err != nil {
@@ -145,6 +147,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return nil, usagef("-backfill needs -from and -to")
+	}
+	if o.set["http"] {
+		if o.mode != "" {
+			return nil, usagef("-http goes with the daemon, not -%s", o.mode)
+		}
+		if _, err := schedule.CheckListen(o.http); err != nil {
+			return nil, usagef("-http: %v", err)
+		}
 	}
 	if o.wait <= 0 {
 		return nil, usagef("-wait must be a positive duration")
@@ -427,6 +437,9 @@ type app struct {
 	cfgData []byte
 	fileErr error
 	running *queue.StoredConfig
+
+	// met holds the daemon's metrics while it serves them; nil otherwise.
+	met *metrics
 }
 
 // registry returns a task registry with the program's own Go task types.

@@ -51,6 +51,10 @@ func TestModeFollowsTheFlagsGiven(t *testing.T) {
 		{"unknown state", []string{"-jobs", "-state", "gone"}, "", `-state "gone"`},
 		{"limit too high", []string{"-jobs", "-limit", "1001"}, "", "-limit 1001"},
 		{"key without trigger or jobs", []string{"-dead", "-key", "x"}, "", "-key goes with -trigger or -jobs"},
+		{"http", []string{"-http", "127.0.0.1:9464"}, "", ""},
+		{"http without a port", []string{"-http", "127.0.0.1"}, "", `-http: "127.0.0.1" is not host:port`},
+		{"empty http", []string{"-http", ""}, "", "-http: empty ADDR"},
+		{"http with a mode", []string{"-status", "-http", "127.0.0.1:9464"}, "", "-http goes with the daemon, not -status"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,8 +10,12 @@ func (p *Pool) maintain(ctx context.Context) {
 			return
 		case <-p.clock.After(p.cfg.MaintenanceEvery):
 		}
-		if _, err := p.q.Maintain(ctx, p.cfg.RetainDone); err != nil && ctx.Err() == nil {
+		rep, err := p.q.Maintain(ctx, p.cfg.RetainDone)
+		if err != nil && ctx.Err() == nil {
 			p.log.ErrorContext(ctx, "maintenance failed", "err", err)
+		}
+		if rep.Reclaimed > 0 && p.cfg.ReclaimedFunc != nil {
+			p.cfg.ReclaimedFunc(rep.Reclaimed)
 		}
 	}
 }

@@ -75,6 +75,17 @@ type PoolConfig struct {
 	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
 	Logger  *slog.Logger // Default: the Queue's logger.
 
+	// FinishedFunc, when set, is called with each attempt's result once
+	// the transaction that recorded it committed and its fence held (a
+	// stale result is not reported), from the pool's loop: it must not
+	// block. Nil reports nothing.
+	FinishedFunc func(Finished)
+	// ReclaimedFunc, when set, is called with the number of expired
+	// leases the pool took back, after each commit that took back any
+	// (the loop's trips and periodic maintenance), from the pool's
+	// goroutines: it must not block. Nil reports nothing.
+	ReclaimedFunc func(n int)
+
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
 
@@ -107,6 +118,7 @@ type Pool struct {
 	stopping atomic.Bool // no new handler starts
 	hardStop atomic.Bool // handlers' contexts were cancelled by shutdown
 	running  atomic.Bool
+	busy     atomic.Int64 // handlers running now (see Busy)
 	trips    atomic.Int64 // loop iterations, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
 
@@ -447,6 +459,10 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 // goroutine.
 func (p *Pool) Probe() <-chan struct{} { return p.probes.Ask() }
 
+// Busy returns how many workers run a handler now. It is safe to call from
+// any goroutine.
+func (p *Pool) Busy() int { return int(p.busy.Load()) }
+
 // capacity is how many jobs may be claimed and not yet finished: the
 // workers, plus the prefetch while jobs are short.
 func (l *loop) capacity() int {
@@ -584,6 +600,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	}
 	claimed, held, fenced, reclaimedJobs := res.Claimed, res.Held, res.Fenced, res.Reclaimed
 	p.commits.Add(1)
+	p.report(l.pending, fenced, len(reclaimedJobs))
 	if doPresence {
 		l.presented, l.hasRow, l.nextPresence = all, true, now.Add(presenceEvery)
 	}
@@ -803,7 +820,9 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	if !ok {
 		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
 	} else {
-		err = p.call(ctx, reg, j)
+		p.busy.Add(1)
+		r.TimedOut, err = p.call(ctx, reg, j)
+		p.busy.Add(-1)
 	}
 	r.Finished = p.clock.Now()
 	r.Output = string(j.Output())
@@ -824,19 +843,21 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	return r
 }
 
-// call runs the handler behind recover, under the type's timeout.
-func (p *Pool) call(ctx context.Context, reg registered, j *Job) (err error) {
+// call runs the handler behind recover, under the type's timeout, and
+// reports whether the timeout ended a failed attempt.
+func (p *Pool) call(ctx context.Context, reg registered, j *Job) (timedOut bool, err error) {
 	if reg.tc.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, reg.tc.Timeout, &TimeoutError{Timeout: reg.tc.Timeout})
 		defer cancel()
+		defer func() { timedOut = err != nil && isTimeout(context.Cause(ctx)) }()
 	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return reg.h.Work(ctx, j)
+	return false, reg.h.Work(ctx, j)
 }
 
 // carefulClaims is how many claims after the last one that met a job on its

@@ -70,6 +70,9 @@ type Store interface {
 	Dead(ctx context.Context, limit int) ([]*store.Job, error)
 	// Stats counts jobs by state and type and measures the oldest ready job.
 	Stats(ctx context.Context) (store.Stats, error)
+	// Finishes returns, per schedule of schedules that has a job kept,
+	// when its jobs last finished, by an index seek per schedule.
+	Finishes(ctx context.Context, schedules []string) (map[string]store.Finishes, error)
 	// LastRuns returns, per schedule, its newest job: the one of its latest
 	// instant, or its newest manual run when it has no instant's job.
 	LastRuns(ctx context.Context) (map[string]*store.Job, error)

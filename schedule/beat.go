@@ -58,6 +58,15 @@ type BeatConfig struct {
 	// alarm this beat raised, after its commit, from Run's goroutine; it
 	// must not block. An alarm raised by another process is not reported.
 	AlarmFunc func(schedule, kind string)
+	// MaterialisedFunc, when set, is called once a pass committed the due
+	// instants of a schedule, with the number of jobs it inserted (one
+	// per fan-out item of each run), from the beat's goroutine: it must
+	// not block. Nil reports nothing.
+	MaterialisedFunc func(schedule string, jobs int)
+	// SkippedFunc, when set, is called likewise with the number of runs
+	// the commit recorded as skipped for a reason (an item's run counts
+	// once). Nil reports nothing.
+	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -83,8 +92,11 @@ type Beat struct {
 	log      *slog.Logger
 	maxSleep time.Duration
 	wake     chan struct{}
-	probes   liveness.Probes // see Probe
-	running  atomic.Bool
+
+	materialisedFunc func(string, int)
+	skippedFunc      func(string, queue.SkipReason, int)
+	probes           liveness.Probes // see Probe
+	running          atomic.Bool
 
 	mu    sync.Mutex
 	cfg   *Config
@@ -143,8 +155,10 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		since:    map[string]time.Time{},
 		paused:   map[string]bool{},
 
-		alarmFunc: bc.AlarmFunc,
-		deadSeen:  map[string]time.Time{},
+		alarmFunc:        bc.AlarmFunc,
+		deadSeen:         map[string]time.Time{},
+		materialisedFunc: bc.MaterialisedFunc,
+		skippedFunc:      bc.SkippedFunc,
 	}, nil
 }
 
@@ -452,6 +466,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 			overlaps++
 		}
 	}
+	b.report(s.Name, adv, res)
 	if truncated {
 		b.log.WarnContext(ctx, "missed instants passed over without a record",
 			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].at)
@@ -483,6 +498,33 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 	b.log.DebugContext(ctx, "instants materialised",
 		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
 		logKeyCursor, to, logKeyNextAt, next)
+}
+
+// report passes what the committed Advance adv did to the config's funcs.
+func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
+	if f := b.materialisedFunc; f != nil {
+		n := 0
+		for _, r := range res {
+			if r.Inserted && !r.Skipped {
+				n++
+			}
+		}
+		f(name, n)
+	}
+	if f := b.skippedFunc; f != nil {
+		by := map[queue.SkipReason]int{}
+		for _, sk := range adv.Skips {
+			by[sk.Reason]++
+		}
+		for _, r := range res {
+			if r.Skipped {
+				by[queue.SkipOverlap]++
+			}
+		}
+		for reason, n := range by {
+			f(name, reason, n)
+		}
+	}
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.

@@ -41,6 +41,8 @@ type Config struct {
 	Tasks map[string]*Task
 	// Schedules holds the [[schedule]] tables in file order.
 	Schedules []*Schedule
+	// HTTP holds the [http] table: the metrics and health listener.
+	HTTP HTTP
 	// Warnings are what is probably a mistake but loads, such as the cron
 	// "0 3 * * * *" (see Spec): in line order, for -check and the daemon to
 	// report.

@@ -23,6 +23,11 @@ type rawFile struct {
 	Scheduler toml.Primitive `toml:"scheduler"`
 	Tasks     toml.Primitive `toml:"tasks"`
 	Schedule  toml.Primitive `toml:"schedule"`
+	HTTP      toml.Primitive `toml:"http"`
+}
+
+type rawHTTP struct {
+	Listen toml.Primitive `toml:"listen"`
 }
 
 type rawScheduler struct {
@@ -80,6 +85,7 @@ var (
 	schedulerKeys = tomlKeys(rawScheduler{})
 	taskKeys      = tomlKeys(rawTask{})
 	scheduleKeys  = tomlKeys(rawSchedule{})
+	httpKeys      = tomlKeys(rawHTTP{})
 	fileKeys      = tomlKeys(rawFile{})
 )
 
@@ -344,7 +350,7 @@ func wantType(v any) string {
 		return "an array of integers"
 	case *map[string]string:
 		return "a table of strings"
-	case *map[string]any, *rawScheduler, *rawTask, *rawSchedule, *map[string]toml.Primitive:
+	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *map[string]toml.Primitive:
 		return "a table"
 	case *[]map[string]any, *[]toml.Primitive:
 		return "an array of tables"
@@ -464,6 +470,8 @@ func (l *loader) keysOf(k toml.Key) map[string]bool {
 		return taskKeys
 	case k[0] == "schedule" && len(k) >= 2:
 		return scheduleKeys
+	case k[0] == "http" && len(k) >= 2:
+		return httpKeys
 	case len(k) == 1:
 		return fileKeys
 	}
@@ -508,6 +516,13 @@ func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 			depth:  3,
 			known:  scheduleKeys[k[1]],
 			inside: len(k) > 2 && scheduleKeys[k[1]],
+		}
+	case k[0] == "http" && len(k) >= 2:
+		return keyPlace{
+			at:     where{table: "http", path: []string{"http", k[1]}},
+			depth:  2,
+			known:  httpKeys[k[1]],
+			inside: len(k) > 2 && httpKeys[k[1]],
 		}
 	case k[0] == "tasks":
 		return keyPlace{at: where{path: k}, depth: 1, known: true}

@@ -51,6 +51,7 @@ func (l *loader) load() *Config {
 	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
 	l.checkNotify(cfg.Scheduler.Notify, cfg, where{table: "scheduler", field: "notify", path: []string{"scheduler", "notify"}})
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
+	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.checkKeys()
 	return cfg
 }

@@ -149,11 +149,24 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]*store.Job, error) {
 	return s.jobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT $1`, limit)
 }
 
-// Stats counts jobs by state and type and measures the oldest ready job.
+// statsSQL counts every job: for a schema migrated by a program that kept
+// no job_counts, opened read-only.
+const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
+
+// Stats counts jobs by state and type, from job_counts, and measures the
+// oldest ready job of each type, walking the ready jobs once.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.now()
 	st := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
-	rows, err := s.pool.Query(ctx, `SELECT state, type, count(*) FROM jobs GROUP BY state, type`)
+	query := countsSQL
+	var kept bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
+		return st, fmt.Errorf("stats: %w", err)
+	}
+	if !kept {
+		query = statsSQL
+	}
+	rows, err := s.pool.Query(ctx, query)
 	if err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}
@@ -175,14 +188,72 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		return st, fmt.Errorf("stats: %w", err)
 	}
 	st.Dead = st.Total[store.StateDead]
-	var oldest *time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1`, ts(now)).Scan(&oldest); err != nil {
+	if st.ReadySince, err = s.readySince(ctx, now); err != nil {
 		return st, fmt.Errorf("stats: %w", err)
 	}
-	if oldest != nil {
-		st.OldestReady = now.Sub(*oldest)
+	for _, at := range st.ReadySince {
+		st.OldestReady = max(st.OldestReady, now.Sub(at))
 	}
 	return st, nil
+}
+
+// readySinceSQL walks the ready jobs once, through the claim index.
+const readySinceSQL = `SELECT type, min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1 GROUP BY type`
+
+func (s *Store) readySince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := s.pool.Query(ctx, readySinceSQL, ts(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var typ string
+		var at time.Time
+		if err := rows.Scan(&typ, &at); err != nil {
+			return nil, err
+		}
+		out[typ] = at
+	}
+	return out, rows.Err()
+}
+
+// finishesSQL seeks jobs_schedule_finished twice per schedule: the newest
+// done job, and the newest dead one.
+const finishesSQL = `SELECT n.name,
+	(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'done' AND finished_at IS NOT NULL),
+	(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL)
+FROM unnest($1::text[]) AS n(name)`
+
+// Finishes returns, per schedule of schedules that has a job kept, when
+// its jobs last finished.
+func (s *Store) Finishes(ctx context.Context, schedules []string) (map[string]store.Finishes, error) {
+	out := make(map[string]store.Finishes, len(schedules))
+	rows, err := s.pool.Query(ctx, finishesSQL, schedules)
+	if err != nil {
+		return nil, fmt.Errorf("finishes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var done, dead *time.Time
+		if err := rows.Scan(&name, &done, &dead); err != nil {
+			return nil, fmt.Errorf("finishes: %w", err)
+		}
+		var f store.Finishes
+		switch {
+		case done == nil && dead == nil:
+			continue
+		case done == nil:
+			f.LastCompletion = *dead
+		case dead == nil || done.After(*dead):
+			f.LastSuccess, f.LastCompletion = *done, *done
+		default:
+			f.LastSuccess, f.LastCompletion = *done, *dead
+		}
+		out[name] = f
+	}
+	return out, rows.Err()
 }
 
 // schedulesSQL lists the distinct schedules of the jobs by walking

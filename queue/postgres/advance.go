@@ -83,11 +83,11 @@ func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued,
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	var res []store.Enqueued
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		if err := casCursor(ctx, tx, a, now); err != nil {
 			return err
 		}
-		if res, err = insertJobs(ctx, tx, jobs, now); err != nil {
+		if res, err = insertJobs(ctx, tx, d, jobs, now); err != nil {
 			return err
 		}
 		return insertSkips(ctx, tx, a.Skips, now)
@@ -148,7 +148,7 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 	out := make([]store.AdvanceResult, len(idx))
 	won := make([]bool, len(idx))
 	insertedJobs := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		clear(out)
 		clear(won)
 		// Every cursor is locked, then created or moved, in the order of
@@ -226,7 +226,7 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 				skips = append(skips, advs[i].Skips...)
 			}
 		}
-		r, err := insertJobs(ctx, tx, jobs, now)
+		r, err := insertJobs(ctx, tx, d, jobs, now)
 		if err != nil {
 			return err
 		}

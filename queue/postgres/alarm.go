@@ -49,7 +49,7 @@ func (s *Store) RaiseAlarms(ctx context.Context, b store.AlarmBatch) ([]store.Al
 	}
 	var raised []store.Alarm
 	notified := false
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		raised, notified = raised[:0], false
 		for _, a := range alarms {
 			var id int64
@@ -64,7 +64,7 @@ func (s *Store) RaiseAlarms(ctx context.Context, b store.AlarmBatch) ([]store.Al
 				raised = append(raised, store.Alarm{ID: id, Key: a.Key, Schedule: a.Schedule, Item: a.Item,
 					ScheduledAt: a.ScheduledAt, Kind: a.Kind, JobID: a.JobID, Error: capText(a.Error), Detail: a.Detail,
 					Open: store.OpensAlarm(a.Kind), RaisedAt: now})
-				res, err := insertJobs(ctx, tx, a.Notify, now)
+				res, err := insertJobs(ctx, tx, d, a.Notify, now)
 				if err != nil {
 					return fmt.Errorf("notify alarm %s: %w", a.Key, err)
 				}

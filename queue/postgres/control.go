@@ -16,7 +16,8 @@ import (
 // order and a late result of an old attempt stays fenced off.
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
-WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)`
+WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)
+RETURNING type`
 
 // Retry makes the dead job id pending again, to run at once with a fresh
 // set of attempts, or returns ErrNotFound.
@@ -39,9 +40,9 @@ func (s *Store) RetryAllDead(ctx context.Context) (int64, error) { return s.retr
 
 func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, retrySQL, ts(s.now()), id)
-		n = tag.RowsAffected()
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+		rows, err := tx.Query(ctx, retrySQL, ts(s.now()), id)
+		n, err = moveTypes(rows, err, d, store.StateDead, store.StatePending)
 		return err
 	})
 	if err != nil {
@@ -56,11 +57,16 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 // Cancel stops a pending job from ever running; ErrNotFound means no
 // pending job has that id.
 func (s *Store) Cancel(ctx context.Context, id int64) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = $1 WHERE id = $2 AND state = 'pending'`, ts(s.now()), id)
+	var n int64
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+		rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = $1 WHERE id = $2 AND state = 'pending' RETURNING type`, ts(s.now()), id)
+		n, err = moveTypes(rows, err, d, store.StatePending, store.StateCancelled)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("cancel job %d: %w", id, err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, store.ErrNotFound)
 	}
 	return nil
@@ -68,7 +74,8 @@ func (s *Store) Cancel(ctx context.Context, id int64) error {
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1, cancel_requested_at = $1, cancelled_by = $2,
 	last_error = 'cancelled by ' || $2
-WHERE id = $3 AND state = 'pending'`
+WHERE id = $3 AND state = 'pending'
+RETURNING type`
 
 // cancelRunningSQL records the request on a running job; a second request
 // keeps the first one's time and author.
@@ -81,7 +88,7 @@ WHERE id = $3 AND state = 'running'`
 func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.State, error) {
 	var st store.State
 	by = cleanText(by)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		if err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`, id).Scan(&st); err != nil {
 			if errNoRows(err) {
 				return store.ErrNotFound
@@ -91,7 +98,8 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 		now := ts(s.now())
 		switch st {
 		case store.StatePending:
-			_, err := tx.Exec(ctx, cancelPendingSQL, now, by, id)
+			rows, err := tx.Query(ctx, cancelPendingSQL, now, by, id)
+			_, err = moveTypes(rows, err, d, store.StatePending, store.StateCancelled)
 			return err
 		case store.StateRunning:
 			_, err := tx.Exec(ctx, cancelRunningSQL, now, by, id)
@@ -113,9 +121,9 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 // requested, and records the lost attempts.
 func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		var err error
-		rs, err = reclaim(ctx, tx, ts(s.now()))
+		rs, err = reclaim(ctx, tx, d, ts(s.now()))
 		return err
 	})
 	if err != nil {
@@ -143,7 +151,8 @@ const purgeDoneSQL = `WITH b AS (
 	SELECT key, finished_at FROM b WHERE key !~ '` + generatedKey + `'
 	ON CONFLICT (key) DO NOTHING
 )
-DELETE FROM jobs USING b WHERE jobs.id = b.id`
+DELETE FROM jobs USING b WHERE jobs.id = b.id
+RETURNING jobs.type`
 
 const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
@@ -154,12 +163,17 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 // locked long and vacuum can reclaim a batch while the next is deleted.
 func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	for {
-		tag, err := s.pool.Exec(ctx, purgeDoneSQL, ts(before), s.cfg.PurgeBatch)
+		var n int64
+		err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+			rows, err := tx.Query(ctx, purgeDoneSQL, ts(before), s.cfg.PurgeBatch)
+			n, err = moveTypes(rows, err, d, store.StateDone, "")
+			return err
+		})
 		if err != nil {
 			return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
 		}
-		jobs += tag.RowsAffected()
-		if tag.RowsAffected() < int64(s.cfg.PurgeBatch) {
+		jobs += n
+		if n < int64(s.cfg.PurgeBatch) {
 			break
 		}
 	}
@@ -271,6 +285,13 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 	return out, nil
 }
 
+// unhandledSQL tells, from job_counts, whether a type with pending jobs has
+// no live pool with a handler for it: usually not, and then Handlers reads
+// no job. A schema older than job_counts (read-only) is read the long way.
+const unhandledSQL = `SELECT EXISTS (
+	SELECT type FROM job_counts WHERE state = 'pending' GROUP BY type HAVING sum(n) > 0
+	EXCEPT SELECT unnest(types) FROM pools WHERE seen_at >= $1)`
+
 // waitingSQL counts the ready jobs of the types no live pool has a
 // handler for.
 const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs
@@ -287,6 +308,19 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	live := ts(now.Add(-store.AliveWithin))
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pools WHERE seen_at >= $1`, live).Scan(&h.Pools); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
+	}
+	var kept bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	if kept {
+		var unhandled bool
+		if err := s.pool.QueryRow(ctx, unhandledSQL, live).Scan(&unhandled); err != nil {
+			return h, fmt.Errorf("handlers: %w", err)
+		}
+		if !unhandled {
+			return h, nil
+		}
 	}
 	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), live)
 	if err != nil {

@@ -3,8 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +30,7 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 
 // insertOneSQL inserts a job unless its key is used, by a job or by one
 // purged since (used_keys), and otherwise returns the existing job's id, in
-// one statement.
+// one statement, which also counts it (see writeCounts).
 // When it returns no row, the key was taken by a transaction that
 // committed after the statement's snapshot, or is in used_keys:
 // jobIDByKeySQL, with a new snapshot, tells which.
@@ -39,7 +39,10 @@ const insertOneSQL = `WITH ins AS (
 	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
-	RETURNING id
+	RETURNING id, type
+), c AS (
+	INSERT INTO job_counts (type, state, slot, n) SELECT type, 'pending', $11, 1 FROM ins
+	ON CONFLICT (type, state, slot) DO UPDATE SET n = job_counts.n + 1
 )
 SELECT id, true FROM ins
 UNION ALL
@@ -66,7 +69,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	}
 	res := store.Enqueued{Key: j.Key}
 	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now).Scan(&res.ID, &res.Inserted)
+		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots)).Scan(&res.ID, &res.Inserted)
 	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
@@ -85,9 +88,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	return res, nil
 }
 
-// EnqueueBatch enqueues jobs in one transaction: all or none. Without a
-// job that skips if active, the transaction is the single statement that
-// inserts them all.
+// EnqueueBatch enqueues jobs in one transaction: all or none.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := ts(s.now())
 	prepared, err := store.PrepareJobs(jobs, now)
@@ -95,19 +96,11 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 		return nil, err
 	}
 	var res []store.Enqueued
-	if !slices.ContainsFunc(prepared, func(j store.NewJob) bool { return j.SkipIfActive }) {
-		// One INSERT writes every job, all or none, in a transaction of
-		// its own: BEGIN and COMMIT would add two round trips to it. The
-		// look-up of the ids of keys already used, if any, follows it, as
-		// Enqueue's does.
-		res, err = insertBatch(ctx, s.pool, prepared, now)
-	} else {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			var err error
-			res, err = insertJobs(ctx, tx, prepared, now)
-			return err
-		})
-	}
+	err = s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+		var err error
+		res, err = insertJobs(ctx, tx, d, prepared, now)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
@@ -140,8 +133,14 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	if err != nil {
 		return nil, err
 	}
-	res, err := insertJobs(ctx, tx, prepared, now)
+	d := store.CountDeltas{}
+	res, err := insertJobs(ctx, tx, d, prepared, now)
 	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	// The count rows stay locked until the caller commits: a transaction
+	// that enqueues this way is best short.
+	if err := writeCounts(ctx, tx, d); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	if !inserted(res) {
@@ -198,7 +197,8 @@ ON CONFLICT DO NOTHING`
 // insertJobs inserts prepared jobs inside tx, in order: a run of jobs
 // without SkipIfActive in one statement, a job with it on its own, after
 // the look-up that decides between the job and a skip.
-func insertJobs(ctx context.Context, tx querier, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+// The jobs inserted are counted in d.
+func insertJobs(ctx context.Context, tx querier, d store.CountDeltas, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	res := make([]store.Enqueued, 0, len(jobs))
 	for len(jobs) > 0 {
 		run := 0
@@ -206,7 +206,7 @@ func insertJobs(ctx context.Context, tx querier, jobs []store.NewJob, now time.T
 			run++
 		}
 		if run > 0 {
-			r, err := insertBatch(ctx, tx, jobs[:run], now)
+			r, err := insertBatch(ctx, tx, d, jobs[:run], now)
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +227,7 @@ func insertJobs(ctx context.Context, tx querier, jobs []store.NewJob, now time.T
 			res = append(res, store.Enqueued{Key: j.Key, Skipped: true})
 			continue
 		}
-		r, err := insertBatch(ctx, tx, []store.NewJob{j}, now)
+		r, err := insertBatch(ctx, tx, d, []store.NewJob{j}, now)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +238,7 @@ func insertJobs(ctx context.Context, tx querier, jobs []store.NewJob, now time.T
 
 // insertBatch inserts jobs (without SkipIfActive) with one statement, then
 // looks up the ids of those whose key existed.
-func insertBatch(ctx context.Context, tx querier, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	n := len(jobs)
 	keys, types, payloads := make([]string, n), make([]string, n), make([]string, n)
 	maxAttempts, priorities := make([]int32, n), make([]int32, n)
@@ -265,6 +265,9 @@ func insertBatch(ctx context.Context, tx querier, jobs []store.NewJob, now time.
 		if id, ok := ids[j.Key]; ok {
 			// The first job with the key was inserted; a repeat was not.
 			res[i].ID, res[i].Inserted = id, fresh[j.Key]
+			if fresh[j.Key] {
+				d.Add(j.Type, store.StatePending, 1)
+			}
 			delete(fresh, j.Key)
 			continue
 		}

@@ -66,53 +66,46 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 
 // Trip is one transaction of a pool's loop: results, reclaim, heartbeat,
 // presence and claim, in that order, all or nothing.
-//
-// For speed, BEGIN and the statements of a trip whose arguments are known
-// before it starts (all of them, but for a careful or type-limited claim)
-// go to the server in one batch, one round trip (pgx pipelines a Batch),
-// rather than one round trip each; what depends on their results (the
-// attempts of the results, the claimed jobs given back, a careful or
-// limited claim) follows, then the commit. A trip that records results and
-// claims makes two round trips instead of five.
 func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
+	var res store.TripResult
 	now := ts(t.Now)
-	var fin *finishing
-	if len(t.Results) > 0 {
+	// ready: the trip made jobs pending (a retry, a release, a reclaim)
+	// that pools on other nodes may take, and must hear of.
+	ready := false
+	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+		res = store.TripResult{}
+		ready = false
 		var err error
-		if fin, err = newFinishing(t.Owner, t.Results); err != nil {
-			return store.TripResult{}, err
+		if res.Fenced, err = finish(ctx, tx, d, t.Owner, t.Results); err != nil {
+			return err
 		}
-	}
-	b := &pgx.Batch{}
-	b.BeginTx(pgx.TxOptions{})
-	if fin != nil {
-		b.Queue(finishSQL, fin.args...)
-	}
-	if t.Reclaim {
-		b.Queue(reclaimSQL, now)
-	}
-	if !t.Heartbeat.IsZero() {
-		b.Queue(heartbeatSQL, ts(t.Heartbeat), t.Owner)
-	}
-	if t.Presence != nil {
-		queuePresence(b, t.Owner, t.Presence, now)
-	}
-	var n int // jobs the batch claims
-	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
-		n = c.N
-		b.Queue(claimPlanSQL)
-		b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, c.Types)
-	}
-	br := s.pool.SendBatch(ctx, b)
-	tx := br.Tx()
-	res, ready, err := trip(ctx, tx, br, t, fin, n)
-	if err == nil {
-		err = tx.Commit(ctx)
-	}
+		for i, r := range t.Results {
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+		}
+		if t.Reclaim {
+			if res.Reclaimed, err = reclaim(ctx, tx, d, now); err != nil {
+				return err
+			}
+			ready = ready || len(res.Reclaimed) > 0
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`, ts(t.Heartbeat), t.Owner); err != nil {
+				return fmt.Errorf("heartbeat: %w", err)
+			}
+		}
+		if t.Presence != nil {
+			if err := present(ctx, tx, t.Owner, t.Presence, now); err != nil {
+				return err
+			}
+		}
+		if t.Claim != nil {
+			if res.Claimed, res.Held, err = claim(ctx, tx, d, t.Owner, now, t.Claim); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		// A no-op once the commit was sent; otherwise it ends the
-		// transaction and gives the connection back to the pool.
-		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return store.TripResult{}, err
 	}
 	if ready {
@@ -120,75 +113,6 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	}
 	return res, nil
 }
-
-// trip reads the results of a trip's batch br, closes it, and runs in tx
-// what depends on them. ready reports that the trip made jobs pending (a
-// retry, a release, a reclaim) that pools on other nodes may take, and
-// must hear of. n is the number of jobs the batch claimed for t.Claim.
-func trip(ctx context.Context, tx pgx.Tx, br pgx.BatchResults, t store.Trip, fin *finishing, n int) (res store.TripResult, ready bool, err error) {
-	var claimed []*store.Job
-	err = func() (err error) {
-		defer func() {
-			if cerr := br.Close(); err == nil && cerr != nil {
-				err = cerr
-			}
-		}()
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("begin: %w", err)
-		}
-		if fin != nil {
-			if res.Fenced, err = fin.fenced(br.Query()); err != nil {
-				return err
-			}
-		}
-		if t.Reclaim {
-			if res.Reclaimed, err = collectReclaimed(br.Query()); err != nil {
-				return err
-			}
-		}
-		if !t.Heartbeat.IsZero() {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("heartbeat: %w", err)
-			}
-		}
-		if t.Presence != nil {
-			if err := readPresence(br, t.Presence); err != nil {
-				return err
-			}
-		}
-		if n > 0 {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("claim: %w", err)
-			}
-			if claimed, err = collectJobs(br.Query()); err != nil {
-				return fmt.Errorf("claim: %w", err)
-			}
-		}
-		return nil
-	}()
-	if err != nil {
-		return res, false, err
-	}
-	if fin != nil {
-		if err := fin.recordAttempts(ctx, tx, res.Fenced); err != nil {
-			return res, false, err
-		}
-		for i, r := range t.Results {
-			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
-		}
-	}
-	ready = ready || len(res.Reclaimed) > 0
-	switch {
-	case n > 0:
-		res.Claimed, res.Held, err = keepClaimed(ctx, tx, t.Owner, t.Claim, claimed)
-	case t.Claim != nil:
-		res.Claimed, res.Held, err = claim(ctx, tx, t.Owner, ts(t.Now), t.Claim)
-	}
-	return res, ready, err
-}
-
-// heartbeatSQL extends the leases of the jobs an owner runs.
-const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`
 
 // finishSQL records the end of many attempts in one statement, fenced on
 // (id, owner, attempt, running): a worker whose lease was reclaimed, and
@@ -221,7 +145,7 @@ const finishSQL = `UPDATE jobs SET
 FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
 	AS r(owner, id, attempt, outcome, finished, worker, error, retry_at)
 WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
-RETURNING r.id, r.attempt`
+RETURNING r.id, r.attempt, jobs.type, jobs.state`
 
 // insertAttemptsSQL records many attempts in one statement. A stale
 // result may come after its job was done by another pool and purged: its
@@ -237,17 +161,14 @@ type fence struct {
 	attempt int
 }
 
-// finishing is the recording of a trip's results: finishSQL's arguments,
-// then, once its rows say which fences held, the attempts to record.
-type finishing struct {
-	rs       []store.Result
-	args     []any // of finishSQL
-	workers  []string
-	errs     []string
-	finished []time.Time
-}
-
-func newFinishing(owner string, rs []store.Result) (*finishing, error) {
+// finish records results in tx, in one statement for the jobs and one for
+// the attempts. It returns, for each result, whether the fence held; a
+// result that lost its lease is recorded as a stale attempt. A completion
+// that printed nothing writes no attempt row: the job row records it.
+func finish(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, rs []store.Result) ([]bool, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
 	n := len(rs)
 	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
 	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
@@ -268,43 +189,33 @@ func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
 		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
 	}
-	return &finishing{rs: rs, workers: workers, errs: errs, finished: finished,
-		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
-}
-
-// fenced reads finishSQL's rows: for each result, whether its fence held.
-func (f *finishing) fenced(rows pgx.Rows, err error) ([]bool, error) {
+	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	defer rows.Close()
 	held := map[fence]bool{}
 	for rows.Next() {
-		var fc fence
-		if err := rows.Scan(&fc.id, &fc.attempt); err != nil {
+		var f fence
+		var typ string
+		var state store.State
+		if err := rows.Scan(&f.id, &f.attempt, &typ, &state); err != nil {
+			rows.Close()
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		held[fc] = true
+		held[f] = true
+		d.Move(typ, store.StateRunning, state, 1)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	ok := make([]bool, len(f.rs))
-	for i, r := range f.rs {
-		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
-	}
-	return ok, nil
-}
-
-// recordAttempts records the attempts of the results, in one statement: a
-// result that lost its lease as a stale attempt. A completion that printed
-// nothing writes no attempt row: the job row records it.
-func (f *finishing) recordAttempts(ctx context.Context, tx pgx.Tx, ok []bool) error {
+	ok := make([]bool, n)
 	var aIDs []int64
 	var aNums []int32
 	var aWorkers, aOutcomes, aErrs, aOutputs []string
 	var aStarted, aFinished []time.Time
-	for i, r := range f.rs {
+	for i, r := range rs {
+		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
 		outcome := r.Outcome
 		if !ok[i] {
 			outcome = store.OutcomeStale
@@ -312,17 +223,16 @@ func (f *finishing) recordAttempts(ctx context.Context, tx pgx.Tx, ok []bool) er
 			continue
 		}
 		aIDs, aNums = append(aIDs, r.Job.ID), append(aNums, int32(r.Job.Attempt))
-		aWorkers, aOutcomes = append(aWorkers, f.workers[i]), append(aOutcomes, string(outcome))
-		aErrs, aOutputs = append(aErrs, f.errs[i]), append(aOutputs, capText(r.Output))
-		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, f.finished[i])
+		aWorkers, aOutcomes = append(aWorkers, workers[i]), append(aOutcomes, string(outcome))
+		aErrs, aOutputs = append(aErrs, errs[i]), append(aOutputs, capText(r.Output))
+		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, finished[i])
 	}
-	if len(aIDs) == 0 {
-		return nil
+	if len(aIDs) > 0 {
+		if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
+			return nil, fmt.Errorf("record attempts: %w", err)
+		}
 	}
-	if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
-		return fmt.Errorf("record attempts: %w", err)
-	}
-	return nil
+	return ok, nil
 }
 
 // reclaimSQL returns expired leases to pending, or to dead when no attempt
@@ -341,19 +251,15 @@ const reclaimSQL = `WITH x AS (
 		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1 END,
 		run_at = $1, last_error = 'lease expired: worker ' || x.owner || ' stopped heartbeating', owner = NULL, lease_until = NULL
 	FROM x WHERE jobs.id = x.id
-	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error
+	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error, jobs.type, jobs.state
 ), a AS (
 	INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 	SELECT id, attempt, owner, coalesce(started_at, $1), $1, 'lease_expired', last_error FROM u
 )
-SELECT id, attempt, owner, attempt >= max_attempts FROM u ORDER BY id`
+SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY id`
 
-func reclaim(ctx context.Context, tx pgx.Tx, now time.Time) ([]store.Reclaimed, error) {
-	return collectReclaimed(tx.Query(ctx, reclaimSQL, now))
-}
-
-// collectReclaimed reads reclaimSQL's rows.
-func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
+func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now time.Time) ([]store.Reclaimed, error) {
+	rows, err := tx.Query(ctx, reclaimSQL, now)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}
@@ -361,9 +267,12 @@ func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
 	var out []store.Reclaimed
 	for rows.Next() {
 		var r store.Reclaimed
-		if err := rows.Scan(&r.ID, &r.Attempt, &r.Owner, &r.Dead); err != nil {
+		var typ string
+		var state store.State
+		if err := rows.Scan(&r.ID, &r.Attempt, &r.Owner, &r.Dead, &typ, &state); err != nil {
 			return nil, fmt.Errorf("reclaim: %w", err)
 		}
+		d.Move(typ, store.StateRunning, state, 1)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -376,30 +285,18 @@ func collectReclaimed(rows pgx.Rows, err error) ([]store.Reclaimed, error) {
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
 
-const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
-
-// queuePresence queues the statements of p in b: at the first, forget the
-// pools not seen for PresenceKept; record this one.
-func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time) {
+func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, now time.Time) error {
 	if p.First {
-		b.Queue(forgetPoolsSQL, ts(now.Add(-store.PresenceKept)))
+		if _, err := tx.Exec(ctx, `DELETE FROM pools WHERE seen_at < $1`, ts(now.Add(-store.PresenceKept))); err != nil {
+			return fmt.Errorf("forget old pools: %w", err)
+		}
 	}
 	types := p.Types
 	if types == nil {
 		types = []string{}
 	}
 	pr := p.Process
-	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now)
-}
-
-// readPresence reads the results of queuePresence's statements.
-func readPresence(br pgx.BatchResults, p *store.Presence) error {
-	if p.First {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("forget old pools: %w", err)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
+	if _, err := tx.Exec(ctx, presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil
@@ -444,11 +341,12 @@ LIMIT $2`
 // unclaimSQL gives claimed jobs back as they were: same place in the claim
 // order, attempt not spent.
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
-WHERE id = ANY($1) AND owner = $2 AND state = 'running'`
+WHERE id = ANY($1) AND owner = $2 AND state = 'running'
+RETURNING type`
 
 // claim takes jobs for c. held reports that it gave back prefetched jobs
 // from a job on its last attempt on (see store.Claim).
-func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
+func claim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
 	if c.N <= 0 {
 		return nil, false, nil
 	}
@@ -457,6 +355,9 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 		js, err := collectJobs(tx.Query(ctx, claimSQL, owner, until, now, n, types))
 		if err != nil {
 			return err
+		}
+		for _, j := range js {
+			d.Move(j.Type, store.StatePending, store.StateRunning, 1)
 		}
 		jobs = append(jobs, js...)
 		return nil
@@ -494,12 +395,6 @@ func claim(ctx context.Context, tx pgx.Tx, owner string, now time.Time, c *store
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
-	return keepClaimed(ctx, tx, owner, c, jobs)
-}
-
-// keepClaimed puts the jobs a claim took in claim order and gives back
-// the prefetched ones from the first on its last attempt on.
-func keepClaimed(ctx context.Context, tx pgx.Tx, owner string, c *store.Claim, jobs []*store.Job) ([]*store.Job, bool, error) {
 	store.SortClaimOrder(jobs)
 	if cut := store.PrefetchCut(jobs, c.N, c.Prefetch); cut < len(jobs) {
 		back := jobs[cut:]
@@ -507,7 +402,8 @@ func keepClaimed(ctx context.Context, tx pgx.Tx, owner string, c *store.Claim, j
 		for i, j := range back {
 			ids[i] = j.ID
 		}
-		if _, err := tx.Exec(ctx, unclaimSQL, ids, owner); err != nil {
+		rows, err := tx.Query(ctx, unclaimSQL, ids, owner)
+		if _, err := moveTypes(rows, err, d, store.StateRunning, store.StatePending); err != nil {
 			return nil, false, fmt.Errorf("give back prefetched jobs: %w", err)
 		}
 		return jobs[:cut], true, nil

@@ -26,15 +26,30 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// statsSQL counts every job: for a file written by a program that kept no
+// job_counts, opened read-only.
 const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
-const oldestReadySQL = `SELECT min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= ?`
+const countsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts'`
 
-// Stats counts jobs by state and type and measures the oldest ready job.
+// readySinceSQL walks the ready jobs once, through the claim index.
+const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
+WHERE state = 'pending' AND run_at <= ? GROUP BY type`
+
+// Stats counts jobs by state and type, from job_counts, and measures the
+// oldest ready job of each type, walking the ready jobs once.
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.clock.Now()
 	out := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
-	rows, err := s.r.QueryContext(ctx, statsSQL)
+	query := countsSQL
+	var kept int
+	if err := s.r.QueryRowContext(ctx, countsTableSQL).Scan(&kept); err != nil {
+		return out, fmt.Errorf("stats: %w", err)
+	}
+	if kept == 0 {
+		query = statsSQL
+	}
+	rows, err := s.r.QueryContext(ctx, query)
 	if err != nil {
 		return out, fmt.Errorf("stats: %w", err)
 	}
@@ -56,12 +71,57 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 		return out, fmt.Errorf("stats: %w", err)
 	}
 	out.Dead = out.Total[store.StateDead]
-	var oldest sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, oldestReadySQL, ms(now)).Scan(&oldest); err != nil {
+	if out.ReadySince, err = s.readySince(ctx, now); err != nil {
 		return out, fmt.Errorf("stats: %w", err)
 	}
-	if oldest.Valid {
-		out.OldestReady = now.Sub(time.UnixMilli(oldest.Int64))
+	for _, at := range out.ReadySince {
+		out.OldestReady = max(out.OldestReady, now.Sub(at))
+	}
+	return out, nil
+}
+
+func (s *Store) readySince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := s.r.QueryContext(ctx, readySinceSQL, ms(now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var typ string
+		var at int64
+		if err := rows.Scan(&typ, &at); err != nil {
+			return nil, err
+		}
+		out[typ] = time.UnixMilli(at)
+	}
+	return out, rows.Err()
+}
+
+// finishesSQL seeks jobs_schedule_finished twice: the newest done job, and
+// the newest dead one.
+const finishesSQL = `SELECT
+	(SELECT max(finished_at) FROM jobs WHERE schedule = ?1 AND state = 'done' AND finished_at IS NOT NULL),
+	(SELECT max(finished_at) FROM jobs WHERE schedule = ?1 AND state = 'dead' AND finished_at IS NOT NULL)`
+
+// Finishes returns, per schedule of schedules that has a job kept, when
+// its jobs last finished.
+func (s *Store) Finishes(ctx context.Context, schedules []string) (map[string]store.Finishes, error) {
+	out := make(map[string]store.Finishes, len(schedules))
+	for _, name := range schedules {
+		var done, dead sql.NullInt64
+		if err := s.r.QueryRowContext(ctx, finishesSQL, name).Scan(&done, &dead); err != nil {
+			return nil, fmt.Errorf("finishes of schedule %s: %w", name, err)
+		}
+		if !done.Valid && !dead.Valid {
+			continue
+		}
+		var f store.Finishes
+		if done.Valid {
+			f.LastSuccess = time.UnixMilli(done.Int64)
+		}
+		f.LastCompletion = time.UnixMilli(max(done.Int64, dead.Int64))
+		out[name] = f
 	}
 	return out, nil
 }
@@ -96,7 +156,8 @@ func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.J
 // order and a late result of an old attempt stays fenced off.
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
-WHERE state = 'dead' AND (?2 = 0 OR id = ?2)`
+WHERE state = 'dead' AND (?2 = 0 OR id = ?2)
+RETURNING type`
 
 // Retry makes the dead job id pending again, to run at once with a fresh set
 // of attempts. It returns ErrNotFound if no dead job has that id.
@@ -122,11 +183,8 @@ func (s *Store) RetryAllDead(ctx context.Context) (int64, error) {
 func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := s.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.exec(ctx, retrySQL, ms(s.clock.Now()), id)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		rows, err := tx.query(ctx, retrySQL, ms(s.clock.Now()), id)
+		n, err = tx.moveTypes(rows, err, store.StateDead, store.StatePending)
 		return err
 	})
 	if err != nil {
@@ -138,18 +196,15 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending'`
+const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending' RETURNING type`
 
 // Cancel stops a pending job from ever running. A running job cannot be
 // cancelled; ErrNotFound means no pending job has that id.
 func (s *Store) Cancel(ctx context.Context, id int64) error {
 	var n int64
 	err := s.inTx(ctx, true, func(tx txn) error {
-		res, err := tx.exec(ctx, cancelSQL, ms(s.clock.Now()), id)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		rows, err := tx.query(ctx, cancelSQL, ms(s.clock.Now()), id)
+		n, err = tx.moveTypes(rows, err, store.StatePending, store.StateCancelled)
 		return err
 	})
 	if err != nil {

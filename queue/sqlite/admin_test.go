@@ -40,6 +40,7 @@ func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText stri
 				if _, err := tx.exec(ctx, `UPDATE jobs SET state='pending', owner=NULL, lease_until=NULL, attempt=attempt-1 WHERE id=?`, j.ID); err != nil {
 					return err
 				}
+				tx.counts.Move(j.Type, StateRunning, StatePending, 1)
 			}
 		}
 		_, err = finish(ctx, tx, "test", rs)

@@ -15,7 +15,8 @@ const cancelStateSQL = `SELECT state FROM jobs WHERE id = ?`
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1, cancel_requested_at = ?1, cancelled_by = ?2,
 	last_error = 'cancelled by ' || ?2
-WHERE id = ?3 AND state = 'pending'`
+WHERE id = ?3 AND state = 'pending'
+RETURNING type`
 
 // cancelRunningSQL records the request on a running job; a second request
 // keeps the first one's time and author.
@@ -43,7 +44,8 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 		now := ms(s.clock.Now())
 		switch st {
 		case store.StatePending:
-			_, err := tx.exec(ctx, cancelPendingSQL, now, by, id)
+			rows, err := tx.query(ctx, cancelPendingSQL, now, by, id)
+			_, err = tx.moveTypes(rows, err, store.StatePending, store.StateCancelled)
 			return err
 		case store.StateRunning:
 			_, err := tx.exec(ctx, cancelRunningSQL, now, by, id)
@@ -71,7 +73,8 @@ WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 // shutdown made pending although their cancel had been requested, before
 // their pool noticed it: a cancelled job never runs again.
 const settleCancelledSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1
-WHERE id IN (SELECT value FROM json_each(?2)) AND state = 'pending' AND cancel_requested_at IS NOT NULL`
+WHERE id IN (SELECT value FROM json_each(?2)) AND state = 'pending' AND cancel_requested_at IS NOT NULL
+RETURNING type`
 
 // settleCancelled applies settleCancelledSQL to the jobs of rs that went
 // back to pending (ok[i]: the fence held).
@@ -109,7 +112,8 @@ func settleCancelled(ctx context.Context, tx txn, rs []store.Result, ok []bool, 
 	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, settleCancelledSQL, ms(now), string(arg)); err != nil {
+	rows, err := tx.query(ctx, settleCancelledSQL, ms(now), string(arg))
+	if _, err := tx.moveTypes(rows, err, store.StatePending, store.StateCancelled); err != nil {
 		return fmt.Errorf("settle cancelled jobs: %w", err)
 	}
 	return nil

@@ -160,6 +160,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 			if err != nil {
 				return err
 			}
+			tx.counts.Move(j.Type, store.StatePending, store.StateRunning, 1)
 			jobs = append(jobs, j)
 		}
 		return rows.Err()
@@ -232,7 +233,8 @@ func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep
 // unclaimSQL gives claimed jobs back as they were: same place in the claim
 // order, attempt not spent.
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
-WHERE id IN (SELECT value FROM json_each(?1)) AND owner = ?2 AND state = 'running'`
+WHERE id IN (SELECT value FROM json_each(?1)) AND owner = ?2 AND state = 'running'
+RETURNING type`
 
 func unclaim(ctx context.Context, tx txn, owner string, jobs []*store.Job) error {
 	ids := make([]int64, len(jobs))
@@ -243,7 +245,8 @@ func unclaim(ctx context.Context, tx txn, owner string, jobs []*store.Job) error
 	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, unclaimSQL, string(arg), owner); err != nil {
+	rows, err := tx.query(ctx, unclaimSQL, string(arg), owner)
+	if _, err := tx.moveTypes(rows, err, store.StateRunning, store.StatePending); err != nil {
 		return fmt.Errorf("give back prefetched jobs: %w", err)
 	}
 	return nil
@@ -335,17 +338,18 @@ func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]boo
 		j := r.Job
 		var q string
 		var args []any
+		to := store.StatePending
 		switch r.Outcome {
 		case store.OutcomeDone:
 			continue
 		case store.OutcomeRetry:
 			q, args = finishRetrySQL, []any{ms(r.RetryAt), capText(r.Error), j.ID, j.Owner, j.Attempt}
 		case store.OutcomeDead:
-			q, args = finishDeadSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}
+			q, args, to = finishDeadSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}, store.StateDead
 		case store.OutcomeReleased:
 			q, args = finishReleasedSQL, []any{ms(r.Finished), j.ID, j.Owner, j.Attempt}
 		case store.OutcomeCancelled:
-			q, args = finishCancelledSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}
+			q, args, to = finishCancelledSQL, []any{ms(r.Finished), capText(r.Error), j.ID, j.Owner, j.Attempt}, store.StateCancelled
 		default:
 			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", j.ID, r.Outcome)
 		}
@@ -358,6 +362,7 @@ func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]boo
 			return nil, fmt.Errorf("finish job %d: %w", j.ID, err)
 		}
 		ok[i] = n == 1
+		tx.counts.Move(j.Type, store.StateRunning, to, n)
 	}
 	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].Finished); err != nil {
 		return nil, err
@@ -415,6 +420,7 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []store.Result, do
 		if int(n) == len(group) {
 			for _, i := range group {
 				ok[i] = true
+				tx.counts.Move(rs[i].Job.Type, store.StateRunning, store.StateDone, 1)
 			}
 			continue
 		}
@@ -426,6 +432,9 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []store.Result, do
 				return fmt.Errorf("finish job %d: %w", r.Job.ID, err)
 			}
 			ok[i] = held == 1
+			if ok[i] {
+				tx.counts.Move(r.Job.Type, store.StateRunning, store.StateDone, 1)
+			}
 		}
 	}
 	return nil
@@ -452,7 +461,8 @@ const reclaimJobSQL = `UPDATE jobs SET
 	state = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
 	finished_at = CASE WHEN cancel_requested_at IS NOT NULL OR attempt >= max_attempts THEN ?1 ELSE NULL END,
 	run_at = ?1, last_error = ?2, owner = NULL, lease_until = NULL
-WHERE id = ?3 AND owner = ?4 AND attempt = ?5 AND state = 'running'`
+WHERE id = ?3 AND owner = ?4 AND attempt = ?5 AND state = 'running'
+RETURNING type, state`
 
 const reclaimAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 VALUES (?, ?, ?, ?, ?, 'lease_expired', ?)`
@@ -482,9 +492,12 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, err
 	}
 	for i, r := range rs {
 		msg := "lease expired: worker " + r.Owner + " stopped heartbeating"
-		if _, err := tx.exec(ctx, reclaimJobSQL, ms(now), msg, r.ID, r.Owner, r.Attempt); err != nil {
+		var typ string
+		var to store.State
+		if err := tx.queryRow(ctx, reclaimJobSQL, ms(now), msg, r.ID, r.Owner, r.Attempt).Scan(&typ, &to); err != nil {
 			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
 		}
+		tx.counts.Move(typ, store.StateRunning, to, 1)
 		if _, err := tx.exec(ctx, reclaimAttemptSQL, r.ID, r.Attempt, r.Owner, started[i], ms(now), msg); err != nil {
 			return nil, fmt.Errorf("reclaim job %d: %w", r.ID, err)
 		}

@@ -62,7 +62,7 @@ const purgeBatch = `SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?
 	ORDER BY finished_at, id LIMIT ?2`
 
 // purgeDoneSQL deletes one batch of old done jobs.
-const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (` + purgeBatch + `)`
+const purgeDoneSQL = `DELETE FROM jobs WHERE id IN (` + purgeBatch + `) RETURNING type`
 
 // purgeKeysSQL keeps the keys of the batch purgeDoneSQL deletes, except
 // generated ones, in used_keys.
@@ -98,6 +98,13 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 		}()
 		err := s.inTx(ctx, false, func(tx txn) error {
 			for _, query := range queries {
+				if query == purgeDoneSQL {
+					rows, err := tx.query(ctx, query, ms(before), s.cfg.PurgeBatch)
+					if n, err = tx.moveTypes(rows, err, store.StateDone, ""); err != nil {
+						return err
+					}
+					continue
+				}
 				res, err := tx.exec(ctx, query, ms(before), s.cfg.PurgeBatch)
 				if err != nil {
 					return err

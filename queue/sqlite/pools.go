@@ -50,10 +50,17 @@ const livePoolsSQL = `SELECT count(*) FROM pools WHERE seen_at >= ?`
 
 // waitingSQL reads every ready job once (as Stats does), through the claim
 // index: the type index would make SQLite walk every job of every type.
+// Handlers runs it only when some type with pending jobs has no handler.
 const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ?1
 	AND type NOT IN (SELECT t.value FROM pools, json_each(pools.types) AS t WHERE pools.seen_at >= ?2)
 GROUP BY type ORDER BY type`
+
+// unhandledSQL finds, from job_counts, the types with pending jobs that no
+// live pool has a handler for: usually none, and then Handlers reads no job.
+const unhandledSQL = `SELECT count(*) FROM job_counts
+WHERE state = 'pending' AND n > 0
+	AND type NOT IN (SELECT t.value FROM pools, json_each(pools.types) AS t WHERE pools.seen_at >= ?1)`
 
 // hasPools reports whether the file has the pools table: a database
 // written by an older program, opened read-only, may not.
@@ -81,6 +88,19 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	live := ms(now.Add(-store.AliveWithin))
 	if err := s.r.QueryRowContext(ctx, livePoolsSQL, live).Scan(&h.Pools); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
+	}
+	var kept int
+	if err := s.r.QueryRowContext(ctx, countsTableSQL).Scan(&kept); err != nil {
+		return h, fmt.Errorf("handlers: %w", err)
+	}
+	if kept > 0 {
+		var unhandled int
+		if err := s.r.QueryRowContext(ctx, unhandledSQL, live).Scan(&unhandled); err != nil {
+			return h, fmt.Errorf("handlers: %w", err)
+		}
+		if unhandled == 0 {
+			return h, nil
+		}
 	}
 	rows, err := s.r.QueryContext(ctx, waitingSQL, ms(now), live)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"scheduler/queue/store"
 )
 
 // The statement cache exists for throughput: parsing SQL was the largest
@@ -20,7 +22,7 @@ var hotSQL = []string{
 	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
-	savepointSQL, rollbackToSQL, releaseSQL,
+	savepointSQL, rollbackToSQL, releaseSQL, countSQL,
 }
 
 // cacheable reports whether a statement not prepared at Open is worth
@@ -56,6 +58,10 @@ type txn struct {
 	tx     *sql.Tx
 	s      *Store
 	misses *[]string
+	// counts are the transaction's changes to job_counts by its UPDATE
+	// and DELETE statements, written by inTx before the commit (inserts
+	// count themselves, by the table's trigger).
+	counts store.CountDeltas
 }
 
 // stmt returns query prepared in the transaction, from the cache if it can.

@@ -391,8 +391,12 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	if err != nil {
 		return err
 	}
-	tx := txn{tx: stx, s: s, misses: &misses}
+	tx := txn{tx: stx, s: s, misses: &misses, counts: store.CountDeltas{}}
 	if err := fn(tx); err != nil {
+		tx.tx.Rollback()
+		return err
+	}
+	if err := tx.writeCounts(ctx); err != nil {
 		tx.tx.Rollback()
 		return err
 	}

@@ -105,8 +105,17 @@ type Stats struct {
 	Counts      map[State]map[string]int // jobs by state, then type
 	Total       map[State]int            // jobs by state
 	OldestReady time.Duration            // age of the oldest job ready to run (0: none waiting)
-	Dead        int
-	At          time.Time
+	// ReadySince holds, per type with a job ready to run, the run_at of
+	// its oldest ready job.
+	ReadySince map[string]time.Time
+	Dead       int
+	At         time.Time
+}
+
+// Finishes is when a schedule's jobs last ended.
+type Finishes struct {
+	LastSuccess    time.Time // the newest finish of a done job; zero when none is kept
+	LastCompletion time.Time // the newest finish of a done or dead job; zero when none is kept
 }
 
 // Filter selects the jobs List returns. Zero fields select everything.

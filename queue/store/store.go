@@ -51,6 +51,9 @@ type Result struct {
 	RetryAt  time.Time // for retry: when to run again
 	Started  time.Time
 	Finished time.Time
+	// TimedOut reports that the type's timeout ended the attempt. Engines
+	// do not store it: it is for the pool's observers.
+	TimedOut bool
 }
 
 // Presence is a pool's row in the pools table.

@@ -46,6 +46,8 @@ var tests = []struct {
 	fn   func(t *testing.T, s *suite)
 }{
 	{"EnqueueIsIdempotentOnKey", testEnqueueIsIdempotentOnKey},
+	{"FinishesAndReadySince", testFinishesAndReadySince},
+	{"CountsAreExact", testCountsAreExact},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
 	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
 	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"scheduler/clock"
+)
+
+// The HTTP server's limits: a client that sends its request slowly, or reads
+// the answer slowly, holds a connection no longer than these.
+const (
+	httpReadHeaderTimeout = 5 * time.Second
+	httpReadTimeout       = 10 * time.Second
+	httpWriteTimeout      = 30 * time.Second // a scrape reads the database within scrapeTimeout
+	httpIdleTimeout       = 2 * time.Minute
+	httpMaxHeaderBytes    = 16 << 10
+	httpShutdownWait      = 5 * time.Second
+)
+
+// healthEvery is how often the health check probes the beat and the pool's
+// loop: a loop that has not answered the probe of the previous look,
+// healthEvery ago, is stuck, and /healthz answers 503. Both loops answer a
+// probe whenever they wait, which they do at least every 30s when idle and
+// between every pass or trip when busy.
+const healthEvery = 10 * time.Second
+
+// health is what /healthz answers: the loops found stuck at the last look,
+// or that the daemon is stopping. It is safe for concurrent use.
+type health struct {
+	clock clock.Clock
+	live  *liveness
+
+	mu       sync.Mutex
+	late     []string
+	stopping bool
+}
+
+func newHealth(c clock.Clock, live *liveness) *health {
+	return &health{clock: c, live: live}
+}
+
+// run looks at the loops every healthEvery until ctx is done.
+func (h *health) run(ctx context.Context) {
+	h.live.look()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.clock.After(healthEvery):
+		}
+		late := h.live.look()
+		h.mu.Lock()
+		h.late = late
+		h.mu.Unlock()
+	}
+}
+
+// stop makes /healthz answer 503 from now on: the daemon is stopping.
+func (h *health) stop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopping = true
+}
+
+func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	late, stopping := h.late, h.stopping
+	h.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	switch {
+	case stopping:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "stopping")
+	case len(late) > 0:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "stuck: %s did not answer within %s\n", strings.Join(late, ", "), healthEvery)
+	default:
+		fmt.Fprintln(w, "ok")
+	}
+}
+
+// httpServer serves /metrics and /healthz on one listener.
+type httpServer struct {
+	srv  *http.Server
+	ln   net.Listener
+	log  *slog.Logger
+	done chan struct{}
+}
+
+// listenHTTP listens on addr and returns the server, not yet serving.
+func listenHTTP(addr string, m *metrics, h *health, log *slog.Logger) (*httpServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: 4,
+		Timeout:             scrapeTimeout + 5*time.Second,
+	}))
+	mux.Handle("GET /healthz", h)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		ReadTimeout:       httpReadTimeout,
+		WriteTimeout:      httpWriteTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return &httpServer{srv: srv, ln: ln, log: log, done: make(chan struct{})}, nil
+}
+
+// Addr is the address the server listens on.
+func (s *httpServer) Addr() net.Addr { return s.ln.Addr() }
+
+// serve serves until shutdown; run it on a goroutine of its own.
+func (s *httpServer) serve() {
+	defer close(s.done)
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Error("http server failed", "err", err)
+	}
+}
+
+// shutdown stops accepting, lets requests in progress finish for a short
+// while, then closes, and returns once serve has.
+func (s *httpServer) shutdown(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownWait)
+	defer cancel()
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+	}
+	<-s.done
+}

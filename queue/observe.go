@@ -1,0 +1,45 @@
+package queue
+
+import (
+	"errors"
+	"time"
+
+	"scheduler/queue/store"
+)
+
+// Finished is one attempt's end as PoolConfig.FinishedFunc sees it.
+type Finished struct {
+	Type     string
+	Schedule string  // "" for a job of no schedule
+	Outcome  Outcome // done, retry, dead, released or cancelled
+	// TimedOut reports that the type's timeout ended the attempt (the
+	// outcome is then retry or dead).
+	TimedOut bool
+	Due      time.Time // when the job became ready: its run_at when claimed
+	Started  time.Time
+	Finished time.Time
+}
+
+// report passes the committed results whose fence held, and the number of
+// leases reclaimed, to the config's funcs.
+func (p *Pool) report(results []store.Result, fenced []bool, reclaimed int) {
+	if f := p.cfg.FinishedFunc; f != nil {
+		for i, r := range results {
+			if !fenced[i] {
+				continue
+			}
+			f(Finished{Type: r.Job.Type, Schedule: r.Job.Schedule, Outcome: r.Outcome, TimedOut: r.TimedOut,
+				Due: r.Job.RunAt, Started: r.Started, Finished: r.Finished})
+		}
+	}
+	if reclaimed > 0 && p.cfg.ReclaimedFunc != nil {
+		p.cfg.ReclaimedFunc(reclaimed)
+	}
+}
+
+// isTimeout reports whether err, an attempt context's cause, is its type's
+// timeout.
+func isTimeout(err error) bool {
+	_, ok := errors.AsType[*TimeoutError](err)
+	return ok
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"cmp"
+	"slices"
+)
+
+// CountKey names one job count: the jobs of a type in a state.
+type CountKey struct {
+	Type  string
+	State State
+}
+
+// CountDeltas are the changes one transaction makes to the job counts that
+// an engine keeps beside the jobs (so that Stats reads a few rows, not
+// every job): an engine adds to them as its statements change jobs' states
+// and writes them, aggregated, once before the commit.
+type CountDeltas map[CountKey]int64
+
+// Move records n jobs of type typ moving from state from to state to.
+func (d CountDeltas) Move(typ string, from, to State, n int64) {
+	if n == 0 || from == to {
+		return
+	}
+	d[CountKey{typ, from}] -= n
+	d[CountKey{typ, to}] += n
+}
+
+// Add records n jobs of type typ entering state (n < 0: leaving it).
+func (d CountDeltas) Add(typ string, state State, n int64) {
+	if n != 0 {
+		d[CountKey{typ, state}] += n
+	}
+}
+
+// CountDelta is one change of a count.
+type CountDelta struct {
+	CountKey
+	N int64
+}
+
+// Sorted returns the changes that are not zero, by type then state: the
+// order in which an engine whose counts other transactions also write
+// locks them, so that two transactions never wait for each other in a
+// cycle.
+func (d CountDeltas) Sorted() []CountDelta {
+	out := make([]CountDelta, 0, len(d))
+	for k, n := range d {
+		if n != 0 {
+			out = append(out, CountDelta{k, n})
+		}
+	}
+	slices.SortFunc(out, func(a, b CountDelta) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.State, b.State))
+	})
+	return out
+}

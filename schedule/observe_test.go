@@ -1,0 +1,75 @@
+package schedule
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"scheduler/queue"
+)
+
+// TestBeatReportsWhatItCommitted: MaterialisedFunc and SkippedFunc hear of
+// exactly the jobs and skips the beat's commits wrote: fan-out jobs,
+// overlaps while the first runs stay pending, and misfires after a jump.
+func TestBeatReportsWhatItCommitted(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	var mu sync.Mutex
+	jobsHeard := 0
+	skipsHeard := map[queue.SkipReason]int{}
+	r := startBeatWith(t, q, mustParse(t, `
+[tasks.t]
+[[schedule]]
+name = "s"
+cron = "* * * * *"
+task = "t"
+for_each = [ { n = 1 }, { n = 2 } ]
+overlap = "skip"
+`), BeatConfig{Clock: clk,
+		MaterialisedFunc: func(s string, n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if s != "s" {
+				t.Errorf("MaterialisedFunc(%q)", s)
+			}
+			jobsHeard += n
+		},
+		SkippedFunc: func(s string, reason queue.SkipReason, n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if s != "s" {
+				t.Errorf("SkippedFunc(%q)", s)
+			}
+			skipsHeard[reason] += n
+		},
+	})
+	// No pool runs: the first jobs stay pending, the next runs overlap.
+	for range 3 {
+		r.advance(time.Minute)
+	}
+	r.advance(10 * time.Minute) // missed instants: misfires
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := jobsHeard, len(jobs(t, q, "s")); got != want || got != 2 {
+		t.Errorf("MaterialisedFunc heard of %d jobs, the queue holds %d, want 2", got, want)
+	}
+	stored := map[queue.SkipReason]int{}
+	for _, s := range skips(t, q, "s") {
+		reason, _, _ := strings.Cut(s, " ")
+		stored[queue.SkipReason(reason)]++
+	}
+	if stored[queue.SkipOverlap] == 0 || stored[queue.SkipMisfire] == 0 {
+		t.Fatalf("skips stored %v: the test wants overlaps and misfires", stored)
+	}
+	for reason, n := range stored {
+		if skipsHeard[reason] != n {
+			t.Errorf("SkippedFunc heard of %d %s skips, the queue holds %d", skipsHeard[reason], reason, n)
+		}
+	}
+	for reason, n := range skipsHeard {
+		if stored[reason] != n {
+			t.Errorf("SkippedFunc heard of %d %s skips, the queue holds %d", n, reason, stored[reason])
+		}
+	}
+}
