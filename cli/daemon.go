@@ -91,8 +91,22 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		Logger:           log,
 	}
 	bc := schedule.BeatConfig{Clock: clk, Logger: log}
+	// Set before the pool runs: a job of a schedule that ends dead or done
+	// may raise an alarm or a recovery at once (see Beat.JobEnded).
+	var beat *schedule.Beat
+	pc.FinishedFunc = func(f queue.Finished) {
+		if met != nil {
+			met.jobFinished(f)
+			if f.Notification && (f.Outcome == queue.OutcomeRetry || f.Outcome == queue.OutcomeDead) {
+				met.NotificationFailed(f.Type)
+			}
+		}
+		if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
+			beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+		}
+	}
+	bc.AlarmFunc = func(s, kind string) { met.AlarmRaised(s, kind) }
 	if listen != "" {
-		pc.FinishedFunc = func(f queue.Finished) { met.jobFinished(f) }
 		pc.ReclaimedFunc = func(n int) { met.leasesReclaimed(n) }
 		bc.MaterialisedFunc = func(s string, n int) { met.runsMaterialised(s, n) }
 		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { met.runsSkipped(s, r, n) }
@@ -104,13 +118,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err := registerTasks(pool, reg, a.cfg); err != nil {
 		return err
 	}
-	beat, err := schedule.NewBeat(q, a.cfg, bc)
+	beat, err = schedule.NewBeat(q, a.cfg, bc)
 	if err != nil {
 		return err
 	}
 	var health *health
 	if listen != "" {
 		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
+		met.DeadlineFunc = beat.Deadline
 		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
 		srv, err := listenHTTP(listen, met, health, log)
 		if err != nil {

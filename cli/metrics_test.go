@@ -19,7 +19,8 @@ import (
 )
 
 // metricsConfig has a task that succeeds, one that fails for good on its
-// second attempt, and a schedule that will not come due during the test.
+// second attempt, and schedules that will not come due during the test;
+// "broken" is watched, and its alarms go to a task that fails.
 const metricsConfig = `
 [http]
 listen = "127.0.0.1:0"
@@ -38,10 +39,16 @@ name = "yearly"
 cron = "0 0 1 1 *"
 task = "ok"
 
+[tasks.page]
+command = ["false"]
+max_attempts = 1
+
 [[schedule]]
 name = "broken"
 cron = "0 0 1 1 *"
 task = "fail"
+deadline = "1h"
+notify = ["page"]
 `
 
 // listenRE finds the address the daemon logs once it listens.
@@ -129,7 +136,7 @@ func TestMetricsScrape(t *testing.T) {
 	mustCLI(t, dir, "-trigger", "yearly")
 	mustCLI(t, dir, "-trigger", "yearly", "-key", "second")
 	mustCLI(t, dir, "-trigger", "broken")
-	d.waitLog("job dead")
+	d.waitLogCount("job dead", 2) // broken's job, then its dead alarm's notification
 	d.waitLogCount("job done", 2)
 	mustCLI(t, dir, "-pause", "broken")
 
@@ -144,6 +151,9 @@ func TestMetricsScrape(t *testing.T) {
 		`scheduler_schedule_paused{schedule="broken"}`:                   1,
 		`scheduler_schedule_paused{schedule="yearly"}`:                   0,
 		`scheduler_workers_busy`:                                         0,
+		`scheduler_alarms_raised_total{reason="dead",schedule="broken"}`: 1,
+		`scheduler_alarms_raised_total{reason="dead",schedule="yearly"}`: 0,
+		`scheduler_notifications_failed_total{task="page"}`:              1,
 		`scheduler_database_up`:                                          1,
 	}
 	var st statusReport
@@ -188,6 +198,12 @@ func TestMetricsScrape(t *testing.T) {
 	next := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
 	if got := after[`scheduler_schedule_next_run_timestamp_seconds{schedule="yearly"}`]; got != float64(next.Unix()) {
 		t.Errorf("yearly's next run = %v, want %v", got, next.Unix())
+	}
+	if got, w := after[`scheduler_schedule_deadline_timestamp_seconds{schedule="broken"}`], float64(next.Add(time.Hour).Unix()); got != w {
+		t.Errorf("broken's deadline = %v, want %v: its next instant's", got, w)
+	}
+	if _, ok := after[`scheduler_schedule_deadline_timestamp_seconds{schedule="yearly"}`]; ok {
+		t.Errorf("a schedule without a deadline has a deadline")
 	}
 	if _, ok := after[`scheduler_schedule_next_run_timestamp_seconds{schedule="broken"}`]; ok {
 		t.Errorf("a paused schedule has a next run")

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"scheduler/queue/store"
@@ -10,8 +11,11 @@ import (
 // Finished is one attempt's end as PoolConfig.FinishedFunc sees it.
 type Finished struct {
 	Type     string
-	Schedule string  // "" for a job of no schedule
-	Outcome  Outcome // done, retry, dead, released or cancelled
+	Schedule string // "" for a job of no schedule
+	// Notification reports a job that carries an alarm to a notify task
+	// (its key starts with NotifyKeyPrefix).
+	Notification bool
+	Outcome      Outcome // done, retry, dead, released or cancelled
 	// TimedOut reports that the type's timeout ended the attempt (the
 	// outcome is then retry or dead).
 	TimedOut bool
@@ -29,7 +33,8 @@ func (p *Pool) report(results []store.Result, fenced []bool, reclaimed int) {
 				continue
 			}
 			f(Finished{Type: r.Job.Type, Schedule: r.Job.Schedule, Outcome: r.Outcome, TimedOut: r.TimedOut,
-				Due: r.Job.RunAt, Started: r.Started, Finished: r.Finished})
+				Notification: strings.HasPrefix(r.Job.Key, NotifyKeyPrefix),
+				Due:          r.Job.RunAt, Started: r.Started, Finished: r.Finished})
 		}
 	}
 	if reclaimed > 0 && p.cfg.ReclaimedFunc != nil {

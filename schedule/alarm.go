@@ -196,6 +196,11 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		if a.Kind == queue.AlarmDead {
 			b.deadSeen[a.Key] = now // raised now, or before by another beat
 		}
+		if a.Kind == queue.AlarmLate || a.Kind == queue.AlarmMissed || a.Kind == queue.AlarmDead {
+			// Open now: the success that recovers it must wake the beat
+			// (see JobEnded), though the pass read the open alarms before.
+			b.markAlarmed(a.Schedule)
+		}
 	}
 	for _, a := range raised {
 		instant := ""
@@ -368,6 +373,11 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 		return nil, nil, err
 	}
 	missed := map[string]time.Time{}
+	alarmed := map[string]bool{}
+	for _, o := range open {
+		alarmed[o.Schedule] = true
+	}
+	b.setAlarmed(alarmed)
 	var out []proposed
 	byKey := map[string]int{} // recovered key -> index in out
 	for _, o := range open {
@@ -465,6 +475,42 @@ func (b *Beat) setDeadlines(d map[string]time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.deadlines = d
+}
+
+// setAlarmed replaces the schedules JobEnded takes to have open alarms.
+func (b *Beat) setAlarmed(a map[string]bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.alarmed = a
+}
+
+// markAlarmed adds schedule to those JobEnded takes to have open alarms.
+func (b *Beat) markAlarmed(schedule string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.alarmed == nil {
+		b.alarmed = map[string]bool{}
+	}
+	b.alarmed[schedule] = true
+}
+
+// JobEnded tells the beat that a job of schedule ended, dead or done, so
+// that a dead alarm or a recovery is judged now rather than at the beat's
+// next pass, up to MaxSleep later. It wakes the beat only when that pass
+// can raise something: for a watched schedule, when the job is dead, or
+// done while the schedule had open alarms at the last pass. A daemon calls
+// it from its pool's FinishedFunc. Safe for concurrent use; never blocks.
+func (b *Beat) JobEnded(schedule string, dead bool) {
+	if schedule == "" {
+		return
+	}
+	b.mu.Lock()
+	s, _ := b.cfg.Schedule(schedule)
+	wake := s != nil && s.Watched() && (dead || b.alarmed[schedule])
+	b.mu.Unlock()
+	if wake {
+		b.Wake()
+	}
 }
 
 // Deadline returns the deadline of schedule as of the beat's last pass:

@@ -427,3 +427,35 @@ func BenchmarkAlarmsPass(b *testing.B) {
 		})
 	}
 }
+
+// TestJobEndedWakesTheBeat: a dead job of a watched schedule, then its
+// success after a retry, are judged by the pass JobEnded asks for, at the
+// same instant of the clock, not at the beat's next wake (the deadline,
+// half an hour on).
+func TestJobEndedWakesTheBeat(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		r := startBeatWith(t, q, mustParse(t, hourlyWatched), BeatConfig{Clock: clk})
+		r.advance(time.Hour) // the 13:00 instant
+		j := runNext(t, q, clk, "t", queue.OutcomeDead)
+		judged := func(dead bool, want ...string) {
+			t.Helper()
+			// A pass that the clock's move started may report first,
+			// before the job ended: then the next one judges it.
+			for range 3 {
+				r.b.JobEnded("s", dead)
+				r.settle()
+				if got := alarmList(t, q); equal(got, want) {
+					return
+				}
+			}
+			t.Fatalf("alarms = %v, want %v", alarmList(t, q), want)
+		}
+		judged(true, "13:00:00 dead")
+		if err := q.Retry(context.Background(), j.ID); err != nil {
+			t.Fatal(err)
+		}
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		judged(false, "13:00:00 dead", "13:00:00 recovered")
+	})
+}
