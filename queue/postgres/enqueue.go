@@ -200,10 +200,11 @@ RETURNING id, key`
 // insertBatchCountedSQL is insertBatchSQL that also adds the jobs it
 // inserted to the pending counts of the slot $11, for a batch that is a
 // transaction of its own. The count rows are locked after every job row
-// (the count of a type waits for all the rows it counts) and in the order
-// of the types' bytes, that of store.CountDeltas.Sorted and writeCountsSQL:
-// a transaction that writes the counts of several types never waits for
-// this one in a cycle.
+// (the count of a type is an aggregate: it waits for all the rows it
+// counts), so that the statement waits for no job row while it holds a
+// count row, and in the bytes order of the types (COLLATE "C"), that of
+// store.CountDeltas.Sorted and writeCountsSQL: a transaction that writes
+// the counts of several types never waits for this one in a cycle.
 const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
