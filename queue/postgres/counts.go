@@ -25,6 +25,30 @@ ON CONFLICT (type, state, slot) DO UPDATE SET n = job_counts.n + excluded.n`
 // random. It must be the transaction's last write to the jobs: the count
 // rows are then held only while the transaction commits.
 func writeCounts(ctx context.Context, tx querier, d store.CountDeltas) error {
+	args := countsArgs(d)
+	if args == nil {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, writeCountsSQL, args...); err != nil {
+		return fmt.Errorf("count jobs: %w", err)
+	}
+	return nil
+}
+
+// queueCounts queues in b the statement of writeCounts, if d changes a
+// count, and reports whether it did.
+func queueCounts(b *pgx.Batch, d store.CountDeltas) bool {
+	args := countsArgs(d)
+	if args == nil {
+		return false
+	}
+	b.Queue(writeCountsSQL, args...)
+	return true
+}
+
+// countsArgs returns the arguments of writeCountsSQL for d, in the order of
+// d.Sorted, to a slot picked at random; nil if d changes no count.
+func countsArgs(d store.CountDeltas) []any {
 	ds := d.Sorted()
 	if len(ds) == 0 {
 		return nil
@@ -33,10 +57,7 @@ func writeCounts(ctx context.Context, tx querier, d store.CountDeltas) error {
 	for i, c := range ds {
 		types[i], states[i], ns[i] = c.Type, string(c.State), c.N
 	}
-	if _, err := tx.Exec(ctx, writeCountsSQL, types, states, ns, rand.IntN(countSlots)); err != nil {
-		return fmt.Errorf("count jobs: %w", err)
-	}
-	return nil
+	return []any{types, states, ns, rand.IntN(countSlots)}
 }
 
 // inTx runs fn in a transaction and writes the count changes fn records in

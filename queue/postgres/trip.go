@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"scheduler/queue/store"
 )
@@ -65,47 +66,44 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 }
 
 // Trip is one transaction of a pool's loop: results, reclaim, heartbeat,
-// presence and claim, in that order, all or nothing.
+// presence and claim, in that order, all or nothing, then the changes they
+// made to the job counts.
+//
+// For speed, a trip makes as few round trips to the server as it can,
+// rather than one per statement. BEGIN and the statements whose arguments
+// are known before it starts (all of them, but for a careful or
+// type-limited claim) go in one pipelined batch; what depends on their rows
+// and changes jobs' states (a careful or limited claim, the prefetched jobs
+// given back) follows, a statement at a time; then a second batch records
+// the attempts of the results, writes the count changes, which the rows of
+// every statement before it decided, and commits. A trip that completes
+// jobs and claims more makes two round trips instead of six.
+//
+// The count write stays the last write before the commit, in the order of
+// store.CountDeltas.Sorted, as in every other transaction of the store:
+// the count rows are held only while the trip commits, and two
+// transactions never lock them in opposite orders.
 func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
-	var res store.TripResult
-	now := ts(t.Now)
-	// ready: the trip made jobs pending (a retry, a release, a reclaim)
-	// that pools on other nodes may take, and must hear of.
-	ready := false
-	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
-		res = store.TripResult{}
-		ready = false
+	var fin *finishing
+	if len(t.Results) > 0 {
 		var err error
-		if res.Fenced, err = finish(ctx, tx, d, t.Owner, t.Results); err != nil {
-			return err
+		if fin, err = newFinishing(t.Owner, t.Results); err != nil {
+			return store.TripResult{}, err
 		}
-		for i, r := range t.Results {
-			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
-		}
-		if t.Reclaim {
-			if res.Reclaimed, err = reclaim(ctx, tx, d, now); err != nil {
-				return err
-			}
-			ready = ready || len(res.Reclaimed) > 0
-		}
-		if !t.Heartbeat.IsZero() {
-			if _, err := tx.Exec(ctx, `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`, ts(t.Heartbeat), t.Owner); err != nil {
-				return fmt.Errorf("heartbeat: %w", err)
-			}
-		}
-		if t.Presence != nil {
-			if err := present(ctx, tx, t.Owner, t.Presence, now); err != nil {
-				return err
-			}
-		}
-		if t.Claim != nil {
-			if res.Claimed, res.Held, err = claim(ctx, tx, d, t.Owner, now, t.Claim); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
+		return store.TripResult{}, fmt.Errorf("trip: %w", err)
+	}
+	defer conn.Release()
+	res, ready, err := trip(ctx, conn, t, fin)
+	if err != nil {
+		// The commit was not reached, or failed: end the transaction, so
+		// that the connection goes back to the pool. (Release destroys a
+		// connection left in a transaction, when this fails too.)
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "rollback")
+		}
 		return store.TripResult{}, err
 	}
 	if ready {
@@ -113,6 +111,128 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	}
 	return res, nil
 }
+
+// trip runs the transaction of t on conn, and commits it. ready reports
+// that the trip made jobs pending (a retry, a release, a reclaim) that pools
+// on other nodes may take, and must hear of.
+func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing) (res store.TripResult, ready bool, err error) {
+	now := ts(t.Now)
+	d := store.CountDeltas{}
+	b := &pgx.Batch{}
+	b.Queue("begin")
+	if fin != nil {
+		b.Queue(finishSQL, fin.args...)
+	}
+	if t.Reclaim {
+		b.Queue(reclaimSQL, now)
+	}
+	if !t.Heartbeat.IsZero() {
+		b.Queue(heartbeatSQL, ts(t.Heartbeat), t.Owner)
+	}
+	if t.Presence != nil {
+		queuePresence(b, t.Owner, t.Presence, now)
+	}
+	var n int // jobs the batch claims
+	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
+		n = c.N
+		b.Queue(claimPlanSQL)
+		b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, c.Types)
+	}
+	var claimed []*store.Job
+	err = readBatch(conn.SendBatch(ctx, b), func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if fin != nil {
+			rows, err := br.Query()
+			if res.Fenced, err = fin.fenced(d, rows, err); err != nil {
+				return err
+			}
+		}
+		if t.Reclaim {
+			rows, err := br.Query()
+			if res.Reclaimed, err = collectReclaimed(d, rows, err); err != nil {
+				return err
+			}
+		}
+		if !t.Heartbeat.IsZero() {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("heartbeat: %w", err)
+			}
+		}
+		if t.Presence != nil {
+			if err := readPresence(br, t.Presence); err != nil {
+				return err
+			}
+		}
+		if n > 0 {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			rows, err := br.Query()
+			if claimed, err = collectClaimed(d, rows, err); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return res, false, err
+	}
+	if fin != nil {
+		for i, r := range t.Results {
+			ready = ready || (res.Fenced[i] && (r.Outcome == store.OutcomeReleased || r.Outcome == store.OutcomeRetry))
+		}
+	}
+	ready = ready || len(res.Reclaimed) > 0
+	switch {
+	case n > 0:
+		res.Claimed, res.Held, err = keepClaimed(ctx, conn, d, t.Owner, t.Claim, claimed)
+	case t.Claim != nil:
+		res.Claimed, res.Held, err = claim(ctx, conn, d, t.Owner, now, t.Claim)
+	}
+	if err != nil {
+		return res, false, err
+	}
+	b = &pgx.Batch{}
+	attempts := fin != nil && fin.queueAttempts(b, res.Fenced)
+	counts := queueCounts(b, d)
+	b.Queue("commit")
+	err = readBatch(conn.SendBatch(ctx, b), func(br pgx.BatchResults) error {
+		if attempts {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("record attempts: %w", err)
+			}
+		}
+		if counts {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("count jobs: %w", err)
+			}
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if tag.String() == "ROLLBACK" {
+			return fmt.Errorf("commit: %w", pgx.ErrTxCommitRollback)
+		}
+		return nil
+	})
+	return res, ready, err
+}
+
+// readBatch reads the results of a batch with read, then closes it. The
+// first error, of read or of closing, is returned.
+func readBatch(br pgx.BatchResults, read func(pgx.BatchResults) error) error {
+	err := read(br)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
+}
+
+// heartbeatSQL extends the leases of the jobs an owner runs.
+const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`
 
 // finishSQL records the end of many attempts in one statement, fenced on
 // (id, owner, attempt, running): a worker whose lease was reclaimed, and
@@ -161,14 +281,17 @@ type fence struct {
 	attempt int
 }
 
-// finish records results in tx, in one statement for the jobs and one for
-// the attempts. It returns, for each result, whether the fence held; a
-// result that lost its lease is recorded as a stale attempt. A completion
-// that printed nothing writes no attempt row: the job row records it.
-func finish(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, rs []store.Result) ([]bool, error) {
-	if len(rs) == 0 {
-		return nil, nil
-	}
+// finishing is the recording of a trip's results: finishSQL's arguments,
+// then, once its rows say which fences held, the attempts to record.
+type finishing struct {
+	rs       []store.Result
+	args     []any // of finishSQL
+	workers  []string
+	errs     []string
+	finished []time.Time
+}
+
+func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 	n := len(rs)
 	owners, ids, attempts := make([]string, n), make([]int64, n), make([]int32, n)
 	outcomes, workers, errs := make([]string, n), make([]string, n), make([]string, n)
@@ -189,33 +312,49 @@ func finish(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, r
 		workers[i], errs[i] = cleanText(r.Worker), capText(r.Error)
 		finished[i], retryAt[i] = ts(r.Finished), ts(r.RetryAt)
 	}
-	rows, err := tx.Query(ctx, finishSQL, owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt)
+	return &finishing{rs: rs, workers: workers, errs: errs, finished: finished,
+		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
+}
+
+// fenced reads finishSQL's rows: for each result, whether its fence held.
+// The jobs it ended are counted in d, as moved from running to the state
+// it gave them.
+func (f *finishing) fenced(d store.CountDeltas, rows pgx.Rows, err error) ([]bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
+	defer rows.Close()
 	held := map[fence]bool{}
 	for rows.Next() {
-		var f fence
+		var fc fence
 		var typ string
 		var state store.State
-		if err := rows.Scan(&f.id, &f.attempt, &typ, &state); err != nil {
-			rows.Close()
+		if err := rows.Scan(&fc.id, &fc.attempt, &typ, &state); err != nil {
 			return nil, fmt.Errorf("finish jobs: %w", err)
 		}
-		held[f] = true
+		held[fc] = true
 		d.Move(typ, store.StateRunning, state, 1)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("finish jobs: %w", err)
 	}
-	ok := make([]bool, n)
+	ok := make([]bool, len(f.rs))
+	for i, r := range f.rs {
+		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
+	}
+	return ok, nil
+}
+
+// queueAttempts queues in b the statement that records the attempts of the
+// results, if there are any to record: a result that lost its lease as a
+// stale attempt. A completion that printed nothing writes no attempt row:
+// the job row records it. It reports whether it queued the statement.
+func (f *finishing) queueAttempts(b *pgx.Batch, ok []bool) bool {
 	var aIDs []int64
 	var aNums []int32
 	var aWorkers, aOutcomes, aErrs, aOutputs []string
 	var aStarted, aFinished []time.Time
-	for i, r := range rs {
-		ok[i] = held[fence{r.Job.ID, r.Job.Attempt}]
+	for i, r := range f.rs {
 		outcome := r.Outcome
 		if !ok[i] {
 			outcome = store.OutcomeStale
@@ -223,16 +362,15 @@ func finish(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, r
 			continue
 		}
 		aIDs, aNums = append(aIDs, r.Job.ID), append(aNums, int32(r.Job.Attempt))
-		aWorkers, aOutcomes = append(aWorkers, workers[i]), append(aOutcomes, string(outcome))
-		aErrs, aOutputs = append(aErrs, errs[i]), append(aOutputs, capText(r.Output))
-		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, finished[i])
+		aWorkers, aOutcomes = append(aWorkers, f.workers[i]), append(aOutcomes, string(outcome))
+		aErrs, aOutputs = append(aErrs, f.errs[i]), append(aOutputs, capText(r.Output))
+		aStarted, aFinished = append(aStarted, ts(r.Started)), append(aFinished, f.finished[i])
 	}
-	if len(aIDs) > 0 {
-		if _, err := tx.Exec(ctx, insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs); err != nil {
-			return nil, fmt.Errorf("record attempts: %w", err)
-		}
+	if len(aIDs) == 0 {
+		return false
 	}
-	return ok, nil
+	b.Queue(insertAttemptsSQL, aIDs, aNums, aWorkers, aStarted, aFinished, aOutcomes, aErrs, aOutputs)
+	return true
 }
 
 // reclaimSQL returns expired leases to pending, or to dead when no attempt
@@ -260,6 +398,12 @@ SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY 
 
 func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now time.Time) ([]store.Reclaimed, error) {
 	rows, err := tx.Query(ctx, reclaimSQL, now)
+	return collectReclaimed(d, rows, err)
+}
+
+// collectReclaimed reads reclaimSQL's rows. The jobs it ended are counted in
+// d, as moved from running to the state it gave them.
+func collectReclaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]store.Reclaimed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}
@@ -285,18 +429,30 @@ func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now time.Time)
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
 
-func present(ctx context.Context, tx pgx.Tx, owner string, p *store.Presence, now time.Time) error {
+const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
+
+// queuePresence queues the statements of p in b: at the first, forget the
+// pools not seen for PresenceKept; record this one.
+func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time) {
 	if p.First {
-		if _, err := tx.Exec(ctx, `DELETE FROM pools WHERE seen_at < $1`, ts(now.Add(-store.PresenceKept))); err != nil {
-			return fmt.Errorf("forget old pools: %w", err)
-		}
+		b.Queue(forgetPoolsSQL, ts(now.Add(-store.PresenceKept)))
 	}
 	types := p.Types
 	if types == nil {
 		types = []string{}
 	}
 	pr := p.Process
-	if _, err := tx.Exec(ctx, presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now); err != nil {
+	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now)
+}
+
+// readPresence reads the results of queuePresence's statements.
+func readPresence(br pgx.BatchResults, p *store.Presence) error {
+	if p.First {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("forget old pools: %w", err)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil
@@ -346,18 +502,16 @@ RETURNING type`
 
 // claim takes jobs for c. held reports that it gave back prefetched jobs
 // from a job on its last attempt on (see store.Claim).
-func claim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
+func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
 	if c.N <= 0 {
 		return nil, false, nil
 	}
 	until := ts(now.Add(c.Lease))
 	take := func(types []string, n int) error {
-		js, err := collectJobs(tx.Query(ctx, claimSQL, owner, until, now, n, types))
+		rows, err := tx.Query(ctx, claimSQL, owner, until, now, n, types)
+		js, err := collectClaimed(d, rows, err)
 		if err != nil {
 			return err
-		}
-		for _, j := range js {
-			d.Move(j.Type, store.StatePending, store.StateRunning, 1)
 		}
 		jobs = append(jobs, js...)
 		return nil
@@ -395,6 +549,26 @@ func claim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, no
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
+	return keepClaimed(ctx, tx, d, owner, c, jobs)
+}
+
+// collectClaimed reads claimSQL's rows. The jobs it took are counted in d,
+// as moved from pending to running.
+func collectClaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]*store.Job, error) {
+	js, err := collectJobs(rows, err)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range js {
+		d.Move(j.Type, store.StatePending, store.StateRunning, 1)
+	}
+	return js, nil
+}
+
+// keepClaimed puts the jobs a claim took in claim order and gives back
+// the prefetched ones from the first on its last attempt on; those are
+// counted in d as moved back from running to pending.
+func keepClaimed(ctx context.Context, tx querier, d store.CountDeltas, owner string, c *store.Claim, jobs []*store.Job) ([]*store.Job, bool, error) {
 	store.SortClaimOrder(jobs)
 	if cut := store.PrefetchCut(jobs, c.N, c.Prefetch); cut < len(jobs) {
 		back := jobs[cut:]
@@ -413,7 +587,7 @@ func claim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, owner string, no
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
-func claimable(ctx context.Context, tx pgx.Tx, now time.Time, types []string, n, keep int) (int, error) {
+func claimable(ctx context.Context, tx querier, now time.Time, types []string, n, keep int) (int, error) {
 	rows, err := tx.Query(ctx, claimWindowSQL, now, n, types)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
