@@ -15,6 +15,7 @@ import (
 
 	"scheduler/clock"
 	"scheduler/queue"
+	"scheduler/queue/postgres/pgtest"
 	"scheduler/schedule"
 )
 
@@ -29,12 +30,11 @@ SELECT 'bulk|' || i, 'type' || (i % 4), '{}', CASE WHEN i <= ?1 THEN 'done' ELSE
 FROM n`
 
 // BenchmarkScrapeMillion measures a scrape of /metrics (the registry's
-// Gather, database reads included) and -status, in process, on a SQLite
-// queue of 1,000,000 done jobs and 1,000 ready ones, with ten schedules.
+// Gather, database reads included) and -status, in process, on a queue of
+// 1,000,000 done jobs and 1,000 ready ones, with ten schedules: on a SQLite
+// file and, when SCHEDULER_TEST_POSTGRES is set, on a PostgreSQL schema.
 func BenchmarkScrapeMillion(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	path := filepath.Join(dir, "q.db")
 	var conf strings.Builder
 	conf.WriteString("[tasks.type0]\ncommand = [\"true\"]\n")
 	for i := range 10 {
@@ -44,27 +44,47 @@ func BenchmarkScrapeMillion(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	q, err := queue.Open(ctx, path, queue.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	q.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		b.Fatal(err)
-	}
 	start := time.Now().Add(-2 * time.Hour)
-	if _, err := db.Exec(millionSQL, 1_000_000, start.UnixMilli(), 1000); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := db.Exec("ANALYZE"); err != nil {
-		b.Fatal(err)
-	}
-	db.Close()
-	log := slog.New(slog.DiscardHandler)
-
-	b.Run("scrape", func(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "q.db")
 		q, err := queue.Open(ctx, path, queue.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.Close()
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Exec(millionSQL, 1_000_000, start.UnixMilli(), 1000); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Exec("ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+		benchScrape(b, cfg, path)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		dsn := pgtest.DSN(b)
+		q, err := queue.Open(ctx, dsn, queue.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.Close()
+		if err := pgtest.FillMillion(ctx, dsn, 1_000_000, 1000, start); err != nil {
+			b.Fatal(err)
+		}
+		benchScrape(b, cfg, dsn)
+	})
+}
+
+// benchScrape measures a scrape and -status of the queue at db.
+func benchScrape(b *testing.B, cfg *schedule.Config, db string) {
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+	b.Run("scrape", func(b *testing.B) {
+		q, err := queue.Open(ctx, db, queue.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,7 +99,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 	})
 	b.Run("status", func(b *testing.B) {
 		o := &options{json: true, wait: time.Minute}
-		a := &app{o: o, cfg: cfg, db: path, dbPath: path, stdout: io.Discard, stderr: io.Discard, log: log, clock: clock.Real{}}
+		a := &app{o: o, cfg: cfg, db: db, dbPath: db, stdout: io.Discard, stderr: io.Discard, log: log, clock: clock.Real{}}
 		for b.Loop() {
 			if err := a.showStatus(ctx); err != nil {
 				b.Fatal(err)

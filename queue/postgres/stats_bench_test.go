@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"scheduler/queue/postgres"
+	"scheduler/queue/postgres/pgtest"
 )
 
 // BenchmarkStatsMillion measures what -status and a metrics scrape read of
@@ -15,9 +16,14 @@ import (
 // schedules.
 func BenchmarkStatsMillion(b *testing.B) {
 	ctx := context.Background()
-	s := benchStore(b)
+	dsn := pgtest.DSN(b)
+	s, err := postgres.Open(ctx, dsn, postgres.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	if err := postgres.FillMillion(ctx, s, 1_000_000, 1000, start); err != nil {
+	if err := pgtest.FillMillion(ctx, dsn, 1_000_000, 1000, start); err != nil {
 		b.Fatal(err)
 	}
 	schedules := []string{"schedule0", "schedule1", "schedule2", "schedule3", "schedule4",
