@@ -151,7 +151,8 @@ type Store interface {
 	// was requested, and records the lost attempts.
 	Reclaim(ctx context.Context) (int, error)
 	// Purge deletes done jobs finished before before, with their attempts,
-	// and skip records older than before, in batches, each its own
+	// closed alarms raised before it (an open one stays until its recovery
+	// closes it), and skip records older than before, in batches, each its own
 	// transaction. The key of a purged job stays used, and so does its id:
 	// no job gets it again (an engine may keep the newest job for that).
 	Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error)

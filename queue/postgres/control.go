@@ -157,8 +157,14 @@ RETURNING jobs.type`
 const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
 
+// purgeAlarmsSQL deletes closed alarms raised before $1, at most $2 (see
+// the SQLite engine's: the table is small, the marks keep a purged alarm
+// from being raised again).
+const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
+	SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`
+
 // Purge deletes done jobs finished before before, with their attempts,
-// and skip records older than before, in batches of Config.PurgeBatch,
+// closed alarms raised before it, and skip records older than before, in batches of Config.PurgeBatch,
 // each its own transaction (one statement), so that the jobs table is not
 // locked long and vacuum can reclaim a batch while the next is deleted.
 func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
@@ -183,6 +189,15 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			return jobs, skips, fmt.Errorf("purge skips: %w", err)
 		}
 		skips += tag.RowsAffected()
+		if tag.RowsAffected() < int64(s.cfg.PurgeBatch) {
+			break
+		}
+	}
+	for {
+		tag, err := s.pool.Exec(ctx, purgeAlarmsSQL, ts(before), s.cfg.PurgeBatch)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge alarms: %w", err)
+		}
 		if tag.RowsAffected() < int64(s.cfg.PurgeBatch) {
 			break
 		}

@@ -74,8 +74,16 @@ ON CONFLICT (key) DO NOTHING`
 const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`
 
-// Purge deletes done jobs finished before before, with their attempts, and
-// skip records older than before, in batches of Config.PurgeBatch, each its own
+// purgeAlarmsSQL deletes closed alarms raised before ?1, at most ?2. The
+// alarms table holds alarms only, so it is scanned rather than indexed by
+// age. An open alarm stays until its recovery closes it; a purged one is
+// not raised again, because the marks (and, for dead jobs, a lookback of
+// minutes) keep the beat from judging its instant twice.
+const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
+	SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`
+
+// Purge deletes done jobs finished before before, with their attempts,
+// closed alarms raised before it, and skip records older than before, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
 // jobs are kept, and so is the newest job (see purgeBatch). The key of a purged job enqueued with a key of its own
 // stays used (used_keys, moved in the transaction that deletes the job):
@@ -133,6 +141,15 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			return jobs, skips, fmt.Errorf("purge skips: %w", err)
 		}
 		skips += n
+		if n < int64(s.cfg.PurgeBatch) {
+			break
+		}
+	}
+	for {
+		n, err := batch(purgeAlarmsSQL)
+		if err != nil {
+			return jobs, skips, fmt.Errorf("purge alarms: %w", err)
+		}
 		if n < int64(s.cfg.PurgeBatch) {
 			break
 		}

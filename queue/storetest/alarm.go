@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -213,5 +214,46 @@ func testAlarmReads(t *testing.T, su *suite) {
 	open, err := q.OpenAlarms(ctx, 10)
 	if err != nil || len(open) != 1 || open[0].JobState != store.StateDone || !open[0].JobFinishedAt.Equal(i1.Add(70*time.Second)) {
 		t.Errorf("OpenAlarms = %+v, %v; want the job done at %v", open, err, i1.Add(70*time.Second))
+	}
+}
+
+// testPurgeKeepsOpenAlarms: Purge deletes the closed alarms raised before
+// its time, the recovered ones with the alarms they closed, and keeps an
+// open alarm however old, and the alarms raised since.
+func testPurgeKeepsOpenAlarms(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	i1, i2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	raised, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{
+		missedAlarm("s", "x", i1, 7), missedAlarm("s", "x", i2, 8),
+	}})
+	if err != nil || len(raised) != 2 {
+		t.Fatalf("RaiseAlarms = %+v, %v", raised, err)
+	}
+	closed := raised[1]
+	rec := store.NewAlarm{Schedule: "s", Item: "x", ScheduledAt: i2, Kind: store.AlarmRecovered, JobID: 8, Resolves: []int64{closed.ID}}
+	if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{rec}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour)
+	late := missedAlarm("s", "x", i2.Add(time.Hour), 9)
+	late.Kind, late.Key = store.AlarmMisfire, ""
+	if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{late}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := q.Purge(ctx, clk.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	list, err := q.Alarms(ctx, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range list {
+		got = append(got, fmt.Sprintf("%s %d", a.Kind, a.JobID))
+	}
+	if want := []string{"misfire 9", "missed 7"}; !slices.Equal(got, want) {
+		t.Errorf("alarms after Purge = %v, want %v: the open one and the one raised since", got, want)
 	}
 }

@@ -99,6 +99,7 @@ var tests = []struct {
 	{"RaiseAlarmsOnce", testRaiseAlarmsOnce},
 	{"RaiseAlarmsConcurrentOnce", testRaiseAlarmsConcurrentOnce},
 	{"AlarmReads", testAlarmReads},
+	{"PurgeKeepsOpenAlarms", testPurgeKeepsOpenAlarms},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
