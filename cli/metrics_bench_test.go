@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,23 +10,12 @@ import (
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"scheduler/clock"
 	"scheduler/queue"
 	"scheduler/queue/postgres/pgtest"
+	"scheduler/queue/sqlite/sqlitetest"
 	"scheduler/schedule"
 )
-
-// millionSQL fills a SQLite queue's jobs table in one statement: ?1 done
-// jobs of four types, one in a hundred of ten schedules, then ?3 ready
-// ones. The table's insert trigger counts them.
-const millionSQL = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 + ?3)
-INSERT INTO jobs (key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, started_at, finished_at)
-SELECT 'bulk|' || i, 'type' || (i % 4), '{}', CASE WHEN i <= ?1 THEN 'done' ELSE 'pending' END, CASE WHEN i <= ?1 THEN 1 ELSE 0 END, 5, 0,
-	?2 + i, CASE WHEN i % 100 = 0 THEN 'schedule' || (i / 100 % 10) END, '', CASE WHEN i % 100 = 0 THEN ?2 + i END,
-	?2 + i, CASE WHEN i <= ?1 THEN ?2 + i END, CASE WHEN i <= ?1 THEN ?2 + i END
-FROM n`
 
 // BenchmarkScrapeMillion measures a scrape of /metrics (the registry's
 // Gather, database reads included) and -status, in process, on a queue of
@@ -52,17 +40,9 @@ func BenchmarkScrapeMillion(b *testing.B) {
 			b.Fatal(err)
 		}
 		q.Close()
-		db, err := sql.Open("sqlite", path)
-		if err != nil {
+		if err := sqlitetest.FillMillion(ctx, path, 1_000_000, 1000, start); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.Exec(millionSQL, 1_000_000, start.UnixMilli(), 1000); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.Exec("ANALYZE"); err != nil {
-			b.Fatal(err)
-		}
-		db.Close()
 		benchScrape(b, cfg, path)
 	})
 	b.Run("postgres", func(b *testing.B) {

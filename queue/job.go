@@ -81,6 +81,10 @@ const (
 // pool's finished events tell notifications from other jobs by it.
 const NotifyKeyPrefix = store.NotifyKeyPrefix
 
+// OpensAlarm reports whether an alarm of kind k stays open until a
+// recovered alarm closes it (late, missed, dead).
+func OpensAlarm(k AlarmKind) bool { return store.OpensAlarm(k) }
+
 // MaxAlarmRows bounds the rows of one read of the alarms' evaluation.
 const MaxAlarmRows = store.MaxAlarmRows
 

@@ -196,7 +196,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		if a.Kind == queue.AlarmDead {
 			b.deadSeen[a.Key] = now // raised now, or before by another beat
 		}
-		if a.Kind == queue.AlarmLate || a.Kind == queue.AlarmMissed || a.Kind == queue.AlarmDead {
+		if queue.OpensAlarm(a.Kind) {
 			// Open now: the success that recovers it must wake the beat
 			// (see JobEnded), though the pass read the open alarms before.
 			b.markAlarmed(a.Schedule)

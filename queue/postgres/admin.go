@@ -408,8 +408,8 @@ WHERE schedule = $1 ORDER BY scheduled_at DESC, item LIMIT $2`, schedule, limit)
 // ListSkips returns up to limit (1 to MaxList) skipped instants, newest
 // instant first: of schedule, or of every schedule when it is empty.
 func (s *Store) ListSkips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
-	if limit < 1 || limit > store.MaxList {
-		return nil, fmt.Errorf("list skips: limit %d: want 1 to %d", limit, store.MaxList)
+	if err := store.CheckLimit("list skips", limit); err != nil {
+		return nil, err
 	}
 	var out []store.Skip
 	var err error

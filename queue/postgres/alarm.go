@@ -218,8 +218,8 @@ func (s *Store) OpenAlarms(ctx context.Context, limit int) ([]store.OpenAlarm, e
 // Alarms returns up to limit (1 to MaxList) alarms, newest first: of
 // schedule, or of every schedule when it is empty.
 func (s *Store) Alarms(ctx context.Context, schedule string, limit int) ([]store.Alarm, error) {
-	if limit <= 0 || limit > store.MaxList {
-		return nil, fmt.Errorf("list alarms: limit %d out of 1 to %d", limit, store.MaxList)
+	if err := store.CheckLimit("list alarms", limit); err != nil {
+		return nil, err
 	}
 	var rows pgx.Rows
 	var err error

@@ -134,8 +134,8 @@ WHERE schedule = ? ORDER BY scheduled_at DESC, item DESC LIMIT ?`
 // ListSkips returns up to limit (1 to MaxList) skipped instants, newest
 // instant first: of schedule, or of every schedule when it is empty.
 func (s *Store) ListSkips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
-	if limit < 1 || limit > store.MaxList {
-		return nil, fmt.Errorf("list skips: limit %d: want 1 to %d", limit, store.MaxList)
+	if err := store.CheckLimit("list skips", limit); err != nil {
+		return nil, err
 	}
 	query, args := skipsAllSQL, []any{limit}
 	if schedule != "" {

@@ -7,17 +7,8 @@ import (
 	"time"
 
 	"scheduler/clock"
+	"scheduler/queue/sqlite/sqlitetest"
 )
-
-// millionSQL fills the jobs table in one statement: ?1 done jobs of four
-// types, one in a hundred of ten schedules, finished one millisecond apart
-// from ?2, then ?3 ready jobs. The insert trigger counts them.
-const millionSQL = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 + ?3)
-INSERT INTO jobs (key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, started_at, finished_at)
-SELECT 'bulk|' || i, 'type' || (i % 4), '{}', CASE WHEN i <= ?1 THEN 'done' ELSE 'pending' END, CASE WHEN i <= ?1 THEN 1 ELSE 0 END, 5, 0,
-	?2 + i, CASE WHEN i % 100 = 0 THEN 'schedule' || (i / 100 % 10) END, '', CASE WHEN i % 100 = 0 THEN ?2 + i END,
-	?2 + i, CASE WHEN i <= ?1 THEN ?2 + i END, CASE WHEN i <= ?1 THEN ?2 + i END
-FROM n`
 
 // millionStore opens a store whose file holds 1,000,000 done jobs and 1,000
 // ready ones, built once per benchmark.
@@ -26,17 +17,19 @@ func millionStore(b *testing.B) *Store {
 	ctx := context.Background()
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(start.Add(time.Hour))
-	q, err := Open(ctx, filepath.Join(b.TempDir(), "q.db"), Config{Clock: clk})
+	path := filepath.Join(b.TempDir(), "q.db")
+	q, err := Open(ctx, path, Config{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}
+	q.Close()
+	if err := sqlitetest.FillMillion(ctx, path, 1_000_000, 1000, start); err != nil {
+		b.Fatal(err)
+	}
+	if q, err = Open(ctx, path, Config{Clock: clk}); err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(func() { q.Close() })
-	if _, err := q.w.ExecContext(ctx, millionSQL, 1_000_000, start.UnixMilli(), 1000); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := q.w.ExecContext(ctx, "ANALYZE"); err != nil {
-		b.Fatal(err)
-	}
 	return q
 }
 

@@ -24,7 +24,7 @@ var ErrUnsupported = errors.New("not supported by this storage engine")
 
 // Bounds of the operators' reads.
 const (
-	// MaxList bounds the rows of one List or ListSkips.
+	// MaxList bounds the rows of one List, ListSkips or Alarms.
 	MaxList = 1000
 	// ListScanBound is how many of the newest jobs (of the state asked
 	// for, if any) a List filtered by type or schedule looks at. Those

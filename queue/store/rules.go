@@ -195,3 +195,12 @@ func PrefetchCut(jobs []*Job, n, prefetch int) int {
 	}
 	return len(jobs)
 }
+
+// CheckLimit checks the limit of an operator's read of up to limit rows
+// (ListSkips, Alarms): 1 to MaxList. what names the read in the error.
+func CheckLimit(what string, limit int) error {
+	if limit < 1 || limit > MaxList {
+		return fmt.Errorf("%s: limit %d: want 1 to %d", what, limit, MaxList)
+	}
+	return nil
+}
