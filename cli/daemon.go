@@ -322,8 +322,12 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		return
 	}
 	diff := beat.Apply(cfg)
-	if cfg.HTTP != a.cfg.HTTP && a.o.http == "" {
-		log.Warn("reload: [http] listen takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
+	was, now := a.cfg.HTTP, cfg.HTTP
+	if a.o.http != "" {
+		was.Listen, now.Listen = "", "" // -http overrides it
+	}
+	if !now.Equal(was) {
+		log.Warn("reload: [http] takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
 	}
 	if a.met != nil {
 		a.met.setConfig(cfg)
