@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -127,13 +128,27 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
 		met.DeadlineFunc = beat.Deadline
 		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
-		srv, err := listenHTTP(listen, met, health, log)
+		var site http.Handler
+		if a.cfg.HTTP.Dashboard {
+			a.live.Store(a.cfg)
+			if site, err = newSite(q, a.cfg.HTTP, a.live.Load, beat.Deadline, log); err != nil {
+				return err
+			}
+		}
+		srv, err := listenHTTP(listen, met, health, site, log)
 		if err != nil {
 			return err
 		}
 		a.met = met
 		if public, _ := schedule.CheckListen(listen); public {
-			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads the metrics", "listen", listen)
+			what := "the metrics"
+			switch {
+			case site != nil && !a.cfg.HTTP.Credentials():
+				what = "the metrics and the dashboard, which asks for no login"
+			case site != nil:
+				what = "the metrics, and sees the dashboard's login page"
+			}
+			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads "+what, "listen", listen)
 		}
 		healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 		var httpWG sync.WaitGroup
@@ -154,7 +169,12 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			httpWG.Wait()
 			a.met = nil
 		}()
-		log.Info("http listening", "listen", srv.Addr().String(), "paths", "/metrics /healthz")
+		paths := "/metrics /healthz"
+		if site != nil {
+			paths += " / (the dashboard)"
+		}
+		log.Info("http listening", "listen", srv.Addr().String(), "paths", paths,
+			"dashboard_login", site != nil && a.cfg.HTTP.Credentials(), "dashboard_actions", site != nil && a.cfg.HTTP.Actions)
 	}
 	// Seen alive from READY on. A database that cannot be written now (a
 	// read-only mount, a full disk) does not stop the daemon: the pool's
@@ -333,6 +353,7 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		a.met.setConfig(cfg)
 	}
 	a.cfg, a.cfgData = cfg, data
+	a.live.Store(cfg)
 	applied, waiting := splitScheduler(diff.Scheduler, a.o)
 	if len(waiting) > 0 {
 		log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -451,6 +452,9 @@ type app struct {
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.
 	met *metrics
+	// live is the config the daemon runs, for the dashboard's handlers,
+	// which read it while a reload replaces a.cfg.
+	live atomic.Pointer[schedule.Config]
 }
 
 // registry returns a task registry with the program's own Go task types.

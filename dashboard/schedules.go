@@ -32,6 +32,7 @@ type scheduleRow struct {
 	Deadline   string // deadlineOK, deadlineLate, deadlineMissed or deadlineNone
 	DeadlineAt When   // the deadline the beat watches; zero when none is known
 	Strip      []Cell
+	Forms      []Form // trigger, pause or resume, when the session may act
 }
 
 // schedulesPage is the data of /.
@@ -48,12 +49,14 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var data schedulesPage
+	sess := s.cfg.SessionFunc(r)
 	for _, sc := range cfg.Schedules {
 		row, _, err := s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
 		if err != nil {
 			s.failRead(w, r, "schedule "+sc.Name, err)
 			return
 		}
+		row.Forms = sess.ScheduleForms(sc.Name, row.Paused)
 		data.Rows = append(data.Rows, row)
 	}
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
@@ -178,6 +181,7 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 		s.failRead(w, r, "schedule "+sc.Name, err)
 		return
 	}
+	row.Forms = s.cfg.SessionFunc(r).ScheduleForms(sc.Name, row.Paused)
 	data := schedulePage{Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
 		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
 	if one || len(sc.Items()) > 1 {
