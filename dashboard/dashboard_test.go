@@ -157,7 +157,7 @@ func TestRunPage(t *testing.T) {
 		}
 		pending := mustGet(t, srv, fmt.Sprintf("/runs/%d", f.pending))
 		why := text(between(t, pending, `<section id="why">`, `</section>`))
-		if !strings.Contains(why, "concurrency limit: 1 jobs of task report run") || !strings.Contains(why, "no daemon is running") {
+		if !strings.Contains(why, "concurrency limit: 1 job of task report running") || !strings.Contains(why, "no daemon is running") {
 			t.Errorf("#why = %q, want the concurrency limit and no daemon", why)
 		}
 		if strings.Contains(running, `id="why"`) {

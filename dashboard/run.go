@@ -191,13 +191,16 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			why = append(why, fmt.Sprintf("waiting for a handler: no running daemon has a handler for task %s", j.Type))
 		}
 		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Concurrency > 0 {
-			running, err := s.q.List(ctx, queue.Filter{State: queue.StateRunning, Type: j.Type, Limit: min(t.Concurrency, queue.MaxList)})
+			// The limit is each daemon's: reached everywhere when the jobs
+			// running fill every running pool's share.
+			limit := min(t.Concurrency*max(h.Pools, 1), queue.MaxList)
+			running, err := s.q.List(ctx, queue.Filter{State: queue.StateRunning, Type: j.Type, Limit: limit})
 			if err != nil {
 				return nil, err
 			}
-			if len(running) >= t.Concurrency {
-				why = append(why, fmt.Sprintf("concurrency limit: %d jobs of task %s run, its concurrency is %d per daemon",
-					len(running), j.Type, t.Concurrency))
+			if len(running) >= limit {
+				why = append(why, fmt.Sprintf("concurrency limit: %s of task %s running, its concurrency is %d per daemon",
+					plural(len(running), "job"), j.Type, t.Concurrency))
 			}
 		}
 	}
@@ -205,4 +208,12 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		why = append(why, "ready: it waits for a free worker")
 	}
 	return why, nil
+}
+
+// plural returns "1 job" or "n jobs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
