@@ -372,7 +372,7 @@ func TestWhyNotRunning(t *testing.T) {
 		if err := q.SetPaused(ctx, "nightly", true); err != nil {
 			t.Fatal(err)
 		}
-		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") {
+		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") || !strings.Contains(got, "ready: it waits for a free worker") {
 			t.Errorf("job of a paused schedule: #why = %q", got)
 		}
 		r, err = q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
