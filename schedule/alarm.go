@@ -44,8 +44,9 @@ type AlarmPayload struct {
 	JobID       int64  `json:"job_id"`
 	LastError   string `json:"last_error"`
 	// Skipped counts the instants a misfire skipped (one alarm per beat
-	// step that skipped any).
-	Skipped int `json:"skipped,omitempty"`
+	// step that skipped any); 0 for the other kinds. Always present, so
+	// that a notify command's template may read it whatever the kind.
+	Skipped int `json:"skipped"`
 }
 
 // proposed is an alarm the evaluation proposes, with what its payload
