@@ -103,7 +103,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			}
 		}
 		if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
-			beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			if f.Notification {
+				beat.NotificationEnded()
+			} else {
+				beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			}
 		}
 	}
 	bc.AlarmFunc = func(s, kind string) { met.AlarmRaised(s, kind) }
