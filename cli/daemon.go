@@ -103,7 +103,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			}
 		}
 		if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
-			beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			if f.Notification {
+				beat.NotificationEnded()
+			} else {
+				beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			}
 		}
 	}
 	bc.AlarmFunc = func(s, kind string) { met.AlarmRaised(s, kind) }
@@ -130,8 +134,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
 		var site http.Handler
 		if a.cfg.HTTP.Dashboard {
-			a.live.Store(a.cfg)
-			if site, err = newSite(q, a.cfg.HTTP, a.live.Load, beat.Deadline, log); err != nil {
+			if site, err = newSite(q, a.cfg.HTTP, beat.Config, beat.Deadline, clk, log); err != nil {
 				return err
 			}
 		}
@@ -353,7 +356,6 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		a.met.setConfig(cfg)
 	}
 	a.cfg, a.cfgData = cfg, data
-	a.live.Store(cfg)
 	applied, waiting := splitScheduler(diff.Scheduler, a.o)
 	if len(waiting) > 0 {
 		log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)

@@ -95,12 +95,13 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // newSite returns the dashboard as the daemon serves it at "/": the pages
 // behind the login of h's credentials, and the actions when h enables them.
-func newSite(q *queue.Queue, h schedule.HTTP, cfg func() *schedule.Config, deadline func(string) (time.Time, bool), log *slog.Logger) (http.Handler, error) {
-	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: q.Clock(), Logger: log})
+func newSite(q *queue.Queue, h schedule.HTTP, cfg func() *schedule.Config, deadline func(string) (time.Time, bool), clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: deadline, SessionFunc: auth.Session, Logger: log})
+	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: deadline, SessionFunc: auth.Session,
+		Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +122,10 @@ type httpServer struct {
 	done chan struct{}
 }
 
-// listenHTTP listens on addr and returns the server, not yet serving. site,
-// when not nil, is the dashboard, served at "/".
-func listenHTTP(addr string, m *metrics, h *health, site http.Handler, log *slog.Logger) (*httpServer, error) {
+// listenHTTP listens on addr and returns the server, not yet serving: the
+// metrics at /metrics, the health at /healthz and every other path to dash
+// (the dashboard), unless dash is nil.
+func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen %s: %w", addr, err)
@@ -136,8 +138,8 @@ func listenHTTP(addr string, m *metrics, h *health, site http.Handler, log *slog
 		Timeout:             scrapeTimeout + 5*time.Second,
 	}))
 	mux.Handle("GET /healthz", h)
-	if site != nil {
-		mux.Handle("/", site)
+	if dash != nil {
+		mux.Handle("/", dash)
 	}
 	srv := &http.Server{
 		Handler:           mux,

@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -96,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the SQLite database to `PATH` (VACUUM INTO), safe while the daemon runs; on PostgreSQL use pg_dump")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.hashPass, "hash-password", false, "read a password or token from standard input (without echo from a terminal, else its first line) and print its hash for [http] token_hash or an [[http.user]]'s password_hash")
-	fs.StringVar(&o.http, "http", "", "the daemon serves /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
+	fs.StringVar(&o.http, "http", "", "the daemon serves the dashboard at /, /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	o.listOptions.define(fs)
 	if err := o.listOptions.parse(fs, args); err != nil {
@@ -452,9 +451,6 @@ type app struct {
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.
 	met *metrics
-	// live is the config the daemon runs, for the dashboard's handlers,
-	// which read it while a reload replaces a.cfg.
-	live atomic.Pointer[schedule.Config]
 }
 
 // registry returns a task registry with the program's own Go task types.

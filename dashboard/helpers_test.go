@@ -118,7 +118,7 @@ var nightly = []struct {
 // (done after its deadline with a missed alarm and its notification, done,
 // retried then done, dead, skipped as an overlap, running, pending), and
 // fan's instant of 9 March, done for acme and dead for zeta.
-func seed(t *testing.T, q *queue.Queue) fixture {
+func seed(t testing.TB, q *queue.Queue) fixture {
 	t.Helper()
 	ctx := context.Background()
 	var jobs []queue.NewJob
@@ -191,7 +191,7 @@ func seed(t *testing.T, q *queue.Queue) fixture {
 }
 
 // newServer returns a test server of the dashboard over q at now.
-func newServer(t *testing.T, q *queue.Queue, cfg *schedule.Config, clk clock.Clock) *httptest.Server {
+func newServer(t testing.TB, q *queue.Queue, cfg *schedule.Config, clk clock.Clock) *httptest.Server {
 	t.Helper()
 	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk,
 		DeadlineFunc: func(string) (time.Time, bool) { return at3(10).Add(time.Hour), true }})

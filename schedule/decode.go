@@ -151,6 +151,7 @@ type loader struct {
 	names     map[int]string  // schedule names by position, for messages
 	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
 	truncated bool            // MaxConfigErrors reached: some values were not decoded
+	notified  map[string]bool // notify tasks whose templates were run over an alarm's payload
 }
 
 // where locates a problem: the table, its name, and the locator path of the
