@@ -88,7 +88,7 @@ func TestActions(t *testing.T) {
 
 		// trigger one item of a fan-out, as -trigger fan -item acme.
 		_, page = b.get("/schedules/fan")
-		item := between(t, page, `<div class="item" data-item="tenant=acme">`, `</div>`)
+		item := between(t, page, `href="/schedules/fan?item=tenant%3dacme"`, `</div>`)
 		if !strings.Contains(item, `data-action="trigger"`) || !strings.Contains(item, `name="item" value="tenant=acme"`) {
 			t.Errorf("the item acme has no trigger form:\n%s", item)
 		}

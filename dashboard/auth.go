@@ -36,6 +36,10 @@ const (
 	loginWindow      = 5 * time.Minute
 	// maxTracked bounds the addresses whose failures are counted.
 	maxTracked = 10000
+	// maxChecks bounds the password checks running at once: each takes a
+	// core for a third of a second, and logins from many addresses must
+	// not take every core from the daemon's jobs.
+	maxChecks = 2
 	// maxForm bounds the body of a POST.
 	maxForm = 64 << 10
 	// sessionCookie is the name of the cookie holding the session id.
@@ -68,7 +72,8 @@ type Auth struct {
 	log *slog.Logger
 	cop *http.CrossOriginProtection
 
-	login *template.Template
+	login  *template.Template
+	checks chan struct{} // a slot per password check running, maxChecks
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -105,7 +110,7 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 		return nil, fmt.Errorf("dashboard: template login: %w", err)
 	}
 	return &Auth{cfg: cfg, log: cfg.Logger.With("component", "dashboard"), cop: http.NewCrossOriginProtection(), login: t,
-		sessions: map[string]*session{}, failures: map[string]*failures{}}, nil
+		checks: make(chan struct{}, maxChecks), sessions: map[string]*session{}, failures: map[string]*failures{}}, nil
 }
 
 // sessionKey keys the request's Session in its context.
@@ -232,7 +237,13 @@ func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token, user, password := r.PostFormValue("token"), r.PostFormValue("user"), r.PostFormValue("password")
+	select {
+	case a.checks <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
 	who := a.check(token, user, password)
+	<-a.checks
 	if who == "" {
 		a.fail(addr)
 		attrs := []any{"remote_addr", addr}
