@@ -6,8 +6,10 @@
 // script only reloads it.
 //
 // It reads the queue through the operators' reads of package queue, each
-// bounded (a LIMIT, or the job counts kept beside the jobs): no page counts
-// or sorts the jobs table. It knows nothing of HTTP listeners, the daemon's
+// bounded: a LIMIT over a range of an index, the job counts kept beside the
+// jobs, or, for a list of jobs filtered by task or schedule, the newest
+// queue.ListScanBound jobs. No page counts the jobs table; the schedules
+// page costs a few reads per schedule. It knows nothing of HTTP listeners, the daemon's
 // wiring or authentication: the daemon mounts the handler New returns, and
 // Config.SessionFunc is where a login and the action forms plug in.
 package dashboard
