@@ -14,6 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"scheduler/clock"
+	"scheduler/dashboard"
+	"scheduler/queue"
+	"scheduler/schedule"
 )
 
 // The HTTP server's limits: a client that sends its request slowly, or reads
@@ -90,7 +93,28 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// httpServer serves /metrics and /healthz on one listener.
+// newSite returns the dashboard as the daemon serves it at "/": the pages
+// behind the login of h's credentials, and the actions when h enables them.
+func newSite(q *queue.Queue, h schedule.HTTP, cfg func() *schedule.Config, deadline func(string) (time.Time, bool), clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: deadline, SessionFunc: auth.Session,
+		Clock: clk, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	var actions *dashboard.Actions
+	if h.Actions && h.Credentials() {
+		if actions, err = dashboard.NewActions(dashboard.ActionsConfig{Queue: q, ConfigFunc: cfg, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	return auth.Handler(pages, actions), nil
+}
+
+// httpServer serves /metrics, /healthz and the dashboard on one listener.
 type httpServer struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -98,8 +122,10 @@ type httpServer struct {
 	done chan struct{}
 }
 
-// listenHTTP listens on addr and returns the server, not yet serving.
-func listenHTTP(addr string, m *metrics, h *health, log *slog.Logger) (*httpServer, error) {
+// listenHTTP listens on addr and returns the server, not yet serving: the
+// metrics at /metrics, the health at /healthz and every other path to dash
+// (the dashboard), unless dash is nil.
+func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen %s: %w", addr, err)
@@ -112,6 +138,9 @@ func listenHTTP(addr string, m *metrics, h *health, log *slog.Logger) (*httpServ
 		Timeout:             scrapeTimeout + 5*time.Second,
 	}))
 	mux.Handle("GET /healthz", h)
+	if dash != nil {
+		mux.Handle("/", dash)
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: httpReadHeaderTimeout,

@@ -27,7 +27,11 @@ type rawFile struct {
 }
 
 type rawHTTP struct {
-	Listen toml.Primitive `toml:"listen"`
+	Listen    toml.Primitive `toml:"listen"`
+	Dashboard toml.Primitive `toml:"dashboard"`
+	Actions   toml.Primitive `toml:"actions"`
+	TokenHash toml.Primitive `toml:"token_hash"`
+	User      toml.Primitive `toml:"user"`
 }
 
 type rawScheduler struct {
@@ -353,7 +357,7 @@ func wantType(v any) string {
 		return "a table of strings"
 	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *map[string]toml.Primitive:
 		return "a table"
-	case *[]map[string]any, *[]toml.Primitive:
+	case *[]map[string]any, *[]toml.Primitive, *[]map[string]toml.Primitive:
 		return "an array of tables"
 	}
 	return fmt.Sprintf("%T", v)
