@@ -56,6 +56,9 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 	if err != nil {
 		return "", fmt.Errorf("cancel job %d: %w", id, err)
 	}
+	if st == store.StateRunning {
+		s.signalCancel()
+	}
 	return st, nil
 }
 

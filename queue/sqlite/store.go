@@ -75,6 +75,11 @@ type Store struct {
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
+	// cancelAsked is closed, and replaced, when RequestCancel marks a
+	// running job: a pool of this process may hold its lease, and the
+	// watches, which pass over this process's own commits, pass it on
+	// (see Watch). Under mu.
+	cancelAsked chan struct{}
 
 	groupMu sync.Mutex
 	group   groupQueue // enqueues waiting to share a transaction
@@ -120,7 +125,8 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 	}
-	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{}}
+	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
+		cancelAsked: make(chan struct{})}
 	if !cfg.ReadOnly {
 		if _, err := createPrivate(abs); err != nil {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
@@ -481,4 +487,21 @@ func createPrivate(path string) (bool, error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// cancelSignal returns the channel that the next cancel request of a
+// running job through s closes.
+func (s *Store) cancelSignal() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelAsked
+}
+
+// signalCancel tells the watches of s that a running job was asked to
+// cancel, by a commit of s they pass over.
+func (s *Store) signalCancel() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.cancelAsked)
+	s.cancelAsked = make(chan struct{})
 }

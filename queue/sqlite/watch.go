@@ -19,7 +19,8 @@ import (
 //
 // Commits through s also write the file, and change the watch
 // connection's data_version too; the writer connection's tells them
-// apart, so they do not send on changed.
+// apart, so they do not send on changed, except a cancel request on a
+// running job (RequestCancel), which a pool of this process may hold.
 func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func()) {
 	var once sync.Once
 	start := func() {
@@ -91,6 +92,9 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	// may have followed it, its events read together with this one's.
 	var settle <-chan time.Time
 	var settling bool
+	// Taken before the first look, and again only once it fired: a
+	// request between two looks closes the one held.
+	cancelAsked := s.cancelSignal()
 	var settleStart time.Time
 	var settleN int
 	for {
@@ -160,6 +164,12 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 		case <-settle:
 		case <-timer:
 			timer = nil
+		case <-cancelAsked:
+			cancelAsked = s.cancelSignal()
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

@@ -93,6 +93,7 @@ var tests = []struct {
 	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
 	{"WatchSeesOtherStores", testWatchSeesOtherStores},
 	{"SubscribeSeesOwnCommits", testSubscribeSeesOwnCommits},
+	{"WatchSeesOwnCancelRequests", testWatchSeesOwnCancelRequests},
 	{"WatchStartsEvenIfCancelled", testWatchStartsEvenIfCancelled},
 	{"IDsAreNeverDrawnAgain", testIDsAreNeverDrawnAgain},
 	{"RunCountsTheNewestOfTheRun", testRunCountsTheNewestOfTheRun},

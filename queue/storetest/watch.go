@@ -73,6 +73,33 @@ func testWatchSeesOtherStores(t *testing.T, su *suite) {
 	}
 }
 
+// testWatchSeesOwnCancelRequests: a watch on a store is woken by that
+// store's own cancel request on a running job, which a pool of the same
+// process may hold (a dashboard's cancel runs in the daemon), though it
+// passes over the store's other commits.
+func testWatchSeesOwnCancelRequests(t *testing.T, su *suite) {
+	t.Parallel()
+	s, clk := su.open(t)
+	ctx := context.Background()
+	running := mustEnqueue(t, s, store.NewJob{Type: "t", Key: "running"})
+	if js := claim(t, s, "A", clk.Now(), time.Hour, 1, "t"); len(js) != 1 {
+		t.Fatalf("claimed %d jobs, want 1", len(js))
+	}
+	changed := watch(t, s)
+	select { // a wake-up of the set-up
+	case <-changed:
+	default:
+	}
+	if _, err := s.RequestCancel(ctx, running.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(failAfter):
+		t.Fatal("the watch was not woken by its own store's cancel request")
+	}
+}
+
 // testSubscribeSeesOwnCommits: a subscription to a store is woken by that
 // store's commits that make a job ready: an enqueue, a batch, an advance
 // and a batch of advances that insert jobs, a retry of a dead job or of
