@@ -138,15 +138,26 @@ func TestSchedulesPaged(t *testing.T) {
 }
 
 // TestSchedulesFilter: the form#filter of / keeps the schedules whose name
-// holds q, the paused or active ones, those with an open alarm, and pages
-// through them keeping the filter.
+// holds q, the paused or active ones, those with an open alarm (not one
+// whose alarms are closed), and pages through them keeping the filter.
 func TestSchedulesFilter(t *testing.T) {
 	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
-		seed(t, q) // nightly has an open missed alarm
+		f := seed(t, q) // nightly has an open missed alarm
+		// fan had a dead alarm, closed by its recovery.
+		ctx := context.Background()
+		dead, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: queue.AlarmDead, JobID: f.fanDead}}})
+		if err != nil || len(dead) != 1 {
+			t.Fatalf("raise: %+v, %v", dead, err)
+		}
+		if _, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: queue.AlarmRecovered, JobID: f.fanDead, Resolves: []int64{dead[0].ID}}}}); err != nil {
+			t.Fatal(err)
+		}
 		for _, name := range []string{"cust-007", "cust-070", "fan"} {
-			if err := q.SetPaused(context.Background(), name, true); err != nil {
+			if err := q.SetPaused(ctx, name, true); err != nil {
 				t.Fatal(err)
 			}
 		}
