@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"scheduler/dashboard"
 	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"
@@ -127,13 +128,18 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
 		met.DeadlineFunc = beat.Deadline
 		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
-		srv, err := listenHTTP(listen, met, health, log)
+		dash, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: beat.Config, DeadlineFunc: beat.Deadline,
+			Clock: clk, Logger: log})
+		if err != nil {
+			return err
+		}
+		srv, err := listenHTTP(listen, met, health, dash, log)
 		if err != nil {
 			return err
 		}
 		a.met = met
 		if public, _ := schedule.CheckListen(listen); public {
-			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads the metrics", "listen", listen)
+			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads the metrics and the dashboard", "listen", listen)
 		}
 		healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 		var httpWG sync.WaitGroup
@@ -154,7 +160,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			httpWG.Wait()
 			a.met = nil
 		}()
-		log.Info("http listening", "listen", srv.Addr().String(), "paths", "/metrics /healthz")
+		log.Info("http listening", "listen", srv.Addr().String(), "paths", "/ /metrics /healthz")
 	}
 	// Seen alive from READY on. A database that cannot be written now (a
 	// read-only mount, a full disk) does not stop the daemon: the pool's

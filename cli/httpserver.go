@@ -90,7 +90,7 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// httpServer serves /metrics and /healthz on one listener.
+// httpServer serves /metrics, /healthz and the dashboard on one listener.
 type httpServer struct {
 	srv  *http.Server
 	ln   net.Listener
@@ -98,8 +98,10 @@ type httpServer struct {
 	done chan struct{}
 }
 
-// listenHTTP listens on addr and returns the server, not yet serving.
-func listenHTTP(addr string, m *metrics, h *health, log *slog.Logger) (*httpServer, error) {
+// listenHTTP listens on addr and returns the server, not yet serving: the
+// metrics at /metrics, the health at /healthz and every other path to dash
+// (the dashboard), unless dash is nil.
+func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen %s: %w", addr, err)
@@ -112,6 +114,9 @@ func listenHTTP(addr string, m *metrics, h *health, log *slog.Logger) (*httpServ
 		Timeout:             scrapeTimeout + 5*time.Second,
 	}))
 	mux.Handle("GET /healthz", h)
+	if dash != nil {
+		mux.Handle("/", dash)
+	}
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: httpReadHeaderTimeout,

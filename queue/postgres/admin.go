@@ -83,17 +83,19 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Job, error) 
 		where = append(where, "schedule = "+arg(f.Schedule))
 	}
 	var query string
+	before := ""
+	if f.BeforeID > 0 {
+		before = "id < " + arg(f.BeforeID)
+	}
 	if (f.Type != "" || f.Schedule != "") && f.KeyPrefix == "" {
 		inner := `SELECT ` + jobColumns + ` FROM jobs`
-		if state != "" {
-			inner += ` WHERE ` + state
+		if w := nonEmpty(state, before); len(w) > 0 {
+			inner += ` WHERE ` + strings.Join(w, " AND ")
 		}
 		query = `SELECT ` + jobColumns + ` FROM (` + inner + ` ORDER BY id DESC LIMIT ` + arg(store.ListScanBound) + `) s WHERE ` +
 			strings.Join(where, " AND ")
 	} else {
-		if state != "" {
-			where = append([]string{state}, where...)
-		}
+		where = append(nonEmpty(state, before), where...)
 		if f.KeyPrefix != "" {
 			// A range of the key index (key collates as "C": by bytes),
 			// not LIKE, whose wildcards a key may contain.
@@ -106,6 +108,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Job, error) 
 	}
 	query += ` ORDER BY id DESC LIMIT ` + arg(f.Limit)
 	return s.jobs(ctx, query, args...)
+}
+
+// nonEmpty returns the terms of ts that are not empty.
+func nonEmpty(ts ...string) []string {
+	var out []string
+	for _, t := range ts {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // attemptsSQL lists a job's attempt rows and, for a done job whose

@@ -15,7 +15,8 @@ import (
 // state walks that state's partial index, a list of all jobs the ids, and a
 // key prefix the unique key index; each stops at the limit, so it never
 // counts or sorts the whole table. A filter by type or schedule keeps the
-// matches among the newest ListScanBound jobs of that walk.
+// matches among the newest ListScanBound jobs of that walk (below BeforeID,
+// for a later page).
 func (s *Store) List(ctx context.Context, f store.Filter) ([]*store.Job, error) {
 	if f.Limit == 0 {
 		f.Limit = 50
@@ -88,10 +89,13 @@ func listQuery(f store.Filter) (string, []any) {
 	if (f.Type != "" || f.Schedule != "") && f.KeyPrefix == "" {
 		// The newest ListScanBound jobs of the walk a list of the state
 		// alone would make, then the type and schedule among them.
-		inner := stateOnly(f.State)
+		inner, innerArgs := stateOnly(f.State, f.BeforeID)
 		return `SELECT ` + jobColumns + ` FROM (` + inner + ` ORDER BY id DESC LIMIT ?) WHERE ` +
 				strings.Join(where[min(len(where), stateTerms(f)):], " AND ") + ` ORDER BY id DESC LIMIT ?`,
-			append(append([]any{store.ListScanBound}, args...), f.Limit)
+			append(append(append(innerArgs, store.ListScanBound), args...), f.Limit)
+	}
+	if f.BeforeID > 0 {
+		where, args = append(where, "id < ?"), append(args, f.BeforeID)
 	}
 	query := `SELECT ` + jobColumns + ` FROM jobs`
 	if ix := stateIndex[f.State]; ix != "" && f.KeyPrefix == "" {
@@ -104,16 +108,25 @@ func listQuery(f store.Filter) (string, []any) {
 }
 
 // stateOnly is the walk of a list of state alone (every job when state is
-// empty), without its ORDER BY and LIMIT.
-func stateOnly(state store.State) string {
+// empty), below the id before when it is not zero, without its ORDER BY
+// and LIMIT.
+func stateOnly(state store.State, before int64) (string, []any) {
 	query := `SELECT ` + jobColumns + ` FROM jobs`
 	if ix := stateIndex[state]; ix != "" {
 		query += ` INDEXED BY ` + ix
 	}
+	var where []string
+	var args []any
 	if state != "" {
-		query += ` WHERE ` + stateTerm[state]
+		where = append(where, stateTerm[state])
 	}
-	return query
+	if before > 0 {
+		where, args = append(where, "id < ?"), append(args, before)
+	}
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return query, args
 }
 
 // stateTerms is how many of listQuery's conditions are the state's: the

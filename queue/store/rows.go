@@ -124,7 +124,10 @@ type Filter struct {
 	Type      string // the job type (the task's name)
 	Schedule  string // the schedule's name
 	KeyPrefix string // the dedup key starts with this
-	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
+	// BeforeID keeps the jobs with an id below it: the next page of a list
+	// whose last job shown had that id. Zero: from the newest job.
+	BeforeID int64
+	Limit    int // at most this many jobs, 1 to MaxList. Default: 50.
 }
 
 // InstantOutcome is how the fan-out jobs of one instant, or of one manual

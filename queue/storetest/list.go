@@ -12,7 +12,7 @@ import (
 )
 
 // testListFiltersNewestFirst: List selects by state, type, schedule and key
-// prefix, newest first, up to its limit.
+// prefix, newest first, below BeforeID, up to its limit.
 func testListFiltersNewestFirst(t *testing.T, su *suite) {
 	t.Parallel()
 	q, _ := su.open(t)
@@ -53,6 +53,13 @@ func testListFiltersNewestFirst(t *testing.T, su *suite) {
 		{"key", store.Filter{KeyPrefix: "a|"}, "[5 3 1]"},
 		{"key exact", store.Filter{KeyPrefix: "a|4"}, "[5]"},
 		{"combined", store.Filter{Schedule: "b", State: store.StatePending, Type: "t0"}, "[4]"},
+		{"before", store.Filter{BeforeID: 4}, "[3 2 1]"},
+		{"before with limit", store.Filter{BeforeID: 6, Limit: 2}, "[5 4]"},
+		{"before state", store.Filter{State: store.StatePending, BeforeID: 5}, "[4 3 1]"},
+		{"before type", store.Filter{Type: "t0", BeforeID: 4}, "[1]"},
+		{"before schedule", store.Filter{Schedule: "b", BeforeID: 6}, "[4 2]"},
+		{"before key", store.Filter{KeyPrefix: "a|", BeforeID: 5}, "[3 1]"},
+		{"before combined", store.Filter{Schedule: "b", State: store.StatePending, BeforeID: 6}, "[4]"},
 	} {
 		if got := ids(tc.f); got != tc.want {
 			t.Errorf("%s: List(%+v) = %s, want %s", tc.name, tc.f, got, tc.want)

@@ -1,0 +1,266 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"scheduler/queue"
+	"scheduler/schedule"
+)
+
+// Deadline states of a schedule (its td.deadline).
+const (
+	deadlineNone   = "-"
+	deadlineOK     = "ok"
+	deadlineLate   = "late"
+	deadlineMissed = "missed"
+)
+
+// scheduleRow is a schedule as the schedules page shows it.
+type scheduleRow struct {
+	Name       string
+	Words      string // the expression in words
+	Expr       string
+	Zone       string
+	Task       string
+	Items      int
+	Next       []When
+	Paused     bool
+	PausedAt   When
+	Deadline   string // deadlineOK, deadlineLate, deadlineMissed or deadlineNone
+	DeadlineAt When   // the deadline the beat watches; zero when none is known
+	Strip      []Cell
+}
+
+// schedulesPage is the data of /.
+type schedulesPage struct {
+	Rows []scheduleRow
+}
+
+func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cfg := s.cfg.ConfigFunc()
+	cursors, err := s.q.Cursors(ctx)
+	if err != nil {
+		s.failRead(w, r, "cursors", err)
+		return
+	}
+	// The schedules' reads, a few at a time: the page takes the time of
+	// the slowest share rather than of them all in turn (SQLite reads on
+	// several connections, PostgreSQL on several backends).
+	data := schedulesPage{Rows: make([]scheduleRow, len(cfg.Schedules))}
+	errs := make([]error, len(cfg.Schedules))
+	sem := make(chan struct{}, parallelReads)
+	var wg sync.WaitGroup
+	for i, sc := range cfg.Schedules {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data.Rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			s.failRead(w, r, "schedule "+cfg.Schedules[i].Name, err)
+			return
+		}
+	}
+	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
+}
+
+// parallelReads is how many schedules the schedules page reads at once:
+// as many as a SQLite store has reading connections.
+const parallelReads = 4
+
+// scheduleRow reads what the schedules page shows of sc: three bounded
+// reads (its newest jobs, skips and alarms).
+func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+	now := s.clock.Now()
+	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
+		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
+	next, err := schedule.NextRuns(cfg, sc.Name, nextRuns, schedule.NextOptions{From: now, Cursor: cur.At})
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	for _, n := range next {
+		row.Next = append(row.Next, s.when(n.At, sc.Location))
+	}
+	alarms, err := s.q.Alarms(ctx, sc.Name, deadlineAlarms)
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	if sc.StartWithin > 0 || sc.Deadline > 0 {
+		row.Deadline = deadlineState(alarms)
+		if s.cfg.DeadlineFunc != nil {
+			if at, ok := s.cfg.DeadlineFunc(sc.Name); ok {
+				row.DeadlineAt = s.when(at, sc.Location)
+			}
+		}
+	}
+	h, err := s.history(ctx, sc, alarms)
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	row.Strip = s.strip(sc, h.instants, "", true)
+	return row, scheduleData{history: h, alarms: alarms}, nil
+}
+
+// deadlineState is a schedule's deadline state from its newest alarms:
+// missed while one of them is an open missed alarm, else late while one
+// is an open late alarm, else ok.
+func deadlineState(alarms []queue.Alarm) string {
+	state := deadlineOK
+	for _, al := range alarms {
+		switch {
+		case al.Open && al.Kind == queue.AlarmMissed:
+			return deadlineMissed
+		case al.Open && al.Kind == queue.AlarmLate:
+			state = deadlineLate
+		}
+	}
+	return state
+}
+
+// scheduleData is what a schedule's page reads beyond its row.
+type scheduleData struct {
+	history history
+	alarms  []queue.Alarm
+}
+
+// itemStrip is the strip of one fan-out item.
+type itemStrip struct {
+	Item  string
+	Cells []Cell
+}
+
+// runRow is one recent run on a schedule's page.
+type runRow struct {
+	ID       int64
+	Instant  When
+	Item     string
+	State    string
+	Attempts string
+	Finished When
+	Error    string
+}
+
+// skipRow is one recent skip on a schedule's page.
+type skipRow struct {
+	Instant When
+	Item    string
+	Reason  string
+	Href    string
+}
+
+// schedulePage is the data of /schedules/NAME.
+type schedulePage struct {
+	Row      scheduleRow
+	Item     string // the item asked for with ?item=; "" for all
+	Items    []itemStrip
+	Runs     []runRow
+	Skips    []skipRow
+	Alarms   []alarmRow
+	Notify   []string
+	Catchup  string
+	Overlap  string
+	Start    string // start_within; "-" when none
+	Deadline string // deadline; "-" when none
+}
+
+func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cfg := s.cfg.ConfigFunc()
+	name := r.PathValue("name")
+	sc, ok := cfg.Schedule(name)
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no schedule named %q in %s", name, cfg.File))
+		return
+	}
+	item, one := r.URL.Query().Get("item"), r.URL.Query().Has("item")
+	if one && !hasItem(sc, item) {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("schedule %s has no item %q", name, item))
+		return
+	}
+	cursors, err := s.q.Cursors(ctx)
+	if err != nil {
+		s.failRead(w, r, "cursors", err)
+		return
+	}
+	row, sd, err := s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+	if err != nil {
+		s.failRead(w, r, "schedule "+sc.Name, err)
+		return
+	}
+	data := schedulePage{Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
+		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
+	if one || len(sc.Items()) > 1 {
+		for _, it := range sc.Items() {
+			if one && it.ID != item {
+				continue
+			}
+			data.Items = append(data.Items, itemStrip{Item: it.ID, Cells: s.strip(sc, sd.history.instants, it.ID, false)})
+		}
+	}
+	for _, j := range sd.history.jobs {
+		if len(data.Runs) == scheduleRuns {
+			break
+		}
+		if one && j.Item != item {
+			continue
+		}
+		data.Runs = append(data.Runs, s.runRow(j, sc.Location))
+	}
+	for _, sk := range sd.history.skips {
+		if len(data.Skips) == scheduleRuns {
+			break
+		}
+		if one && sk.Item != item && sk.Item != "" {
+			continue
+		}
+		data.Skips = append(data.Skips, skipRow{Instant: s.when(sk.ScheduledAt, sc.Location), Item: sk.Item,
+			Reason: string(sk.Reason), Href: runHref(sc.Name, sk.Item, sk.ScheduledAt)})
+	}
+	for i, al := range sd.alarms {
+		if i == scheduleRuns {
+			break
+		}
+		data.Alarms = append(data.Alarms, s.alarmRow(al, sc.Location))
+	}
+	s.render(w, r, http.StatusOK, "schedule", "Schedule "+sc.Name, "schedules", data)
+}
+
+func (s *server) runRow(j *queue.Job, loc *time.Location) runRow {
+	return runRow{ID: j.ID, Instant: s.when(j.ScheduledAt, loc), Item: j.Item, State: string(j.State),
+		Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
+		Error: firstLine(j.LastError, 120)}
+}
+
+func hasItem(sc *schedule.Schedule, item string) bool {
+	for _, it := range sc.Items() {
+		if it.ID == item {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.String()
+}
+
+// zone is the zone of schedule's times: its configured zone, UTC for a
+// job of no schedule or of one no longer configured.
+func (s *server) zone(schedule string) *time.Location {
+	if sc, ok := s.cfg.ConfigFunc().Schedule(schedule); ok && sc.Location != nil {
+		return sc.Location
+	}
+	return time.UTC
+}
