@@ -170,6 +170,24 @@ func (p *tab) event(ev any) {
 	}
 }
 
+// pageWait bounds each wait on the page (an element that never appears, a
+// navigation that never ends); reaching it fails the test.
+const pageWait = 30 * time.Second
+
+// tabRun runs a on the tab within pageWait.
+func tabRun[T any](p *tab, a chromedp.Action[T]) (T, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, pageWait)
+	defer cancel()
+	return chromedp.Run(ctx, a)
+}
+
+// do runs steps on the tab within pageWait.
+func (p *tab) do(steps ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(p.ctx, pageWait)
+	defer cancel()
+	return chromedp.Do(ctx, steps...)
+}
+
 // clean fails the test with every problem recorded since the last call.
 func (p *tab) clean(where string) {
 	p.t.Helper()
@@ -186,7 +204,7 @@ func (p *tab) clean(where string) {
 // a title and the nav of every page, and returns once it is loaded.
 func (p *tab) load(path string) {
 	p.t.Helper()
-	resp, err := chromedp.Run(p.ctx, chromedp.NavigateResponse(p.base+path))
+	resp, err := tabRun(p, chromedp.NavigateResponse(p.base+path))
 	if err != nil {
 		p.t.Fatalf("load %s: %v", path, err)
 	}
@@ -200,7 +218,7 @@ func (p *tab) load(path string) {
 // three lists, and no problem so far.
 func (p *tab) ready(where string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.WaitReady(chromedp.CSS("nav"))); err != nil {
+	if err := p.do(chromedp.WaitReady(chromedp.CSS("nav"))); err != nil {
 		p.t.Fatalf("%s: no nav: %v", where, err)
 	}
 	title := evalJS[string](p, `document.title`)
@@ -238,7 +256,9 @@ func (p *tab) submit(sel string) int64 {
 // status of the page it leads to.
 func (p *tab) clickLink(sel string) int64 {
 	p.t.Helper()
-	resp, err := chromedp.RunResponse(p.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	ctx, cancel := context.WithTimeout(p.ctx, pageWait)
+	defer cancel()
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
 	if err != nil {
 		p.t.Fatalf("click %s on %s: %v", sel, p.path(), err)
 	}
@@ -248,20 +268,21 @@ func (p *tab) clickLink(sel string) int64 {
 // fill sets the form field sel (an input or a select) to value.
 func (p *tab) fill(sel, value string) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, chromedp.SetValue(chromedp.CSS(sel), value, chromedp.NodeReady)); err != nil {
+	if err := p.do(chromedp.SetValue(chromedp.CSS(sel), value, chromedp.NodeReady)); err != nil {
 		p.t.Fatalf("fill %s on %s: %v", sel, p.path(), err)
 	}
 }
 
-// text is the visible text of the first element sel matches, trimmed; it
-// waits for the element to exist.
+// text is the visible text of the first element sel matches, trimmed;
+// the element must be on the page.
 func (p *tab) text(sel string) string {
 	p.t.Helper()
-	s, err := chromedp.Run(p.ctx, chromedp.Text(chromedp.CSS(sel), chromedp.NodeReady))
-	if err != nil {
-		p.t.Fatalf("text of %s on %s: %v", sel, p.path(), err)
+	v := evalJS[*string](p, fmt.Sprintf(`(e => e ? e.innerText : null)(document.querySelector(%q))`, sel))
+	if v == nil {
+		p.t.Errorf("%s: no %s", p.path(), sel)
+		return ""
 	}
-	return strings.TrimSpace(s)
+	return strings.TrimSpace(*v)
 }
 
 // count is how many elements sel matches now.
@@ -273,7 +294,7 @@ func (p *tab) count(sel string) int {
 // evalJS evaluates expr in the page and decodes its value.
 func evalJS[T any](p *tab, expr string) T {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](expr))
+	v, err := tabRun(p, chromedp.Evaluate[T](expr))
 	if err != nil {
 		p.t.Fatalf("evaluate %s: %v", expr, err)
 	}
@@ -293,7 +314,7 @@ func (p *tab) screenshots(name string) {
 		{"phone", phoneWidth, phoneHeight, []chromedp.EmulateViewportOption{chromedp.EmulateScale(2), chromedp.EmulateMobile}},
 		{"desktop", desktopWidth, desktopHeight, nil},
 	} {
-		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(v.w, v.h, v.opts...)); err != nil {
+		if err := p.do(chromedp.EmulateViewport(v.w, v.h, v.opts...)); err != nil {
 			p.t.Fatalf("viewport %dx%d: %v", v.w, v.h, err)
 		}
 		if v.suffix == "phone" {
@@ -301,7 +322,7 @@ func (p *tab) screenshots(name string) {
 				p.t.Errorf("%s at %d px wide scrolls sideways: the page is %d px wide", p.path(), phoneWidth, w)
 			}
 		}
-		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		png, err := tabRun(p, chromedp.CaptureScreenshot())
 		if err != nil {
 			p.t.Fatalf("screenshot of %s: %v", name, err)
 		}
