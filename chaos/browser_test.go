@@ -111,6 +111,7 @@ type tab struct {
 
 	mu       sync.Mutex
 	urls     map[network.RequestID]string
+	docs     map[string]bool // URLs loaded as pages, whose status the test checks
 	problems []string
 }
 
@@ -120,7 +121,7 @@ func (b *browser) open(t testing.TB, base string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	p := &tab{t: t, ctx: ctx, base: base, shot: b.shot, urls: map[network.RequestID]string{}}
+	p := &tab{t: t, ctx: ctx, base: base, shot: b.shot, urls: map[network.RequestID]string{}, docs: map[string]bool{}}
 	if err := chromedp.Listen(ctx, p.event); err != nil {
 		t.Fatalf("listen to the tab: %v", err)
 	}
@@ -152,11 +153,16 @@ func (p *tab) event(ev any) {
 		}
 		p.problems = append(p.problems, fmt.Sprintf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, text))
 	case *log.EventEntryAdded:
-		if e := ev.Entry; e.Level == log.EntryLevelError {
+		// A page answering an error status (a refused login, a forged
+		// form) is logged too; the test checks that status itself.
+		if e := ev.Entry; e.Level == log.EntryLevelError && !(e.Source == log.EntrySourceNetwork && p.docs[e.URL]) {
 			p.problems = append(p.problems, fmt.Sprintf("browser log (%s): %s %s", e.Source, e.Text, e.URL))
 		}
 	case *network.EventRequestWillBeSent:
 		p.urls[ev.RequestID] = ev.Request.URL
+		if ev.Type == network.ResourceTypeDocument {
+			p.docs[ev.Request.URL] = true
+		}
 	case *network.EventLoadingFailed:
 		if !ev.Canceled {
 			p.problems = append(p.problems, fmt.Sprintf("%s %s failed to load: %s %s", ev.Type, p.urls[ev.RequestID], ev.ErrorText, ev.BlockedReason))
