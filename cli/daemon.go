@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/dashboard"
 	"scheduler/queue"
 	"scheduler/schedule"
 	"scheduler/tasks"
@@ -103,7 +103,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			}
 		}
 		if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
-			beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			if f.Notification {
+				beat.NotificationEnded()
+			} else {
+				beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
+			}
 		}
 	}
 	bc.AlarmFunc = func(s, kind string) { met.AlarmRaised(s, kind) }
@@ -128,18 +132,26 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
 		met.DeadlineFunc = beat.Deadline
 		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
-		dash, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: beat.Config, DeadlineFunc: beat.Deadline,
-			Clock: clk, Logger: log})
-		if err != nil {
-			return err
+		var site http.Handler
+		if a.cfg.HTTP.Dashboard {
+			if site, err = newSite(q, a.cfg.HTTP, beat.Config, beat.Deadline, clk, log); err != nil {
+				return err
+			}
 		}
-		srv, err := listenHTTP(listen, met, health, dash, log)
+		srv, err := listenHTTP(listen, met, health, site, log)
 		if err != nil {
 			return err
 		}
 		a.met = met
 		if public, _ := schedule.CheckListen(listen); public {
-			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads the metrics and the dashboard", "listen", listen)
+			what := "the metrics"
+			switch {
+			case site != nil && !a.cfg.HTTP.Credentials():
+				what = "the metrics and the dashboard, which asks for no login"
+			case site != nil:
+				what = "the metrics, and sees the dashboard's login page"
+			}
+			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads "+what, "listen", listen)
 		}
 		healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 		var httpWG sync.WaitGroup
@@ -160,7 +172,12 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			httpWG.Wait()
 			a.met = nil
 		}()
-		log.Info("http listening", "listen", srv.Addr().String(), "paths", "/ /metrics /healthz")
+		paths := "/metrics /healthz"
+		if site != nil {
+			paths += " / (the dashboard)"
+		}
+		log.Info("http listening", "listen", srv.Addr().String(), "paths", paths,
+			"dashboard_login", site != nil && a.cfg.HTTP.Credentials(), "dashboard_actions", site != nil && a.cfg.HTTP.Actions)
 	}
 	// Seen alive from READY on. A database that cannot be written now (a
 	// read-only mount, a full disk) does not stop the daemon: the pool's
@@ -328,8 +345,12 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		return
 	}
 	diff := beat.Apply(cfg)
-	if cfg.HTTP != a.cfg.HTTP && a.o.http == "" {
-		log.Warn("reload: [http] listen takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
+	was, now := a.cfg.HTTP, cfg.HTTP
+	if a.o.http != "" {
+		was.Listen, now.Listen = "", "" // -http overrides it
+	}
+	if !now.Equal(was) {
+		log.Warn("reload: [http] takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
 	}
 	if a.met != nil {
 		a.met.setConfig(cfg)

@@ -14,6 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"scheduler/clock"
+	"scheduler/dashboard"
+	"scheduler/queue"
+	"scheduler/schedule"
 )
 
 // The HTTP server's limits: a client that sends its request slowly, or reads
@@ -88,6 +91,27 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		fmt.Fprintln(w, "ok")
 	}
+}
+
+// newSite returns the dashboard as the daemon serves it at "/": the pages
+// behind the login of h's credentials, and the actions when h enables them.
+func newSite(q *queue.Queue, h schedule.HTTP, cfg func() *schedule.Config, deadline func(string) (time.Time, bool), clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: deadline, SessionFunc: auth.Session,
+		Clock: clk, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	var actions *dashboard.Actions
+	if h.Actions && h.Credentials() {
+		if actions, err = dashboard.NewActions(dashboard.ActionsConfig{Queue: q, ConfigFunc: cfg, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	return auth.Handler(pages, actions), nil
 }
 
 // httpServer serves /metrics, /healthz and the dashboard on one listener.

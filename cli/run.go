@@ -50,6 +50,7 @@ type options struct {
 	cancel   string
 	item     string
 	version  bool
+	hashPass bool
 	wait     time.Duration // how long an operator's write waits for its turn
 	http     string        // the daemon's metrics listener, over [http] listen
 
@@ -62,7 +63,7 @@ type options struct {
 // modeFlags are the flags that choose what the command does. Which of them
 // was given decides, never its value: an empty -trigger "$NAME" is a usage
 // error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password"}
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
@@ -93,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cancel, "cancel", "", "cancel pending or running job `ID or KEY` (a running one is stopped by its daemon)")
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the SQLite database to `PATH` (VACUUM INTO), safe while the daemon runs; on PostgreSQL use pg_dump")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.hashPass, "hash-password", false, "read a password or token from standard input (without echo from a terminal, else its first line) and print its hash for [http] token_hash or an [[http.user]]'s password_hash")
 	fs.StringVar(&o.http, "http", "", "the daemon serves the dashboard at /, /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	o.listOptions.define(fs)
@@ -209,6 +211,8 @@ type Options struct {
 	// Version is what -version prints. Empty derives it from the build
 	// information the go command stamps into the binary.
 	Version string
+	// Stdin is what -hash-password reads the password from. Nil: os.Stdin.
+	Stdin io.Reader
 }
 
 // Run is the scheduler command: args are its flags (without the program
@@ -229,6 +233,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		info, ok := debug.ReadBuildInfo()
 		fmt.Fprintln(stdout, "scheduler", buildVersion(opts.Version, info, ok))
 		return nil
+	}
+	if o.hashPass {
+		in := opts.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		return hashPassword(in, stdout, stderr)
 	}
 	log, err := newLogger(o, stderr)
 	if err != nil {

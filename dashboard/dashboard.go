@@ -50,6 +50,7 @@ type Session struct {
 	Actions bool   // the action forms are shown
 	CSRF    string // the token each action form carries
 	Flash   string // a message of the last action, shown once
+	Back    string // the page's path and query, where an action returns
 }
 
 // Bounds of the pages: every read of a page is one of these many rows at
@@ -74,8 +75,9 @@ const (
 )
 
 // contentSecurityPolicy allows the page's own scripts, styles and images
-// only: no inline script or style, no other origin.
-const contentSecurityPolicy = "default-src 'self'"
+// only: no inline script or style, no other origin, no framing by any page,
+// forms posting to the dashboard only.
+const contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
 
 // server holds the dashboard's state; it is safe for concurrent use.
 type server struct {

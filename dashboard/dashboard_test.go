@@ -13,6 +13,7 @@ import (
 
 	"scheduler/clock"
 	"scheduler/queue"
+	"scheduler/queue/store"
 )
 
 // TestSchedulesPageShowsTheDatabase: / shows each schedule with its
@@ -157,7 +158,7 @@ func TestRunPage(t *testing.T) {
 		}
 		pending := mustGet(t, srv, fmt.Sprintf("/runs/%d", f.pending))
 		why := text(between(t, pending, `<section id="why">`, `</section>`))
-		if !strings.Contains(why, "concurrency limit: 1 jobs of task report run") || !strings.Contains(why, "no daemon is running") {
+		if !strings.Contains(why, "concurrency limit: 1 job of task report running") || !strings.Contains(why, "no daemon is running") {
 			t.Errorf("#why = %q, want the concurrency limit and no daemon", why)
 		}
 		if strings.Contains(running, `id="why"`) {
@@ -312,4 +313,75 @@ func text(fragment string) string {
 		fragment = fragment[i+1:] // the rest of the opening tag
 	}
 	return strings.Join(strings.Fields(html.UnescapeString(tagRE.ReplaceAllString(fragment, " "))), " ")
+}
+
+// TestWhyNotRunning: a pending job's page says why it waits: its run_at
+// ahead, its retry backoff, a task that no running daemon handles, its
+// paused schedule, or a free worker; and a running job's lease names the
+// daemon's host.
+func TestWhyNotRunning(t *testing.T) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+		clk := clock.NewFake(now)
+		q := open(t, clk)
+		ctx := context.Background()
+		// A daemon on node1 runs report jobs only. Its row is written at
+		// the store's time, which Handlers judges it by: on PostgreSQL the
+		// server's.
+		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: q.Clock().Now(), Presence: &store.Presence{Types: []string{"report", "retried"},
+			Process: queue.Process{PID: 42, Host: "node1", Version: "test"}, First: true}}); err != nil {
+			t.Fatal(err)
+		}
+		enqueue := func(j queue.NewJob) int64 {
+			t.Helper()
+			e, err := q.Enqueue(ctx, j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.ID
+		}
+		later := enqueue(queue.NewJob{Type: "report", RunAt: now.Add(3 * time.Hour)})
+		// Times from the fake clock: on PostgreSQL the store's own clock
+		// follows the server's.
+		unhandled := enqueue(queue.NewJob{Type: "pager", RunAt: now})
+		ready := enqueue(queue.NewJob{Type: "report", Schedule: "nightly", ScheduledAt: at3(10), Key: "ready", RunAt: now})
+		retried := enqueue(queue.NewJob{Type: "retried", MaxAttempts: 3, RunAt: now})
+		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
+		if err != nil || len(r.Claimed) != 1 {
+			t.Fatalf("claim: %+v, %v", r, err)
+		}
+		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w0", Outcome: queue.OutcomeRetry, Error: "503 from upstream",
+			Started: now, Finished: now, RetryAt: now.Add(10 * time.Minute)}
+		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil {
+			t.Fatal(err)
+		}
+		srv := newServer(t, q, parseConfig(t), clk)
+		why := func(id int64) string {
+			t.Helper()
+			return text(between(t, mustGet(t, srv, fmt.Sprintf("/runs/%d", id)), `<section id="why">`, `</section>`))
+		}
+		for id, want := range map[int64]string{
+			later:     "run_at in the future: it runs at 2026-03-10 15:00:00 +00:00 (in 3 h)",
+			unhandled: "waiting for a handler: no running daemon has a handler for task pager",
+			ready:     "ready: it waits for a free worker",
+			retried:   "retry backoff: attempt 2 of 3 runs at 2026-03-10 12:10:00 +00:00 (in 10 min); the last one failed: 503 from upstream",
+		} {
+			if got := why(id); !strings.Contains(got, want) {
+				t.Errorf("job %d: #why = %q, want %q", id, got, want)
+			}
+		}
+		if err := q.SetPaused(ctx, "nightly", true); err != nil {
+			t.Fatal(err)
+		}
+		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") || !strings.Contains(got, "ready: it waits for a free worker") {
+			t.Errorf("job of a paused schedule: #why = %q", got)
+		}
+		r, err = q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
+		if err != nil || len(r.Claimed) != 1 {
+			t.Fatalf("claim: %+v, %v", r, err)
+		}
+		lease := text(between(t, mustGet(t, srv, fmt.Sprintf("/runs/%d", unhandled)), `<p id="lease">`, `</p>`))
+		if !strings.Contains(lease, "node1-pool (pid 42 on node1)") || !strings.Contains(lease, "2026-03-10 12:01:00 +00:00") {
+			t.Errorf("#lease = %q, want the owner, its host and the lease's end", lease)
+		}
+	})
 }

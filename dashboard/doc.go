@@ -7,7 +7,14 @@
 //
 // It reads the queue through the operators' reads of package queue, each
 // bounded (a LIMIT, or the job counts kept beside the jobs): no page counts
-// or sorts the jobs table. It knows nothing of HTTP listeners, the daemon's
-// wiring or authentication: the daemon mounts the handler New returns, and
-// Config.SessionFunc is where a login and the action forms plug in.
+// or sorts the jobs table. It knows nothing of HTTP listeners or the
+// daemon's wiring: the daemon mounts the handler Auth.Handler returns.
+//
+// Auth (auth.go) guards the pages: with a token or users in [http], every
+// page asks for a login at /login and a session cookie carries it; without
+// any, the pages read without one and nothing can be done. Actions
+// (actions.go) trigger, pause, resume, retry and cancel, through the same
+// functions as the commands of those names, only when [http] actions =
+// true, for a logged-in session, with its CSRF token, from the
+// dashboard's own origin; each is logged with who did it.
 package dashboard

@@ -219,7 +219,7 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Header.Get("Content-Security-Policy"); got != "default-src 'self'" {
+	if got := resp.Header.Get("Content-Security-Policy"); got != contentSecurityPolicy {
 		t.Errorf("GET %s: Content-Security-Policy %q", path, got)
 	}
 	if resp.StatusCode == http.StatusSeeOther {

@@ -154,12 +154,15 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 }
 
 // why says why the pending job j is not running: its run_at or retry
-// backoff is ahead, its schedule is paused, no running daemon has a handler
-// for its task, its task is at its concurrency limit, or it waits for a
-// free worker.
+// backoff is ahead, no daemon runs or none has a handler for its task, its
+// task is at its concurrency limit, or it waits for a free worker; and
+// whether its schedule is paused. The reads are bounded but for Handlers,
+// which counts the ready jobs of the types no running daemon handles
+// (usually none: it reads the job counts first).
 func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]string, error) {
 	now := s.clock.Now()
 	var why []string
+	var note string // the pause, which holds no made run back
 	if j.RunAt.After(now) {
 		at := s.when(j.RunAt, loc)
 		if j.Attempt > 0 {
@@ -175,8 +178,11 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			return nil, err
 		}
 		if c, ok := cursors[j.Schedule]; ok && c.Paused {
-			why = append(why, fmt.Sprintf("schedule %s is paused (since %s): it makes no new runs until resumed", j.Schedule,
-				s.when(c.PausedAt, loc).Text))
+			// A pause stops the beat, not the pool: the job, made
+			// before, still runs; the note explains the runs missing
+			// after it.
+			note = fmt.Sprintf("schedule %s is paused (since %s): it makes no new runs until resumed; this one, made before, still runs",
+				j.Schedule, s.when(c.PausedAt, loc).Text)
 		}
 	}
 	if !j.RunAt.After(now) {
@@ -191,18 +197,32 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			why = append(why, fmt.Sprintf("waiting for a handler: no running daemon has a handler for task %s", j.Type))
 		}
 		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Concurrency > 0 {
-			running, err := s.q.List(ctx, queue.Filter{State: queue.StateRunning, Type: j.Type, Limit: min(t.Concurrency, queue.MaxList)})
+			// The limit is each daemon's: reached everywhere when the jobs
+			// running fill every running pool's share.
+			limit := min(t.Concurrency*max(h.Pools, 1), queue.MaxList)
+			running, err := s.q.List(ctx, queue.Filter{State: queue.StateRunning, Type: j.Type, Limit: limit})
 			if err != nil {
 				return nil, err
 			}
-			if len(running) >= t.Concurrency {
-				why = append(why, fmt.Sprintf("concurrency limit: %d jobs of task %s run, its concurrency is %d per daemon",
-					len(running), j.Type, t.Concurrency))
+			if len(running) >= limit {
+				why = append(why, fmt.Sprintf("concurrency limit: %s of task %s running, its concurrency is %d per daemon",
+					plural(len(running), "job"), j.Type, t.Concurrency))
 			}
 		}
 	}
 	if len(why) == 0 {
 		why = append(why, "ready: it waits for a free worker")
 	}
+	if note != "" {
+		why = append(why, note)
+	}
 	return why, nil
+}
+
+// plural returns "1 job" or "n jobs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

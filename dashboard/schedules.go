@@ -33,6 +33,7 @@ type scheduleRow struct {
 	Deadline   string // deadlineOK, deadlineLate, deadlineMissed or deadlineNone
 	DeadlineAt When   // the deadline the beat watches; zero when none is known
 	Strip      []Cell
+	Forms      []Form // trigger, pause or resume, when the session may act
 }
 
 // schedulesPage is the data of /.
@@ -64,11 +65,13 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
+	sess := s.cfg.SessionFunc(r)
 	for i, err := range errs {
 		if err != nil {
 			s.failRead(w, r, "schedule "+cfg.Schedules[i].Name, err)
 			return
 		}
+		data.Rows[i].Forms = sess.ScheduleForms(data.Rows[i].Name, data.Rows[i].Paused)
 	}
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
 }
@@ -196,6 +199,7 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 		s.failRead(w, r, "schedule "+sc.Name, err)
 		return
 	}
+	row.Forms = s.cfg.SessionFunc(r).ScheduleForms(sc.Name, row.Paused)
 	data := schedulePage{Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
 		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
 	if one || len(sc.Items()) > 1 {

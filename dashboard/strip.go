@@ -180,8 +180,11 @@ func (s *server) cell(sc *schedule.Schedule, at time.Time, jobs []*queue.Job, sk
 	case len(jobs) == 1:
 		j := jobs[0]
 		w := string(j.State)
-		if j.Attempt > 1 || j.State == queue.StateDead {
+		switch {
+		case j.Attempt > 1:
 			w += fmt.Sprintf(" after %d attempts", j.Attempt)
+		case j.State == queue.StateDead:
+			w += " after 1 attempt"
 		}
 		if j.State == queue.StateDead && j.LastError != "" {
 			w += ": " + firstLine(j.LastError, 80)

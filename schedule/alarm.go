@@ -44,8 +44,9 @@ type AlarmPayload struct {
 	JobID       int64  `json:"job_id"`
 	LastError   string `json:"last_error"`
 	// Skipped counts the instants a misfire skipped (one alarm per beat
-	// step that skipped any).
-	Skipped int `json:"skipped,omitempty"`
+	// step that skipped any); 0 for the other kinds. Always present, so
+	// that a notify command's template may read it whatever the kind.
+	Skipped int `json:"skipped"`
 }
 
 // proposed is an alarm the evaluation proposes, with what its payload
@@ -367,6 +368,12 @@ func (b *Beat) judgeDead(s *Schedule, dead []*queue.Job, mark time.Time) []propo
 // with open alarms whose job is done, closing them. It also returns, per
 // schedule, the deadline of its oldest instant that missed it and is still
 // unsatisfied.
+//
+// A recovery waits while a notification job of an alarm it closes has not
+// ended (it is pending, retrying or running): a receiver such as a pager
+// must get the alarm before its recovery, or the recovery would find
+// nothing to resolve and the alarm would stay open there. The end of that
+// notification wakes the beat (NotificationEnded).
 func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, map[string]time.Time, error) {
 	open, err := b.q.OpenAlarms(ctx, queue.MaxAlarmRows)
 	if err != nil {
@@ -379,7 +386,8 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 	}
 	b.setAlarmed(alarmed)
 	var out []proposed
-	byKey := map[string]int{} // recovered key -> index in out
+	byKey := map[string]int{}      // recovered key -> index in out
+	notifying := map[string]bool{} // recovered keys that wait for a notification
 	for _, o := range open {
 		s, _ := cfg.Schedule(o.Schedule)
 		if o.JobState != queue.StateDone && o.JobState != "" {
@@ -393,6 +401,9 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 		}
 		a := queue.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: queue.AlarmRecovered, JobID: o.JobID}
 		a.Key = alarmKey(a)
+		if o.Notifying {
+			notifying[a.Key] = true
+		}
 		if i, ok := byKey[a.Key]; ok {
 			out[i].a.Resolves = append(out[i].a.Resolves, o.ID)
 			continue
@@ -404,6 +415,16 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 		}
 		byKey[a.Key] = len(out)
 		out = append(out, p)
+	}
+	b.setHeld(len(notifying) > 0)
+	if len(notifying) > 0 {
+		ready := out[:0]
+		for _, p := range out {
+			if !notifying[p.a.Key] {
+				ready = append(ready, p)
+			}
+		}
+		out = ready
 	}
 	return out, missed, nil
 }
@@ -492,6 +513,27 @@ func (b *Beat) markAlarmed(schedule string) {
 		b.alarmed = map[string]bool{}
 	}
 	b.alarmed[schedule] = true
+}
+
+// setHeld records whether a recovery waits for a notification.
+func (b *Beat) setHeld(held bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held = held
+}
+
+// NotificationEnded tells the beat that a notification job ended, done or
+// dead, so that a recovery that waited for it is raised now rather than at
+// the beat's next pass. It wakes the beat only when a recovery waited at
+// the last pass. A daemon calls it from its pool's FinishedFunc. Safe for
+// concurrent use; never blocks.
+func (b *Beat) NotificationEnded() {
+	b.mu.Lock()
+	held := b.held
+	b.mu.Unlock()
+	if held {
+		b.Wake()
+	}
 }
 
 // JobEnded tells the beat that a job of schedule ended, dead or done, so

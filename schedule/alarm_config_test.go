@@ -93,6 +93,10 @@ func TestLoadAlarmErrors(t *testing.T) {
 			`t.toml:2: scheduler: field start_within: start_within 2h0m0s is not shorter than deadline 1h0m0s`},
 		{"bad default deadline", "[scheduler]\ndeadline = \"soon\"\n",
 			`t.toml:2: scheduler: field deadline: "soon" is not a duration such as 90s or 1h30m`},
+		{"notify template reads a key alarms lack", "[tasks.page]\ncommand = [\"notify\", \"{{.schedule}}\", \"{{.customer}}\"]\n" + head + "notify = [\"page\"]\n",
+			`t.toml:2: task "page": field command: argument 2 "{{.customer}}": the payload of an alarm it is notified of has no key "customer"; it has deadline, instant, item, job_id, kind, last_error, last_success, schedule, skipped`},
+		{"default notify template misspelt, reported once", "[scheduler]\nnotify = [\"page\"]\n[tasks.page]\ncommand = [\"notify\", \"{{.schedul}}\"]\n" + head + "[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\nnotify = [\"page\"]\n",
+			`t.toml:4: task "page": field command: argument 1 "{{.schedul}}": the payload of an alarm it is notified of has no key "schedul" (did you mean "schedule"?); it has deadline, instant, item, job_id, kind, last_error, last_success, schedule, skipped`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,4 +114,20 @@ func TestLoadAlarmErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNotifyTemplatesReadEveryAlarmKey: a notify command may read every
+// key of an alarm's payload, skipped included whatever the kind.
+func TestNotifyTemplatesReadEveryAlarmKey(t *testing.T) {
+	t.Parallel()
+	mustParse(t, `[tasks.t]
+[tasks.page]
+command = ["notify", "{{.schedule}}", "{{.item}}", "{{.instant}}", "{{.kind}}", "{{.deadline}}", "{{.last_success}}", "{{.job_id}}", "{{.last_error}}", "{{.skipped}}"]
+[[schedule]]
+name = "a"
+cron = "@daily"
+task = "t"
+deadline = "1h"
+notify = ["page"]
+`)
 }

@@ -188,6 +188,24 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 		clk.Advance(time.Minute)
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		r.advance(time.Second)
+		// The recovery waits for the alarms' notifications: page-ops must
+		// not hear of the recovery before the alarm.
+		if got, want := alarmList(t, q), []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed"}; !equal(got, want) {
+			t.Fatalf("alarms with their notifications pending = %v, want %v", got, want)
+		}
+		runNext(t, q, clk, "page", queue.OutcomeDone)
+		runNext(t, q, clk, "page", queue.OutcomeDead) // ended, though it failed
+		r.advance(time.Second)
+		if got := alarmList(t, q); len(got) != 3 {
+			t.Fatalf("alarms with a notification pending = %v, want no recovery yet", got)
+		}
+		job := runNext(t, q, clk, "page", "") // running
+		r.advance(time.Second)
+		if got := alarmList(t, q); len(got) != 3 {
+			t.Fatalf("alarms with a notification running = %v, want no recovery yet", got)
+		}
+		finish(t, q, clk, job, queue.OutcomeDone)
+		r.advance(time.Second)
 		want := []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed", "id=b@12:30:00 recovered"}
 		if got := alarmList(t, q); !equal(got, want) {
 			t.Fatalf("alarms = %v, want %v", got, want)
@@ -260,8 +278,14 @@ func TestAlarmsAcrossDowntime(t *testing.T) {
 		if ns := notifications(t, q); len(ns) != 1 {
 			t.Errorf("notifications after a restart = %+v, want the one", ns)
 		}
-		// The late run succeeds: recovered, once.
+		// The late run succeeds: recovered, once, after the missed
+		// notification ended.
 		runNext(t, q, clk, "t", queue.OutcomeDone)
+		third.advance(time.Minute)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
+			t.Errorf("alarms before the notification ran = %v, want %v", got, want)
+		}
+		runNext(t, q, clk, "page", queue.OutcomeDone)
 		third.advance(time.Minute)
 		third.advance(time.Minute)
 		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
@@ -330,6 +354,11 @@ func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 		clk.Advance(40 * time.Minute) // past 13:30
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		r = startBeat(t, q, cfg, clk)
+		r.advance(time.Minute)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
+			t.Errorf("alarms before the notification ran = %v, want %v", got, want)
+		}
+		runNext(t, q, clk, "page", queue.OutcomeDone)
 		r.advance(time.Minute)
 		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
 			t.Errorf("alarms = %v, want %v", got, want)
@@ -431,19 +460,20 @@ func BenchmarkAlarmsPass(b *testing.B) {
 // TestJobEndedWakesTheBeat: a dead job of a watched schedule, then its
 // success after a retry, are judged by the pass JobEnded asks for, at the
 // same instant of the clock, not at the beat's next wake (the deadline,
-// half an hour on).
+// half an hour on); the recovery, which waits for the dead alarm's
+// notification, by the pass NotificationEnded asks for.
 func TestJobEndedWakesTheBeat(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
 		r := startBeatWith(t, q, mustParse(t, hourlyWatched), BeatConfig{Clock: clk})
 		r.advance(time.Hour) // the 13:00 instant
 		j := runNext(t, q, clk, "t", queue.OutcomeDead)
-		judged := func(dead bool, want ...string) {
+		judged := func(ended func(), want ...string) {
 			t.Helper()
 			// A pass that the clock's move started may report first,
 			// before the job ended: then the next one judges it.
 			for range 3 {
-				r.b.JobEnded("s", dead)
+				ended()
 				r.settle()
 				if got := alarmList(t, q); equal(got, want) {
 					return
@@ -451,11 +481,15 @@ func TestJobEndedWakesTheBeat(t *testing.T) {
 			}
 			t.Fatalf("alarms = %v, want %v", alarmList(t, q), want)
 		}
-		judged(true, "13:00:00 dead")
+		judged(func() { r.b.JobEnded("s", true) }, "13:00:00 dead")
 		if err := q.Retry(context.Background(), j.ID); err != nil {
 			t.Fatal(err)
 		}
 		runNext(t, q, clk, "t", queue.OutcomeDone)
-		judged(false, "13:00:00 dead", "13:00:00 recovered")
+		// The recovery waits for the dead alarm's notification, whose end
+		// wakes the beat.
+		judged(func() { r.b.JobEnded("s", false) }, "13:00:00 dead")
+		runNext(t, q, clk, "page", queue.OutcomeDone)
+		judged(r.b.NotificationEnded, "13:00:00 dead", "13:00:00 recovered")
 	})
 }

@@ -119,6 +119,7 @@ type Beat struct {
 	marks     map[string]queue.AlarmMark
 	deadlines map[string]time.Time // see Deadline; under mu
 	alarmed   map[string]bool      // schedules with open alarms at the last pass (see JobEnded); under mu
+	held      bool                 // a recovery waits for an alarm's notification (see NotificationEnded); under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass ran at and the

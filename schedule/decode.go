@@ -27,7 +27,11 @@ type rawFile struct {
 }
 
 type rawHTTP struct {
-	Listen toml.Primitive `toml:"listen"`
+	Listen    toml.Primitive `toml:"listen"`
+	Dashboard toml.Primitive `toml:"dashboard"`
+	Actions   toml.Primitive `toml:"actions"`
+	TokenHash toml.Primitive `toml:"token_hash"`
+	User      toml.Primitive `toml:"user"`
 }
 
 type rawScheduler struct {
@@ -147,6 +151,7 @@ type loader struct {
 	names     map[int]string  // schedule names by position, for messages
 	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
 	truncated bool            // MaxConfigErrors reached: some values were not decoded
+	notified  map[string]bool // notify tasks whose templates were run over an alarm's payload
 }
 
 // where locates a problem: the table, its name, and the locator path of the
@@ -352,7 +357,7 @@ func wantType(v any) string {
 		return "a table of strings"
 	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *map[string]toml.Primitive:
 		return "a table"
-	case *[]map[string]any, *[]toml.Primitive:
+	case *[]map[string]any, *[]toml.Primitive, *[]map[string]toml.Primitive:
 		return "an array of tables"
 	}
 	return fmt.Sprintf("%T", v)

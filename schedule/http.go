@@ -3,19 +3,70 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"scheduler/internal/passhash"
 )
 
-// HTTP is the [http] table: the listener that serves /metrics and /healthz.
+// HTTP is the [http] table: the listener that serves /metrics, /healthz
+// and the dashboard, and who may act on the dashboard.
 type HTTP struct {
 	// Listen is the host:port to listen on (key listen). Empty, the
 	// default, starts no listener. The daemon's -http flag overrides it.
 	Listen string
+	// Dashboard serves the dashboard at / on the listener (key dashboard).
+	// Default: true; it is served only where there is a listener.
+	Dashboard bool
+	// Actions lets a logged-in operator trigger, pause, resume, retry and
+	// cancel from the dashboard (key actions). Default: false, read-only.
+	// It needs a credential: TokenHash or Users.
+	Actions bool
+	// TokenHash is the hash of a token that logs in as "token" (key
+	// token_hash, as scheduler -hash-password prints it); zero: none.
+	TokenHash passhash.Hash
+	// Users are the [[http.user]] tables, in file order: each logs in with
+	// its name and password.
+	Users []HTTPUser
 }
+
+// HTTPUser is an [[http.user]] table: a person who may log in to the
+// dashboard.
+type HTTPUser struct {
+	// Name is the login name (key name): 1 to 64 letters, digits and
+	// -_.@, unique, not "token", which names the token in the logs.
+	Name string
+	// PasswordHash is the hash of the password (key password_hash, as
+	// scheduler -hash-password prints it). The config never holds a
+	// password in clear.
+	PasswordHash passhash.Hash
+}
+
+// Credentials reports whether anyone can log in: a token or a user.
+func (h HTTP) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) > 0 }
+
+// Equal reports whether h and o configure the same listener, dashboard and
+// credentials.
+func (h HTTP) Equal(o HTTP) bool {
+	return h.Listen == o.Listen && h.Dashboard == o.Dashboard && h.Actions == o.Actions &&
+		h.TokenHash.Equal(o.TokenHash) &&
+		slices.EqualFunc(h.Users, o.Users, func(a, b HTTPUser) bool {
+			return a.Name == b.Name && a.PasswordHash.Equal(b.PasswordHash)
+		})
+}
+
+// TokenUser is the name the token logs in as, in the dashboard's header and
+// in the logs of what it did; no [[http.user]] may take it.
+const TokenUser = "token"
+
+// maxUserName bounds an [[http.user]] name.
+const maxUserName = 64
 
 // CheckListen checks a listen address (host:port, the host an IP address or
 // a name, the port 0 to 65535, 0 for any free one, which the daemon logs)
@@ -62,13 +113,40 @@ func validHostname(h string) bool {
 	return true
 }
 
+// userKeys are the keys an [[http.user]] table may hold.
+var userKeys = map[string]bool{"name": true, "password_hash": true}
+
 // loadHTTP decodes the [http] table into cfg.HTTP. An address beyond the
 // loopback interface loads, since it was written on purpose, with a
-// warning: the metrics name every schedule and task.
+// warning: the metrics name every schedule and task, and a dashboard
+// without credentials shows every job to anyone who reaches it.
 func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
+	cfg.HTTP.Dashboard = true
 	w := where{table: "http", path: []string{"http"}}
 	var raw rawHTTP
 	if !l.decode(p, &raw, w) {
+		return
+	}
+	l.decode(raw.Dashboard, &cfg.HTTP.Dashboard, w.with("dashboard"))
+	l.decode(raw.Actions, &cfg.HTTP.Actions, w.with("actions"))
+	var token string
+	if tw := w.with("token_hash"); l.decode(raw.TokenHash, &token, tw) {
+		h, err := passhash.Parse(token)
+		if err != nil {
+			l.add(tw, err)
+		}
+		cfg.HTTP.TokenHash = h
+	}
+	l.loadUsers(raw.User, cfg)
+	if aw := w.with("actions"); cfg.HTTP.Actions && !l.failed[pathKey(aw.path)] {
+		switch {
+		case !cfg.HTTP.Dashboard:
+			l.errorf(aw, "actions = true needs the dashboard, which dashboard = false turns off")
+		case !cfg.HTTP.Credentials() && !present(raw.TokenHash) && !present(raw.User):
+			l.errorf(aw, "actions = true needs a credential: token_hash, or an [[http.user]] with name and password_hash (scheduler -hash-password prints a hash)")
+		}
+	}
+	if !present(raw.Listen) {
 		return
 	}
 	var addr string
@@ -87,7 +165,76 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 		if l.loc != nil {
 			line = l.loc.line(lw.path...)
 		}
+		what := "the metrics"
+		switch {
+		case cfg.HTTP.Dashboard && !cfg.HTTP.Credentials():
+			what = "the metrics and the dashboard, which asks for no login (set token_hash or [[http.user]])"
+		case cfg.HTTP.Dashboard:
+			what = "the metrics, and the dashboard's login goes over plain HTTP unless a TLS proxy is in front"
+		}
 		cfg.Warnings = append(cfg.Warnings, &ConfigError{File: l.file, Line: line, Table: "http", Field: "listen",
-			Err: fmt.Errorf("%s listens beyond the loopback interface: anyone who reaches it reads the metrics", addr)})
+			Err: fmt.Errorf("%s listens beyond the loopback interface: anyone who reaches it reads %s", addr, what)})
 	}
+}
+
+// loadUsers decodes the [[http.user]] tables into cfg.HTTP.Users.
+func (l *loader) loadUsers(p toml.Primitive, cfg *Config) {
+	var raws []map[string]toml.Primitive
+	if !l.decode(p, &raws, where{table: "http", field: "user", path: []string{"http", "user"}}) {
+		return
+	}
+	seen := map[string]int{}
+	for i, raw := range raws {
+		w := where{table: "http.user", job: fmt.Sprintf("#%d", i+1), path: []string{"http", "user", elem(i)}}
+		var u HTTPUser
+		nw := w.with("name")
+		if l.decode(raw["name"], &u.Name, nw) {
+			switch {
+			case !validUserName(u.Name):
+				l.errorf(nw, "%q: use 1 to %d letters, digits and -_.@", u.Name, maxUserName)
+			case u.Name == TokenUser:
+				l.errorf(nw, "%q names the token_hash login in the logs: pick another name", u.Name)
+			case seen[u.Name] > 0:
+				l.errorf(nw, "%q is already the name of [[http.user]] #%d", u.Name, seen[u.Name])
+			default:
+				seen[u.Name] = i + 1
+				w.job = u.Name
+			}
+		} else if !present(raw["name"]) {
+			l.errorf(w, "no name")
+		}
+		var text string
+		hw := w.with("password_hash")
+		if l.decode(raw["password_hash"], &text, hw) {
+			h, err := passhash.Parse(text)
+			if err != nil {
+				l.add(hw, err)
+			}
+			u.PasswordHash = h
+		} else if !present(raw["password_hash"]) {
+			l.errorf(w, "no password_hash (scheduler -hash-password prints one)")
+		}
+		for _, k := range slices.Sorted(maps.Keys(raw)) {
+			if !userKeys[k] {
+				l.errorf(w.with(k), "unknown key %q%s", k, keyHint(k, userKeys))
+			}
+		}
+		if u.Name != "" && !u.PasswordHash.IsZero() {
+			cfg.HTTP.Users = append(cfg.HTTP.Users, u)
+		}
+	}
+}
+
+func validUserName(s string) bool {
+	if s == "" || len(s) > maxUserName {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_.@", r):
+		default:
+			return false
+		}
+	}
+	return true
 }

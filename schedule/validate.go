@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,7 @@ func (l *loader) load() *Config {
 	l.loadScheduler(l.table(raw.Scheduler, "scheduler"), &cfg.Scheduler)
 	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
 	l.checkNotify(cfg.Scheduler.Notify, cfg, where{table: "scheduler", field: "notify", path: []string{"scheduler", "notify"}})
+	l.checkNotifyTemplates(cfg.Scheduler.Notify, cfg, templates)
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
 	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.checkKeys()
@@ -440,6 +442,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	}
 	l.decode(raw.Overlap, &s.Overlap, w.with("overlap"))
 	l.loadAlarms(raw, s, cfg, w)
+	l.checkNotifyTemplates(s.Notify, cfg, templates)
 	return s
 }
 
@@ -487,6 +490,46 @@ func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
 			}
 		}
 		seen[task] = true
+	}
+}
+
+// alarmPayloadSample is an alarm's payload with every key it may hold, as
+// a notify task's templates read it.
+var alarmPayloadSample = func() map[string]any {
+	b, err := json.Marshal(AlarmPayload{Schedule: "nightly", Instant: "2026-03-01T03:00:00Z", Kind: "missed",
+		Deadline: "2026-03-01T03:30:00Z", JobID: 1})
+	if err != nil {
+		panic(err)
+	}
+	m, err := decodeObject(b)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// checkNotifyTemplates runs the argument templates of each command task of
+// notify over an alarm's payload, as the command handler will when it
+// hands the task an alarm: a key the payload never has would fail every
+// notification, so it is reported at the task's command, once per task.
+func (l *loader) checkNotifyTemplates(notify []string, cfg *Config, templates map[string][]*template.Template) {
+	for _, task := range notify {
+		tmpls, ok := templates[task]
+		if !ok || l.notified[task] || cfg.Tasks[task] == nil {
+			continue
+		}
+		if l.notified == nil {
+			l.notified = map[string]bool{}
+		}
+		l.notified[task] = true
+		argv := cfg.Tasks[task].Command
+		for i, t := range tmpls {
+			if err := t.Execute(io.Discard, alarmPayloadSample); err != nil {
+				at := where{table: "task", job: task, field: "command", path: []string{"tasks", task, "command"}}
+				l.add(at, templateError("the payload of an alarm it is notified of", i, argv[i], t, alarmPayloadSample, err))
+				break
+			}
+		}
 	}
 }
 

@@ -199,11 +199,12 @@ func (s *Store) OpenAlarms(ctx context.Context, limit int) ([]store.OpenAlarm, e
 	for rows.Next() {
 		var state *string
 		var finished *time.Time
-		a, err := scanAlarm(rows, &state, &finished)
+		var notifying bool
+		a, err := scanAlarm(rows, &state, &finished, &notifying)
 		if err != nil {
 			return nil, fmt.Errorf("read open alarms: %w", err)
 		}
-		o := store.OpenAlarm{Alarm: a, JobFinishedAt: fromTS(finished)}
+		o := store.OpenAlarm{Alarm: a, JobFinishedAt: fromTS(finished), Notifying: notifying}
 		if state != nil {
 			o.JobState = store.State(*state)
 		}
@@ -268,7 +269,14 @@ const (
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > $1 ORDER BY finished_at, id LIMIT $2`
 	skipsBetweenSQL = `SELECT ` + skipColumns + ` FROM skips
 WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
-	openAlarmsSQL = `SELECT ` + alarmColumns + `, j.state, j.finished_at
+	// openAlarmsSQL reads the open alarms with their jobs' states, and
+	// whether a notification job of each is still to end: its key is
+	// NotifyKeyPrefix, the alarm's key, "|" and a task name (which has no
+	// "|"), found by a range on the unique key index (keys collate as "C").
+	openAlarmsSQL = `SELECT ` + alarmColumns + `, j.state, j.finished_at,
+	EXISTS (SELECT 1 FROM jobs n WHERE n.key >= '` + store.NotifyKeyPrefix + `' || alarms.key || '|' AND n.key < '` + store.NotifyKeyPrefix + `' || alarms.key || '}'
+		AND strpos(substr(n.key, length('` + store.NotifyKeyPrefix + `' || alarms.key || '|') + 1), '|') = 0
+		AND n.state IN ('pending', 'running'))
 FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY alarms.id LIMIT $1`
 	alarmsOfSQL    = `SELECT ` + alarmColumns + ` FROM alarms WHERE schedule = $1 ORDER BY id DESC LIMIT $2`
 	lastSuccessSQL = `SELECT finished_at FROM jobs

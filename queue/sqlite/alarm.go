@@ -207,8 +207,15 @@ func (s *Store) SkipsBetween(ctx context.Context, schedule string, reason store.
 	return out, rows.Err()
 }
 
+// openAlarmsSQL reads the open alarms with their jobs' states, and whether
+// a notification job of each is still to end: its key is NotifyKeyPrefix,
+// the alarm's key, "|" and a task name (which has no "|"), found by a
+// range on the unique key index.
 const openAlarmsSQL = `SELECT a.id, a.key, a.schedule, a.item, a.scheduled_at, a.kind, a.job_id, a.error, a.detail, a.open, a.raised_at,
-	j.state, j.finished_at
+	j.state, j.finished_at,
+	EXISTS (SELECT 1 FROM jobs n WHERE n.key >= '` + store.NotifyKeyPrefix + `' || a.key || '|' AND n.key < '` + store.NotifyKeyPrefix + `' || a.key || '}'
+		AND instr(substr(n.key, length('` + store.NotifyKeyPrefix + `' || a.key || '|') + 1), '|') = 0
+		AND n.state IN ('pending', 'running'))
 FROM alarms a LEFT JOIN jobs j ON j.id = a.job_id WHERE a.open = 1 ORDER BY a.id LIMIT ?`
 
 // OpenAlarms returns up to limit open alarms, oldest first, with the state
@@ -223,11 +230,13 @@ func (s *Store) OpenAlarms(ctx context.Context, limit int) ([]store.OpenAlarm, e
 	for rows.Next() {
 		var state sql.NullString
 		var finished sql.NullInt64
-		a, err := scanAlarm(rows, &state, &finished)
+		var notifying bool
+		a, err := scanAlarm(rows, &state, &finished, &notifying)
 		if err != nil {
 			return nil, fmt.Errorf("read open alarms: %w", err)
 		}
-		out = append(out, store.OpenAlarm{Alarm: a, JobState: store.State(state.String), JobFinishedAt: fromMS(finished)})
+		out = append(out, store.OpenAlarm{Alarm: a, JobState: store.State(state.String), JobFinishedAt: fromMS(finished),
+			Notifying: notifying})
 	}
 	return out, rows.Err()
 }

@@ -90,6 +90,10 @@ type OpenAlarm struct {
 	// (only a done job is purged).
 	JobState      State
 	JobFinishedAt time.Time
+	// Notifying is true while a notification job of the alarm has not
+	// ended (it is pending, retrying or running): its recovery waits, so
+	// that a receiver never gets the recovery before the alarm.
+	Notifying bool
 }
 
 // AlarmMark is how far a schedule's alarms were evaluated: the instants up

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,5 +256,59 @@ func testPurgeKeepsOpenAlarms(t *testing.T, su *suite) {
 	}
 	if want := []string{"misfire 9", "missed 7"}; !slices.Equal(got, want) {
 		t.Errorf("alarms after Purge = %v, want %v: the open one and the one raised since", got, want)
+	}
+}
+
+// testOpenAlarmsSeeTheirNotifications: an open alarm is Notifying while a
+// notification job of its own is pending or running, and no longer once
+// each ended, done or dead; the notification of another alarm whose key
+// starts with its key does not count.
+func testOpenAlarmsSeeTheirNotifications(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	i1 := t0.Add(time.Hour)
+	a := missedAlarm("s", "x", i1, 7, "page", "chat")
+	// An item that makes b's key start with a's key and "|".
+	long := "x|" + fmt.Sprint(i1.UnixMilli()) + "|missed|y"
+	b := missedAlarm("s", long, i1, 8, "page")
+	if !strings.HasPrefix(b.Notify[0].Key, store.NotifyKey(store.AlarmKey("s", "x", i1, 7, store.AlarmMissed), "")) {
+		t.Fatalf("%s does not extend a's key", b.Notify[0].Key)
+	}
+	raised, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{a, b}})
+	if err != nil || len(raised) != 2 {
+		t.Fatalf("raise = %+v, %v", raised, err)
+	}
+	notifying := func() map[string]bool {
+		t.Helper()
+		open, err := q.OpenAlarms(ctx, 10)
+		if err != nil || len(open) != 2 {
+			t.Fatalf("OpenAlarms = %+v, %v", open, err)
+		}
+		return map[string]bool{open[0].Item: open[0].Notifying, open[1].Item: open[1].Notifying}
+	}
+	if got := notifying(); !got["x"] || !got[long] {
+		t.Fatalf("Notifying with every notification pending = %v, want both", got)
+	}
+	aKey := raised[0].Key
+	finishJob(t, q, clk.Now(), store.NotifyKey(aKey, "chat"), store.OutcomeDead, "no route")
+	running := claim(t, q, "test", clk.Now(), time.Minute, 2, "page")
+	if len(running) != 2 {
+		t.Fatalf("claimed %d page jobs, want 2", len(running))
+	}
+	if got := notifying(); !got["x"] || !got[long] {
+		t.Errorf("Notifying with the pages running = %v, want both", got)
+	}
+	for _, j := range running {
+		if j.Key != store.NotifyKey(aKey, "page") {
+			continue
+		}
+		r := store.Result{Job: j, Worker: "test/w0", Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
+		if res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
+			t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
+		}
+	}
+	if got := notifying(); got["x"] || !got[long] {
+		t.Errorf("Notifying with a's notifications ended, b's running = %v, want b alone", got)
 	}
 }

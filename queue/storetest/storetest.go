@@ -100,6 +100,7 @@ var tests = []struct {
 	{"RaiseAlarmsConcurrentOnce", testRaiseAlarmsConcurrentOnce},
 	{"AlarmReads", testAlarmReads},
 	{"PurgeKeepsOpenAlarms", testPurgeKeepsOpenAlarms},
+	{"OpenAlarmsSeeTheirNotifications", testOpenAlarmsSeeTheirNotifications},
 }
 
 // suite is what a test of the suite gets: a way to open stores.

@@ -1,0 +1,525 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"scheduler/clock"
+	"scheduler/schedule"
+)
+
+// Limits of the login.
+const (
+	// DefaultSessionTTL is how long a login lasts.
+	DefaultSessionTTL = 12 * time.Hour
+	// maxSessions bounds the sessions kept: past it, the login that would
+	// add one first drops the one closest to its end.
+	maxSessions = 10000
+	// maxLoginFailures failed logins from one address within loginWindow
+	// make that address wait for the rest of the window: a guesser gets
+	// maxLoginFailures tries per loginWindow.
+	maxLoginFailures = 5
+	loginWindow      = 5 * time.Minute
+	// maxTracked bounds the addresses whose failures are counted.
+	maxTracked = 10000
+	// maxChecks bounds the password checks running at once: each takes a
+	// core for a third of a second, and logins from many addresses must
+	// not take every core from the daemon's jobs.
+	maxChecks = 2
+	// maxForm bounds the body of a POST.
+	maxForm = 64 << 10
+	// sessionCookie is the name of the cookie holding the session id.
+	sessionCookie = "scheduler_session"
+)
+
+// AuthConfig configures Auth. Zero values select the defaults shown.
+type AuthConfig struct {
+	// HTTP holds the credentials (TokenHash, Users) and whether actions
+	// are enabled. Without a credential every page reads without a login
+	// and no action exists.
+	HTTP schedule.HTTP
+	// SessionTTL is how long a login lasts. Default: DefaultSessionTTL.
+	SessionTTL time.Duration
+	Clock      clock.Clock  // Default: clock.Real{}.
+	Logger     *slog.Logger // Default: discard.
+}
+
+// Auth guards the dashboard: the login at /login, the logout, the session
+// of every request, and the checks an action passes (enabled, logged in,
+// same origin, the session's CSRF token).
+//
+// Sessions live in this process's memory only: restarting the daemon logs
+// everyone out, and several daemons behind one address do not share their
+// logins. A session is a random id in a cookie (HttpOnly, SameSite=Strict,
+// Secure over TLS), valid for SessionTTL, with a CSRF token of its own that
+// every POST carries. Auth is safe for concurrent use.
+type Auth struct {
+	cfg AuthConfig
+	log *slog.Logger
+	cop *http.CrossOriginProtection
+
+	login  *template.Template
+	checks chan struct{} // a slot per password check running, maxChecks
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	failures map[string]*failures // by remote address, see addressKey
+}
+
+// session is one login.
+type session struct {
+	who     string // a user's name, or schedule.TokenUser
+	csrf    string
+	expires time.Time
+	flash   string // the message of the last action, shown by the next page
+}
+
+// failures counts the failed logins from one address since start.
+type failures struct {
+	start time.Time
+	n     int
+}
+
+// NewAuth returns the guard of cfg.
+func NewAuth(cfg AuthConfig) (*Auth, error) {
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	t, err := template.New("login").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/login.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: template login: %w", err)
+	}
+	return &Auth{cfg: cfg, log: cfg.Logger.With("component", "dashboard"), cop: http.NewCrossOriginProtection(), login: t,
+		checks: make(chan struct{}, maxChecks), sessions: map[string]*session{}, failures: map[string]*failures{}}, nil
+}
+
+// sessionKey keys the request's Session in its context.
+type sessionKey struct{}
+
+// Session returns what the request may see and do, for Config.SessionFunc:
+// the Session that Handler put in its context, the zero Session outside it.
+func (a *Auth) Session(r *http.Request) Session {
+	s, _ := r.Context().Value(sessionKey{}).(Session)
+	return s
+}
+
+// Handler returns pages behind the guard, with the login, the logout and,
+// when actions is not nil, the actions at /actions/NAME. Every response
+// carries the security headers. With credentials configured, every page but
+// the static files needs a login; a request without one is sent to /login.
+func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login", a.loginPage)
+	mux.HandleFunc("POST /login", a.loginPost)
+	mux.HandleFunc("POST /logout", a.logout)
+	mux.HandleFunc("POST /actions/{action}", func(w http.ResponseWriter, r *http.Request) {
+		sess, ok := a.current(r)
+		switch {
+		case !a.cfg.HTTP.Actions || !a.cfg.HTTP.Credentials() || actions == nil:
+			http.Error(w, "actions are disabled: [http] actions = false", http.StatusForbidden)
+		case !ok:
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+		case !a.checkCSRF(r, sess):
+			a.log.WarnContext(r.Context(), "dashboard action refused: wrong csrf token",
+				"who", sess.who, "remote_addr", remoteAddr(r), "path", r.URL.Path)
+			http.Error(w, "wrong or missing csrf token: reload the page and try again", http.StatusForbidden)
+		default:
+			msg, found := actions.do(r.Context(), r.PathValue("action"), r.PostForm, sess.who, remoteAddr(r))
+			if !found {
+				http.Error(w, "no action "+r.PathValue("action")+": want trigger, pause, resume, retry or cancel", http.StatusNotFound)
+				return
+			}
+			a.setFlash(sess.id, msg)
+			http.Redirect(w, r, back(r), http.StatusSeeOther)
+		}
+	})
+	mux.Handle("/static/", pages)
+	mux.Handle("GET /favicon.ico", pages)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if !a.cfg.HTTP.Credentials() {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		sess, ok := a.current(r)
+		if !ok {
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		v := Session{Who: sess.who, Actions: a.cfg.HTTP.Actions, CSRF: sess.csrf, Back: r.URL.RequestURI()}
+		if !strings.HasPrefix(r.URL.Path, "/static/") {
+			v.Flash = a.takeFlash(sess)
+		}
+		pages.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, v)))
+	})
+	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if err := a.cop.Check(r); err != nil {
+				a.log.WarnContext(r.Context(), "dashboard cross-origin post refused",
+					"remote_addr", remoteAddr(r), "path", r.URL.Path, "origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+				http.Error(w, "cross-origin request refused", http.StatusForbidden)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		}
+		mux.ServeHTTP(w, r)
+	}))
+}
+
+// loginData is the data of the login page.
+type loginData struct {
+	Token   bool   // a token_hash is configured: the form asks for it
+	Users   bool   // [[http.user]] are configured: the form asks for a name and password
+	Next    string // where to go after the login
+	User    string // the name typed, kept after a failure
+	Problem string // why the last try failed
+}
+
+func (a *Auth) loginPage(w http.ResponseWriter, r *http.Request) {
+	next := localPath(r.URL.Query().Get("next"))
+	if _, ok := a.current(r); ok || !a.cfg.HTTP.Credentials() {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	a.renderLogin(w, r, http.StatusOK, loginData{Next: next})
+}
+
+func (a *Auth) renderLogin(w http.ResponseWriter, r *http.Request, status int, d loginData) {
+	d.Token, d.Users = !a.cfg.HTTP.TokenHash.IsZero(), len(a.cfg.HTTP.Users) > 0
+	now := a.cfg.Clock.Now()
+	p := page{Title: "Log in", Now: whenAt(now, time.UTC, now), Data: d}
+	var buf bytes.Buffer
+	if err := a.login.ExecuteTemplate(&buf, "layout", p); err != nil {
+		a.log.ErrorContext(r.Context(), "page not rendered", "page", "login", "err", err)
+		http.Error(w, "page not rendered: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	io.Copy(w, &buf)
+}
+
+func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
+	next := localPath(r.PostFormValue("next"))
+	if !a.cfg.HTTP.Credentials() {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	addr := remoteAddr(r)
+	if wait := a.locked(addr); wait > 0 {
+		a.log.WarnContext(r.Context(), "dashboard login refused: too many failures", "remote_addr", addr, "retry_after", wait)
+		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds()+1)))
+		a.renderLogin(w, r, http.StatusTooManyRequests, loginData{Next: next,
+			Problem: fmt.Sprintf("Too many failed logins from your address: try again in %s.", strings.TrimPrefix(relative(wait), "in "))})
+		return
+	}
+	token, user, password := r.PostFormValue("token"), r.PostFormValue("user"), r.PostFormValue("password")
+	select {
+	case a.checks <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	who := a.check(token, user, password)
+	<-a.checks
+	if who == "" {
+		a.fail(addr)
+		attrs := []any{"remote_addr", addr}
+		if a.knownUser(user) {
+			attrs = append(attrs, "user", user)
+		}
+		a.log.WarnContext(r.Context(), "dashboard login failed", attrs...)
+		problem := "Wrong user name or password."
+		if token != "" || (user == "" && password == "") {
+			problem = "Wrong token."
+		}
+		a.renderLogin(w, r, http.StatusUnauthorized, loginData{Next: next, User: user, Problem: problem})
+		return
+	}
+	a.forgive(addr)
+	sess := a.newSession(who)
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.id, Path: "/", MaxAge: int(a.cfg.SessionTTL / time.Second),
+		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
+	a.log.InfoContext(r.Context(), "dashboard login", "who", who, "remote_addr", addr)
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// check returns who the credentials log in as, or "" when they match none.
+// Every hash check takes the same time whatever the input, and an unknown
+// user name costs a check too, so that timing tells no name apart.
+func (a *Auth) check(token, user, password string) string {
+	h := a.cfg.HTTP
+	if token != "" {
+		if !h.TokenHash.IsZero() && h.TokenHash.Match(token) {
+			return schedule.TokenUser
+		}
+		return ""
+	}
+	if user == "" || len(h.Users) == 0 {
+		return ""
+	}
+	found := -1
+	for i, u := range h.Users {
+		if subtle.ConstantTimeCompare([]byte(u.Name), []byte(user)) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		h.Users[0].PasswordHash.Match(password) // as long as a known name takes
+		return ""
+	}
+	if !h.Users[found].PasswordHash.Match(password) {
+		return ""
+	}
+	return h.Users[found].Name
+}
+
+func (a *Auth) knownUser(name string) bool {
+	for _, u := range a.cfg.HTTP.Users {
+		if u.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
+	sess, ok := a.current(r)
+	if !ok {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	if !a.checkCSRF(r, sess) {
+		http.Error(w, "wrong or missing csrf token: reload the page and try again", http.StatusForbidden)
+		return
+	}
+	a.mu.Lock()
+	delete(a.sessions, sess.id)
+	a.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
+	a.log.InfoContext(r.Context(), "dashboard logout", "who", sess.who, "remote_addr", remoteAddr(r))
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// current is the live session of r's cookie, copied.
+type current struct {
+	id, who, csrf string
+}
+
+func (a *Auth) current(r *http.Request) (current, bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return current{}, false
+	}
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[c.Value]
+	if !ok {
+		return current{}, false
+	}
+	if !now.Before(s.expires) {
+		delete(a.sessions, c.Value)
+		return current{}, false
+	}
+	return current{id: c.Value, who: s.who, csrf: s.csrf}, true
+}
+
+// checkCSRF reports whether r's csrf field is sess's token.
+func (a *Auth) checkCSRF(r *http.Request, sess current) bool {
+	got := r.PostFormValue("csrf")
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(sess.csrf)) == 1
+}
+
+// newSession starts a session for who.
+func (a *Auth) newSession(who string) current {
+	id, csrf := randomToken(), randomToken()
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.sessions) >= maxSessions {
+		var oldest string
+		for k, s := range a.sessions {
+			if !now.Before(s.expires) {
+				delete(a.sessions, k)
+				continue
+			}
+			if oldest == "" || s.expires.Before(a.sessions[oldest].expires) {
+				oldest = k
+			}
+		}
+		if len(a.sessions) >= maxSessions {
+			delete(a.sessions, oldest)
+		}
+	}
+	a.sessions[id] = &session{who: who, csrf: csrf, expires: now.Add(a.cfg.SessionTTL)}
+	return current{id: id, who: who, csrf: csrf}
+}
+
+// setFlash keeps msg for the next page sess reads.
+func (a *Auth) setFlash(id, msg string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s, ok := a.sessions[id]; ok {
+		s.flash = msg
+	}
+}
+
+// takeFlash returns sess's flash message and forgets it.
+func (a *Auth) takeFlash(sess current) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[sess.id]
+	if !ok {
+		return ""
+	}
+	msg := s.flash
+	s.flash = ""
+	return msg
+}
+
+// locked returns how long addr must wait before its next login, or 0.
+func (a *Auth) locked(addr string) time.Duration {
+	now := a.cfg.Clock.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.failures[addressKey(addr)]
+	if !ok {
+		return 0
+	}
+	end := f.start.Add(loginWindow)
+	if !now.Before(end) {
+		delete(a.failures, addressKey(addr))
+		return 0
+	}
+	if f.n < maxLoginFailures {
+		return 0
+	}
+	return end.Sub(now)
+}
+
+// fail counts a failed login from addr.
+func (a *Auth) fail(addr string) {
+	now := a.cfg.Clock.Now()
+	key := addressKey(addr)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, ok := a.failures[key]
+	if ok && !now.Before(f.start.Add(loginWindow)) {
+		ok = false
+	}
+	if !ok {
+		if len(a.failures) >= maxTracked {
+			for k, f := range a.failures {
+				if !now.Before(f.start.Add(loginWindow)) {
+					delete(a.failures, k)
+				}
+			}
+			for k := range a.failures {
+				if len(a.failures) < maxTracked {
+					break
+				}
+				delete(a.failures, k)
+			}
+		}
+		f = &failures{start: now}
+		a.failures[key] = f
+	}
+	f.n++
+}
+
+// forgive forgets addr's failures after a login that succeeded.
+func (a *Auth) forgive(addr string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.failures, addressKey(addr))
+}
+
+// addressKey is what failed logins are counted by: an IPv4 address, or the
+// /64 of an IPv6 one, which one host usually holds whole.
+func addressKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// remoteAddr is the address the request came from, without its port. The
+// dashboard does not read X-Forwarded-For: behind a proxy every request
+// comes from the proxy's address.
+func remoteAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// overTLS reports whether the browser reached the dashboard over TLS:
+// directly, or through a proxy that says so. Trusting the proxy's header
+// only decides the cookie's Secure flag.
+func overTLS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
+// randomToken is 32 random bytes in URL-safe base64.
+func randomToken() string {
+	var b [32]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// back is where an action's answer sends the browser: the form's back
+// field, else the path of the page that posted it, if either is a path of
+// this site; else the schedules.
+func back(r *http.Request) string {
+	if b := r.PostFormValue("back"); b != "" {
+		return localPath(b)
+	}
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host && ref.Path != "" {
+		return localPath(ref.RequestURI())
+	}
+	return "/"
+}
+
+// localPath returns p when it is a path of this site ("/jobs?state=dead"),
+// else "/": a redirect to it never leaves the dashboard.
+func localPath(p string) string {
+	if p == "" || p[0] != '/' || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n\t") {
+		return "/"
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return u.RequestURI()
+}
