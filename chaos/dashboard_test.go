@@ -1,13 +1,11 @@
 package chaos
 
 import (
-	"crypto/pbkdf2"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -614,18 +612,21 @@ cron = "0 1 * * *"
 task = "fail"
 `
 
-// tokenHash is token's hash as the config's token_hash keeps it
-// (pbkdf2-sha256$ITERATIONS$SALT$KEY, unpadded standard base64), with the
-// fewest iterations the config accepts, to keep the login cheap.
+// tokenHash is token's hash for the config's token_hash, as an operator
+// makes it: scheduler -hash-password reading the token on standard input.
 func tokenHash(t *testing.T, token string) string {
 	t.Helper()
-	salt := []byte("chaos-dashboard-salt")
-	key, err := pbkdf2.Key(sha256.New, token, salt, 100_000, 32)
+	cmd := exec.Command(binary, "-hash-password")
+	cmd.Stdin = strings.NewReader(token + "\n")
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("scheduler -hash-password: %v", err)
 	}
-	b64 := base64.RawStdEncoding
-	return "pbkdf2-sha256$100000$" + b64.EncodeToString(salt) + "$" + b64.EncodeToString(key)
+	h := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(h, "pbkdf2-sha256$") {
+		t.Fatalf("scheduler -hash-password printed %q, want a pbkdf2-sha256 hash", h)
+	}
+	return h
 }
 
 func testDashboardActions(t *testing.T, b *browser) {
