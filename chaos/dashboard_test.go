@@ -632,7 +632,7 @@ func tokenHash(t *testing.T, token string) string {
 func testDashboardActions(t *testing.T, b *browser) {
 	const token = "correct horse battery staple"
 	s := newSite(t, strings.ReplaceAll(dashboardActionsConfig, "{{TOKEN_HASH}}", tokenHash(t, token)))
-	_, base := startDashboard(t, s)
+	d, base := startDashboard(t, s)
 	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
 	s.mustCLI("-backfill", "dies", "-from", yesterday, "-to", yesterday)
 	eventually(t, "dies' job dead", func() bool {
@@ -735,6 +735,37 @@ func testDashboardActions(t *testing.T, b *browser) {
 	}
 	p.load("/schedules/pausable")
 	p.screenshots("schedule-actions")
+
+	// Every action is logged with who did it; a cancel names them in the
+	// job's history too.
+	done := map[string]bool{}
+	for _, e := range d.entries("dashboard action") {
+		if e["who"] != "token" {
+			t.Errorf("dashboard action logged as done by %v, want token: %v", e["who"], e)
+		}
+		done[fmt.Sprint(e["action"])] = true
+	}
+	for _, a := range []string{"pause", "resume", "trigger", "cancel", "retry"} {
+		if !done[a] {
+			t.Errorf("no %q logged as a dashboard action; the log has %v", a, d.entries("dashboard action"))
+		}
+	}
+	if at := s.fullJob(run.ID).Attempts; len(at) == 0 || !strings.Contains(at[len(at)-1].Error, "token") {
+		t.Errorf("the cancelled job's last attempt %+v does not say the token cancelled it", at)
+	}
+
+	// Logged out, the page is read-only again.
+	if st := p.submit("form#logout"); st != 200 {
+		t.Errorf("log out led to status %d", st)
+	}
+	p.clean("after logging out")
+	p.load("/schedules/pausable")
+	if n := p.count("#who"); n != 0 {
+		t.Errorf("after logging out, #who still says %q", p.text("#who"))
+	}
+	if n := p.count("form[data-action]"); n != 0 {
+		t.Errorf("after logging out, /schedules/pausable shows %d action forms", n)
+	}
 }
 
 // login logs in through the form at /login with token and returns on the
