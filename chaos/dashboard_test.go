@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,10 +48,14 @@ func TestDashboard(t *testing.T) {
 	})
 }
 
-// dashboardPagesConfig has a schedule for each outcome the pages show.
-// Their instants are daily and in the past (backfilled), so that nothing
-// materialises while the test reads the pages; slow's task runs one job at
-// a time for ten minutes, so that a second one waits at the limit.
+// dashboardPagesConfig has a schedule for each outcome the pages show:
+// nightly-report succeeds, sync-invoices fails once then succeeds,
+// export-ledger dies, customer-digest fans out in another zone, reindex
+// runs for ten minutes one job at a time (so that a second one waits at
+// the limit), and archive is paused. Their instants are daily and in the
+// past (backfilled), at hours ({{H6}} is the hour 6 hours from now, in the
+// schedule's zone) that do not come while the test reads the pages. The names are an operator's, since the screenshot of the
+// schedules page is the README's.
 const dashboardPagesConfig = `
 [scheduler]
 workers = 4
@@ -59,60 +64,60 @@ shutdown_grace = "1s"
 [http]
 listen = "127.0.0.1:0"
 
-[tasks.ok]
+[tasks.report]
 command = ["{{REC}}", "-file", "{{RECORD}}"]
 
-[tasks.flaky]
+[tasks.sync]
 command = ["/bin/sh", "-c", "echo attempt $SCHEDULER_ATTEMPT; [ $SCHEDULER_ATTEMPT -ge 2 ]"]
 max_attempts = 3
 backoff = "1s"
 
-[tasks.fail]
+[tasks.export]
 command = ["{{REC}}", "-file", "{{RECORD}}", "-exit", "3", "-exit-unless", "{{DIR}}/fixed"]
 max_attempts = 2
 backoff = "1s"
 
-[tasks.slow]
+[tasks.reindex]
 command = ["{{REC}}", "-file", "{{RECORD}}", "-sleep", "10m"]
 concurrency = 1
 kill_grace = "1s"
 
-[tasks.page]
+[tasks.page-ops]
 command = ["/bin/sh", "-c", "cat >/dev/null"]
 
 [[schedule]]
-name = "nightly"
-cron = "0 0 * * *"
-task = "ok"
+name = "nightly-report"
+cron = "0 {{H6}} * * *"
+task = "report"
 
 [[schedule]]
-name = "flaky"
-cron = "30 0 * * *"
-task = "flaky"
+name = "sync-invoices"
+cron = "30 {{H7}} * * *"
+task = "sync"
 
 [[schedule]]
-name = "dies"
-cron = "0 1 * * *"
-task = "fail"
+name = "export-ledger"
+cron = "0 {{H8}} * * *"
+task = "export"
 deadline = "1h"
-notify = ["page"]
+notify = ["page-ops"]
 
 [[schedule]]
-name = "fanout"
-cron = "0 3 * * *"
+name = "customer-digest"
+cron = "0 {{H9}} * * *"
 timezone = "Europe/Istanbul"
-task = "ok"
+task = "report"
 for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "initech" } ]
 
 [[schedule]]
-name = "slow"
-cron = "0 2 * * *"
-task = "slow"
+name = "reindex"
+cron = "0 {{H10}} * * *"
+task = "reindex"
 
 [[schedule]]
-name = "paused"
-cron = "0 5 * * *"
-task = "ok"
+name = "archive"
+cron = "0 {{H11}} * * *"
+task = "report"
 `
 
 // listedJob is a job as `scheduler -jobs -json` and `-job ID -json` show it.
@@ -296,22 +301,30 @@ func checkStrip(t *testing.T, where string, cells []cell, jobs []listedJob, loc 
 }
 
 func testDashboardPages(t *testing.T, b *browser) {
-	s := newSite(t, dashboardPagesConfig)
-	_, base := startDashboard(t, s)
 	istanbul, err := time.LoadLocation("Europe/Istanbul")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.mustCLI("-pause", "paused")
-	s.backfill("nightly", time.UTC, 79)
-	s.backfill("flaky", time.UTC, 2)
-	s.backfill("fanout", istanbul, 2)
+	now := time.Now()
+	hours := strings.NewReplacer(
+		"{{H6}}", strconv.Itoa(now.Add(6*time.Hour).UTC().Hour()),
+		"{{H7}}", strconv.Itoa(now.Add(7*time.Hour).UTC().Hour()),
+		"{{H8}}", strconv.Itoa(now.Add(8*time.Hour).UTC().Hour()),
+		"{{H9}}", strconv.Itoa(now.Add(9*time.Hour).In(istanbul).Hour()),
+		"{{H10}}", strconv.Itoa(now.Add(10*time.Hour).UTC().Hour()),
+		"{{H11}}", strconv.Itoa(now.Add(11*time.Hour).UTC().Hour()))
+	s := newSite(t, hours.Replace(dashboardPagesConfig))
+	_, base := startDashboard(t, s)
+	s.mustCLI("-pause", "archive")
+	s.backfill("nightly-report", time.UTC, 79)
+	s.backfill("sync-invoices", time.UTC, 2)
+	s.backfill("customer-digest", istanbul, 2)
 	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
-	s.mustCLI("-backfill", "dies", "-from", yesterday, "-to", yesterday)
-	s.mustCLI("-backfill", "slow", "-from", yesterday, "-to", yesterday)
-	eventually(t, "every backfilled job finished, slow's running, dies' dead alarm raised", func() bool {
+	s.mustCLI("-backfill", "export-ledger", "-from", yesterday, "-to", yesterday)
+	s.mustCLI("-backfill", "reindex", "-from", yesterday, "-to", yesterday)
+	eventually(t, "every backfilled job finished, reindex's running, export-ledger's dead alarm raised", func() bool {
 		for _, j := range s.jobs() {
-			if (j.Schedule == "slow") != (j.State == "running") || j.State == "pending" {
+			if (j.Schedule == "reindex") != (j.State == "running") || j.State == "pending" {
 				return false
 			}
 		}
@@ -319,8 +332,8 @@ func testDashboardPages(t *testing.T, b *browser) {
 		json.Unmarshal([]byte(s.mustCLI("-alarms", "-json")), &as)
 		return len(as) > 0
 	})
-	// A second slow job waits: the task runs one at a time.
-	waiting, _ := s.trigger("slow")
+	// A second reindex job waits: the task runs one at a time.
+	waiting, _ := s.trigger("reindex")
 
 	p := b.open(t, base)
 
@@ -345,7 +358,7 @@ func testDashboardPages(t *testing.T, b *browser) {
 		row := fmt.Sprintf(`table#schedules tr[data-schedule=%q]`, n)
 		sc := status[n]
 		loc := time.UTC
-		if n == "fanout" {
+		if n == "customer-digest" {
 			loc = istanbul
 		}
 		state := "active"
@@ -372,33 +385,38 @@ func testDashboardPages(t *testing.T, b *browser) {
 			if loc == istanbul && !strings.Contains(next, "+03:00") {
 				t.Errorf("/: %s next runs %q, want the offset +03:00", n, next)
 			}
+			for _, li := range evalJS[[]string](p, fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(e => e.innerText)`, row+" td.next li")) {
+				if !regexp.MustCompile(`\bin \d+ (s|min|h|d)\b`).MatchString(li) {
+					t.Errorf("/: %s next run %q does not say how long until it (\"in 3 h\")", n, li)
+				}
+			}
 		}
 		if href := evalJS[string](p, fmt.Sprintf(`document.querySelector(%q).getAttribute('href')`, row+` a[href^="/schedules/"]`)); href != "/schedules/"+url.PathEscape(n) {
 			t.Errorf("/: %s links to %q, want /schedules/%s", n, href, n)
 		}
-		if n != "paused" {
+		if n != "archive" {
 			checkStrip(t, "/ "+n, p.strip(row+" div.strip"), bySchedule[n], loc)
 		}
 	}
 	p.screenshots("schedules")
 
 	// A fan-out item's strip, and a schedule's page.
-	p.load("/schedules/fanout?item=" + url.QueryEscape("customer=acme"))
+	p.load("/schedules/customer-digest?item=" + url.QueryEscape("customer=acme"))
 	var acme []listedJob
-	for _, j := range bySchedule["fanout"] {
+	for _, j := range bySchedule["customer-digest"] {
 		if j.Item == "customer=acme" {
 			acme = append(acme, j)
 		}
 	}
-	checkStrip(t, "/schedules/fanout item customer=acme", p.strip(`div.strip[data-item="customer=acme"]`), acme, istanbul)
-	p.load("/schedules/nightly")
-	checkStrip(t, "/schedules/nightly", p.strip("div.strip"), bySchedule["nightly"], time.UTC)
+	checkStrip(t, "/schedules/customer-digest item customer=acme", p.strip(`div.strip[data-item="customer=acme"]`), acme, istanbul)
+	p.load("/schedules/nightly-report")
+	checkStrip(t, "/schedules/nightly-report", p.strip("div.strip"), bySchedule["nightly-report"], time.UTC)
 	p.screenshots("schedule")
 
 	// Runs: one retried then done, one dead, one running, one waiting.
-	flaky := s.fullJob(bySchedule["flaky"][0].ID)
-	dead := s.fullJob(bySchedule["dies"][0].ID)
-	running := s.fullJob(bySchedule["slow"][len(bySchedule["slow"])-1].ID)
+	flaky := s.fullJob(bySchedule["sync-invoices"][0].ID)
+	dead := s.fullJob(bySchedule["export-ledger"][0].ID)
+	running := s.fullJob(bySchedule["reindex"][len(bySchedule["reindex"])-1].ID)
 	for _, j := range []listedJob{flaky, dead, running} {
 		where := fmt.Sprintf("/runs/%d", j.ID)
 		p.load(where)
@@ -414,18 +432,18 @@ func testDashboardPages(t *testing.T, b *browser) {
 	if why := p.text("#why"); !strings.Contains(strings.ToLower(why), "concurrency") {
 		t.Errorf("/runs/%s of a job at its task's concurrency limit says why it waits: %q, want the concurrency limit", waiting, why)
 	}
-	p.load(fmt.Sprintf("/run?schedule=dies&instant=%s&item=", url.QueryEscape(dead.ScheduledAt)))
+	p.load(fmt.Sprintf("/run?schedule=export-ledger&instant=%s&item=", url.QueryEscape(dead.ScheduledAt)))
 	if got, want := p.path(), fmt.Sprintf("/runs/%d", dead.ID); got != want {
-		t.Errorf("/run?schedule=dies&instant=%s led to %s, want %s", dead.ScheduledAt, got, want)
+		t.Errorf("/run?schedule=export-ledger&instant=%s led to %s, want %s", dead.ScheduledAt, got, want)
 	}
 	// A person clicks the dead cell of the strip and reaches the run.
 	p.load("/")
-	if st := p.clickLink(`table#schedules tr[data-schedule="dies"] div.strip a.cell[data-outcome="dead"]`); st != 200 {
-		t.Errorf("the dead cell of dies led to status %d", st)
+	if st := p.clickLink(`table#schedules tr[data-schedule="export-ledger"] div.strip a.cell[data-outcome="dead"]`); st != 200 {
+		t.Errorf("the dead cell of export-ledger led to status %d", st)
 	}
 	p.ready("the run of the dead cell")
 	if got, want := p.path(), fmt.Sprintf("/runs/%d", dead.ID); got != want {
-		t.Errorf("the dead cell of dies led to %s, want %s", got, want)
+		t.Errorf("the dead cell of export-ledger led to %s, want %s", got, want)
 	}
 
 	// Jobs: every job, newest first, page by page.
@@ -483,9 +501,9 @@ func testDashboardPages(t *testing.T, b *browser) {
 		}
 	}
 	for _, f := range []struct{ query, flag, value string }{
-		{"task", "-task", "flaky"},
-		{"schedule", "-schedule", "fanout"},
-		{"key", "-key", "fanout|customer=acme|"},
+		{"task", "-task", "sync"},
+		{"schedule", "-schedule", "customer-digest"},
+		{"key", "-key", "customer-digest|customer=acme|"},
 		{"state", "-state", "running"},
 	} {
 		where := "/jobs?" + f.query + "=" + url.QueryEscape(f.value)
@@ -570,7 +588,8 @@ func (p *tab) checkJobs(where string, want []listedJob) {
 
 // dashboardActionsConfig lets the holder of a token act on the dashboard.
 // manual's runs last ten minutes unless cancelled; dies fails until
-// {{DIR}}/fixed exists. The short lease makes the pool heartbeat every
+// {{DIR}}/fixed exists. Their instants are yearly: none comes during the
+// test, whose runs are triggered. The short lease makes the pool heartbeat every
 // second: a cancel asked from the dashboard, in the daemon's own process,
 // reaches the running job at the next heartbeat (the store's watch passes
 // over the commits of its own process), 20 s with the default lease.
@@ -603,12 +622,12 @@ task = "slow"
 
 [[schedule]]
 name = "pausable"
-cron = "0 4 * * *"
+cron = "0 4 1 1 *"
 task = "ok"
 
 [[schedule]]
 name = "dies"
-cron = "0 1 * * *"
+cron = "0 1 1 1 *"
 task = "fail"
 `
 
@@ -633,8 +652,7 @@ func testDashboardActions(t *testing.T, b *browser) {
 	const token = "correct horse battery staple"
 	s := newSite(t, strings.ReplaceAll(dashboardActionsConfig, "{{TOKEN_HASH}}", tokenHash(t, token)))
 	d, base := startDashboard(t, s)
-	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly)
-	s.mustCLI("-backfill", "dies", "-from", yesterday, "-to", yesterday)
+	s.trigger("dies")
 	eventually(t, "dies' job dead", func() bool {
 		js := s.jobs("-schedule", "dies")
 		return len(js) == 1 && js[0].State == "dead"
