@@ -526,6 +526,22 @@ func testDashboardPages(t *testing.T, b *browser) {
 	if n := p.count("table#alarms tr[data-alarm-id]"); n != len(alarms) {
 		t.Errorf("/alarms shows %d alarms, want %d", n, len(alarms))
 	}
+	for _, a := range alarms {
+		row := p.text(fmt.Sprintf(`table#alarms tr[data-alarm-id="%d"]`, a.ID))
+		if strings.Contains(row, "closed") == a.Open {
+			t.Errorf("/alarms: alarm %d reads %q, want it open: %v", a.ID, row, a.Open)
+		}
+	}
+	// Each notification job of an alarm is shown with it, linked.
+	notified := s.jobs("-task", "page-ops")
+	if len(notified) == 0 {
+		t.Errorf("no notification job ran for %d alarms", len(alarms))
+	}
+	for _, j := range notified {
+		if p.count(fmt.Sprintf(`table#alarms tr[data-alarm-id] a[href="/runs/%d"]`, j.ID)) == 0 {
+			t.Errorf("/alarms: the notification job %d (%s) is not shown with its alarm", j.ID, j.Key)
+		}
+	}
 	p.screenshots("alarms")
 }
 
