@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"scheduler/clock"
 	"scheduler/queue"
 	"scheduler/queue/store"
+	"scheduler/schedule"
 )
 
 // TestSchedulesPageShowsTheDatabase: / shows each schedule with its
@@ -384,4 +386,30 @@ func TestWhyNotRunning(t *testing.T) {
 			t.Errorf("#lease = %q, want the owner, its host and the lease's end", lease)
 		}
 	})
+}
+
+// TestSessionShowsWhoAndFlash: the page header names who is logged in and
+// shows the flash of the last action, as Config.SessionFunc tells; without
+// a SessionFunc neither appears.
+func TestSessionShowsWhoAndFlash(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(now)
+	q := openQueue(t, t.TempDir()+"/q.db", clk)
+	cfg := parseConfig(t)
+	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk,
+		SessionFunc: func(*http.Request) Session { return Session{Who: "alice", Flash: "nightly paused"} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, path := range []string{"/", "/jobs", "/alarms", "/schedules/nightly", "/runs/1"} {
+		_, body := get(t, srv, path)
+		if !strings.Contains(body, `<span id="who">alice</span>`) || !strings.Contains(body, `<p id="flash" role="status">nightly paused</p>`) {
+			t.Errorf("%s lacks #who or #flash", path)
+		}
+	}
+	if body := mustGet(t, newServer(t, q, cfg, clk), "/"); strings.Contains(body, `id="who"`) || strings.Contains(body, `id="flash"`) {
+		t.Error("without a session, / shows #who or #flash")
+	}
 }

@@ -6,9 +6,12 @@
 // script only reloads it.
 //
 // It reads the queue through the operators' reads of package queue, each
-// bounded (a LIMIT, or the job counts kept beside the jobs): no page counts
-// or sorts the jobs table. It knows nothing of HTTP listeners or the
-// daemon's wiring: the daemon mounts the handler Auth.Handler returns.
+// bounded: a LIMIT over a range of an index, the job counts kept beside the
+// jobs, or, for a list of jobs filtered by task or schedule, the newest
+// queue.ListScanBound jobs. No page counts the jobs table; the schedules
+// page costs a few reads per schedule. It knows nothing of HTTP listeners
+// or the daemon's wiring: the daemon mounts the handler Auth.Handler
+// returns, whose Session is the pages' Config.SessionFunc.
 //
 // Auth (auth.go) guards the pages: with a token or users in [http], every
 // page asks for a login at /login and a session cookie carries it; without

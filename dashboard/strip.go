@@ -61,7 +61,9 @@ func (s *server) history(ctx context.Context, sc *schedule.Schedule, alarms []qu
 	if err != nil {
 		return history{}, fmt.Errorf("jobs of %s: %w", sc.Name, err)
 	}
-	skips, err := s.q.Skips(ctx, sc.Name, limit)
+	// ListSkips, not Skips: one range of skips_schedule_at, newest first,
+	// where Skips sorts every skip of the schedule.
+	skips, err := s.q.ListSkips(ctx, sc.Name, limit)
 	if err != nil {
 		return history{}, err
 	}
