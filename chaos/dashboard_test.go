@@ -25,11 +25,13 @@ import (
 //     schedule, a job waiting at its task's concurrency limit). Each page
 //     (/, /schedules/NAME, /runs/ID, /jobs with filters and paging, /alarms)
 //     is read against what the CLI reads from the database.
-//   - actions: with actions enabled and a token, an operator logs in through
-//     the form, pauses and resumes a schedule, triggers a run and cancels
-//     it, retries a dead job, and sees each effect on the page and through
-//     the CLI; forms without the CSRF field, or with a forged one, are
-//     refused with 403 and change nothing.
+//   - actions: with actions enabled and a token (hashed by -hash-password),
+//     an operator logs in through the form, pauses and resumes a schedule,
+//     triggers a run and cancels it, triggers one item of a fan-out,
+//     retries a dead job, and sees each effect on the page (#flash, the
+//     state shown) and through the CLI; each action is logged with who did
+//     it; forms without the CSRF field, or with a forged one, are refused
+//     with 403 and change nothing; logged out, the pages are read-only.
 //
 // Every page load fails the test on a console error, an uncaught exception,
 // a browser log error (a Content-Security-Policy violation is one) or a page
@@ -645,6 +647,12 @@ task = "ok"
 name = "dies"
 cron = "0 1 1 1 *"
 task = "fail"
+
+[[schedule]]
+name = "digest"
+cron = "0 2 1 1 *"
+task = "ok"
+for_each = [ { customer = "acme" }, { customer = "globex" } ]
 `
 
 // tokenHash is token's hash for the config's token_hash, as an operator
@@ -738,6 +746,17 @@ func testDashboardActions(t *testing.T, b *browser) {
 		t.Errorf("%s: state %q after cancel, want cancelled", runPage, got)
 	}
 
+	// Trigger one item of a fan-out: one job, of that item.
+	p.load("/schedules/digest")
+	p.actForm(`form[data-action="trigger"]:has(input[name="item"][value="customer=globex"])`, "trigger", "/schedules/digest")
+	eventually(t, "the triggered item done", func() bool {
+		js := s.jobs("-schedule", "digest")
+		return len(js) == 1 && js[0].State == "done"
+	})
+	if j := s.jobs("-schedule", "digest")[0]; j.Item != "customer=globex" {
+		t.Errorf("the trigger of item customer=globex ran item %q", j.Item)
+	}
+
 	// Retry the dead job, its cause fixed.
 	if err := os.WriteFile(s.path("fixed"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -818,7 +837,12 @@ func (p *tab) login(token string) {
 // that it leads back to back with a flash message saying what was done.
 func (p *tab) act(action, back string) {
 	p.t.Helper()
-	form := fmt.Sprintf(`form[data-action=%q]`, action)
+	p.actForm(fmt.Sprintf(`form[data-action=%q]`, action), action, back)
+}
+
+// actForm is act with the form chosen by the selector form.
+func (p *tab) actForm(form, action, back string) {
+	p.t.Helper()
 	if p.count(form+` input[name="csrf"]`) != 1 {
 		p.t.Fatalf("%s: the %s form has no csrf field", p.path(), action)
 	}
