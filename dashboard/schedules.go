@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,27 +39,111 @@ type scheduleRow struct {
 	Forms      []Form // trigger, pause or resume, when the session may act
 }
 
+// SchedulesPage is how many schedules one page of / lists: the page reads
+// each shown schedule's jobs, skips and alarms, so it lists a bounded few
+// however many schedules the configuration holds.
+const SchedulesPage = 50
+
+// schedulesFilter is the filter form of /, as given.
+type schedulesFilter struct {
+	Q     string // a part of the schedule's name
+	State string // "paused", "active" or "" for either
+	Alarm string // "open": only schedules with an open alarm; "" for any
+}
+
 // schedulesPage is the data of /.
 type schedulesPage struct {
-	Rows []scheduleRow
+	Filter schedulesFilter
+	Rows   []scheduleRow
+	Total  int // how many schedules the filter matches
+	First  int // the position of Rows[0] among them, from 1
+	Last   int // the position of the last row among them
+	States []string
+	Next   string // the link to the next page; "" on the last
+	Prev   string // the link to the previous page; "" on the first
+	Note   string // what the filter cannot see
 }
 
 func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cfg := s.cfg.ConfigFunc()
+	q := r.URL.Query()
+	f := schedulesFilter{Q: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Alarm: q.Get("alarm")}
+	if f.State != "" && f.State != "paused" && f.State != "active" {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("state %q: want paused or active", f.State))
+		return
+	}
+	if f.Alarm != "" && f.Alarm != "open" {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("alarm %q: want open", f.Alarm))
+		return
+	}
 	cursors, err := s.q.Cursors(ctx)
 	if err != nil {
 		s.failRead(w, r, "cursors", err)
 		return
 	}
+	data := schedulesPage{Filter: f, States: []string{"paused", "active"}}
+	// The schedules with an open alarm: one bounded read of the open
+	// alarms, as the beat's recoveries read them.
+	var alarmed map[string]bool
+	if f.Alarm == "open" {
+		open, err := s.q.OpenAlarms(ctx, queue.MaxAlarmRows)
+		if err != nil {
+			s.failRead(w, r, "open alarms", err)
+			return
+		}
+		alarmed = map[string]bool{}
+		for _, o := range open {
+			alarmed[o.Schedule] = true
+		}
+		if len(open) == queue.MaxAlarmRows {
+			data.Note = fmt.Sprintf("Only the schedules of the oldest %d open alarms are listed.", queue.MaxAlarmRows)
+		}
+	}
+	// The filter and the order work on the configuration in memory and
+	// the cursors read above; only the page's schedules are read further.
+	var match []*schedule.Schedule
+	for _, sc := range cfg.Schedules {
+		paused := cursors[sc.Name].Paused
+		if (f.Q != "" && !strings.Contains(sc.Name, f.Q)) || (f.State == "paused" && !paused) ||
+			(f.State == "active" && paused) || (alarmed != nil && !alarmed[sc.Name]) {
+			continue
+		}
+		match = append(match, sc)
+	}
+	slices.SortFunc(match, func(a, b *schedule.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
+	data.Total, data.First, data.Last = len(match), lo+1, lo+len(shown)
+	link := func(key, name string) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"q": f.Q, "state": f.State, "alarm": f.Alarm, key: name} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		if len(v) == 0 {
+			return "/"
+		}
+		return "/?" + v.Encode()
+	}
+	if hi := lo + len(shown); hi < len(match) && len(shown) > 0 {
+		data.Next = link("after", shown[len(shown)-1].Name)
+	}
+	switch {
+	case lo > 0 && len(shown) > 0:
+		data.Prev = link("before", shown[0].Name)
+	case lo > 0:
+		data.Prev = link("", "") // past the last: back to the first page
+	}
+
 	// The schedules' reads, a few at a time: the page takes the time of
 	// the slowest share rather than of them all in turn (SQLite reads on
 	// several connections, PostgreSQL on several backends).
-	data := schedulesPage{Rows: make([]scheduleRow, len(cfg.Schedules))}
-	errs := make([]error, len(cfg.Schedules))
+	data.Rows = make([]scheduleRow, len(shown))
+	errs := make([]error, len(shown))
 	sem := make(chan struct{}, parallelReads)
 	var wg sync.WaitGroup
-	for i, sc := range cfg.Schedules {
+	for i, sc := range shown {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -68,12 +155,37 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	sess := s.cfg.SessionFunc(r)
 	for i, err := range errs {
 		if err != nil {
-			s.failRead(w, r, "schedule "+cfg.Schedules[i].Name, err)
+			s.failRead(w, r, "schedule "+shown[i].Name, err)
 			return
 		}
 		data.Rows[i].Forms = sess.ScheduleForms(data.Rows[i].Name, data.Rows[i].Paused)
 	}
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
+}
+
+// schedulesPageOf returns the page of match (sorted by name) that after or
+// before asks for, and the position of its first schedule in match: up to
+// SchedulesPage schedules named after after, or the SchedulesPage named
+// before before (the first page when fewer come before it), or the first
+// page. A key need not be a schedule's name, so a page stays in place when
+// a reload removes the schedule it starts from.
+func schedulesPageOf(match []*schedule.Schedule, after, before string, hasBefore bool) ([]*schedule.Schedule, int) {
+	lo := 0
+	switch {
+	case after != "":
+		lo, _ = slices.BinarySearchFunc(match, after, func(sc *schedule.Schedule, name string) int {
+			if sc.Name <= name {
+				return -1
+			}
+			return 1
+		})
+	case hasBefore:
+		hi, _ := slices.BinarySearchFunc(match, before, func(sc *schedule.Schedule, name string) int {
+			return strings.Compare(sc.Name, name)
+		})
+		lo = max(hi-SchedulesPage, 0)
+	}
+	return match[lo:min(lo+SchedulesPage, len(match))], lo
 }
 
 // parallelReads is how many schedules the schedules page reads at once:
