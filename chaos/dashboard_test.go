@@ -54,7 +54,7 @@ func TestDashboard(t *testing.T) {
 // nightly-report succeeds, sync-invoices fails once then succeeds,
 // export-ledger dies, customer-digest fans out in another zone, reindex
 // runs for ten minutes one job at a time (so that a second one waits at
-// the limit), and archive is paused. Their instants are daily and in the
+// the limit), and purge-archive is paused. Their instants are daily and in the
 // past (backfilled), at hours ({{H6}} is the hour 6 hours from now, in the
 // schedule's zone) that do not come while the test reads the pages. The names are an operator's, since the screenshot of the
 // schedules page is the README's.
@@ -117,7 +117,7 @@ cron = "0 {{H10}} * * *"
 task = "reindex"
 
 [[schedule]]
-name = "archive"
+name = "purge-archive"
 cron = "0 {{H11}} * * *"
 task = "report"
 `
@@ -317,7 +317,7 @@ func testDashboardPages(t *testing.T, b *browser) {
 		"{{H11}}", strconv.Itoa(now.Add(11*time.Hour).UTC().Hour()))
 	s := newSite(t, hours.Replace(dashboardPagesConfig))
 	_, base := startDashboard(t, s)
-	s.mustCLI("-pause", "archive")
+	s.mustCLI("-pause", "purge-archive")
 	s.backfill("nightly-report", time.UTC, 79)
 	s.backfill("sync-invoices", time.UTC, 2)
 	s.backfill("customer-digest", istanbul, 2)
@@ -396,7 +396,7 @@ func testDashboardPages(t *testing.T, b *browser) {
 		if href := evalJS[string](p, fmt.Sprintf(`document.querySelector(%q).getAttribute('href')`, row+` a[href^="/schedules/"]`)); href != "/schedules/"+url.PathEscape(n) {
 			t.Errorf("/: %s links to %q, want /schedules/%s", n, href, n)
 		}
-		if n != "archive" {
+		if n != "purge-archive" {
 			checkStrip(t, "/ "+n, p.strip(row+" div.strip"), bySchedule[n], loc)
 		}
 	}
