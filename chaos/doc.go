@@ -46,6 +46,16 @@
 //   - TestStorageHygiene: purge of many old done rows in batches while a
 //     reader holds a snapshot, without stalling writers, the WAL shrinking
 //     after the reader leaves, purged instants never re-created.
+//   - TestDashboard: the dashboard in a real headless Chromium (chromedp),
+//     as an operator uses it: each page read against what the CLI reads
+//     from the database, log in, pause, resume, trigger, cancel and retry
+//     seen on the page and through the CLI, forged forms refused (403), no
+//     console error or failed asset on any page. It needs Chromium
+//     (apt-get install -y chromium, or $SCHEDULER_BROWSER naming one) and
+//     skips without it unless SCHEDULER_REQUIRE_BROWSER=1, as .ci/run sets.
+//     Screenshots of the main pages at desktop (1280x900) and phone
+//     (390x844) widths go to $SCHEDULER_SCREENSHOTS, else a temporary
+//     folder the test logs.
 //
 // The size of the long tests comes from SCHEDULER_CHAOS_SCALE: "ci" (the
 // default, and what .ci/run sets: 20 kills, 100,000 done rows) fits the
