@@ -816,6 +816,13 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	}
 	defer p.stops.end(j)
 	reg, ok := p.lookup(j.Type)
+	giveUpAt := reg.tc.giveUpAt(j)
+	if ok && !giveUpAt.IsZero() && !r.Started.Before(giveUpAt) {
+		// Past its budget: dead instead of started.
+		r.Outcome, r.Finished = OutcomeDead, r.Started
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter}).Error()
+		return r
+	}
 	var err error
 	if !ok {
 		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
@@ -840,6 +847,11 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
 	r.Outcome = outcome
 	r.RetryAt = r.Finished.Add(delay)
+	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
+		// The retry would start when no attempt may.
+		r.Outcome = OutcomeDead
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
+	}
 	return r
 }
 
