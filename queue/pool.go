@@ -237,7 +237,7 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
 		return errors.New("register: empty type or nil handler")
 	}
-	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 {
+	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 || tc.GiveUpAfter < 0 {
 		return fmt.Errorf("register %s: negative setting", jobType)
 	}
 	p.mu.Lock()
