@@ -7,7 +7,32 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"scheduler/clock"
+	"scheduler/queue/postgres"
+	"scheduler/queue/postgres/pgtest"
 )
+
+// engines are the storage engines a test of the pool runs on: the budget
+// is kept by the pool, from what every engine returns of a claimed job.
+var engines = []string{"sqlite", "postgres"}
+
+// newEngineQueue is newTestQueue on engine; on PostgreSQL the store decides
+// with the fake clock too, and the test is skipped without a test database.
+func newEngineQueue(t *testing.T, engine string) (*Queue, *clock.Fake) {
+	t.Helper()
+	if engine == "sqlite" {
+		return newTestQueue(t)
+	}
+	clk := clock.NewFake(t0)
+	s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Config{Clock: clk, LocalClock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := New(s, nil)
+	t.Cleanup(func() { q.Close() })
+	return q, clk
+}
 
 // attemptsOf returns a job's attempts as "number:outcome error" lines.
 func attemptsOf(t *testing.T, q *Queue, key string) []string {
@@ -25,16 +50,35 @@ func attemptsOf(t *testing.T, q *Queue, key string) []string {
 
 func TestGiveUpAfterEndsRetries(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			testGiveUpAfterEndsRetries(t, engine)
+		})
+	}
+}
+
+func testGiveUpAfterEndsRetries(t *testing.T, engine string) {
+	q, clk := newEngineQueue(t, engine)
 	p := newTestPool(t, q, PoolConfig{})
+	attempts := make(chan int, 10)
 	p.Register("fail", HandlerFunc(func(ctx context.Context, j *Job) error {
+		attempts <- j.Attempt
 		return fmt.Errorf("attempt %d failed", j.Attempt)
 	}), TypeConfig{Backoff: 4 * time.Second, MaxBackoff: time.Minute, GiveUpAfter: 10 * time.Second})
 	runPool(t, p)
-	// Enqueued at t0: the budget ends at t0+10s. The first retry is due at
-	// t0+4s, inside it; the second would be due at t0+4s+8s, after it.
+	// Enqueued at t0, the budget ends at t0+10s. The first attempt fails
+	// at t0 and its retry is due at t0+4s, inside the budget; the second
+	// fails at t0+4s and its retry would be due at t0+12s, after it.
 	mustEnqueue(t, q, NewJob{Type: "fail", Key: "k", MaxAttempts: 10})
-	advanceUntil(t, clk, 500*time.Millisecond, "job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
+	waitFor(t, attempts)
+	eventually(t, "retry scheduled", func() bool {
+		j := mustJob(t, q, "k")
+		return j.State == StatePending && j.RunAt.Equal(t0.Add(4*time.Second))
+	})
+	clk.Advance(4 * time.Second)
+	waitFor(t, attempts)
+	eventually(t, "job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
 	want := []string{
 		"1:retry attempt 1 failed",
 		"2:dead gave up after 10s (give_up_after): attempt 2 failed",
@@ -49,23 +93,34 @@ func TestGiveUpAfterEndsRetries(t *testing.T) {
 
 func TestGiveUpAfterStopsAClaimedJobFromStarting(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueue(t)
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			testGiveUpAfterStopsAClaimedJobFromStarting(t, engine)
+		})
+	}
+}
+
+func testGiveUpAfterStopsAClaimedJobFromStarting(t *testing.T, engine string) {
+	q, clk := newEngineQueue(t, engine)
 	p := newTestPool(t, q, PoolConfig{})
 	var ran atomic.Int32
 	p.Register("report", HandlerFunc(func(ctx context.Context, j *Job) error {
 		ran.Add(1)
 		return nil
 	}), TypeConfig{GiveUpAfter: 6 * time.Hour})
-	// The nightly report of an instant 6h ago, found by a daemon that was
-	// down: its budget counts from the instant, not from now.
-	mustEnqueue(t, q, NewJob{Type: "report", Key: "instant", Schedule: "nightly", ScheduledAt: t0.Add(-6 * time.Hour)})
 	// A job of no instant counts from its enqueue: it may not start 6h
 	// after it, however late its run_at.
 	mustEnqueue(t, q, NewJob{Type: "report", Key: "enqueued", RunAt: t0.Add(7 * time.Hour)})
+	clk.Advance(7 * time.Hour)
+	now := clk.Now()
+	// The nightly report of an instant 6h ago, found by a daemon that was
+	// down: its budget counts from the instant, not from now.
+	mustEnqueue(t, q, NewJob{Type: "report", Key: "instant", Schedule: "nightly", ScheduledAt: now.Add(-6 * time.Hour)})
 	// Inside its budget: runs.
-	mustEnqueue(t, q, NewJob{Type: "report", Key: "on-time", Schedule: "nightly", ScheduledAt: t0.Add(-time.Hour)})
+	mustEnqueue(t, q, NewJob{Type: "report", Key: "on-time", Schedule: "nightly", ScheduledAt: now.Add(-time.Hour)})
 	runPool(t, p)
-	advanceUntil(t, clk, 10*time.Minute, "jobs finished", func() bool {
+	eventually(t, "jobs finished", func() bool {
 		return mustJob(t, q, "instant").State == StateDead && mustJob(t, q, "enqueued").State == StateDead &&
 			mustJob(t, q, "on-time").State == StateDone
 	})
