@@ -285,8 +285,11 @@ const memoryNearLimit = 3
 
 // overLimit says which limit a failed command exceeded, from its wait
 // status and resource usage; empty when none can be told. A process killed
-// by SIGXCPU, or that spent at least CPUTimeMax (SIGKILL at the hard
-// limit, or an exit after catching SIGXCPU), exceeded the CPU limit. One
+// by SIGXCPU, or by SIGKILL after at least CPUTimeMax of CPU time (the hard
+// limit, a second after a SIGXCPU it caught or ignored), exceeded the CPU
+// limit; one that caught SIGXCPU and exited is not told from other
+// failures, nor is a CPU time that only the processes it waited for spent
+// (their time is summed in its usage, their limits are their own). One
 // whose peak resident memory reached three quarters of MemoryMax is taken
 // to have failed an allocation at the limit: RLIMIT_DATA leaves no other
 // trace, and an allocation larger than what is left of the limit, failing
@@ -302,7 +305,8 @@ func (l Limits) overLimit(ws syscall.WaitStatus, ru *syscall.Rusage) (reason, de
 		peak = maxRSSBytes(ru)
 	}
 	switch {
-	case l.CPUTimeMax > 0 && (ws.Signaled() && ws.Signal() == syscall.SIGXCPU || cpu >= time.Duration(l.cpuSeconds())*time.Second):
+	case l.CPUTimeMax > 0 && ws.Signaled() && (ws.Signal() == syscall.SIGXCPU ||
+		ws.Signal() == syscall.SIGKILL && cpu >= time.Duration(l.cpuSeconds())*time.Second):
 		return "cpu time limit " + queue.ShortDuration(l.CPUTimeMax) + " exceeded", ", cpu time " + cpu.Round(time.Millisecond).String()
 	case l.MemoryMax > 0 && peak >= l.MemoryMax/4*memoryNearLimit:
 		return "memory limit " + FormatSize(l.MemoryMax) + " exceeded", ", peak resident " + FormatSize(peak>>20<<20)
