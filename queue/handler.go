@@ -38,7 +38,10 @@ type TypeConfig struct {
 	// makes the job dead instead; both with a *GaveUpError. An attempt
 	// already running when the budget ends is not stopped (Timeout bounds
 	// it). It is read when the job is claimed and when it fails, so a
-	// changed value applies to the jobs already queued. Default: none.
+	// changed value applies to the jobs already queued. An operator's
+	// Retry of a job past its budget does not renew it: the job gives up
+	// again when claimed; a new run of the schedule has a budget of its
+	// own. Default: none.
 	GiveUpAfter time.Duration
 }
 
