@@ -80,6 +80,7 @@ func (a *app) checkConfig() error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
 	}
 	w.Flush()
+	printBudgets(a.stdout, a.cfg)
 	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
 		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
 	return nil
@@ -877,4 +878,42 @@ func (a *app) backupTo(ctx context.Context) error {
 	}
 	fmt.Fprintf(a.stdout, "backed up %s to %s\n", a.dbPath, a.o.backup)
 	return nil
+}
+
+// printBudgets lists, for -check, the tasks that have resource limits or a
+// give_up_after, with what an attempt that exceeds a limit becomes; nothing
+// when no task has any.
+func printBudgets(out io.Writer, cfg *schedule.Config) {
+	var rows [][3]string
+	for _, name := range taskNames(cfg) {
+		t := cfg.Tasks[name]
+		limits := taskLimits(t)
+		if limits.IsZero() && t.GiveUpAfter == 0 {
+			continue
+		}
+		row := [3]string{name, "-", "-"}
+		if !limits.IsZero() {
+			row[1] = limits.String()
+			if limits.MemoryMax > 0 || limits.CPUTimeMax > 0 {
+				if limits.Retryable {
+					row[1] += " (retried when exceeded)"
+				} else {
+					row[1] += " (permanent when exceeded)"
+				}
+			}
+		}
+		if t.GiveUpAfter > 0 {
+			row[2] = queue.ShortDuration(t.GiveUpAfter)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "TASK\tLIMITS\tGIVE UP AFTER\n")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r[0], r[1], r[2])
+	}
+	w.Flush()
 }

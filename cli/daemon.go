@@ -415,7 +415,13 @@ func taskSpec(t *schedule.Task) tasks.Spec {
 	return tasks.Spec{
 		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
 		URL: t.URL, Method: t.Method, Headers: t.Headers, FollowRedirects: t.FollowRedirects, KillGrace: t.KillGrace,
+		Limits: taskLimits(t),
 	}
+}
+
+// taskLimits is what the tasks package needs of a task's resource limits.
+func taskLimits(t *schedule.Task) tasks.Limits {
+	return tasks.Limits{MemoryMax: t.MemoryMax, CPUTimeMax: t.CPUTimeMax, OpenFilesMax: t.OpenFilesMax, Retryable: t.RetryOverLimit}
 }
 
 // checkHandlers builds every task's handler, so that -check and reload

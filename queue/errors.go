@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"scheduler/queue/store"
@@ -62,3 +63,38 @@ type TimeoutError struct{ Timeout time.Duration }
 
 func (e *TimeoutError) Error() string { return "timed out after " + e.Timeout.String() }
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// GaveUpError is the end of a job whose type's GiveUpAfter budget ran out
+// (see TypeConfig.GiveUpAfter): the job is dead and no further attempt
+// starts. Err is the failure of the attempt whose retry would have come too
+// late; nil when the job was claimed after its budget ended and did not run.
+type GaveUpError struct {
+	After time.Duration
+	Err   error
+}
+
+// Error reads "gave up after 6h (give_up_after)", followed by the last
+// attempt's failure when there was one.
+func (e *GaveUpError) Error() string {
+	s := "gave up after " + ShortDuration(e.After) + " (give_up_after)"
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *GaveUpError) Unwrap() error { return e.Err }
+
+// ShortDuration formats d as time.Duration.String does without its zero
+// units: "6h" rather than "6h0m0s", "1h30m", "90s" as "1m30s", so that a
+// duration from the configuration reads in errors as it was written.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

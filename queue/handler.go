@@ -30,4 +30,30 @@ type TypeConfig struct {
 	// LogOutput logs the tail of a successful attempt's output with its
 	// "job done" line, as failed attempts always do. Default: false.
 	LogOutput bool
+	// GiveUpAfter is the total budget of a job of this type, counted from
+	// the instant it stands for (Job.ScheduledAt) or, for a job of no
+	// instant, from its enqueue (Job.CreatedAt). No attempt starts at or
+	// after the budget's end: a claimed job past it is dead without
+	// running, and a failed attempt whose retry would come at or after it
+	// makes the job dead instead; both with a *GaveUpError. An attempt
+	// already running when the budget ends is not stopped (Timeout bounds
+	// it). It is read when the job is claimed and when it fails, so a
+	// changed value applies to the jobs already queued. An operator's
+	// Retry of a job past its budget does not renew it: the job gives up
+	// again when claimed; a new run of the schedule has a budget of its
+	// own. Default: none.
+	GiveUpAfter time.Duration
+}
+
+// giveUpAt is when the GiveUpAfter budget of j ends; zero when its type has
+// none.
+func (tc TypeConfig) giveUpAt(j *Job) time.Time {
+	if tc.GiveUpAfter <= 0 {
+		return time.Time{}
+	}
+	from := j.ScheduledAt
+	if from.IsZero() {
+		from = j.CreatedAt
+	}
+	return from.Add(tc.GiveUpAfter)
 }

@@ -237,7 +237,7 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
 		return errors.New("register: empty type or nil handler")
 	}
-	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 {
+	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 || tc.GiveUpAfter < 0 {
 		return fmt.Errorf("register %s: negative setting", jobType)
 	}
 	p.mu.Lock()
@@ -816,6 +816,13 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	}
 	defer p.stops.end(j)
 	reg, ok := p.lookup(j.Type)
+	giveUpAt := reg.tc.giveUpAt(j)
+	if ok && !giveUpAt.IsZero() && !r.Started.Before(giveUpAt) {
+		// Past its budget: dead instead of started.
+		r.Outcome, r.Finished = OutcomeDead, r.Started
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter}).Error()
+		return r
+	}
 	var err error
 	if !ok {
 		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
@@ -840,6 +847,11 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
 	r.Outcome = outcome
 	r.RetryAt = r.Finished.Add(delay)
+	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
+		// The retry would start when no attempt may.
+		r.Outcome = OutcomeDead
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
+	}
 	return r
 }
 

@@ -146,6 +146,25 @@ type Task struct {
 	// LogOutput logs the tail of a successful run's output at info level
 	// (key log_output). Default: false; failed runs always log theirs.
 	LogOutput bool
+	// MemoryMax limits the private writable memory of each process of a
+	// command, in bytes (key memory_max, such as "512MiB"); see
+	// tasks.Limits. Zero: no limit.
+	MemoryMax int64
+	// CPUTimeMax limits the CPU time of each process of a command (key
+	// cpu_time_max, whole seconds); see tasks.Limits. Zero: no limit.
+	CPUTimeMax time.Duration
+	// OpenFilesMax limits the file descriptors each process of a command
+	// may hold (key open_files_max); see tasks.Limits. Zero: the daemon's
+	// own limit.
+	OpenFilesMax int
+	// RetryOverLimit makes an attempt that exceeded MemoryMax or
+	// CPUTimeMax an ordinary failed attempt, retried, instead of failing the
+	// job permanently (key retry_over_limit). Default: false.
+	RetryOverLimit bool
+	// GiveUpAfter is the total budget of each job, from its instant or, for
+	// a job of no instant, its enqueue (key give_up_after); see
+	// queue.TypeConfig.GiveUpAfter. Zero: none.
+	GiveUpAfter time.Duration
 }
 
 // TypeConfig returns the queue policy of the task's job type.
@@ -156,6 +175,7 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 		Backoff:     t.Backoff,
 		MaxBackoff:  t.MaxBackoff,
 		LogOutput:   t.LogOutput,
+		GiveUpAfter: t.GiveUpAfter,
 	}
 }
 

@@ -289,6 +289,32 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:3: task "t": unknown key "follow_redirect" (did you mean "follow_redirects"?)`},
 		{"bad exit code", "[tasks.t]\ncommand = [\"true\"]\npermanent_exit_codes = [0]\n",
 			`t.toml:3: task "t": field permanent_exit_codes: exit code 0 is not in 1-255`},
+		{"memory_max not a size", "[tasks.t]\ncommand = [\"true\"]\nmemory_max = \"lots\"\n",
+			`t.toml:3: task "t": field memory_max: "lots" is not a size such as 512MiB, 2G or 1048576`},
+		{"memory_max in decimal units", "[tasks.t]\ncommand = [\"true\"]\nmemory_max = \"512MB\"\n",
+			`t.toml:3: task "t": field memory_max: "512MB": decimal units are ambiguous here; write KiB, MiB, GiB or TiB (powers of 1024)`},
+		{"memory_max too small", "[tasks.t]\ncommand = [\"true\"]\nmemory_max = \"64K\"\n",
+			`t.toml:3: task "t": field memory_max: 65536 bytes is less than the smallest memory_max, 1MiB`},
+		{"memory_max too large", "[tasks.t]\ncommand = [\"true\"]\nmemory_max = \"99999999999T\"\n",
+			`t.toml:3: task "t": field memory_max: "99999999999T" is too large`},
+		{"memory_max on a url task", "[tasks.t]\nurl = \"https://example.com\"\nmemory_max = \"1G\"\n",
+			`t.toml:3: task "t": field memory_max: applies only to a task with a command`},
+		{"cpu_time_max below a second", "[tasks.t]\ncommand = [\"true\"]\ncpu_time_max = \"500ms\"\n",
+			`t.toml:3: task "t": field cpu_time_max: duration 500ms is shorter than 1s`},
+		{"cpu_time_max in part seconds", "[tasks.t]\ncommand = [\"true\"]\ncpu_time_max = \"1.5s\"\n",
+			`t.toml:3: task "t": field cpu_time_max: 1.5s is not a whole number of seconds, the unit of the limit`},
+		{"cpu_time_max on a go task", "[tasks.t]\ncpu_time_max = \"1m\"\n",
+			`t.toml:2: task "t": field cpu_time_max: applies only to a task with a command`},
+		{"open_files_max too small", "[tasks.t]\ncommand = [\"true\"]\nopen_files_max = 3\n",
+			`t.toml:3: task "t": field open_files_max: 3 open files: want 4 to 1048576 (the standard streams take three)`},
+		{"open_files_max not an integer", "[tasks.t]\ncommand = [\"true\"]\nopen_files_max = \"64\"\n",
+			`t.toml:3: task "t": field open_files_max: wrong type: want an integer, got a string`},
+		{"retry_over_limit not a boolean", "[tasks.t]\ncommand = [\"true\"]\nretry_over_limit = 1\n",
+			`t.toml:3: task "t": field retry_over_limit: wrong type: want a boolean, got an integer`},
+		{"give_up_after zero", "[tasks.t]\ngive_up_after = \"0s\"\n",
+			`t.toml:2: task "t": field give_up_after: duration must be positive`},
+		{"give_up_after not a duration", "[tasks.t]\ngive_up_after = \"6 hours\"\n",
+			`t.toml:2: task "t": field give_up_after: "6 hours" is not a duration such as 90s or 1h30m`},
 		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",
 			`t.toml:2: task "t": field max_attempts: 0 attempts: want at least 1`},
 		{"log_output not a boolean", "[tasks.t]\ncommand = [\"true\"]\nlog_output = \"yes\"\n",
@@ -640,5 +666,55 @@ cron = "0 3 * * * *"
 	got := cfg.Warnings[0].Error()
 	if want := `t.toml:9: schedule "hourly-by-mistake": field cron: "0 3 * * * *" has six fields`; !strings.HasPrefix(got, want) {
 		t.Errorf("warning = %q, want it to start with %q", got, want)
+	}
+}
+
+func TestLoadBudgets(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+[tasks.export]
+command = ["/usr/bin/export"]
+memory_max = "512MiB"
+cpu_time_max = "10m"
+open_files_max = 64
+retry_over_limit = true
+give_up_after = "6h"
+[tasks.hook]
+url = "https://example.com/hook"
+give_up_after = "90m"
+[tasks.sizes]
+command = ["true"]
+memory_max = "3G"
+`)
+	export := cfg.Tasks["export"]
+	if export.MemoryMax != 512<<20 || export.CPUTimeMax != 10*time.Minute || export.OpenFilesMax != 64 ||
+		!export.RetryOverLimit || export.GiveUpAfter != 6*time.Hour {
+		t.Errorf("export = %+v", export)
+	}
+	if got := export.TypeConfig().GiveUpAfter; got != 6*time.Hour {
+		t.Errorf("export.TypeConfig().GiveUpAfter = %v, want 6h", got)
+	}
+	if got := cfg.Tasks["hook"].GiveUpAfter; got != 90*time.Minute {
+		t.Errorf("hook.GiveUpAfter = %v, want 1h30m", got)
+	}
+	if got := cfg.Tasks["sizes"]; got.MemoryMax != 3<<30 || got.CPUTimeMax != 0 || got.OpenFilesMax != 0 || got.GiveUpAfter != 0 {
+		t.Errorf("sizes = %+v", got)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{
+		"1048576": 1 << 20, "1024K": 1 << 20, "1024KiB": 1 << 20, "512M": 512 << 20, "512MiB": 512 << 20,
+		"2G": 2 << 30, "2GiB": 2 << 30, "1T": 1 << 40, "1TiB": 1 << 40, "4096B": 4096,
+	} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "M", "-1M", "1.5G", "1 G", "1g", "1MB", "1GB", "0x10", "9223372036854775808"} {
+		if got, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+		}
 	}
 }

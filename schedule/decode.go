@@ -5,8 +5,10 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +67,11 @@ type rawTask struct {
 	Priority           toml.Primitive `toml:"priority"`
 	KillGrace          toml.Primitive `toml:"kill_grace"`
 	LogOutput          toml.Primitive `toml:"log_output"`
+	MemoryMax          toml.Primitive `toml:"memory_max"`
+	CPUTimeMax         toml.Primitive `toml:"cpu_time_max"`
+	OpenFilesMax       toml.Primitive `toml:"open_files_max"`
+	RetryOverLimit     toml.Primitive `toml:"retry_over_limit"`
+	GiveUpAfter        toml.Primitive `toml:"give_up_after"`
 }
 
 type rawSchedule struct {
@@ -115,6 +122,52 @@ func (d *duration) UnmarshalText(b []byte) error {
 	}
 	*d = duration(v)
 	return nil
+}
+
+// size is an amount of memory: an integer of bytes followed by a unit K,
+// M, G or T, powers of 1024 as in systemd's MemoryMax=, which may be spelt
+// KiB, MiB, GiB, TiB; no unit means bytes. Decimal units (MB) are refused
+// rather than guessed.
+type size int64
+
+func (z *size) UnmarshalText(b []byte) error {
+	v, err := parseSize(string(b))
+	if err != nil {
+		return err
+	}
+	*z = size(v)
+	return nil
+}
+
+// sizeUnits are the units of a size, longest spelling first.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{
+	{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40},
+	{"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}, {"B", 0},
+}
+
+func parseSize(s string) (int64, error) {
+	bad := fmt.Errorf("%q is not a size such as 512MiB, 2G or 1048576", s)
+	num, shift := s, uint(0)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			num, shift = strings.TrimSuffix(s, u.suffix), u.shift
+			break
+		}
+	}
+	if num == "" || strings.TrimLeft(num, "0123456789") != "" {
+		if strings.HasSuffix(s, "B") && !strings.HasSuffix(s, "iB") {
+			return 0, fmt.Errorf("%q: decimal units are ambiguous here; write KiB, MiB, GiB or TiB (powers of 1024)", s)
+		}
+		return 0, bad
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n << shift, nil
 }
 
 // zone is an IANA time zone name.

@@ -175,6 +175,10 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 		{raw.Env, "env", hasCommand, "a command"},
 		{raw.Dir, "dir", hasCommand, "a command"},
 		{raw.PermanentExitCodes, "permanent_exit_codes", hasCommand, "a command"},
+		{raw.MemoryMax, "memory_max", hasCommand, "a command"},
+		{raw.CPUTimeMax, "cpu_time_max", hasCommand, "a command"},
+		{raw.OpenFilesMax, "open_files_max", hasCommand, "a command"},
+		{raw.RetryOverLimit, "retry_over_limit", hasCommand, "a command"},
 		{raw.Method, "method", hasURL, "a url"},
 		{raw.Headers, "headers", hasURL, "a url"},
 		{raw.FollowRedirects, "follow_redirects", hasURL, "a url"},
@@ -235,7 +239,48 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	}
 	l.decode(raw.Priority, &t.Priority, w.with("priority"))
 	l.decode(raw.LogOutput, &t.LogOutput, w.with("log_output"))
+	l.loadLimits(t, raw, w)
+	l.durationField(raw.GiveUpAfter, &t.GiveUpAfter, w.with("give_up_after"), time.Nanosecond)
 	return tmpls, tmplsOK
+}
+
+// Bounds of a command's resource limits.
+const (
+	// MinMemoryMax is the smallest memory_max: below it not even a small
+	// program's libraries fit, and every attempt would fail at its start.
+	MinMemoryMax = 1 << 20
+	// MinOpenFilesMax is the smallest open_files_max: the standard
+	// streams take three descriptors.
+	MinOpenFilesMax = 4
+	// MaxOpenFilesMax is the largest open_files_max, Linux's default
+	// fs.nr_open.
+	MaxOpenFilesMax = 1 << 20
+)
+
+// loadLimits decodes a command's resource limits: memory_max, cpu_time_max
+// (whole seconds, RLIMIT_CPU's unit), open_files_max and retry_over_limit.
+func (l *loader) loadLimits(t *Task, raw rawTask, w where) {
+	var mem size
+	if l.decode(raw.MemoryMax, &mem, w.with("memory_max")) {
+		if mem < MinMemoryMax {
+			l.errorf(w.with("memory_max"), "%d bytes is less than the smallest memory_max, 1MiB", mem)
+		} else {
+			t.MemoryMax = int64(mem)
+		}
+	}
+	var cpu time.Duration
+	l.durationField(raw.CPUTimeMax, &cpu, w.with("cpu_time_max"), time.Second)
+	if cpu%time.Second != 0 {
+		l.errorf(w.with("cpu_time_max"), "%s is not a whole number of seconds, the unit of the limit", cpu)
+	} else {
+		t.CPUTimeMax = cpu
+	}
+	if l.decode(raw.OpenFilesMax, &t.OpenFilesMax, w.with("open_files_max")) &&
+		(t.OpenFilesMax < MinOpenFilesMax || t.OpenFilesMax > MaxOpenFilesMax) {
+		l.errorf(w.with("open_files_max"), "%d open files: want %d to %d (the standard streams take three)", t.OpenFilesMax, MinOpenFilesMax, MaxOpenFilesMax)
+		t.OpenFilesMax = 0
+	}
+	l.decode(raw.RetryOverLimit, &t.RetryOverLimit, w.with("retry_over_limit"))
 }
 
 // commandTemplates parses a command's arguments as the command handler

@@ -89,6 +89,13 @@ type CommandConfig struct {
 	Logger *slog.Logger
 	// Groups, if set, tracks the command's process group while it runs.
 	Groups *ProcessGroups
+	// Limits are the resource limits set in the command's process before
+	// the program runs. Default: none.
+	Limits Limits
+	// Launcher is the binary that sets Limits and then executes the
+	// program (see ExecLimited); used only when Limits sets any. Default:
+	// DefaultLauncher, the running binary.
+	Launcher string
 }
 
 // Command is a queue.Handler that runs a program for each job. It is safe
@@ -108,6 +115,13 @@ type CommandConfig struct {
 // arguments cannot be built from, or a program that cannot be started fails
 // the job permanently; any other exit code, a signal or the end of the
 // context is an ordinary failed attempt.
+//
+// With Limits, the process starts as the launcher (see ExecLimited), which
+// sets them on itself and then becomes the program: the same process, group
+// and pipes. A failure put down to a limit (see Limits) reads "memory limit
+// 512MiB exceeded" or "cpu time limit 10m exceeded", followed by the exit,
+// and fails the job permanently unless Limits.Retryable or, for the exit
+// code, PermanentExitCodes says otherwise.
 type Command struct {
 	argv      []string
 	tmpls     []*template.Template
@@ -119,6 +133,8 @@ type Command struct {
 	clock     clock.Clock
 	log       *slog.Logger
 	groups    *ProcessGroups
+	limits    Limits
+	launcher  string
 }
 
 // NewCommand checks cfg, parses its argument templates and returns a Command.
@@ -140,6 +156,18 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		clock:     cfg.Clock,
 		log:       cfg.Logger,
 		groups:    cfg.Groups,
+		limits:    cfg.Limits,
+		launcher:  cfg.Launcher,
+	}
+	switch l := cfg.Limits; {
+	case l.MemoryMax < 0 || l.CPUTimeMax < 0 || l.OpenFilesMax < 0:
+		return nil, fmt.Errorf("limits %+v: negative", l)
+	case !l.IsZero() && c.launcher == "":
+		launcher, err := DefaultLauncher()
+		if err != nil {
+			return nil, fmt.Errorf("command limits: find the launcher: %w", err)
+		}
+		c.launcher = launcher
 	}
 	for i, arg := range cfg.Argv {
 		t, err := template.New(argName(i)).Option("missingkey=error").Parse(arg)
@@ -280,7 +308,27 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		stdin = []byte("{}")
 	}
 
-	cmd := exec.Command(name, args[1:]...)
+	var cmd *exec.Cmd
+	var statusR *os.File
+	if c.limits.IsZero() {
+		cmd = exec.Command(name, args[1:]...)
+	} else {
+		// The launcher runs the program; it is looked up here, in the
+		// daemon's PATH, as exec.Command would.
+		path := name
+		if !strings.Contains(name, "/") {
+			if path, err = exec.LookPath(name); err != nil {
+				return nil, startError(name, err)
+			}
+		}
+		var statusW *os.File
+		cmd, statusR, statusW, err = launcherCmd(c.launcher, path, args, c.limits)
+		if err != nil {
+			return nil, fmt.Errorf("command %s: %w", name, err)
+		}
+		defer statusR.Close()
+		defer statusW.Close() // after Start; closing twice is harmless
+	}
 	cmd.Env = c.environ(job)
 	cmd.Dir = c.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -311,6 +359,15 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	c.groups.add(pid)
 	defer c.groups.remove(pid)
 	log := c.log.With(logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt, logKeyPID, pid)
+	var launchErr error
+	if statusR != nil {
+		// Until the launcher's execve, or its failure, its status pipe
+		// stays open: the launcher sets limits and runs no user code, so
+		// this wait is short. A failed launcher exits at once and is
+		// reaped below like any command.
+		cmd.ExtraFiles[0].Close()
+		launchErr = launchError(name, c.launcher, statusR, c.limits)
+	}
 	log.DebugContext(ctx, "command started")
 
 	var wg sync.WaitGroup
@@ -373,7 +430,10 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, waitErr)
 
 	out := tail.Bytes()
-	return out, c.exitError(ctx, name, waitErr, out)
+	if launchErr != nil {
+		return out, launchErr
+	}
+	return out, c.exitError(ctx, name, cmd.ProcessState, waitErr, out)
 }
 
 // exitResult is how the leader's exit was observed: reaped is true when
@@ -395,7 +455,7 @@ func (c *Command) signalGroup(ctx context.Context, log *slog.Logger, pgid int, s
 }
 
 // exitError maps Wait's result to the job's fate.
-func (c *Command) exitError(ctx context.Context, name string, waitErr error, out []byte) error {
+func (c *Command) exitError(ctx context.Context, name string, ps *os.ProcessState, waitErr error, out []byte) error {
 	if waitErr == nil {
 		return nil
 	}
@@ -424,12 +484,24 @@ func (c *Command) exitError(ctx context.Context, name string, waitErr error, out
 		}
 		e.errs = append(e.errs, cause)
 	}
+	var over string
+	if stopped == nil && ok && !c.limits.IsZero() && ps != nil {
+		ru, _ := ps.SysUsage().(*syscall.Rusage)
+		var detail string
+		if over, detail = c.limits.overLimit(ws, ru); over != "" {
+			// The limit is what the operator needs; the exit is detail.
+			what = over + " (" + what + detail + ")"
+		}
+	}
 	e.msg = "command " + name + ": " + what
 	if len(out) > 0 {
 		e.msg += fmt.Sprintf("; output: %q", lastBytes(out, errorOutput))
 	}
-	if stopped == nil && c.permanent[ee.ExitCode()] {
+	switch {
+	case stopped == nil && c.permanent[ee.ExitCode()]:
 		return queue.Permanent(e)
+	case over != "":
+		return limitError(c.limits, e)
 	}
 	return e
 }

@@ -12,6 +12,11 @@
 // files and the store belong to the schedule and queue packages. Handlers
 // only report, through their error, what the queue should do with a job.
 //
+// A command's resource limits (Limits: memory, CPU time, open files) are
+// setrlimit(2) limits that the running binary, re-executed as a launcher
+// (ExecLimited), sets on itself before it becomes the program: os/exec cannot
+// set them for one child alone, and no cgroup is ever created or written.
+//
 // Commands rely on Unix process groups; the daemon runs on Linux, where a
 // finished command's group is killed before the command is reaped, so its
 // group ID cannot have been reused by then.

@@ -34,6 +34,7 @@ type Spec struct {
 	FollowRedirects    bool              // see HTTPConfig.FollowRedirects
 	KillGrace          time.Duration     // see CommandConfig.KillGrace; zero takes the Registry's
 	Zones              map[string]string // see CommandConfig.Zones; ignored by other kinds
+	Limits             Limits            // see CommandConfig.Limits
 }
 
 // Config configures a Registry and the built-in handlers it makes. Zero
@@ -43,6 +44,7 @@ type Config struct {
 	Clock      clock.Clock   // Given to every built-in handler. Default: clock.Real{}.
 	KillGrace  time.Duration // See CommandConfig.KillGrace. Default: 10s.
 	HTTPClient *http.Client  // Shared by URL tasks (see HTTPConfig.Client). Default: one client without an overall timeout.
+	Launcher   string        // See CommandConfig.Launcher. Default: the running binary.
 }
 
 // Registry maps task names to handlers: the Go handlers a binary registers
@@ -113,7 +115,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 	r.mu.RUnlock()
 
 	hasCommand, hasURL := s.Command != nil, s.URL != ""
-	commandOnly := s.Env != nil || s.Dir != "" || s.PermanentExitCodes != nil
+	commandOnly := s.Env != nil || s.Dir != "" || s.PermanentExitCodes != nil || !s.Limits.IsZero()
 	urlOnly := s.Method != "" || s.Headers != nil || s.FollowRedirects
 	switch {
 	case hasCommand && hasURL:
@@ -123,7 +125,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 	case hasCommand && urlOnly:
 		return nil, fmt.Errorf("task %q: method, headers and follow redirects apply only to a url", name)
 	case hasURL && commandOnly:
-		return nil, fmt.Errorf("task %q: env, dir and permanent exit codes apply only to a command", name)
+		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes and limits apply only to a command", name)
 	case hasCommand:
 		c, err := NewCommand(CommandConfig{
 			Argv:               s.Command,
@@ -135,6 +137,8 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			Clock:              r.cfg.Clock,
 			Logger:             r.cfg.Logger,
 			Groups:             &r.groups,
+			Limits:             s.Limits,
+			Launcher:           r.cfg.Launcher,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("task %q: %w", name, err)
@@ -155,7 +159,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 		}
 		return h, nil
 	case commandOnly || urlOnly:
-		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, method, headers and follow redirects need a command or url", name)
+		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, limits, method, headers and follow redirects need a command or url", name)
 	case !registered:
 		return nil, fmt.Errorf("task %q: %w", name, ErrNoHandler)
 	}

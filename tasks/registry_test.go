@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"scheduler/queue"
 )
@@ -65,6 +66,9 @@ func TestRegistryHandler(t *testing.T) {
 		{"follow redirects on a go handler", "digest", Spec{FollowRedirects: true}, "", "need a command or url"},
 		{"env on a url", "notify", Spec{URL: "https://hooks.example/x", Env: map[string]string{"A": "b"}}, "", "apply only to a command"},
 		{"env on a go handler", "digest", Spec{Env: map[string]string{"A": "b"}}, "", "need a command or url"},
+		{"command with limits", "backup", Spec{Command: []string{"true"}, Limits: Limits{MemoryMax: 1 << 30}}, "command", ""},
+		{"limits on a url", "notify", Spec{URL: "https://hooks.example/x", Limits: Limits{OpenFilesMax: 64}}, "", "apply only to a command"},
+		{"limits on a go handler", "digest", Spec{Limits: Limits{CPUTimeMax: time.Minute}}, "", "need a command or url"},
 		{"empty command", "backup", Spec{Command: []string{}}, "", `task "backup": command is empty`},
 		{"bad template", "backup", Spec{Command: []string{"echo", "{{.x"}}, "", `task "backup": command argument 1`},
 		{"bad url", "notify", Spec{URL: "hooks.example/x"}, "", `task "notify": url`},

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"errors"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,3 +19,7 @@ func waitExited(pid int) error {
 		}
 	}
 }
+
+// maxRSSBytes is ru's peak resident set in bytes: Linux counts ru_maxrss
+// in KiB.
+func maxRSSBytes(ru *syscall.Rusage) int64 { return int64(ru.Maxrss) * 1024 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"scheduler/cli"
+	"scheduler/tasks"
 )
 
 // version, when set with -ldflags "-X main.version=v1.2.3", is what
@@ -19,6 +20,11 @@ import (
 var version string
 
 func main() {
+	// A command with resource limits starts this binary as its launcher
+	// first: it sets the limits and becomes the command.
+	if tasks.ExecLimited(os.Args) {
+		os.Exit(tasks.LauncherFailed)
+	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, signals, cli.Options{Version: version})
