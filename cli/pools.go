@@ -29,7 +29,8 @@ type workerPools struct {
 // newWorkerPools makes the pools of cfg on q: pc configures the default
 // pool; the others take it with their own workers, an owner of
 // "OWNER/NAME" (their workers are "OWNER/NAME/wN" in the attempts) and no
-// periodic maintenance, which one pool of the process does for all.
+// periodic maintenance, which one pool of the process does for all. Their
+// log lines carry pool=NAME.
 func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *schedule.Config) (*workerPools, error) {
 	def, err := queue.NewPool(q, pc)
 	if err != nil {
@@ -40,6 +41,7 @@ func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *schedule.Config) (
 	for _, p := range cfg.Pools {
 		c := pc
 		c.Workers, c.Owner, c.MaintenanceEvery = p.Workers, def.Owner()+"/"+p.Name, -1
+		c.Logger = pc.Logger.With("pool", p.Name)
 		pool, err := queue.NewPool(q, c)
 		if err != nil {
 			return nil, fmt.Errorf("pool %s: %w", p.Name, err)

@@ -53,7 +53,8 @@ const backlogExports = 20
 // cleanup triggered behind them starts while every export is still
 // blocked. The export runs on the exports pool (its owner says so), -check
 // lists the pools, -status counts the daemon once, and a reload that
-// changes the pools says it waits for a restart.
+// changes the pools says it waits for a restart. The metrics give each
+// pool's workers and busy workers.
 func TestDaemonRunsTheConfigsPools(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -99,7 +100,9 @@ func TestDaemonRunsTheConfigsPools(t *testing.T) {
 	var logs syncBuffer
 	signals := make(chan os.Signal, 2)
 	exited := make(chan error, 1)
-	go func() { exited <- Run(context.Background(), args, &logs, &logs, signals, opts) }()
+	go func() {
+		exited <- Run(context.Background(), append(args, "-http", "127.0.0.1:0"), &logs, &logs, signals, opts)
+	}()
 	closed := false
 	defer func() {
 		if !closed {
@@ -128,12 +131,29 @@ func TestDaemonRunsTheConfigsPools(t *testing.T) {
 	if got := waitFor(t, started); got != "cleanup" {
 		t.Fatalf("after the first export, %s started, want the cleanup", got)
 	}
+	// Once the cleanup is done its worker is free again (the gauges below).
 	var st statusReport
-	if err := json.Unmarshal([]byte(cmd("-status", "-json")), &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Counts["running"]["export"] != 1 || st.Counts["pending"]["export"] != backlogExports-1 || st.Counts["done"]["cleanup"] > 1 {
+	eventually(t, "cleanup done", func() bool {
+		if err := json.Unmarshal([]byte(cmd("-status", "-json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Counts["done"]["cleanup"] == 1
+	})
+	if st.Counts["running"]["export"] != 1 || st.Counts["pending"]["export"] != backlogExports-1 {
 		t.Errorf("when the cleanup started: %v, want 1 export running, %d pending", st.Counts, backlogExports-1)
+	}
+	m := listenRE.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no listen address in the log:\n%s", logs.String())
+	}
+	got := samples(t, scrape(t, "http://"+m[1]+"/metrics"))
+	for series, want := range map[string]float64{
+		`scheduler_workers{pool="default"}`: 1, `scheduler_workers_busy{pool="default"}`: 0,
+		`scheduler_workers{pool="exports"}`: 1, `scheduler_workers_busy{pool="exports"}`: 1,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
 	}
 	if st.RunningPools == nil || *st.RunningPools != 2 {
 		t.Errorf("running_pools = %v, want 2", st.RunningPools)

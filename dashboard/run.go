@@ -232,7 +232,7 @@ func (s *server) liveDaemons(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	now := s.clock.Now()
+	now := s.q.Clock().Now() // the rows' clock: on PostgreSQL the server's
 	seen := map[string]bool{}
 	for _, d := range ds {
 		if d.Alive(now) {
