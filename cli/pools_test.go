@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"scheduler/queue"
+	"scheduler/queue/postgres/pgtest"
 	"scheduler/tasks"
 )
 
@@ -54,9 +55,20 @@ const backlogExports = 20
 // blocked. The export runs on the exports pool (its owner says so), -check
 // lists the pools, -status counts the daemon once, and a reload that
 // changes the pools says it waits for a restart. The metrics give each
-// pool's workers and busy workers.
+// pool's workers and busy workers. On SQLite and PostgreSQL.
 func TestDaemonRunsTheConfigsPools(t *testing.T) {
 	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		testDaemonPools(t, nil)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testDaemonPools(t, []string{"-db", pgtest.DSN(t)})
+	})
+}
+
+func testDaemonPools(t *testing.T, db []string) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "schedules.toml")
 	writeFile(t, config, poolsConfig(1))
@@ -81,7 +93,7 @@ func TestDaemonRunsTheConfigsPools(t *testing.T) {
 		}
 		return r.Register("cleanup", cleanup)
 	}}
-	args := []string{"-config", config}
+	args := append([]string{"-config", config}, db...)
 	cmd := func(extra ...string) string {
 		t.Helper()
 		var out bytes.Buffer
