@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -94,14 +95,14 @@ func (wp *workerPools) probes(m map[string]func() <-chan struct{}) map[string]fu
 	return m
 }
 
-// announce writes every pool's row (see queue.Pool.Announce).
+// announce writes every pool's row (see queue.Pool.Announce), each even
+// when another's failed.
 func (wp *workerPools) announce(ctx context.Context) error {
+	var errs []error
 	for _, name := range wp.names {
-		if err := wp.pools[name].Announce(ctx); err != nil {
-			return err
-		}
+		errs = append(errs, wp.pools[name].Announce(ctx))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
