@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -241,7 +242,36 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	l.decode(raw.LogOutput, &t.LogOutput, w.with("log_output"))
 	l.loadLimits(t, raw, w)
 	l.durationField(raw.GiveUpAfter, &t.GiveUpAfter, w.with("give_up_after"), time.Nanosecond)
+	l.loadRedact(t, raw, w)
 	return tmpls, tmplsOK
+}
+
+// loadRedact decodes redact and redact_output and builds the task's
+// Redactor of them.
+func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
+	if l.decode(raw.Redact, &t.Redact, w.with("redact")) {
+		seen := map[string]bool{}
+		for _, p := range t.Redact {
+			if err := checkRedactPath(p); err != nil {
+				l.add(w.with("redact"), err)
+			} else if seen[p] {
+				l.errorf(w.with("redact"), "field %q is listed twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	var patterns []*regexp.Regexp
+	if l.decode(raw.RedactOutput, &t.RedactOutput, w.with("redact_output")) {
+		for _, p := range t.RedactOutput {
+			re, err := compileRedactPattern(p)
+			if err != nil {
+				l.add(w.with("redact_output"), err)
+				continue
+			}
+			patterns = append(patterns, re)
+		}
+	}
+	t.redactor = newRedactor(t.Redact, patterns)
 }
 
 // Bounds of a command's resource limits.
