@@ -316,7 +316,7 @@ func TestLoadErrors(t *testing.T) {
 		{"give_up_after not a duration", "[tasks.t]\ngive_up_after = \"6 hours\"\n",
 			`t.toml:2: task "t": field give_up_after: "6 hours" is not a duration such as 90s or 1h30m`},
 		{"redact_output not a regexp", "[tasks.t]\ncommand = [\"true\"]\nredact_output = [\"(?i)bearer [a-z\"]\n",
-			`t.toml:3: task "t": field redact_output: pattern "(?i)bearer [a-z": error parsing regexp: missing closing ]: `+"`[a-z`"},
+			`t.toml:3: task "t": field redact_output: pattern "(?i)bearer [a-z": error parsing regexp: missing closing ]: ` + "`[a-z`"},
 		{"redact_output matching nothing", "[tasks.t]\nredact_output = [\"x*\"]\n",
 			`t.toml:2: task "t": field redact_output: pattern "x*" matches the empty string: it would mark every position of the output`},
 		{"redact_output not an array", "[tasks.t]\nredact_output = \"bearer .*\"\n",
