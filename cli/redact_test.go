@@ -42,6 +42,9 @@ notify = ["note"]
 payload = { token = "`+secretToken+`", card = { number = "`+secretCard+`", holder = "Ann" } }
 `)
 	secrets := []string{secretToken, secretCard, secretBearer}
+	if check := mustCLI(t, dir, "-check"); !regexp.MustCompile(`pay +token, card.number +"\(\?i\)bearer \[a-z0-9._-\]\+"`).MatchString(check) {
+		t.Errorf("-check lacks the redaction of task pay:\n%s", check)
+	}
 	d := startDaemon(t, dir, nil)
 	out := mustCLI(t, dir, "-trigger", "s")
 	id := regexp.MustCompile(`enqueued job (\d+)`).FindStringSubmatch(out)
