@@ -325,6 +325,8 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:2: task "t": field redact: field "card..number": an empty name between dots`},
 		{"redact twice", "[tasks.t]\nredact = [\"token\", \"token\"]\n",
 			`t.toml:2: task "t": field redact: field "token" is listed twice`},
+		{"redacted field in for_each", "[tasks.t]\nredact = [\"card.number\"]\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [{ x = 1 }, { card = { number = 4 } }]\n",
+			`t.toml:7: schedule "a": field for_each: item 2 sets "card", which task "t" redacts: an item's fields make its name, shown in every job key, log line and page; put the secret in payload instead`},
 		{"zero attempts", "[tasks.t]\nmax_attempts = 0\n",
 			`t.toml:2: task "t": field max_attempts: 0 attempts: want at least 1`},
 		{"log_output not a boolean", "[tasks.t]\ncommand = [\"true\"]\nlog_output = \"yes\"\n",

@@ -274,6 +274,20 @@ func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
 	t.redactor = newRedactor(t.Redact, patterns)
 }
 
+// checkRedactedItems rejects a for_each item that sets a field its task
+// redacts: an item's keys and values make its ID, which is part of every
+// job key and shown with every run, so the value could not be masked.
+func (l *loader) checkRedactedItems(w where, s *Schedule, t *Task) {
+	for i, item := range s.ForEach {
+		for _, p := range t.Redact {
+			top, _, _ := strings.Cut(p, ".")
+			if _, ok := item[top]; ok {
+				l.errorf(w, "item %d sets %q, which task %q redacts: an item's fields make its name, shown in every job key, log line and page; put the secret in payload instead", i+1, top, t.Name)
+			}
+		}
+	}
+}
+
 // Bounds of a command's resource limits.
 const (
 	// MinMemoryMax is the smallest memory_max: below it not even a small
@@ -493,6 +507,11 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	itemsField := w.with("payload")
 	if present(raw.ForEach) {
 		itemsField = w.with("for_each")
+	}
+	if forEachOK {
+		if t := cfg.Tasks[s.Task]; t != nil {
+			l.checkRedactedItems(w.with("for_each"), s, t)
+		}
 	}
 	if payloadOK && forEachOK {
 		items, err := buildItems(s.Payload, s.ForEach)
