@@ -69,11 +69,14 @@ func (r *Redactor) Payload(payload json.RawMessage) json.RawMessage {
 	if !masked {
 		return payload
 	}
-	out, err := json.Marshal(v)
-	if err != nil {
+	// Shown as text, not embedded in HTML: "<" stays "<".
+	var out bytes.Buffer
+	e := json.NewEncoder(&out)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return json.RawMessage(`"` + Redacted + `"`)
 	}
-	return out
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
 
 // Text returns s with every match of the task's redact_output patterns

@@ -21,6 +21,7 @@ func TestRedactorPayload(t *testing.T) {
 			`{"cards":[{"number":"[redacted]"},{"number":"[redacted]"},{"other":3}]}`},
 		{"absent field kept as written", `["token"]`, `{ "b": 1, "a": 12345678901234567890 }`,
 			`{ "b": 1, "a": 12345678901234567890 }`},
+		{"text kept as written", `["token"]`, `{"token":"x","q":"a<b & c"}`, `{"q":"a<b & c","token":"[redacted]"}`},
 		{"null masked", `["token"]`, `{"token":null}`, `{"token":"[redacted]"}`},
 		{"path into a string", `["token.x"]`, `{"token":"abc"}`, `{"token":"abc"}`},
 		{"not json", `["token"]`, `{"token":`, `"[redacted]"`},
