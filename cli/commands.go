@@ -81,6 +81,7 @@ func (a *app) checkConfig() error {
 	}
 	w.Flush()
 	printBudgets(a.stdout, a.cfg)
+	printRedaction(a.stdout, a.cfg)
 	printPools(a.stdout, a.cfg)
 	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
 		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
@@ -588,7 +589,7 @@ func (a *app) listDead(ctx context.Context) error {
 		return err
 	}
 	if a.o.json {
-		return writeJSON(a.stdout, jobViews(dead))
+		return writeJSON(a.stdout, jobViews(dead, a.cfg))
 	}
 	if len(dead) == 0 {
 		fmt.Fprintln(a.stdout, "no dead jobs")
@@ -597,7 +598,7 @@ func (a *app) listDead(ctx context.Context) error {
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "ID\tTYPE\tKEY\tATTEMPTS\tDIED\tLAST ERROR\n")
 	for _, j := range dead {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Type, j.Key, j.Attempt, j.MaxAttempts, rfc3339(j.FinishedAt, time.UTC), firstLine(j.LastError, 100))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Type, j.Key, j.Attempt, j.MaxAttempts, rfc3339(j.FinishedAt, time.UTC), firstLine(a.cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError), 100))
 	}
 	return w.Flush()
 }
@@ -768,19 +769,22 @@ func optTime(t time.Time) string {
 	return rfc3339(t, time.UTC)
 }
 
-func viewJob(j *queue.Job) jobView {
+// viewJob is j as the CLI shows it, its secrets masked by the redact and
+// redact_output of its task in cfg (nil: none).
+func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
+	r := cfg.Redactor(j.Type)
 	return jobView{
 		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
-		Priority: j.Priority, Payload: j.Payload, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		Priority: j.Priority, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
-		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: j.LastError,
+		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
 	}
 }
 
-func jobViews(js []*queue.Job) []jobView {
+func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
 	out := make([]jobView, 0, len(js))
 	for _, j := range js {
-		out = append(out, viewJob(j))
+		out = append(out, viewJob(j, cfg))
 	}
 	return out
 }
@@ -807,13 +811,14 @@ func (a *app) showJob(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v := viewJob(j)
+	v := viewJob(j, a.cfg)
+	r := a.cfg.Redactor(j.Type)
 	if loc := a.scheduleZone(j.Schedule); loc != nil && !j.ScheduledAt.IsZero() {
 		v.ScheduledAtZone, v.Zone = rfc3339(j.ScheduledAt, loc), loc.String()
 	}
 	for _, at := range as {
 		v.Attempts = append(v.Attempts, attemptView{Number: at.Number, Worker: at.Worker, StartedAt: rfc3339(at.StartedAt, time.UTC),
-			FinishedAt: rfc3339(at.FinishedAt, time.UTC), Outcome: string(at.Outcome), Error: at.Error, Output: at.Output})
+			FinishedAt: rfc3339(at.FinishedAt, time.UTC), Outcome: string(at.Outcome), Error: r.Attempt(j.Payload, at.Error), Output: r.Attempt(j.Payload, at.Output)})
 	}
 	if a.o.json {
 		return writeJSON(a.stdout, v)

@@ -96,7 +96,7 @@ func (a *app) listJobs(ctx context.Context) error {
 		return err
 	}
 	if a.o.json {
-		return writeJSON(a.stdout, jobViews(js))
+		return writeJSON(a.stdout, jobViews(js, a.cfg))
 	}
 	if len(js) == 0 {
 		fmt.Fprintln(a.stdout, "no jobs match")
@@ -106,7 +106,7 @@ func (a *app) listJobs(ctx context.Context) error {
 	fmt.Fprintf(w, "ID\tSTATE\tTASK\tATTEMPTS\tCREATED\tFINISHED\tKEY\tLAST ERROR\n")
 	for _, j := range js {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", j.ID, j.State, j.Type, j.Attempt, j.MaxAttempts,
-			rfc3339(j.CreatedAt, time.UTC), rfc3339(j.FinishedAt, time.UTC), j.Key, orDash(firstLine(j.LastError, 60)))
+			rfc3339(j.CreatedAt, time.UTC), rfc3339(j.FinishedAt, time.UTC), j.Key, orDash(firstLine(a.cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError), 60)))
 	}
 	if err := w.Flush(); err != nil {
 		return err

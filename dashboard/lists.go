@@ -95,7 +95,7 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 			Instant: s.when(j.ScheduledAt, loc), Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
 			Created: s.when(j.CreatedAt, loc), Finished: s.when(j.FinishedAt, loc), Key: j.Key}
 		if j.State == queue.StateDead {
-			row.Error = orDash(firstLine(j.LastError, 160))
+			row.Error = orDash(firstLine(s.lastError(j), 160))
 		}
 		data.Rows = append(data.Rows, row)
 	}
@@ -169,7 +169,7 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 		for _, j := range js {
 			row.Notified = append(row.Notified, jobRow{ID: j.ID, State: string(j.State), Type: j.Type,
 				Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
-				Error: firstLine(j.LastError, 120)})
+				Error: firstLine(s.lastError(j), 120)})
 		}
 		data.Rows = append(data.Rows, row)
 	}

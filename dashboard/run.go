@@ -115,10 +115,12 @@ func (s *server) runOf(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	loc := s.zone(j.Schedule)
+	// The payload's redacted fields are masked; the command got them.
+	red := s.cfg.ConfigFunc().Redactor(j.Type)
 	data := runPage{ID: j.ID, State: string(j.State), Schedule: j.Schedule, Item: j.Item, Instant: s.when(j.ScheduledAt, loc),
 		Key: j.Key, Type: j.Type, Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Priority: j.Priority,
-		Payload: string(j.Payload), RunAt: s.when(j.RunAt, loc), Created: s.when(j.CreatedAt, loc),
-		Started: s.when(j.StartedAt, loc), Finished: s.when(j.FinishedAt, loc), Error: j.LastError}
+		Payload: string(red.Payload(j.Payload)), RunAt: s.when(j.RunAt, loc), Created: s.when(j.CreatedAt, loc),
+		Started: s.when(j.StartedAt, loc), Finished: s.when(j.FinishedAt, loc), Error: s.lastError(j)}
 	as, err := s.q.Attempts(ctx, j.ID)
 	if err != nil {
 		return data, err
@@ -126,7 +128,7 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	for _, a := range as {
 		data.Rows = append(data.Rows, attemptRow{Number: a.Number, Worker: a.Worker, Started: s.when(a.StartedAt, loc),
 			Finished: s.when(a.FinishedAt, loc), Took: duration(a.StartedAt, a.FinishedAt), Outcome: string(a.Outcome),
-			Error: a.Error, Output: a.Output})
+			Error: red.Attempt(j.Payload, a.Error), Output: red.Attempt(j.Payload, a.Output)})
 	}
 	switch j.State {
 	case queue.StateRunning:
@@ -167,7 +169,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		at := s.when(j.RunAt, loc)
 		if j.Attempt > 0 {
 			why = append(why, fmt.Sprintf("retry backoff: attempt %d of %d runs at %s (%s); the last one failed: %s",
-				j.Attempt+1, j.MaxAttempts, at.Text, at.Rel, orDash(firstLine(j.LastError, 200))))
+				j.Attempt+1, j.MaxAttempts, at.Text, at.Rel, orDash(firstLine(s.lastError(j), 200))))
 		} else {
 			why = append(why, fmt.Sprintf("run_at in the future: it runs at %s (%s)", at.Text, at.Rel))
 		}

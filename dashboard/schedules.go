@@ -357,7 +357,7 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 func (s *server) runRow(j *queue.Job, loc *time.Location) runRow {
 	return runRow{ID: j.ID, Instant: s.when(j.ScheduledAt, loc), Item: j.Item, State: string(j.State),
 		Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
-		Error: firstLine(j.LastError, 120)}
+		Error: firstLine(s.lastError(j), 120)}
 }
 
 func hasItem(sc *schedule.Schedule, item string) bool {
@@ -378,6 +378,13 @@ func orNone(d time.Duration) string {
 
 // zone is the zone of schedule's times: its configured zone, UTC for a
 // job of no schedule or of one no longer configured.
+// lastError is j's last error as a page shows it: masked by the
+// redact_output patterns and redacted payload values of its task (already
+// done as it was stored, unless the task gained them since).
+func (s *server) lastError(j *queue.Job) string {
+	return s.cfg.ConfigFunc().Redactor(j.Type).Attempt(j.Payload, j.LastError)
+}
+
 func (s *server) zone(schedule string) *time.Location {
 	if sc, ok := s.cfg.ConfigFunc().Schedule(schedule); ok && sc.Location != nil {
 		return sc.Location

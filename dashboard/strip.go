@@ -189,7 +189,7 @@ func (s *server) cell(sc *schedule.Schedule, at time.Time, jobs []*queue.Job, sk
 			w += " after 1 attempt"
 		}
 		if j.State == queue.StateDead && j.LastError != "" {
-			w += ": " + firstLine(j.LastError, 80)
+			w += ": " + firstLine(s.lastError(j), 80)
 		}
 		words = append(words, w)
 	case len(jobs) > 1:

@@ -43,6 +43,11 @@ type TypeConfig struct {
 	// again when claimed; a new run of the schedule has a budget of its
 	// own. Default: none.
 	GiveUpAfter time.Duration
+	// RedactFunc masks the secrets in an attempt's output and in its error
+	// text (s) before they are stored, logged or raised in an alarm, given
+	// the job; it must be safe for concurrent use. Default: nil, nothing
+	// masked.
+	RedactFunc func(j *Job, s string) string
 }
 
 // giveUpAt is when the GiveUpAfter budget of j ends; zero when its type has

@@ -794,8 +794,20 @@ func tail(s string, n int) string {
 
 func (p *Pool) worker(ctx context.Context, name string) {
 	for j := range p.work {
-		p.results <- p.execute(ctx, name, j)
+		p.results <- p.redact(p.execute(ctx, name, j))
 	}
+}
+
+// redact masks the secrets of r's output and error with its type's
+// RedactFunc, before anything stores or logs them.
+func (p *Pool) redact(r store.Result) store.Result {
+	reg, ok := p.lookup(r.Job.Type)
+	if !ok || reg.tc.RedactFunc == nil {
+		return r
+	}
+	r.Output = reg.tc.RedactFunc(r.Job, r.Output)
+	r.Error = reg.tc.RedactFunc(r.Job, r.Error)
+	return r
 }
 
 // execute runs one attempt and classifies its end.

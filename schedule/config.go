@@ -170,7 +170,22 @@ type Task struct {
 	// a job of no instant, its enqueue (key give_up_after); see
 	// queue.TypeConfig.GiveUpAfter. Zero: none.
 	GiveUpAfter time.Duration
+	// Redact names the payload fields shown as "[redacted]" wherever a job
+	// is shown to a person (key redact): a top-level key ("token"), or a
+	// key nested in objects, with dots ("card.number"), crossing arrays.
+	// The command or URL still receives the real values. See Redactor.
+	Redact []string
+	// RedactOutput are regular expressions (RE2 syntax) whose matches in
+	// an attempt's output and error are replaced with "[redacted]" before
+	// they are stored or logged (key redact_output). See Redactor.
+	RedactOutput []string
+
+	redactor *Redactor // of Redact and RedactOutput; nil: none
 }
+
+// Redactor returns the masking of the task's secrets: nil, masking
+// nothing, when it has no redact or redact_output.
+func (t *Task) Redactor() *Redactor { return t.redactor }
 
 // TypeConfig returns the queue policy of the task's job type.
 func (t *Task) TypeConfig() queue.TypeConfig {
@@ -181,7 +196,18 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 		MaxBackoff:  t.MaxBackoff,
 		LogOutput:   t.LogOutput,
 		GiveUpAfter: t.GiveUpAfter,
+		RedactFunc:  t.redactFunc(),
 	}
+}
+
+// redactFunc is the queue's hook that masks an attempt's output and error
+// before they are stored; nil when the task redacts nothing.
+func (t *Task) redactFunc() func(j *queue.Job, s string) string {
+	r := t.redactor
+	if r == nil {
+		return nil
+	}
+	return func(j *queue.Job, s string) string { return r.Attempt(j.Payload, s) }
 }
 
 // CatchUp is a schedule's policy for instants missed while nothing ran it:

@@ -73,6 +73,8 @@ type rawTask struct {
 	OpenFilesMax       toml.Primitive `toml:"open_files_max"`
 	RetryOverLimit     toml.Primitive `toml:"retry_over_limit"`
 	GiveUpAfter        toml.Primitive `toml:"give_up_after"`
+	Redact             toml.Primitive `toml:"redact"`
+	RedactOutput       toml.Primitive `toml:"redact_output"`
 }
 
 type rawSchedule struct {

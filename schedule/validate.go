@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -242,7 +243,50 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	l.decode(raw.LogOutput, &t.LogOutput, w.with("log_output"))
 	l.loadLimits(t, raw, w)
 	l.durationField(raw.GiveUpAfter, &t.GiveUpAfter, w.with("give_up_after"), time.Nanosecond)
+	l.loadRedact(t, raw, w)
 	return tmpls, tmplsOK
+}
+
+// loadRedact decodes redact and redact_output and builds the task's
+// Redactor of them.
+func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
+	if l.decode(raw.Redact, &t.Redact, w.with("redact")) {
+		seen := map[string]bool{}
+		for _, p := range t.Redact {
+			if err := checkRedactPath(p); err != nil {
+				l.add(w.with("redact"), err)
+			} else if seen[p] {
+				l.errorf(w.with("redact"), "field %q is listed twice", p)
+			}
+			seen[p] = true
+		}
+	}
+	var patterns []*regexp.Regexp
+	if l.decode(raw.RedactOutput, &t.RedactOutput, w.with("redact_output")) {
+		for _, p := range t.RedactOutput {
+			re, err := compileRedactPattern(p)
+			if err != nil {
+				l.add(w.with("redact_output"), err)
+				continue
+			}
+			patterns = append(patterns, re)
+		}
+	}
+	t.redactor = newRedactor(t.Redact, patterns)
+}
+
+// checkRedactedItems rejects a for_each item that sets a field its task
+// redacts: an item's keys and values make its ID, which is part of every
+// job key and shown with every run, so the value could not be masked.
+func (l *loader) checkRedactedItems(w where, s *Schedule, t *Task) {
+	for i, item := range s.ForEach {
+		for _, p := range t.Redact {
+			top, _, _ := strings.Cut(p, ".")
+			if _, ok := item[top]; ok {
+				l.errorf(w, "item %d sets %q, which task %q redacts: an item's fields make its name, shown in every job key, log line and page; put the secret in payload instead", i+1, top, t.Name)
+			}
+		}
+	}
 }
 
 // Bounds of a command's resource limits.
@@ -464,6 +508,11 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	itemsField := w.with("payload")
 	if present(raw.ForEach) {
 		itemsField = w.with("for_each")
+	}
+	if forEachOK {
+		if t := cfg.Tasks[s.Task]; t != nil {
+			l.checkRedactedItems(w.with("for_each"), s, t)
+		}
 	}
 	if payloadOK && forEachOK {
 		items, err := buildItems(s.Payload, s.ForEach)
