@@ -34,7 +34,7 @@ const forcedExitWait = 10 * time.Second
 // kill_grace: recording the results and closing the database.
 const stopMargin = 15 * time.Second
 
-// daemon runs the beat, the worker pool and maintenance until SIGTERM or
+// daemon runs the beat, the worker pools and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
 func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	log := a.log
@@ -116,11 +116,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		bc.MaterialisedFunc = func(s string, n int) { met.runsMaterialised(s, n) }
 		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { met.runsSkipped(s, r, n) }
 	}
-	pool, err := queue.NewPool(q, pc)
+	pools, err := newWorkerPools(q, pc, a.cfg)
 	if err != nil {
 		return err
 	}
-	if err := registerTasks(pool, reg, a.cfg); err != nil {
+	if err := pools.register(reg, a.cfg); err != nil {
 		return err
 	}
 	beat, err = schedule.NewBeat(q, a.cfg, bc)
@@ -129,9 +129,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	var health *health
 	if listen != "" {
-		met = newMetrics(q, a.cfg, a.programVersion(), pool.Workers(), pool.Busy, log)
+		met = newMetrics(q, a.cfg, a.programVersion(), pools.gauges(), log)
 		met.DeadlineFunc = beat.Deadline
-		health = newHealth(a.clock, newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe}))
+		health = newHealth(a.clock, newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe})))
 		var site http.Handler
 		if a.cfg.HTTP.Dashboard {
 			if site, err = newSite(q, a.cfg.HTTP, beat.Config, beat.Deadline, clk, log); err != nil {
@@ -183,14 +183,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	// read-only mount, a full disk) does not stop the daemon: the pool's
 	// loop writes the row at its first trip and backs off while it fails,
 	// as for every other write.
-	if err := pool.Announce(ctx); err != nil {
+	if err := pools.announce(ctx); err != nil {
 		log.Error("pool not announced", "err", err)
 	}
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	var wg sync.WaitGroup
-	failed := make(chan error, 2)
+	failed := make(chan error, len(pools.names)+1)
 	start := func(name string, fn func(context.Context) error) {
 		wg.Add(1)
 		go func() {
@@ -202,7 +202,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			}
 		}()
 	}
-	start("pool", pool.Run)
+	for _, name := range pools.names {
+		start(pools.component(name), pools.pools[name].Run)
+	}
 	start("beat", beat.Run)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -213,12 +215,12 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
 	log.Info("scheduler started", "db", a.dbPath, "config", a.o.config, "schedules", len(a.cfg.Schedules),
-		"tasks", len(a.cfg.Tasks), "workers", pool.Workers(), "owner", pool.Owner(), "pid", os.Getpid())
+		"tasks", len(a.cfg.Tasks), "workers", pools.workers(), "pools", pools.poolAttrs(), "owner", pools.defaultPool().Owner(), "pid", os.Getpid())
 	notifyOrLog(log, notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(a.cfg.Schedules))+" schedules")
 
 	// WATCHDOG=1 means that the pool's loop and the beat come round and
 	// the database answers; a wedged loop stops the feeding.
-	live := newLiveness(map[string]func() <-chan struct{}{"pool": pool.Probe, "beat": beat.Probe})
+	live := newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe}))
 	if dogEvery > 0 {
 		dog := &watchdog{clock: a.clock, interval: dogEvery, live: live, ping: q.Ping, log: log,
 			feed: func() { notifyOrLog(log, notify, "WATCHDOG=1") }}
@@ -255,13 +257,13 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			switch sig {
 			case syscall.SIGHUP:
 				if !stopping {
-					a.reload(ctx, notify, q, pool, reg, beat)
+					a.reload(ctx, notify, q, pools, reg, beat)
 				}
 			default:
 				if stopping {
 					// Cut first: a command killed below then ends in a
 					// release, not a failed attempt.
-					pool.Cut()
+					pools.cut()
 					killed := reg.KillRunning()
 					log.Warn("second signal: exiting now", "signal", sig.String(), "process_groups_killed", killed)
 					select {
@@ -318,7 +320,7 @@ func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string
 }
 
 // reload applies a new config atomically: a bad file changes nothing.
-func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool *queue.Pool, reg *tasks.Registry, beat *schedule.Beat) {
+func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pools *workerPools, reg *tasks.Registry, beat *schedule.Beat) {
 	log := a.log
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
@@ -340,7 +342,7 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 		return
 	}
 	logConfigWarnings(log, cfg)
-	if err := registerTasks(pool, reg, cfg); err != nil {
+	if err := pools.register(reg, cfg); err != nil {
 		log.Error("reload rejected: keeping the running config", "err", err)
 		return
 	}
@@ -351,6 +353,12 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pool 
 	}
 	if !now.Equal(was) {
 		log.Warn("reload: [http] takes effect at the next restart", "listen", a.cfg.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
+	}
+	if len(diff.Pools) > 0 {
+		// A pool's goroutines and its row are made at start; until then
+		// each task stays in the pool it started in, and a new task runs
+		// in the default pool.
+		log.Warn("reload: [pools] take effect at the next restart", "pools", diff.Pools, "running", pools.poolAttrs())
 	}
 	if a.met != nil {
 		a.met.setConfig(cfg)
@@ -435,26 +443,6 @@ func checkHandlers(reg *tasks.Registry, cfg *schedule.Config) error {
 	}
 	if len(errs) > 0 {
 		return errs
-	}
-	return nil
-}
-
-// registerTasks gives the pool a handler for every task of cfg. Tasks that a
-// reload removed keep their handlers until restart, so jobs of theirs already
-// queued still run.
-func registerTasks(pool *queue.Pool, reg *tasks.Registry, cfg *schedule.Config) error {
-	zones := scheduleZones(cfg)
-	for _, name := range taskNames(cfg) {
-		t := cfg.Tasks[name]
-		spec := taskSpec(t)
-		spec.Zones = zones
-		h, err := reg.Handler(name, spec)
-		if err != nil {
-			return fmt.Errorf("task %s: %w", name, err)
-		}
-		if err := pool.Register(name, h, t.TypeConfig()); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ const (
 	labelState    = "state"
 	labelOutcome  = "outcome"
 	labelReason   = "reason"
+	labelPool     = "pool"
 )
 
 // scrapeTimeout bounds the database reads of one scrape.
@@ -84,10 +85,17 @@ type metrics struct {
 	DeadlineFunc func(schedule string) (time.Time, bool)
 }
 
+// poolGauge is what the metrics read of one worker pool: its name, its
+// workers, and how many of them run a job now (safe for concurrent use).
+type poolGauge struct {
+	name    string
+	workers int
+	busy    func() int
+}
+
 // newMetrics returns the metrics of a daemon on q running cfg, its build
-// version and its pool's size given. busy reports how many workers run a
-// job now.
-func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, workers int, busy func() int, log *slog.Logger) *metrics {
+// version and its worker pools given.
+func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
@@ -132,16 +140,23 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, workers in
 	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 
 	m.reg.MustRegister(m.materialised, m.skipped, m.finished, m.reclaimed, m.alarms, m.notifyFailed,
-		m.duration, m.startDelay, buildInfo, m.db,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scheduler_workers",
-			Help: "Workers this daemon's pool has: jobs it runs at once at most.",
-		}, func() float64 { return float64(workers) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "scheduler_workers_busy",
-			Help: "Workers of this daemon running a job now.",
-		}, func() float64 { return float64(busy()) }),
-	)
+		m.duration, m.startDelay, buildInfo, m.db)
+	// One series per pool, labelled with its name ("default" for the
+	// tasks of no [pools.NAME]): a sum over pool is the daemon's.
+	for _, p := range pools {
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "scheduler_workers",
+				Help:        "Workers of this daemon's pool: jobs it runs at once at most.",
+				ConstLabels: prometheus.Labels{labelPool: p.name},
+			}, func() float64 { return float64(p.workers) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "scheduler_workers_busy",
+				Help:        "Workers of this daemon's pool running a job now.",
+				ConstLabels: prometheus.Labels{labelPool: p.name},
+			}, func() float64 { return float64(p.busy()) }),
+		)
+	}
 	m.precreate(cfg)
 	return m
 }

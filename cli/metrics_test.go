@@ -150,7 +150,7 @@ func TestMetricsScrape(t *testing.T) {
 		`scheduler_job_start_delay_seconds_count{task="fail"}`:           2,
 		`scheduler_schedule_paused{schedule="broken"}`:                   1,
 		`scheduler_schedule_paused{schedule="yearly"}`:                   0,
-		`scheduler_workers_busy`:                                         0,
+		`scheduler_workers_busy{pool="default"}`:                         0,
 		`scheduler_alarms_raised_total{reason="dead",schedule="broken"}`: 1,
 		`scheduler_alarms_raised_total{reason="dead",schedule="yearly"}`: 0,
 		`scheduler_notifications_failed_total{task="page"}`:              1,

@@ -154,13 +154,31 @@ func outcome(items int, states map[string]int, state string) string {
 }
 
 // printDaemons prints the daemon line of -status, a warning when none is
-// alive.
+// alive. A daemon with [pools.NAME] tables has a row per pool: it is one
+// daemon, with its count of pools.
 func printDaemons(w io.Writer, rep statusReport) {
+	type process struct {
+		pid  int
+		host string
+	}
 	var alive []string
+	var order []process
+	rows := map[process][]daemonView{}
 	for _, d := range rep.Daemons {
 		if d.Alive {
-			alive = append(alive, fmt.Sprintf("pid %d on %s (%s), up since %s, seen %s", d.PID, d.Host, d.Version, d.StartedAt, d.LastSeen))
+			p := process{d.PID, d.Host}
+			if rows[p] == nil {
+				order = append(order, p)
+			}
+			rows[p] = append(rows[p], d)
 		}
+	}
+	for _, p := range order {
+		d, pools := rows[p][0], ""
+		if n := len(rows[p]); n > 1 {
+			pools = fmt.Sprintf(", %d pools", n)
+		}
+		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, pools, d.StartedAt, d.LastSeen))
 	}
 	switch {
 	case len(alive) > 0:

@@ -200,8 +200,14 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		}
 		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Concurrency > 0 {
 			// The limit is each daemon's: reached everywhere when the jobs
-			// running fill every running pool's share.
-			limit := min(t.Concurrency*max(h.Pools, 1), queue.MaxList)
+			// running fill every running daemon's share. A daemon with
+			// [pools.NAME] tables has a row per pool, and runs a task in
+			// one of them.
+			daemons, err := s.liveDaemons(ctx)
+			if err != nil {
+				return nil, err
+			}
+			limit := min(t.Concurrency*max(daemons, 1), queue.MaxList)
 			running, err := s.q.List(ctx, queue.Filter{State: queue.StateRunning, Type: j.Type, Limit: limit})
 			if err != nil {
 				return nil, err
@@ -219,6 +225,23 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		why = append(why, note)
 	}
 	return why, nil
+}
+
+// liveDaemons counts the processes with a live pool row: one daemon may
+// have several pools. It reads at most 100 rows (Queue.Daemons).
+func (s *server) liveDaemons(ctx context.Context) (int, error) {
+	ds, err := s.q.Daemons(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := s.q.Clock().Now() // the rows' clock: on PostgreSQL the server's
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if d.Alive(now) {
+			seen[d.Host+"\x00"+strconv.Itoa(d.PID)] = true
+		}
+	}
+	return len(seen), nil
 }
 
 // plural returns "1 job" or "n jobs".

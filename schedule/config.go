@@ -43,12 +43,17 @@ type Config struct {
 	Schedules []*Schedule
 	// HTTP holds the [http] table: the metrics and health listener.
 	HTTP HTTP
+	// Pools holds the [pools.NAME] tables, sorted by name: workers of
+	// their own for the tasks each names. The tasks of none run in the
+	// default pool, of Scheduler.Workers (see PoolOf).
+	Pools []*Pool
 	// Warnings are what is probably a mistake but loads, such as the cron
 	// "0 3 * * * *" (see Spec): in line order, for -check and the daemon to
 	// report.
 	Warnings []*ConfigError
 
 	byName map[string]*Schedule
+	poolOf map[string]string // task -> the [pools.NAME] that names it
 }
 
 // Schedule returns the schedule called name.
@@ -321,7 +326,8 @@ func (s *Schedule) Next(after time.Time) time.Time { return s.spec.Next(after) }
 type ConfigError struct {
 	File string // the file, as given to Load or Parse
 	Line int    // 1-based line; 0 when unknown
-	// Table is "scheduler", "task" or "schedule": where the problem is;
+	// Table is "scheduler", "task", "schedule", "http" or "pool": where
+	// the problem is;
 	// empty for the file as a whole.
 	Table string
 	// Job names the task or schedule; a schedule without a usable name is

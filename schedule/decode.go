@@ -26,6 +26,7 @@ type rawFile struct {
 	Tasks     toml.Primitive `toml:"tasks"`
 	Schedule  toml.Primitive `toml:"schedule"`
 	HTTP      toml.Primitive `toml:"http"`
+	Pools     toml.Primitive `toml:"pools"`
 }
 
 type rawHTTP struct {
@@ -410,7 +411,7 @@ func wantType(v any) string {
 		return "an array of integers"
 	case *map[string]string:
 		return "a table of strings"
-	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *map[string]toml.Primitive:
+	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *rawPool, *map[string]toml.Primitive:
 		return "a table"
 	case *[]map[string]any, *[]toml.Primitive, *[]map[string]toml.Primitive:
 		return "an array of tables"
@@ -532,6 +533,8 @@ func (l *loader) keysOf(k toml.Key) map[string]bool {
 		return scheduleKeys
 	case k[0] == "http" && len(k) >= 2:
 		return httpKeys
+	case k[0] == "pools" && len(k) >= 3:
+		return poolKeys
 	case len(k) == 1:
 		return fileKeys
 	}
@@ -584,7 +587,14 @@ func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 			known:  httpKeys[k[1]],
 			inside: len(k) > 2 && httpKeys[k[1]],
 		}
-	case k[0] == "tasks":
+	case k[0] == "pools" && len(k) >= 3:
+		return keyPlace{
+			at:     where{table: "pool", job: k[1], path: []string{"pools", k[1], k[2]}},
+			depth:  3,
+			known:  poolKeys[k[2]],
+			inside: len(k) > 3 && poolKeys[k[2]],
+		}
+	case k[0] == "tasks", k[0] == "pools":
 		return keyPlace{at: where{path: k}, depth: 1, known: true}
 	}
 	return keyPlace{at: where{path: k}, depth: 1, known: len(k) == 1 && fileKeys[k[0]]}

@@ -28,16 +28,18 @@ type Diff struct {
 
 	// Scheduler lists the [scheduler] keys that differ.
 	Scheduler []string
+	// Pools lists the [pools.NAME] tables added, removed or changed.
+	Pools []string
 }
 
 // Empty reports whether d changes nothing at all.
 func (d Diff) Empty() bool {
 	return len(d.Added) == 0 && len(d.Changed) == 0 && len(d.Removed) == 0 &&
-		len(d.TasksAdded) == 0 && len(d.TasksChanged) == 0 && len(d.TasksRemoved) == 0 && len(d.Scheduler) == 0
+		len(d.TasksAdded) == 0 && len(d.TasksChanged) == 0 && len(d.TasksRemoved) == 0 && len(d.Scheduler) == 0 && len(d.Pools) == 0
 }
 
 // Compare returns what differs between old and new: schedules, tasks and
-// [scheduler] keys. Either may be nil, meaning an empty configuration.
+// [scheduler] keys and pools. Either may be nil, meaning an empty configuration.
 func Compare(old, new *Config) Diff {
 	d := Diff{Fields: map[string][]string{}, TaskFields: map[string][]string{}}
 	for _, s := range schedules(new) {
@@ -72,6 +74,7 @@ func Compare(old, new *Config) Diff {
 	if old != nil && new != nil {
 		d.Scheduler = changedKeys(&old.Scheduler, &new.Scheduler, fieldKey)
 	}
+	d.Pools = changedPools(pools(old), pools(new))
 	slices.Sort(d.Added)
 	slices.Sort(d.Changed)
 	slices.Sort(d.Removed)
@@ -83,6 +86,13 @@ func schedules(c *Config) []*Schedule {
 		return nil
 	}
 	return c.Schedules
+}
+
+func pools(c *Config) []*Pool {
+	if c == nil {
+		return nil
+	}
+	return c.Pools
 }
 
 func tasks(c *Config) map[string]*Task {
