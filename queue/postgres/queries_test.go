@@ -39,7 +39,9 @@ func TestRunOfInterleavedBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := b.Enqueue(ctx, store.NewJob{Type: "t", Key: "s|x|manual|other", Schedule: "s", Item: "x"})
+	// Of another type: a job of type t could pick the job_counts slot the
+	// open transaction holds, and wait for its commit, which waits for it.
+	other, err := b.Enqueue(ctx, store.NewJob{Type: "u", Key: "s|x|manual|other", Schedule: "s", Item: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
