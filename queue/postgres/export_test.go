@@ -2,7 +2,10 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"scheduler/queue/store"
 )
@@ -52,4 +55,35 @@ func (s *Store) CountJobs(ctx context.Context) (map[store.State]map[string]int, 
 		out[st][typ] = n
 	}
 	return out, rows.Err()
+}
+
+// CreateAtVersion creates, in the schema of dsn's search_path, the tables of
+// the first v migrations and nothing else: an older schema, for tests of
+// what the later migrations do to it.
+func CreateAtVersion(ctx context.Context, dsn string, v int) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (
+	version    integer     PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`); err != nil {
+		return err
+	}
+	for _, m := range ms[:v] {
+		if _, err := conn.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
