@@ -14,14 +14,14 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
 
 type scanner interface{ Scan(dest ...any) error }
 
 // claimColumns are the columns a claim returns: those it does not set
 // itself, which scanClaimed fills from what the claim wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at`
+scheduled_at, last_error, created_at, version`
 
 // scanClaimed reads a row of claimColumns as the running job that the claim
 // by owner at now, leased until until, made of it.
@@ -32,7 +32,7 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	var schedule sql.NullString
 	var scheduledAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -55,7 +55,7 @@ func scanJob(s scanner) (*store.Job, error) {
 	var scheduledAt, leaseUntil, startedAt, finishedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
-		&startedAt, &finishedAt); err != nil {
+		&startedAt, &finishedAt, &j.Version); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -90,23 +90,35 @@ WHERE id IN (
 RETURNING ` + claimColumns
 
 // claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
-// looks at the same rows first: ?3 is now, ?4 the types to take. A job of
-// another type is passed over and stays pending: no handler here, or a
-// type with a concurrency limit, claimed by claimTypeSQL. The type list is
-// read once per statement into an ephemeral index, so filtering costs one
-// lookup per row walked; ready jobs that no handler here can take, at the
-// head of the claim order, are walked past at each claim (see README,
-// "Jobs whose task the daemon does not know").
+// looks at the same rows first: ?3 is now, ?4 the types whose jobs of
+// version 1 to take, ?5 the (type, version) pairs of the other versions to
+// take, as a JSON array of [type, version]. A job of another type, or of a
+// version the pool does not accept, is passed over and stays pending: no
+// handler here, or a type with a concurrency limit, claimed by
+// claimTypeSQL. Each list is read once per statement into an ephemeral
+// index, so filtering costs a lookup per row walked; ready jobs that no
+// handler here can take, at the head of the claim order, are walked past
+// at each claim (see README, "Jobs whose task the daemon does not know").
+//
+// The version is tested first and the plain list alone decides for a job
+// of version 1, the common case: a pool that accepts version 1 of every
+// type passes "[]" as ?5 and claims as it did before jobs had versions,
+// with the same walk of jobs_ready (the version is read from the row the
+// walk already reads for the type). The pairs are only looked up for a job
+// of another version.
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4))
+	WHERE state = 'pending' AND run_at <= ?3
+		AND (version = 1 AND type IN (SELECT value FROM json_each(?4))
+			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?5)))
 	ORDER BY priority DESC, run_at, id
 	LIMIT N`
 
-// claimTypeSQL is claimSQL for one type.
+// claimTypeSQL is claimSQL for one type, ?4, of the versions in the JSON
+// array ?5.
 const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
+	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4 AND version IN (SELECT value FROM json_each(?5))
 	ORDER BY priority DESC, run_at, id
 	LIMIT N
 )
@@ -125,8 +137,12 @@ type claimRequest struct {
 	owner   string
 	lease   time.Duration
 	n       int
-	types   string // JSON array of the handled types without a limit
+	types   string // JSON array of the handled types without a limit whose version 1 is taken
+	pairs   string // JSON array of the other [type, version] taken of those types; "[]" for none
 	limited map[string]int
+	// versions are the versions taken of the limited types (see
+	// store.Versions).
+	versions store.Versions
 	// prefetch is how many of the n are claimed ahead of a free worker.
 	// Among those, a claim stops before the first job on its last attempt
 	// (see claim).
@@ -166,17 +182,17 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		return rows.Err()
 	}
 	n := r.n
-	if r.types == "" || r.types == "[]" {
+	if r.types == "[]" && r.pairs == "[]" {
 		n = 0
 	}
 	if n > 0 && r.careful && r.prefetch > 0 {
 		var err error
-		if n, err = claimable(ctx, tx, now, r.types, r.n, max(r.n-r.prefetch, 0)); err != nil {
+		if n, err = claimable(ctx, tx, now, r.types, r.pairs, r.n, max(r.n-r.prefetch, 0)); err != nil {
 			return nil, false, err
 		}
 	}
 	if n > 0 {
-		if err := scan(tx.query(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types)); err != nil {
+		if err := scan(tx.query(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types, r.pairs)); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
@@ -185,7 +201,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		if room <= 0 {
 			continue
 		}
-		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
+		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t, versionsJSON(r.versions.Of(t)))); err != nil {
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
@@ -207,9 +223,9 @@ const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
-func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep int) (int, error) {
+func claimable(ctx context.Context, tx txn, now time.Time, types, pairs string, n, keep int) (int, error) {
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
-	rows, err := tx.query(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types)
+	rows, err := tx.query(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types, pairs)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -505,13 +521,45 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, err
 	return rs, nil
 }
 
+// versionsJSON returns versions as a JSON array. [1], the common case, is
+// a constant.
+func versionsJSON(versions []int) string {
+	if len(versions) == 1 && versions[0] == 1 {
+		return "[1]"
+	}
+	b, err := json.Marshal(versions)
+	if err != nil || versions == nil {
+		return "[]"
+	}
+	return string(b)
+}
+
+// pairsJSON returns pairs as a JSON array of [type, version]: "[]" for
+// none, the common case.
+func pairsJSON(pairs []store.TypeVersion) string {
+	if len(pairs) == 0 {
+		return "[]"
+	}
+	arr := make([][2]any, len(pairs))
+	for i, p := range pairs {
+		arr[i] = [2]any{p.Type, p.Version}
+	}
+	b, err := json.Marshal(arr)
+	if err != nil {
+		return "[]"
+	}
+	return string(b)
+}
+
 // nextWakeSQL finds when the next pending job becomes ready without an
 // index of its own on run_at: it walks jobs_ready once per distinct priority
 // (a skip-scan; there are few priorities), taking each one's earliest run_at.
 // One index fewer is one page fewer written by every enqueue, claim and
 // completion. Only jobs of the types in ?2 count, those the pool has a
-// handler for: a job it cannot run must not wake it. Jobs of other types
-// at the head of a priority are walked past, once per short claim.
+// handler for, and of the versions it accepts (?3, the pairs of
+// claimableJobs): a job it cannot run must not wake it. Jobs of other types
+// or versions at the head of a priority are walked past, once per short
+// claim.
 const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
@@ -520,18 +568,21 @@ const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 )
 SELECT
 	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr
-		AND type IN (SELECT value FROM json_each(?2)) ORDER BY run_at LIMIT 1))
+		AND (version = 1 AND type IN (SELECT value FROM json_each(?2))
+			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?3)))
+		ORDER BY run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?1)`
 
 // nextWake returns when the next pending job of the types in the JSON
-// array types becomes ready and when the earliest lease held by another
-// owner expires (zero when none).
+// array types (at version 1) or of the pairs (at other versions) becomes
+// ready and when the earliest lease held by another owner expires (zero
+// when none).
 func nextWake(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, owner, types string) (ready, lease time.Time, err error) {
+}, owner, types, pairs string) (ready, lease time.Time, err error) {
 	var r, l sql.NullInt64
-	if err := db.QueryRowContext(ctx, nextWakeSQL, owner, types).Scan(&r, &l); err != nil {
+	if err := db.QueryRowContext(ctx, nextWakeSQL, owner, types, pairs).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromMS(r), fromMS(l), nil
