@@ -320,7 +320,7 @@ const livePoolsSQL = `SELECT types, versions FROM pools WHERE seen_at >= $1`
 // waitingSQL counts, by type and version, the ready jobs that no live pool
 // takes ($2 to $4, what they take together, as in claimSQL).
 var waitingSQL = `SELECT type, version, count(*), min(run_at) FROM jobs
-WHERE state = 'pending' AND run_at <= $1 AND NOT ` + acceptedJobs(2) + `
+WHERE state = 'pending' AND run_at <= $1 AND NOT ` + acceptedJobs(2, true) + `
 GROUP BY type, version ORDER BY type, version`
 
 // Handlers reports which ready jobs wait for a handler: the types that no
@@ -364,7 +364,13 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		}
 	}
 	plain, pairs := all.Split(handled)
-	pt, pv := pairArrays(pairs)
+	if plain == nil {
+		plain = []string{}
+	}
+	pt, pv := make([]string, len(pairs)), make([]int32, len(pairs))
+	for i, p := range pairs {
+		pt[i], pv[i] = p.Type, int32(p.Version)
+	}
 	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), plain, pt, pv)
 	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)

@@ -133,12 +133,15 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing)
 		queuePresence(b, t.Owner, t.Presence, now)
 	}
 	var n int // jobs the batch claims
-	if c := t.Claim; c != nil && (len(c.Types) > 0 || len(c.Versions) > 0) && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
+	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
 		n = c.N
 		b.Queue(claimPlanSQL)
-		plain, pairs := c.Versions.Split(c.Types)
-		pt, pv := pairArrays(pairs)
-		b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, plain, pt, pv)
+		accepted, versions := acceptedArgs(c.Versions.Split(c.Types))
+		q := claimSQL
+		if versions {
+			q = claimVersionsSQL
+		}
+		b.Queue(q, append([]any{t.Owner, ts(now.Add(c.Lease)), now, n}, accepted...)...)
 	}
 	var claimed []*store.Job
 	err = readBatch(conn.SendBatch(ctx, b), func(br pgx.BatchResults) error {
@@ -473,15 +476,22 @@ func readPresence(br pgx.BatchResults, p *store.Presence) error {
 // and never the same. A job of a version the pool does not accept is
 // passed over and stays pending, as one of a type it has no handler for.
 //
-// The version is tested first and the plain list alone decides for a job
-// of version 1, the common case; the pairs, empty arrays for a pool that
-// accepts version 1 of every type, are only looked up (a hashed subplan)
-// for a job of another version. The version is read from the row that the
-// walk already fetches for the type, so the plan stays the walk of
-// jobs_ready.
-var claimSQL = `WITH c AS (
+// A pool that runs version 1 alone of each type, the common case, claims
+// with claimSQL, whose filter is the type list and version = 1: the
+// version is one more column of the row that the walk of jobs_ready
+// already fetches for the type, and the plan is the walk it was before
+// jobs had versions. A pool that takes other versions of some type claims
+// with claimVersionsSQL, whose filter adds the (type, version) pairs, only
+// looked up (a hashed subplan) for a job of another version than 1.
+var (
+	claimSQL         = claimOf(false)
+	claimVersionsSQL = claimOf(true)
+)
+
+func claimOf(versions bool) string {
+	return `WITH c AS (
 	SELECT id FROM jobs
-	WHERE state = 'pending' AND run_at <= $3 AND ` + acceptedJobs(5) + `
+	WHERE state = 'pending' AND run_at <= $3 AND ` + acceptedJobs(5, versions) + `
 	ORDER BY priority DESC, run_at, id
 	LIMIT $4
 	FOR UPDATE SKIP LOCKED
@@ -489,23 +499,35 @@ var claimSQL = `WITH c AS (
 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 FROM c WHERE jobs.id = c.id
 RETURNING ` + jobColumnsOf
+}
 
 // acceptedJobs returns claimSQL's filter of the jobs a pool takes by type
-// and version, shared with claimWindowSQL, nextWakeSQL and waitingSQL,
-// with its three parameters numbered from first.
-func acceptedJobs(first int) string {
+// and version, shared with claimWindowSQL, nextWakeSQL and waitingSQL:
+// version 1 of the types $first and, with versions, the pairs of the
+// arrays $first+1 and $first+2 (see acceptedArgs).
+func acceptedJobs(first int, versions bool) string {
+	if !versions {
+		return fmt.Sprintf(`type = ANY($%d) AND version = 1`, first)
+	}
 	return fmt.Sprintf(`(version = 1 AND type = ANY($%d)
 		OR version <> 1 AND (type, version) IN (SELECT * FROM unnest($%d::text[], $%d::int[])))`, first, first+1, first+2)
 }
 
-// pairArrays returns pairs as the arrays of types and versions that
-// acceptedJobs takes: empty for none, the common case.
-func pairArrays(pairs []store.TypeVersion) ([]string, []int32) {
-	types, versions := make([]string, len(pairs)), make([]int32, len(pairs))
-	for i, p := range pairs {
-		types[i], versions[i] = p.Type, int32(p.Version)
+// acceptedArgs returns the arguments of acceptedJobs's filter for the
+// types plain at version 1 and pairs, and whether that filter is the one
+// with versions: without pairs, the common case, it is not.
+func acceptedArgs(plain []string, pairs []store.TypeVersion) (args []any, versions bool) {
+	if plain == nil {
+		plain = []string{}
 	}
-	return types, versions
+	if len(pairs) == 0 {
+		return []any{plain}, false
+	}
+	types, vs := make([]string, len(pairs)), make([]int32, len(pairs))
+	for i, p := range pairs {
+		types[i], vs[i] = p.Type, int32(p.Version)
+	}
+	return []any{plain, types, vs}, true
 }
 
 // claimPlanSQL keeps the planner, for the rest of the trip's transaction,
@@ -522,11 +544,19 @@ func pairArrays(pairs []store.TypeVersion) ([]string, []int32) {
 const claimPlanSQL = `SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`
 
 // claimWindowSQL reads, in claim order, whether each of the next $2 jobs
-// claimSQL would take is on its last attempt.
-var claimWindowSQL = `SELECT attempt + 1 >= max_attempts FROM jobs
-WHERE state = 'pending' AND run_at <= $1 AND ` + acceptedJobs(3) + `
+// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
+// same of claimVersionsSQL.
+var (
+	claimWindowSQL         = claimWindowOf(false)
+	claimWindowVersionsSQL = claimWindowOf(true)
+)
+
+func claimWindowOf(versions bool) string {
+	return `SELECT attempt + 1 >= max_attempts FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND ` + acceptedJobs(3, versions) + `
 ORDER BY priority DESC, run_at, id
 LIMIT $2`
+}
 
 // unclaimSQL gives claimed jobs back as they were: same place in the claim
 // order, attempt not spent.
@@ -542,12 +572,12 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 	}
 	until := ts(now.Add(c.Lease))
 	take := func(types []string, n int) error {
-		plain, pairs := c.Versions.Split(types)
-		pt, pv := pairArrays(pairs)
-		if plain == nil {
-			plain = []string{}
+		accepted, versions := acceptedArgs(c.Versions.Split(types))
+		q := claimSQL
+		if versions {
+			q = claimVersionsSQL
 		}
-		rows, err := tx.Query(ctx, claimSQL, owner, until, now, n, plain, pt, pv)
+		rows, err := tx.Query(ctx, q, append([]any{owner, until, now, n}, accepted...)...)
 		js, err := collectClaimed(d, rows, err)
 		if err != nil {
 			return err
@@ -631,8 +661,12 @@ func keepClaimed(ctx context.Context, tx querier, d store.CountDeltas, owner str
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
 func claimable(ctx context.Context, tx querier, now time.Time, plain []string, pairs []store.TypeVersion, n, keep int) (int, error) {
-	pt, pv := pairArrays(pairs)
-	rows, err := tx.Query(ctx, claimWindowSQL, now, n, plain, pt, pv)
+	accepted, versions := acceptedArgs(plain, pairs)
+	q := claimWindowSQL
+	if versions {
+		q = claimWindowVersionsSQL
+	}
+	rows, err := tx.Query(ctx, q, append([]any{now, n}, accepted...)...)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -652,30 +686,38 @@ func claimable(ctx context.Context, tx querier, now time.Time, plain []string, p
 // $4, as in claimSQL) becomes ready without an index of its own on run_at:
 // it walks jobs_ready once per distinct priority (a skip-scan; there are
 // few priorities), taking each one's earliest run_at. A job of a type or
-// version the pool does not take must not wake it.
-var nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+// version the pool does not take must not wake it. nextWakeVersionsSQL is
+// the same for a pool that takes other versions than 1 of some type.
+var (
+	nextWakeSQL         = nextWakeOf(false)
+	nextWakeVersionsSQL = nextWakeOf(true)
+)
+
+func nextWakeOf(versions bool) string {
+	return `WITH RECURSIVE p(pr) AS (
 	(SELECT priority FROM jobs WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
 	SELECT (SELECT priority FROM jobs WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
 	FROM p WHERE p.pr IS NOT NULL
 )
 SELECT
-	(SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND ` + acceptedJobs(2) + `
+	(SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND ` + acceptedJobs(2, versions) + `
 		ORDER BY priority DESC, run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner <> $1)`
+}
 
 // NextWake returns when the next pending job of one of types, of a version
 // versions accepts, becomes ready and when the earliest lease held by an
 // owner other than owner expires.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
-	plain, pairs := versions.Split(types)
-	if plain == nil {
-		plain = []string{}
+	accepted, withVersions := acceptedArgs(versions.Split(types))
+	q := nextWakeSQL
+	if withVersions {
+		q = nextWakeVersionsSQL
 	}
-	pt, pv := pairArrays(pairs)
 	var r, l *time.Time
-	if err := s.pool.QueryRow(ctx, nextWakeSQL, owner, plain, pt, pv).Scan(&r, &l); err != nil {
+	if err := s.pool.QueryRow(ctx, q, append([]any{owner}, accepted...)...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromTS(r), fromTS(l), nil

@@ -74,39 +74,56 @@ func scanJob(s scanner) (*store.Job, error) {
 	return &j, nil
 }
 
-// claimSQL takes up to N ready jobs in claim order, of the types in a JSON
-// array (those the pool has a handler for and runs without a limit), in one
-// statement: no other connection can take the same rows,
+// claimSQL takes up to N ready jobs in claim order, of version 1 of the
+// types in a JSON array (those the pool has a handler for and runs without
+// a limit), in one statement: no other connection can take the same rows,
 // since the write lock is held from the SELECT to the UPDATE. It walks
 // jobs_ready, whose order is the claim order, and stops after LIMIT rows;
 // without INDEXED BY the planner may pick jobs_pending_run_at and sort every
 // ready job, which is slow when a backlog has built up. N is written into the
 // text (see claimQuery): a bound LIMIT makes SQLite recompile the statement
 // at every bind.
-const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+const claimSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id` + claimableJobs + `
 )
 RETURNING ` + claimColumns
 
+// claimVersionsSQL is claimSQL for a pool that takes other versions than 1
+// of some type (see claimableVersions).
+const claimVersionsSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+WHERE id IN (
+	SELECT id` + claimableVersions + `
+)
+RETURNING ` + claimColumns
+
 // claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
-// looks at the same rows first: ?3 is now, ?4 the types whose jobs of
-// version 1 to take, ?5 the (type, version) pairs of the other versions to
-// take, as a JSON array of [type, version]. A job of another type, or of a
-// version the pool does not accept, is passed over and stays pending: no
-// handler here, or a type with a concurrency limit, claimed by
-// claimTypeSQL. Each list is read once per statement into an ephemeral
-// index, so filtering costs a lookup per row walked; ready jobs that no
-// handler here can take, at the head of the claim order, are walked past
-// at each claim (see README, "Jobs whose task the daemon does not know").
+// looks at the same rows first: ?3 is now, ?4 the types to take. A job of
+// another type, or of another version than 1, is passed over and stays
+// pending: no handler here, or a type with a concurrency limit, claimed by
+// claimTypeSQL, or a version for a pool that accepts it. The type list is
+// read once per statement into an ephemeral index, so filtering costs one
+// lookup per row walked; ready jobs that no handler here can take, at the
+// head of the claim order, are walked past at each claim (see README,
+// "Jobs whose task the daemon does not know").
 //
-// The version is tested first and the plain list alone decides for a job
-// of version 1, the common case: a pool that accepts version 1 of every
-// type passes "[]" as ?5 and claims as it did before jobs had versions,
-// with the same walk of jobs_ready (the version is read from the row the
-// walk already reads for the type). The pairs are only looked up for a job
-// of another version.
+// This is the claim of every pool that runs version 1 alone of each type,
+// the common case: the version is one more column of the row that the
+// walk of jobs_ready already reads for the type, and the plan is the walk
+// it was before jobs had versions. A pool that takes other versions has
+// claimableVersions, a statement of its own, so that this one does not
+// carry a second list to read and test for nothing.
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
+	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4)) AND version = 1
+	ORDER BY priority DESC, run_at, id
+	LIMIT N`
+
+// claimableVersions is claimableJobs for a pool that takes other versions
+// than 1 of some type: ?4 holds the types whose jobs of version 1 it takes,
+// ?5 the (type, version) pairs of the other versions it takes, as a JSON
+// array of [type, version]. The pairs are only looked up for a job of
+// another version than 1.
+const claimableVersions = ` FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3
 		AND (version = 1 AND type IN (SELECT value FROM json_each(?4))
 			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?5)))
@@ -115,7 +132,7 @@ const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
 
 // claimTypeSQL is claimSQL for one type, ?4, of the versions in the JSON
 // array ?5.
-const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+const claimTypeSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4 AND version IN (SELECT value FROM json_each(?5))
@@ -192,7 +209,11 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		}
 	}
 	if n > 0 {
-		if err := scan(tx.query(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types, r.pairs)); err != nil {
+		q, args := claimSQL, []any{r.owner, ms(until), ms(now), r.types}
+		if r.pairs != "[]" {
+			q, args = claimVersionsSQL, append(args, r.pairs)
+		}
+		if err := scan(tx.query(ctx, claimQuery(q, n), args...)); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
@@ -216,8 +237,12 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 }
 
 // claimWindowSQL reads, in claim order, whether each of the next N jobs
-// claimSQL would take is on its last attempt.
-const claimWindowSQL = claimWindowPrefix + claimableJobs
+// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
+// same of claimVersionsSQL.
+const (
+	claimWindowSQL         = claimWindowPrefix + claimableJobs
+	claimWindowVersionsSQL = claimWindowPrefix + claimableVersions
+)
 
 const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
@@ -225,7 +250,11 @@ const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 // none past the first keep is on its last attempt, nor after one that is.
 func claimable(ctx context.Context, tx txn, now time.Time, types, pairs string, n, keep int) (int, error) {
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
-	rows, err := tx.query(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types, pairs)
+	q, args := claimWindowSQL, []any{nil, nil, ms(now), types}
+	if pairs != "[]" {
+		q, args = claimWindowVersionsSQL, append(args, pairs)
+	}
+	rows, err := tx.query(ctx, claimQuery(q, n), args...)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -555,12 +584,21 @@ func pairsJSON(pairs []store.TypeVersion) string {
 // index of its own on run_at: it walks jobs_ready once per distinct priority
 // (a skip-scan; there are few priorities), taking each one's earliest run_at.
 // One index fewer is one page fewer written by every enqueue, claim and
-// completion. Only jobs of the types in ?2 count, those the pool has a
-// handler for, and of the versions it accepts (?3, the pairs of
-// claimableJobs): a job it cannot run must not wake it. Jobs of other types
-// or versions at the head of a priority are walked past, once per short
-// claim.
-const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+// completion. Only jobs of the types in ?2, at version 1, count: those the
+// pool has a handler for and accepts, as in claimableJobs; a job it cannot
+// run must not wake it. Jobs of other types or versions at the head of a
+// priority are walked past, once per short claim. nextWakeVersionsSQL is
+// the same for a pool that takes other versions than 1 of some type, with
+// claimableVersions's filter (?3 the pairs).
+var (
+	nextWakeSQL = nextWakeOf(`type IN (SELECT value FROM json_each(?2)) AND version = 1`)
+
+	nextWakeVersionsSQL = nextWakeOf(`(version = 1 AND type IN (SELECT value FROM json_each(?2))
+			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?3)))`)
+)
+
+func nextWakeOf(filter string) string {
+	return `WITH RECURSIVE p(pr) AS (
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
@@ -568,11 +606,11 @@ const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 )
 SELECT
 	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr
-		AND (version = 1 AND type IN (SELECT value FROM json_each(?2))
-			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?3)))
+		AND ` + filter + `
 		ORDER BY run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?1)`
+}
 
 // nextWake returns when the next pending job of the types in the JSON
 // array types (at version 1) or of the pairs (at other versions) becomes
@@ -582,7 +620,11 @@ func nextWake(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, owner, types, pairs string) (ready, lease time.Time, err error) {
 	var r, l sql.NullInt64
-	if err := db.QueryRowContext(ctx, nextWakeSQL, owner, types, pairs).Scan(&r, &l); err != nil {
+	q, args := nextWakeSQL, []any{owner, types}
+	if pairs != "[]" {
+		q, args = nextWakeVersionsSQL, append(args, pairs)
+	}
+	if err := db.QueryRowContext(ctx, q, args...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromMS(r), fromMS(l), nil

@@ -209,7 +209,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		// A pool that accepts other versions than 1 walks the same index.
 		"claim versions": {claimQuery(claimSQL, 8), []any{"o", 0, 0, `["t"]`, `[["t", 2]]`}, "jobs_ready"},
 		"claim type":     {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t", "[1]"}, "jobs_ready"},
-		"next wake":      {nextWakeSQL, []any{"o", `["t"]`, "[]"}, "jobs_ready"},
+		"next wake":      {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
 		"waiting":        {waitingSQL, []any{0, "[]", "[]"}, "jobs_ready"},
 		"versioned":      {versionedSQL, nil, "jobs_versioned"},
 		"leases":         {expiredSQL, []any{0}, "jobs_lease"},
@@ -304,7 +304,7 @@ func TestNextWakePlan(t *testing.T) {
 	}{{5, 10 * time.Minute}, {5, 20 * time.Minute}, {0, time.Minute}, {-3, 30 * time.Second}, {-3, time.Hour}, {7, 2 * time.Hour}} {
 		mustEnqueue(t, q, NewJob{Type: "t", Key: fmt.Sprint(i), Priority: j.prio, RunAt: t0.Add(j.at)})
 	}
-	rows, err := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me", `["t"]`, "[]")
+	rows, err := q.r.Query("EXPLAIN QUERY PLAN "+nextWakeSQL, "me", `["t"]`)
 	if err != nil {
 		t.Fatal(err)
 	}
