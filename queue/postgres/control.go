@@ -314,8 +314,15 @@ const unhandledSQL = `SELECT EXISTS (
 // nothing.
 const versionedSQL = `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'pending' AND version <> 1)`
 
-// livePoolsSQL reads what the live pools take.
-const livePoolsSQL = `SELECT types, versions FROM pools WHERE seen_at >= $1`
+// livePoolsSQL reads what the live pools take; livePoolsOldSQL on a schema
+// older than job versions, and waitingOldSQL instead of waitingSQL.
+const (
+	livePoolsSQL    = `SELECT types, versions FROM pools WHERE seen_at >= $1`
+	livePoolsOldSQL = `SELECT types, '{}'::jsonb FROM pools WHERE seen_at >= $1`
+	waitingOldSQL   = `SELECT type, 1, count(*), min(run_at) FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND NOT type = ANY($2)
+GROUP BY type ORDER BY type`
+)
 
 // waitingSQL counts, by type and version, the ready jobs that no live pool
 // takes ($2 to $4, what they take together, as in claimSQL).
@@ -330,7 +337,11 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	h := store.Handlers{Known: true}
 	now := s.now()
 	live := ts(now.Add(-store.AliveWithin))
-	pools, err := s.livePools(ctx, live)
+	q := livePoolsSQL
+	if s.noVersions {
+		q = livePoolsOldSQL
+	}
+	pools, err := s.livePools(ctx, q, live)
 	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
@@ -354,7 +365,7 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		if err := s.pool.QueryRow(ctx, unhandledSQL, handled).Scan(&unhandled); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)
 		}
-		if !unhandled {
+		if !unhandled && !s.noVersions {
 			if err := s.pool.QueryRow(ctx, versionedSQL).Scan(&versioned); err != nil {
 				return h, fmt.Errorf("handlers: %w", err)
 			}
@@ -371,7 +382,12 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	for i, p := range pairs {
 		pt[i], pv[i] = p.Type, int32(p.Version)
 	}
-	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), plain, pt, pv)
+	var rows pgx.Rows
+	if s.noVersions {
+		rows, err = s.pool.Query(ctx, waitingOldSQL, ts(now), handled)
+	} else {
+		rows, err = s.pool.Query(ctx, waitingSQL, ts(now), plain, pt, pv)
+	}
 	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
@@ -394,8 +410,8 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 }
 
 // livePools reads the types and versions of the pools seen since live.
-func (s *Store) livePools(ctx context.Context, live time.Time) ([]store.PoolTypes, error) {
-	rows, err := s.pool.Query(ctx, livePoolsSQL, live)
+func (s *Store) livePools(ctx context.Context, q string, live time.Time) ([]store.PoolTypes, error) {
+	rows, err := s.pool.Query(ctx, q, live)
 	if err != nil {
 		return nil, err
 	}

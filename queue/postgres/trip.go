@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +21,20 @@ scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_a
 const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
 jobs.started_at, jobs.finished_at, jobs.version`
+
+// versionsColumnSQL tells whether the jobs of the schema have versions.
+const versionsColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'version')`
+
+// jobsQuery returns q, a read of jobColumns or jobColumnsOf, as the schema
+// can answer it (see Store.noVersions).
+func (s *Store) jobsQuery(q string) string {
+	if !s.noVersions {
+		return q
+	}
+	q = strings.Replace(q, "finished_at, version", "finished_at, 1", 1)
+	return strings.Replace(q, "jobs.finished_at, jobs.version", "jobs.finished_at, 1", 1)
+}
 
 func scanJob(row pgx.Row) (*store.Job, error) {
 	var j store.Job

@@ -16,6 +16,19 @@ import (
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
 scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
 
+// jobColumnsBeforeVersions is jobColumns on a file older than job
+// versions, whose jobs are all of version 1.
+var jobColumnsBeforeVersions = strings.Replace(jobColumns, "finished_at, version", "finished_at, 1", 1)
+
+// jobsQuery returns q, a read of jobColumns, as the file can answer it
+// (see Store.noVersions).
+func (s *Store) jobsQuery(q string) string {
+	if !s.noVersions {
+		return q
+	}
+	return strings.Replace(q, jobColumns, jobColumnsBeforeVersions, 1)
+}
+
 type scanner interface{ Scan(dest ...any) error }
 
 // claimColumns are the columns a claim returns: those it does not set

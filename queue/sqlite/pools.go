@@ -112,14 +112,11 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		return h, nil
 	}
 	h.Known = true
-	var versioned int
-	if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
+	versioned := !s.noVersions
 	now := s.clock.Now()
 	live := ms(now.Add(-store.AliveWithin))
 	q := livePoolsSQL
-	if versioned == 0 {
+	if !versioned {
 		q = livePoolsOldSQL
 	}
 	pools, err := s.livePools(ctx, q, live)
@@ -146,7 +143,7 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		if err := s.r.QueryRowContext(ctx, unhandledSQL, s.types.json(handled)).Scan(&unhandled); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)
 		}
-		if unhandled == 0 && versioned > 0 {
+		if unhandled == 0 && versioned {
 			if err := s.r.QueryRowContext(ctx, versionedSQL).Scan(&waiting); err != nil {
 				return h, fmt.Errorf("handlers: %w", err)
 			}
@@ -156,7 +153,7 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		}
 	}
 	var rows *sql.Rows
-	if versioned > 0 {
+	if versioned {
 		rows, err = s.r.QueryContext(ctx, waitingSQL, ms(now), s.types.json(plain), pairsJSON(pairs))
 	} else {
 		rows, err = s.r.QueryContext(ctx, waitingOldSQL, ms(now), s.types.json(handled))
