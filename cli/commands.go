@@ -115,6 +115,18 @@ func problemCount(es schedule.ConfigErrors) string {
 	return more + plural(n, "problem") + file
 }
 
+// versionList is vs as "1", "1 and 2" or "1, 2 and 3".
+func versionList(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 // plural returns "1 task" or "n tasks".
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -182,15 +194,27 @@ type statusReport struct {
 	RunningPools *int `json:"running_pools"`
 	// WaitingForHandler lists the types with ready jobs that no running
 	// pool has a handler for.
-	WaitingForHandler []waitingStatus  `json:"waiting_for_handler"`
-	Schedules         []scheduleStatus `json:"schedules"`
-	Config            *configReport    `json:"config,omitempty"` // the config the daemon runs
-	Daemons           []daemonView     `json:"daemons"`          // pool rows, most recently seen first
-	DaemonAlive       bool             `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
+	WaitingForHandler []waitingStatus `json:"waiting_for_handler"`
+	// WaitingForVersion lists, by type and version, the ready jobs of a
+	// type that running pools have a handler for but of a payload version
+	// that none of them accepts.
+	WaitingForVersion []versionWaitStatus `json:"waiting_for_version"`
+	Schedules         []scheduleStatus    `json:"schedules"`
+	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
+	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
+	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
 }
 
 type waitingStatus struct {
 	Type          string `json:"type"`
+	Ready         int    `json:"ready"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
+}
+
+type versionWaitStatus struct {
+	Type          string `json:"type"`
+	Version       int    `json:"version"`
+	Accepted      []int  `json:"accepted"` // the versions of Type the running pools accept
 	Ready         int    `json:"ready"`
 	OldestReadyMS int64  `json:"oldest_ready_ms"`
 }
@@ -284,9 +308,15 @@ func (a *app) showStatus(ctx context.Context) error {
 		return err
 	}
 	rep.WaitingForHandler = []waitingStatus{}
+	rep.WaitingForVersion = []versionWaitStatus{}
 	if hs.Known {
 		rep.RunningPools = &hs.Pools
 		for _, w := range hs.Waiting {
+			if w.Version != 0 {
+				rep.WaitingForVersion = append(rep.WaitingForVersion, versionWaitStatus{Type: w.Type, Version: w.Version,
+					Accepted: w.Accepted, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
+				continue
+			}
 			rep.WaitingForHandler = append(rep.WaitingForHandler, waitingStatus{Type: w.Type, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
 		}
 	}
@@ -347,6 +377,18 @@ func (a *app) showStatus(ctx context.Context) error {
 		fmt.Fprintf(w, "\nWAITING FOR A HANDLER\tREADY\tOLDEST\n")
 		for _, h := range rep.WaitingForHandler {
 			fmt.Fprintf(w, "%s\t%d\t%s\n", h.Type, h.Ready, (time.Duration(h.OldestReadyMS) * time.Millisecond).String())
+		}
+	}
+	if len(rep.WaitingForVersion) > 0 {
+		fmt.Fprintln(w)
+		for _, v := range rep.WaitingForVersion {
+			verb := "wait"
+			if v.Ready == 1 {
+				verb = "waits"
+			}
+			fmt.Fprintf(w, "%s: %s of version %d %s for a worker that accepts it (running pools accept %s), the oldest for %s\n",
+				v.Type, plural(v.Ready, "job"), v.Version, verb, versionList(v.Accepted),
+				(time.Duration(v.OldestReadyMS) * time.Millisecond).String())
 		}
 	}
 	var types []string
@@ -733,6 +775,7 @@ type jobView struct {
 	Attempt     int             `json:"attempt"`
 	MaxAttempts int             `json:"max_attempts"`
 	Priority    int             `json:"priority"`
+	Version     int             `json:"version"` // of the payload's format
 	Payload     json.RawMessage `json:"payload"`
 	Schedule    string          `json:"schedule,omitempty"`
 	Item        string          `json:"item,omitempty"`
@@ -775,7 +818,7 @@ func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 	r := cfg.Redactor(j.Type)
 	return jobView{
 		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
-		Priority: j.Priority, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		Priority: j.Priority, Version: j.Version, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
 		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
 	}
@@ -834,6 +877,7 @@ func (a *app) showJob(ctx context.Context) error {
 	row("type", v.Type)
 	row("state", v.State)
 	row("attempts", fmt.Sprintf("%d of %d", v.Attempt, v.MaxAttempts))
+	row("version", strconv.Itoa(v.Version))
 	row("payload", string(v.Payload))
 	row("schedule", v.Schedule)
 	row("item", v.Item)

@@ -318,9 +318,9 @@ func text(fragment string) string {
 }
 
 // TestWhyNotRunning: a pending job's page says why it waits: its run_at
-// ahead, its retry backoff, a task that no running daemon handles, its
-// paused schedule, or a free worker; and a running job's lease names the
-// daemon's host.
+// ahead, its retry backoff, a task that no running daemon handles, a
+// version of its payload that none accepts, its paused schedule, or a free
+// worker; and a running job's lease names the daemon's host.
 func TestWhyNotRunning(t *testing.T) {
 	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
 		clk := clock.NewFake(now)
@@ -345,6 +345,7 @@ func TestWhyNotRunning(t *testing.T) {
 		// Times from the fake clock: on PostgreSQL the store's own clock
 		// follows the server's.
 		unhandled := enqueue(queue.NewJob{Type: "pager", RunAt: now})
+		newer := enqueue(queue.NewJob{Type: "report", Version: 2, RunAt: now})
 		ready := enqueue(queue.NewJob{Type: "report", Schedule: "nightly", ScheduledAt: at3(10), Key: "ready", RunAt: now})
 		retried := enqueue(queue.NewJob{Type: "retried", MaxAttempts: 3, RunAt: now})
 		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
@@ -364,6 +365,7 @@ func TestWhyNotRunning(t *testing.T) {
 		for id, want := range map[int64]string{
 			later:     "run_at in the future: it runs at 2026-03-10 15:00:00 +00:00 (in 3 h)",
 			unhandled: "waiting for a handler: no running daemon has a handler for task pager",
+			newer:     "waiting for a worker that accepts version 2 of task report: the running daemons accept version 1",
 			ready:     "ready: it waits for a free worker",
 			retried:   "retry backoff: attempt 2 of 3 runs at 2026-03-10 12:10:00 +00:00 (in 10 min); the last one failed: 503 from upstream",
 		} {
@@ -373,6 +375,12 @@ func TestWhyNotRunning(t *testing.T) {
 		}
 		if err := q.SetPaused(ctx, "nightly", true); err != nil {
 			t.Fatal(err)
+		}
+		if got := why(ready); strings.Contains(got, "version") {
+			t.Errorf("job of version 1: #why = %q, want no word of a version", got)
+		}
+		if v := text(between(t, mustGet(t, srv, fmt.Sprintf("/runs/%d", newer)), `<dd data-field="version">`, `</dd>`)); v != "2" {
+			t.Errorf("the page of a job of version 2 shows version %q", v)
 		}
 		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") || !strings.Contains(got, "ready: it waits for a free worker") {
 			t.Errorf("job of a paused schedule: #why = %q", got)

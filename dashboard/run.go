@@ -45,6 +45,7 @@ type runPage struct {
 	Type     string
 	Attempts string
 	Priority int
+	Version  int // of the job's payload format
 	Payload  string
 	RunAt    When
 	Created  When
@@ -118,7 +119,7 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	// The payload's redacted fields are masked; the command got them.
 	red := s.cfg.ConfigFunc().Redactor(j.Type)
 	data := runPage{ID: j.ID, State: string(j.State), Schedule: j.Schedule, Item: j.Item, Instant: s.when(j.ScheduledAt, loc),
-		Key: j.Key, Type: j.Type, Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Priority: j.Priority,
+		Key: j.Key, Type: j.Type, Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Priority: j.Priority, Version: j.Version,
 		Payload: string(red.Payload(j.Payload)), RunAt: s.when(j.RunAt, loc), Created: s.when(j.CreatedAt, loc),
 		Started: s.when(j.StartedAt, loc), Finished: s.when(j.FinishedAt, loc), Error: s.lastError(j)}
 	as, err := s.q.Attempts(ctx, j.ID)
@@ -195,8 +196,14 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		switch {
 		case h.Known && h.Pools == 0:
 			why = append(why, "no daemon is running on this database: it runs when one starts")
-		case slices.ContainsFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type }):
+		case slices.ContainsFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == 0 }):
 			why = append(why, fmt.Sprintf("waiting for a handler: no running daemon has a handler for task %s", j.Type))
+		default:
+			i := slices.IndexFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == j.Version })
+			if i >= 0 {
+				why = append(why, fmt.Sprintf("waiting for a worker that accepts version %d of task %s: the running daemons accept %s",
+					j.Version, j.Type, versionList(h.Waiting[i].Accepted)))
+			}
 		}
 		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Concurrency > 0 {
 			// The limit is each daemon's: reached everywhere when the jobs
@@ -245,6 +252,19 @@ func (s *server) liveDaemons(ctx context.Context) (int, error) {
 }
 
 // plural returns "1 job" or "n jobs".
+// versionList is vs as "version 1", "versions 1 and 2" or "versions 1, 2
+// and 3".
+func versionList(vs []int) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = strconv.Itoa(v)
+	}
+	if len(parts) < 2 {
+		return "version " + strings.Join(parts, "")
+	}
+	return "versions " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun

@@ -48,6 +48,11 @@ type TypeConfig struct {
 	// the job; it must be safe for concurrent use. Default: nil, nothing
 	// masked.
 	RedactFunc func(j *Job, s string) string
+	// Accepts are the payload versions (Job.Version) of this type that the
+	// pool runs: it claims no job of another version, which stays pending,
+	// its attempts unspent, for a pool that accepts it (see
+	// Handlers). Each is at least 1. Default: [1].
+	Accepts []int
 }
 
 // giveUpAt is when the GiveUpAfter budget of j ends; zero when its type has

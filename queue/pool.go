@@ -110,6 +110,10 @@ type Pool struct {
 	// as they are.
 	allTypes  []string
 	freeTypes []string
+	// versions are the versions accepted of the types that accept more or
+	// other than version 1 (see store.Versions); nil when none does.
+	// Register replaces it, as it does the lists.
+	versions store.Versions
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
@@ -129,9 +133,10 @@ type Pool struct {
 
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
-	announced   []string
-	announcedAt time.Time
-	announcedOK bool
+	announced         []string
+	announcedVersions store.Versions
+	announcedAt       time.Time
+	announcedOK       bool
 }
 
 type registered struct {
@@ -240,22 +245,52 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 || tc.GiveUpAfter < 0 {
 		return fmt.Errorf("register %s: negative setting", jobType)
 	}
+	accepts, err := acceptedVersions(tc.Accepts)
+	if err != nil {
+		return fmt.Errorf("register %s: %w", jobType, err)
+	}
+	tc.Accepts = accepts
 	p.mu.Lock()
 	p.handlers[jobType] = registered{h: h, tc: tc}
 	all, free := []string{}, []string{}
+	var versions store.Versions
 	for _, t := range slices.Sorted(maps.Keys(p.handlers)) {
 		all = append(all, t)
 		if p.handlers[t].tc.Concurrency == 0 {
 			free = append(free, t)
 		}
+		if a := p.handlers[t].tc.Accepts; len(a) != 1 || a[0] != 1 {
+			if versions == nil {
+				versions = store.Versions{}
+			}
+			versions[t] = a
+		}
 	}
-	p.allTypes, p.freeTypes = all, free
+	p.allTypes, p.freeTypes, p.versions = all, free, versions
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// acceptedVersions returns accepts sorted, [1] when it is empty, or an
+// error for a version below 1 or a repeated one.
+func acceptedVersions(accepts []int) ([]int, error) {
+	if len(accepts) == 0 {
+		return []int{1}, nil
+	}
+	out := slices.Sorted(slices.Values(accepts))
+	for i, v := range out {
+		if v < 1 {
+			return nil, fmt.Errorf("accepted version %d is not at least 1", v)
+		}
+		if i > 0 && out[i-1] == v {
+			return nil, fmt.Errorf("version %d accepted twice", v)
+		}
+	}
+	return out, nil
 }
 
 func (p *Pool) lookup(jobType string) (registered, bool) {
@@ -266,12 +301,13 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 }
 
 // claimTypes returns the handled types, those without a concurrency limit,
-// and for each type with a limit how many more of its jobs may start. The
-// caller must not change the lists.
-func (p *Pool) claimTypes(running map[string]int) (all, free []string, limited map[string]int) {
+// for each type with a limit how many more of its jobs may start, and the
+// versions accepted (nil while every type accepts version 1 alone). The
+// caller must not change them.
+func (p *Pool) claimTypes(running map[string]int) (all, free []string, limited map[string]int, versions store.Versions) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.allTypes, p.freeTypes, p.limitsLocked(running)
+	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions
 }
 
 func (p *Pool) limitsLocked(running map[string]int) map[string]int {
@@ -343,7 +379,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	default:
 	}
 	l := &loop{p: p, running: map[string]int{}, avgRun: -1,
-		presented: p.announced, hasRow: p.announcedOK, nextPresence: p.announcedAt.Add(presenceEvery)}
+		presented: p.announced, presentedVersions: p.announcedVersions, hasRow: p.announcedOK, nextPresence: p.announcedAt.Add(presenceEvery)}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
@@ -370,9 +406,10 @@ type loop struct {
 	// (hasRow: a row is written), and nextPresence when that row is renewed
 	// (see presenceEvery). The renewal is the loop's only periodic write of
 	// an idle pool.
-	presented    []string
-	hasRow       bool
-	nextPresence time.Time
+	presented         []string
+	presentedVersions store.Versions
+	hasRow            bool
+	nextPresence      time.Time
 	// blocked is true while ready jobs wait that the last claim could not
 	// take: their types are at their concurrency limit, or the next one is
 	// on its last attempt and no worker is free for it (see claim). A
@@ -552,17 +589,19 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// not even a reclaimed one.
 	doReclaim := !p.stopping.Load() && !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
-	all, free, limited := p.claimTypes(l.running)
-	// The row that tells other processes which types this pool runs: at
-	// the first trip, after a Register, and renewed while the pool runs.
-	doPresence := !p.stopping.Load() && (!l.hasRow || !slices.Equal(all, l.presented) || !now.Before(l.nextPresence))
+	all, free, limited, versions := p.claimTypes(l.running)
+	// The row that tells other processes which types (and versions) this
+	// pool runs: at the first trip, after a Register, and renewed while the
+	// pool runs.
+	doPresence := !p.stopping.Load() && (!l.hasRow || !slices.Equal(all, l.presented) ||
+		!maps.EqualFunc(versions, l.presentedVersions, slices.Equal) || !now.Before(l.nextPresence))
 	enqueued := l.enqueued
 	l.enqueued = false
 	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
 		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all, versions); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -581,10 +620,10 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Heartbeat = now.Add(p.cfg.Lease)
 	}
 	if doPresence {
-		t.Presence = &store.Presence{Types: all, Process: p.cfg.Process, First: !l.hasRow}
+		t.Presence = &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: !l.hasRow}
 	}
 	if doClaim {
-		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited,
+		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
 	// Shutdown does not cancel a trip halfway: a commit cancelled while the
@@ -602,7 +641,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	p.commits.Add(1)
 	p.report(l.pending, fenced, len(reclaimedJobs))
 	if doPresence {
-		l.presented, l.hasRow, l.nextPresence = all, true, now.Add(presenceEvery)
+		l.presented, l.presentedVersions, l.hasRow, l.nextPresence = all, versions, true, now.Add(presenceEvery)
 	}
 	for i, r := range l.pending {
 		p.logResult(ctx, r, fenced[i])
@@ -638,7 +677,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// wakes the loop through the watch.
 	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
 		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all, versions); err != nil {
 			return err
 		}
 		l.wakeAt = now

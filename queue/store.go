@@ -172,15 +172,16 @@ type Store interface {
 	// their row in the last PresenceKept.
 	Daemons(ctx context.Context) ([]store.Daemon, error)
 	// Handlers reports which ready jobs wait for a handler: the types that
-	// no running pool has registered.
+	// no running pool has registered, and the versions of a registered type
+	// that no running pool accepts.
 	Handlers(ctx context.Context) (store.Handlers, error)
 
 	// Trip is one write transaction of a pool (see Trip).
 	Trip(ctx context.Context, t store.Trip) (store.TripResult, error)
-	// NextWake returns when the next pending job of one of types becomes
-	// ready and when the earliest lease held by an owner other than owner
-	// expires (zero when none).
-	NextWake(ctx context.Context, owner string, types []string) (ready, lease time.Time, err error)
+	// NextWake returns when the next pending job of one of types, of a
+	// version that versions accepts, becomes ready and when the earliest
+	// lease held by an owner other than owner expires (zero when none).
+	NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error)
 	// CancelRequests returns the cancel requests on the jobs owner runs.
 	CancelRequests(ctx context.Context, owner string) ([]store.CancelRequest, error)
 	// Absent deletes owner's pool row: the pool stopped claiming.

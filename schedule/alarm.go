@@ -464,7 +464,7 @@ func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.A
 					continue // removed by a reload since the pass began
 				}
 				a.Notify = append(a.Notify, queue.NewJob{Key: queue.NotifyKey(a.Key, name), Type: name, Payload: detail,
-					Priority: task.Priority, MaxAttempts: task.MaxAttempts})
+					Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version})
 			}
 		}
 		batch.Alarms = append(batch.Alarms, a)

@@ -179,6 +179,15 @@ type Task struct {
 	// an attempt's output and error are replaced with "[redacted]" before
 	// they are stored or logged (key redact_output). See Redactor.
 	RedactOutput []string
+	// Version is the version of the payload format of the jobs this
+	// process enqueues for the task (key version), at least 1: a worker
+	// runs them only if it accepts that version. Default: 1.
+	Version int
+	// Accepts are the payload versions of the task's jobs that this
+	// process's worker runs (key accepts), each at least 1, none twice; a
+	// job of another version stays pending for a worker that accepts it.
+	// Default: [Version].
+	Accepts []int
 
 	redactor *Redactor // of Redact and RedactOutput; nil: none
 }
@@ -197,6 +206,7 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 		LogOutput:   t.LogOutput,
 		GiveUpAfter: t.GiveUpAfter,
 		RedactFunc:  t.redactFunc(),
+		Accepts:     t.Accepts,
 	}
 }
 

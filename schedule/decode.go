@@ -75,6 +75,8 @@ type rawTask struct {
 	GiveUpAfter        toml.Primitive `toml:"give_up_after"`
 	Redact             toml.Primitive `toml:"redact"`
 	RedactOutput       toml.Primitive `toml:"redact_output"`
+	Version            toml.Primitive `toml:"version"`
+	Accepts            toml.Primitive `toml:"accepts"`
 }
 
 type rawSchedule struct {

@@ -244,7 +244,38 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	l.loadLimits(t, raw, w)
 	l.durationField(raw.GiveUpAfter, &t.GiveUpAfter, w.with("give_up_after"), time.Nanosecond)
 	l.loadRedact(t, raw, w)
+	l.loadVersions(t, raw, w)
 	return tmpls, tmplsOK
+}
+
+// loadVersions decodes version and accepts. A task may accept versions
+// other than the one it enqueues: during a rolling upgrade, a process that
+// already enqueues version 2 may still run version 1 alone, if other
+// processes run version 2.
+func (l *loader) loadVersions(t *Task, raw rawTask, w where) {
+	t.Version = 1
+	if l.decode(raw.Version, &t.Version, w.with("version")) && t.Version < 1 {
+		l.errorf(w.with("version"), "version %d: want 1 or more", t.Version)
+	}
+	if !present(raw.Accepts) {
+		t.Accepts = []int{t.Version}
+		return
+	}
+	if !l.decode(raw.Accepts, &t.Accepts, w.with("accepts")) {
+		return
+	}
+	if len(t.Accepts) == 0 {
+		l.errorf(w.with("accepts"), "no version: list the payload versions this daemon runs, such as [1, 2]")
+	}
+	seen := map[int]bool{}
+	for _, v := range t.Accepts {
+		if v < 1 {
+			l.errorf(w.with("accepts"), "version %d: want 1 or more", v)
+		} else if seen[v] {
+			l.errorf(w.with("accepts"), "version %d is listed twice", v)
+		}
+		seen[v] = true
+	}
 }
 
 // loadRedact decodes redact and redact_output and builds the task's

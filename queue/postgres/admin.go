@@ -12,7 +12,7 @@ import (
 )
 
 func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.Job, error) {
-	js, err := collectJobs(s.pool.Query(ctx, query, args...))
+	js, err := collectJobs(s.pool.Query(ctx, s.jobsQuery(query), args...))
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -21,7 +21,7 @@ func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.J
 
 // Job returns the job with this id, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, id int64) (*store.Job, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	j, err := scanJob(s.pool.QueryRow(ctx, s.jobsQuery(`SELECT `+jobColumns+` FROM jobs WHERE id = $1`), id))
 	if errNoRows(err) {
 		return nil, fmt.Errorf("job %d: %w", id, store.ErrNotFound)
 	}
@@ -33,7 +33,7 @@ func (s *Store) Job(ctx context.Context, id int64) (*store.Job, error) {
 
 // JobByKey returns the job with this dedup key, or ErrNotFound.
 func (s *Store) JobByKey(ctx context.Context, key string) (*store.Job, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE key = $1`, key))
+	j, err := scanJob(s.pool.QueryRow(ctx, s.jobsQuery(`SELECT `+jobColumns+` FROM jobs WHERE key = $1`), key))
 	if errNoRows(err) {
 		return nil, fmt.Errorf("job %q: %w", key, store.ErrNotFound)
 	}

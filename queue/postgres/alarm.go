@@ -131,7 +131,7 @@ ORDER BY scheduled_at, item, id LIMIT $4`
 // InstantJobs returns up to limit jobs of schedule whose instant is in
 // (after, through], oldest instant first, then by item.
 func (s *Store) InstantJobs(ctx context.Context, schedule string, after, through time.Time, limit int) ([]store.InstantJob, error) {
-	rows, err := s.pool.Query(ctx, instantJobsSQL, schedule, ts(after), ts(through), clampAlarmRows(limit))
+	rows, err := s.pool.Query(ctx, s.jobsQuery(instantJobsSQL), schedule, ts(after), ts(through), clampAlarmRows(limit))
 	if err != nil {
 		return nil, fmt.Errorf("read jobs of %s: %w", schedule, err)
 	}

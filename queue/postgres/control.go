@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -301,58 +302,127 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 }
 
 // unhandledSQL tells, from job_counts, whether a type with pending jobs has
-// no live pool with a handler for it: usually not, and then Handlers reads
-// no job. A schema older than job_counts (read-only) is read the long way.
+// no live pool with a handler for it ($1, the types they handle): usually
+// not, and then Handlers reads no job unless versionedSQL finds one. A
+// schema older than job_counts (read-only) is read the long way.
 const unhandledSQL = `SELECT EXISTS (
 	SELECT type FROM job_counts WHERE state = 'pending' GROUP BY type HAVING sum(n) > 0
-	EXCEPT SELECT unnest(types) FROM pools WHERE seen_at >= $1)`
+	EXCEPT SELECT unnest($1::text[]))`
 
-// waitingSQL counts the ready jobs of the types no live pool has a
-// handler for.
-const waitingSQL = `SELECT type, count(*), min(run_at) FROM jobs
-WHERE state = 'pending' AND run_at <= $1
-	AND type NOT IN (SELECT unnest(types) FROM pools WHERE seen_at >= $2)
+// versionedSQL tells whether a pending job of another version than 1
+// exists, from the partial index of those: none, the common case, reads
+// nothing.
+const versionedSQL = `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'pending' AND version <> 1)`
+
+// livePoolsSQL reads what the live pools take; livePoolsOldSQL on a schema
+// older than job versions, and waitingOldSQL instead of waitingSQL.
+const (
+	livePoolsSQL    = `SELECT types, versions FROM pools WHERE seen_at >= $1`
+	livePoolsOldSQL = `SELECT types, '{}'::jsonb FROM pools WHERE seen_at >= $1`
+	waitingOldSQL   = `SELECT type, 1, count(*), min(run_at) FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND NOT type = ANY($2)
 GROUP BY type ORDER BY type`
+)
+
+// waitingSQL counts, by type and version, the ready jobs that no live pool
+// takes ($2 to $4, what they take together, as in claimSQL).
+var waitingSQL = `SELECT type, version, count(*), min(run_at) FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND NOT ` + acceptedJobs(2, true) + `
+GROUP BY type, version ORDER BY type, version`
 
 // Handlers reports which ready jobs wait for a handler: the types that no
-// running pool has registered. The schema always records pools: Known is
-// true.
+// running pool has registered, and the versions of a registered type that
+// none of them accepts. The schema always records pools: Known is true.
 func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	h := store.Handlers{Known: true}
 	now := s.now()
 	live := ts(now.Add(-store.AliveWithin))
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pools WHERE seen_at >= $1`, live).Scan(&h.Pools); err != nil {
+	q := livePoolsSQL
+	if s.noVersions {
+		q = livePoolsOldSQL
+	}
+	pools, err := s.livePools(ctx, q, live)
+	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
+	h.Pools = len(pools)
+	accepted := store.Accepted(pools)
+	handled := make([]string, 0, len(accepted))
+	all := store.Versions{}
+	for t, vs := range accepted {
+		handled = append(handled, t)
+		if len(vs) != 1 || vs[0] != 1 {
+			all[t] = vs
+		}
+	}
+	sort.Strings(handled)
 	var kept bool
 	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
-	if kept {
-		var unhandled bool
-		if err := s.pool.QueryRow(ctx, unhandledSQL, live).Scan(&unhandled); err != nil {
+	if kept && len(all) == 0 {
+		var unhandled, versioned bool
+		if err := s.pool.QueryRow(ctx, unhandledSQL, handled).Scan(&unhandled); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)
 		}
-		if !unhandled {
+		if !unhandled && !s.noVersions {
+			if err := s.pool.QueryRow(ctx, versionedSQL).Scan(&versioned); err != nil {
+				return h, fmt.Errorf("handlers: %w", err)
+			}
+		}
+		if !unhandled && !versioned {
 			return h, nil
 		}
 	}
-	rows, err := s.pool.Query(ctx, waitingSQL, ts(now), live)
+	plain, pairs := all.Split(handled)
+	if plain == nil {
+		plain = []string{}
+	}
+	pt, pv := make([]string, len(pairs)), make([]int32, len(pairs))
+	for i, p := range pairs {
+		pt[i], pv[i] = p.Type, int32(p.Version)
+	}
+	var rows pgx.Rows
+	if s.noVersions {
+		rows, err = s.pool.Query(ctx, waitingOldSQL, ts(now), handled)
+	} else {
+		rows, err = s.pool.Query(ctx, waitingSQL, ts(now), plain, pt, pv)
+	}
 	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
 	defer rows.Close()
+	var byVersion []store.Waiting
 	for rows.Next() {
 		var w store.Waiting
 		var oldest time.Time
-		if err := rows.Scan(&w.Type, &w.Ready, &oldest); err != nil {
+		if err := rows.Scan(&w.Type, &w.Version, &w.Ready, &oldest); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)
 		}
 		w.Oldest = now.Sub(oldest)
-		h.Waiting = append(h.Waiting, w)
+		byVersion = append(byVersion, w)
 	}
 	if err := rows.Err(); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
+	h.Waiting = store.MergeWaiting(byVersion, accepted)
 	return h, nil
+}
+
+// livePools reads the types and versions of the pools seen since live.
+func (s *Store) livePools(ctx context.Context, q string, live time.Time) ([]store.PoolTypes, error) {
+	rows, err := s.pool.Query(ctx, q, live)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.PoolTypes
+	for rows.Next() {
+		var p store.PoolTypes
+		if err := rows.Scan(&p.Types, &p.Versions); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

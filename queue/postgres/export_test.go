@@ -30,6 +30,21 @@ var AlarmQueries = map[string]struct {
 
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()
 
+// ClaimQueries are the claims and the next wake, with and without
+// versions, for the plan test, with arguments; ClaimPlanSQL is what a trip
+// sets before it claims.
+var ClaimQueries = map[string]struct {
+	SQL  string
+	Args []any
+}{
+	"claim":              {claimSQL, []any{"o", t2, t1, 8, []string{"t"}}},
+	"claim versions":     {claimVersionsSQL, []any{"o", t2, t1, 8, []string{"t"}, []string{"t"}, []int32{2}}},
+	"next wake":          {nextWakeSQL, []any{"o", []string{"t"}}},
+	"next wake versions": {nextWakeVersionsSQL, []any{"o", []string{"t"}, []string{"t"}, []int32{2}}},
+}
+
+const ClaimPlanSQL = claimPlanSQL
+
 // Channel is the store's NOTIFY channel, for tests.
 func (s *Store) Channel() string { return s.channel }
 

@@ -62,6 +62,10 @@ type Store struct {
 	clock   *serverClock
 	log     *slog.Logger
 	cfg     Config
+	// noVersions is set when a schema older than job versions was opened
+	// read-only, which migrates nothing: it has no version column, and its
+	// jobs are all of version 1 (see jobsQuery).
+	noVersions bool
 
 	stop chan struct{} // closed by Close: stops the clock's measurements
 	wg   sync.WaitGroup
@@ -163,6 +167,14 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	if err := prepare(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open %s: %w", s.name, err)
+	}
+	if cfg.ReadOnly {
+		var versioned bool
+		if err := pool.QueryRow(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open %s: %w", s.name, err)
+		}
+		s.noVersions = !versioned
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {

@@ -104,3 +104,43 @@ func TestAlarmQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimQueryPlans: a claim walks jobs_ready, in its order, whether the
+// pool takes version 1 alone of each type or other versions too, and so
+// does the next wake; none sorts or reads the whole jobs table.
+func TestClaimQueryPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	open(t, dsn, clock.NewFake(t0)) // migrates the schema
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, postgres.ClaimPlanSQL); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range postgres.ClaimQueries {
+		rows, err := tx.Query(ctx, "EXPLAIN "+q.SQL, q.Args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan := strings.Join(lines, "\n")
+		if !strings.Contains(plan, "jobs_ready") || strings.Contains(plan, "Seq Scan on jobs") || strings.Contains(plan, "Sort") {
+			t.Errorf("%s: plan does not walk jobs_ready:\n%s", name, plan)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,13 +14,27 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
 
 // jobColumnsOf is jobColumns qualified by the table name jobs, for
 // statements that join it (a claim returns the rows it wrote with them).
 const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
-jobs.started_at, jobs.finished_at`
+jobs.started_at, jobs.finished_at, jobs.version`
+
+// versionsColumnSQL tells whether the jobs of the schema have versions.
+const versionsColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'version')`
+
+// jobsQuery returns q, a read of jobColumns or jobColumnsOf, as the schema
+// can answer it (see Store.noVersions).
+func (s *Store) jobsQuery(q string) string {
+	if !s.noVersions {
+		return q
+	}
+	q = strings.Replace(q, "finished_at, version", "finished_at, 1", 1)
+	return strings.Replace(q, "jobs.finished_at, jobs.version", "jobs.finished_at, 1", 1)
+}
 
 func scanJob(row pgx.Row) (*store.Job, error) {
 	var j store.Job
@@ -28,7 +43,7 @@ func scanJob(row pgx.Row) (*store.Job, error) {
 	var scheduledAt, leaseUntil, startedAt, finishedAt *time.Time
 	if err := row.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&j.RunAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &j.CreatedAt,
-		&startedAt, &finishedAt); err != nil {
+		&startedAt, &finishedAt, &j.Version); err != nil {
 		return nil, err
 	}
 	j.Payload = []byte(payload)
@@ -136,7 +151,12 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing)
 	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
 		n = c.N
 		b.Queue(claimPlanSQL)
-		b.Queue(claimSQL, t.Owner, ts(now.Add(c.Lease)), now, n, c.Types)
+		accepted, versions := acceptedArgs(c.Versions.Split(c.Types))
+		q := claimSQL
+		if versions {
+			q = claimVersionsSQL
+		}
+		b.Queue(q, append([]any{t.Owner, ts(now.Add(c.Lease)), now, n}, accepted...)...)
 	}
 	var claimed []*store.Job
 	err = readBatch(conn.SendBatch(ctx, b), func(br pgx.BatchResults) error {
@@ -425,9 +445,10 @@ func collectReclaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]store.Re
 	return out, nil
 }
 
-// presenceSQL records that a pool runs and the types it has handlers for.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)
-ON CONFLICT (owner) DO UPDATE SET types = excluded.types, seen_at = excluded.seen_at`
+// presenceSQL records that a pool runs, the types it has handlers for and
+// the versions it accepts of them.
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)
+ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at`
 
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
 
@@ -441,8 +462,12 @@ func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time)
 	if types == nil {
 		types = []string{}
 	}
+	versions := p.Versions
+	if versions == nil {
+		versions = store.Versions{}
+	}
 	pr := p.Process
-	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now)
+	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions)
 }
 
 // readPresence reads the results of queuePresence's statements.
@@ -458,14 +483,30 @@ func readPresence(br pgx.BatchResults, p *store.Presence) error {
 	return nil
 }
 
-// claimSQL takes up to $4 ready jobs of the types $5 in claim order. It
-// walks jobs_ready, whose order is the claim order, and passes over the
+// claimSQL takes up to $4 ready jobs in claim order: of version 1 of the
+// types $5, or of the (type, version) pairs given as the arrays $6 and $7.
+// It walks jobs_ready, whose order is the claim order, and passes over the
 // rows other transactions hold (SKIP LOCKED): pools on other nodes claiming
 // at the same moment take the next jobs instead of waiting for each other,
-// and never the same.
-const claimSQL = `WITH c AS (
+// and never the same. A job of a version the pool does not accept is
+// passed over and stays pending, as one of a type it has no handler for.
+//
+// A pool that runs version 1 alone of each type, the common case, claims
+// with claimSQL, whose filter is the type list and version = 1: the
+// version is one more column of the row that the walk of jobs_ready
+// already fetches for the type, and the plan is the walk it was before
+// jobs had versions. A pool that takes other versions of some type claims
+// with claimVersionsSQL, whose filter adds the (type, version) pairs, only
+// looked up (a hashed subplan) for a job of another version than 1.
+var (
+	claimSQL         = claimOf(false)
+	claimVersionsSQL = claimOf(true)
+)
+
+func claimOf(versions bool) string {
+	return `WITH c AS (
 	SELECT id FROM jobs
-	WHERE state = 'pending' AND run_at <= $3 AND type = ANY($5)
+	WHERE state = 'pending' AND run_at <= $3 AND ` + acceptedJobs(5, versions) + `
 	ORDER BY priority DESC, run_at, id
 	LIMIT $4
 	FOR UPDATE SKIP LOCKED
@@ -473,6 +514,36 @@ const claimSQL = `WITH c AS (
 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 FROM c WHERE jobs.id = c.id
 RETURNING ` + jobColumnsOf
+}
+
+// acceptedJobs returns claimSQL's filter of the jobs a pool takes by type
+// and version, shared with claimWindowSQL, nextWakeSQL and waitingSQL:
+// version 1 of the types $first and, with versions, the pairs of the
+// arrays $first+1 and $first+2 (see acceptedArgs).
+func acceptedJobs(first int, versions bool) string {
+	if !versions {
+		return fmt.Sprintf(`type = ANY($%d) AND version = 1`, first)
+	}
+	return fmt.Sprintf(`(version = 1 AND type = ANY($%d)
+		OR version <> 1 AND (type, version) IN (SELECT * FROM unnest($%d::text[], $%d::int[])))`, first, first+1, first+2)
+}
+
+// acceptedArgs returns the arguments of acceptedJobs's filter for the
+// types plain at version 1 and pairs, and whether that filter is the one
+// with versions: without pairs, the common case, it is not.
+func acceptedArgs(plain []string, pairs []store.TypeVersion) (args []any, versions bool) {
+	if plain == nil {
+		plain = []string{}
+	}
+	if len(pairs) == 0 {
+		return []any{plain}, false
+	}
+	types, vs := make([]string, len(pairs)), make([]int32, len(pairs))
+	for i, p := range pairs {
+		types[i], vs[i] = p.Type, int32(p.Version)
+	}
+	return []any{plain, types, vs}, true
+}
 
 // claimPlanSQL keeps the planner, for the rest of the trip's transaction,
 // on the plan the claim is written for: walk jobs_ready in its order and
@@ -488,11 +559,19 @@ RETURNING ` + jobColumnsOf
 const claimPlanSQL = `SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`
 
 // claimWindowSQL reads, in claim order, whether each of the next $2 jobs
-// claimSQL would take is on its last attempt.
-const claimWindowSQL = `SELECT attempt + 1 >= max_attempts FROM jobs
-WHERE state = 'pending' AND run_at <= $1 AND type = ANY($3)
+// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
+// same of claimVersionsSQL.
+var (
+	claimWindowSQL         = claimWindowOf(false)
+	claimWindowVersionsSQL = claimWindowOf(true)
+)
+
+func claimWindowOf(versions bool) string {
+	return `SELECT attempt + 1 >= max_attempts FROM jobs
+WHERE state = 'pending' AND run_at <= $1 AND ` + acceptedJobs(3, versions) + `
 ORDER BY priority DESC, run_at, id
 LIMIT $2`
+}
 
 // unclaimSQL gives claimed jobs back as they were: same place in the claim
 // order, attempt not spent.
@@ -508,7 +587,12 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 	}
 	until := ts(now.Add(c.Lease))
 	take := func(types []string, n int) error {
-		rows, err := tx.Query(ctx, claimSQL, owner, until, now, n, types)
+		accepted, versions := acceptedArgs(c.Versions.Split(types))
+		q := claimSQL
+		if versions {
+			q = claimVersionsSQL
+		}
+		rows, err := tx.Query(ctx, q, append([]any{owner, until, now, n}, accepted...)...)
 		js, err := collectClaimed(d, rows, err)
 		if err != nil {
 			return err
@@ -520,13 +604,17 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 	if len(c.Types) == 0 {
 		n = 0
 	}
+	plain, pairs := c.Versions.Split(c.Types)
+	if plain == nil {
+		plain = []string{}
+	}
 	if n > 0 || len(c.Limited) > 0 {
 		if _, err := tx.Exec(ctx, claimPlanSQL); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
 	if n > 0 && c.Careful && c.Prefetch > 0 {
-		if n, err = claimable(ctx, tx, now, c.Types, c.N, max(c.N-c.Prefetch, 0)); err != nil {
+		if n, err = claimable(ctx, tx, now, plain, pairs, c.N, max(c.N-c.Prefetch, 0)); err != nil {
 			return nil, false, err
 		}
 	}
@@ -587,8 +675,13 @@ func keepClaimed(ctx context.Context, tx querier, d store.CountDeltas, owner str
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
-func claimable(ctx context.Context, tx querier, now time.Time, types []string, n, keep int) (int, error) {
-	rows, err := tx.Query(ctx, claimWindowSQL, now, n, types)
+func claimable(ctx context.Context, tx querier, now time.Time, plain []string, pairs []store.TypeVersion, n, keep int) (int, error) {
+	accepted, versions := acceptedArgs(plain, pairs)
+	q := claimWindowSQL
+	if versions {
+		q = claimWindowVersionsSQL
+	}
+	rows, err := tx.Query(ctx, q, append([]any{now, n}, accepted...)...)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -604,30 +697,42 @@ func claimable(ctx context.Context, tx querier, now time.Time, types []string, n
 	return n, nil
 }
 
-// nextWakeSQL finds when the next pending job of the types $2 becomes
-// ready without an index of its own on run_at: it walks jobs_ready once per
-// distinct priority (a skip-scan; there are few priorities), taking each
-// one's earliest run_at.
-const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+// nextWakeSQL finds when the next pending job that the pool takes ($2 to
+// $4, as in claimSQL) becomes ready without an index of its own on run_at:
+// it walks jobs_ready once per distinct priority (a skip-scan; there are
+// few priorities), taking each one's earliest run_at. A job of a type or
+// version the pool does not take must not wake it. nextWakeVersionsSQL is
+// the same for a pool that takes other versions than 1 of some type.
+var (
+	nextWakeSQL         = nextWakeOf(false)
+	nextWakeVersionsSQL = nextWakeOf(true)
+)
+
+func nextWakeOf(versions bool) string {
+	return `WITH RECURSIVE p(pr) AS (
 	(SELECT priority FROM jobs WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
 	SELECT (SELECT priority FROM jobs WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
 	FROM p WHERE p.pr IS NOT NULL
 )
 SELECT
-	(SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND type = ANY($2)
+	(SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND ` + acceptedJobs(2, versions) + `
 		ORDER BY priority DESC, run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner <> $1)`
+}
 
-// NextWake returns when the next pending job of one of types becomes ready
-// and when the earliest lease held by an owner other than owner expires.
-func (s *Store) NextWake(ctx context.Context, owner string, types []string) (ready, lease time.Time, err error) {
-	if types == nil {
-		types = []string{}
+// NextWake returns when the next pending job of one of types, of a version
+// versions accepts, becomes ready and when the earliest lease held by an
+// owner other than owner expires.
+func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
+	accepted, withVersions := acceptedArgs(versions.Split(types))
+	q := nextWakeSQL
+	if withVersions {
+		q = nextWakeVersionsSQL
 	}
 	var r, l *time.Time
-	if err := s.pool.QueryRow(ctx, nextWakeSQL, owner, types).Scan(&r, &l); err != nil {
+	if err := s.pool.QueryRow(ctx, q, append([]any{owner}, accepted...)...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromTS(r), fromTS(l), nil

@@ -134,7 +134,7 @@ func (s *Store) Dead(ctx context.Context, limit int) ([]*store.Job, error) {
 }
 
 func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.Job, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
+	rows, err := s.r.QueryContext(ctx, s.jobsQuery(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
@@ -221,7 +221,7 @@ const jobByKeySQL = `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`
 
 // Job returns the job with this id, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, id int64) (*store.Job, error) {
-	j, err := scanJob(s.r.QueryRowContext(ctx, jobByIDSQL, id))
+	j, err := scanJob(s.r.QueryRowContext(ctx, s.jobsQuery(jobByIDSQL), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("look up job %d: %w", id, store.ErrNotFound)
 	}
@@ -233,7 +233,7 @@ func (s *Store) Job(ctx context.Context, id int64) (*store.Job, error) {
 
 // JobByKey returns the job with this dedup key, or ErrNotFound.
 func (s *Store) JobByKey(ctx context.Context, key string) (*store.Job, error) {
-	j, err := scanJob(s.r.QueryRowContext(ctx, jobByKeySQL, key))
+	j, err := scanJob(s.r.QueryRowContext(ctx, s.jobsQuery(jobByKeySQL), key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("look up job %s: %w", key, store.ErrNotFound)
 	}

@@ -133,7 +133,7 @@ ORDER BY scheduled_at, item, id LIMIT ?`
 // InstantJobs returns up to limit jobs of schedule whose instant is in
 // (after, through], oldest instant first, then by item.
 func (s *Store) InstantJobs(ctx context.Context, schedule string, after, through time.Time, limit int) ([]store.InstantJob, error) {
-	rows, err := s.r.QueryContext(ctx, instantJobsSQL, schedule, ms(after), ms(through), clampAlarmRows(limit))
+	rows, err := s.r.QueryContext(ctx, s.jobsQuery(instantJobsSQL), schedule, ms(after), ms(through), clampAlarmRows(limit))
 	if err != nil {
 		return nil, fmt.Errorf("read jobs of %s: %w", schedule, err)
 	}

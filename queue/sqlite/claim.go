@@ -14,14 +14,27 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
+
+// jobColumnsBeforeVersions is jobColumns on a file older than job
+// versions, whose jobs are all of version 1.
+var jobColumnsBeforeVersions = strings.Replace(jobColumns, "finished_at, version", "finished_at, 1", 1)
+
+// jobsQuery returns q, a read of jobColumns, as the file can answer it
+// (see Store.noVersions).
+func (s *Store) jobsQuery(q string) string {
+	if !s.noVersions {
+		return q
+	}
+	return strings.Replace(q, jobColumns, jobColumnsBeforeVersions, 1)
+}
 
 type scanner interface{ Scan(dest ...any) error }
 
 // claimColumns are the columns a claim returns: those it does not set
 // itself, which scanClaimed fills from what the claim wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at`
+scheduled_at, last_error, created_at, version`
 
 // scanClaimed reads a row of claimColumns as the running job that the claim
 // by owner at now, leased until until, made of it.
@@ -32,7 +45,7 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	var schedule sql.NullString
 	var scheduledAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -55,7 +68,7 @@ func scanJob(s scanner) (*store.Job, error) {
 	var scheduledAt, leaseUntil, startedAt, finishedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
-		&startedAt, &finishedAt); err != nil {
+		&startedAt, &finishedAt, &j.Version); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -74,39 +87,68 @@ func scanJob(s scanner) (*store.Job, error) {
 	return &j, nil
 }
 
-// claimSQL takes up to N ready jobs in claim order, of the types in a JSON
-// array (those the pool has a handler for and runs without a limit), in one
-// statement: no other connection can take the same rows,
+// claimSQL takes up to N ready jobs in claim order, of version 1 of the
+// types in a JSON array (those the pool has a handler for and runs without
+// a limit), in one statement: no other connection can take the same rows,
 // since the write lock is held from the SELECT to the UPDATE. It walks
 // jobs_ready, whose order is the claim order, and stops after LIMIT rows;
 // without INDEXED BY the planner may pick jobs_pending_run_at and sort every
 // ready job, which is slow when a backlog has built up. N is written into the
 // text (see claimQuery): a bound LIMIT makes SQLite recompile the statement
 // at every bind.
-const claimSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+const claimSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id` + claimableJobs + `
 )
 RETURNING ` + claimColumns
 
+// claimVersionsSQL is claimSQL for a pool that takes other versions than 1
+// of some type (see claimableVersions).
+const claimVersionsSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+WHERE id IN (
+	SELECT id` + claimableVersions + `
+)
+RETURNING ` + claimColumns
+
 // claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
 // looks at the same rows first: ?3 is now, ?4 the types to take. A job of
-// another type is passed over and stays pending: no handler here, or a
-// type with a concurrency limit, claimed by claimTypeSQL. The type list is
+// another type, or of another version than 1, is passed over and stays
+// pending: no handler here, or a type with a concurrency limit, claimed by
+// claimTypeSQL, or a version for a pool that accepts it. The type list is
 // read once per statement into an ephemeral index, so filtering costs one
 // lookup per row walked; ready jobs that no handler here can take, at the
 // head of the claim order, are walked past at each claim (see README,
 // "Jobs whose task the daemon does not know").
+//
+// This is the claim of every pool that runs version 1 alone of each type,
+// the common case: the version is one more column of the row that the
+// walk of jobs_ready already reads for the type, and the plan is the walk
+// it was before jobs had versions. A pool that takes other versions has
+// claimableVersions, a statement of its own, so that this one does not
+// carry a second list to read and test for nothing.
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4))
+	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4)) AND version = 1
 	ORDER BY priority DESC, run_at, id
 	LIMIT N`
 
-// claimTypeSQL is claimSQL for one type.
-const claimTypeSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
+// claimableVersions is claimableJobs for a pool that takes other versions
+// than 1 of some type: ?4 holds the types whose jobs of version 1 it takes,
+// ?5 the (type, version) pairs of the other versions it takes, as a JSON
+// array of [type, version]. The pairs are only looked up for a job of
+// another version than 1.
+const claimableVersions = ` FROM jobs INDEXED BY jobs_ready
+	WHERE state = 'pending' AND run_at <= ?3
+		AND (version = 1 AND type IN (SELECT value FROM json_each(?4))
+			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?5)))
+	ORDER BY priority DESC, run_at, id
+	LIMIT N`
+
+// claimTypeSQL is claimSQL for one type, ?4, of the versions in the JSON
+// array ?5.
+const claimTypeSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id FROM jobs INDEXED BY jobs_ready
-	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4
+	WHERE state = 'pending' AND run_at <= ?3 AND type = ?4 AND version IN (SELECT value FROM json_each(?5))
 	ORDER BY priority DESC, run_at, id
 	LIMIT N
 )
@@ -125,8 +167,12 @@ type claimRequest struct {
 	owner   string
 	lease   time.Duration
 	n       int
-	types   string // JSON array of the handled types without a limit
+	types   string // JSON array of the handled types without a limit whose version 1 is taken
+	pairs   string // JSON array of the other [type, version] taken of those types; "[]" for none
 	limited map[string]int
+	// versions are the versions taken of the limited types (see
+	// store.Versions).
+	versions store.Versions
 	// prefetch is how many of the n are claimed ahead of a free worker.
 	// Among those, a claim stops before the first job on its last attempt
 	// (see claim).
@@ -166,17 +212,21 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		return rows.Err()
 	}
 	n := r.n
-	if r.types == "" || r.types == "[]" {
+	if r.types == "[]" && r.pairs == "[]" {
 		n = 0
 	}
 	if n > 0 && r.careful && r.prefetch > 0 {
 		var err error
-		if n, err = claimable(ctx, tx, now, r.types, r.n, max(r.n-r.prefetch, 0)); err != nil {
+		if n, err = claimable(ctx, tx, now, r.types, r.pairs, r.n, max(r.n-r.prefetch, 0)); err != nil {
 			return nil, false, err
 		}
 	}
 	if n > 0 {
-		if err := scan(tx.query(ctx, claimQuery(claimSQL, n), r.owner, ms(until), ms(now), r.types)); err != nil {
+		q, args := claimSQL, []any{r.owner, ms(until), ms(now), r.types}
+		if r.pairs != "[]" {
+			q, args = claimVersionsSQL, append(args, r.pairs)
+		}
+		if err := scan(tx.query(ctx, claimQuery(q, n), args...)); err != nil {
 			return nil, false, fmt.Errorf("claim: %w", err)
 		}
 	}
@@ -185,7 +235,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		if room <= 0 {
 			continue
 		}
-		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t)); err != nil {
+		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t, versionsJSON(r.versions.Of(t)))); err != nil {
 			return nil, false, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
@@ -200,16 +250,24 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 }
 
 // claimWindowSQL reads, in claim order, whether each of the next N jobs
-// claimSQL would take is on its last attempt.
-const claimWindowSQL = claimWindowPrefix + claimableJobs
+// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
+// same of claimVersionsSQL.
+const (
+	claimWindowSQL         = claimWindowPrefix + claimableJobs
+	claimWindowVersionsSQL = claimWindowPrefix + claimableVersions
+)
 
 const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
 // claimable returns how many of the next n jobs of claimSQL to take so that
 // none past the first keep is on its last attempt, nor after one that is.
-func claimable(ctx context.Context, tx txn, now time.Time, types string, n, keep int) (int, error) {
+func claimable(ctx context.Context, tx txn, now time.Time, types, pairs string, n, keep int) (int, error) {
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
-	rows, err := tx.query(ctx, claimQuery(claimWindowSQL, n), nil, nil, ms(now), types)
+	q, args := claimWindowSQL, []any{nil, nil, ms(now), types}
+	if pairs != "[]" {
+		q, args = claimWindowVersionsSQL, append(args, pairs)
+	}
+	rows, err := tx.query(ctx, claimQuery(q, n), args...)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -505,14 +563,55 @@ func reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, err
 	return rs, nil
 }
 
+// versionsJSON returns versions as a JSON array. [1], the common case, is
+// a constant.
+func versionsJSON(versions []int) string {
+	if len(versions) == 1 && versions[0] == 1 {
+		return "[1]"
+	}
+	b, err := json.Marshal(versions)
+	if err != nil || versions == nil {
+		return "[]"
+	}
+	return string(b)
+}
+
+// pairsJSON returns pairs as a JSON array of [type, version]: "[]" for
+// none, the common case.
+func pairsJSON(pairs []store.TypeVersion) string {
+	if len(pairs) == 0 {
+		return "[]"
+	}
+	arr := make([][2]any, len(pairs))
+	for i, p := range pairs {
+		arr[i] = [2]any{p.Type, p.Version}
+	}
+	b, err := json.Marshal(arr)
+	if err != nil {
+		return "[]"
+	}
+	return string(b)
+}
+
 // nextWakeSQL finds when the next pending job becomes ready without an
 // index of its own on run_at: it walks jobs_ready once per distinct priority
 // (a skip-scan; there are few priorities), taking each one's earliest run_at.
 // One index fewer is one page fewer written by every enqueue, claim and
-// completion. Only jobs of the types in ?2 count, those the pool has a
-// handler for: a job it cannot run must not wake it. Jobs of other types
-// at the head of a priority are walked past, once per short claim.
-const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
+// completion. Only jobs of the types in ?2, at version 1, count: those the
+// pool has a handler for and accepts, as in claimableJobs; a job it cannot
+// run must not wake it. Jobs of other types or versions at the head of a
+// priority are walked past, once per short claim. nextWakeVersionsSQL is
+// the same for a pool that takes other versions than 1 of some type, with
+// claimableVersions's filter (?3 the pairs).
+var (
+	nextWakeSQL = nextWakeOf(`type IN (SELECT value FROM json_each(?2)) AND version = 1`)
+
+	nextWakeVersionsSQL = nextWakeOf(`(version = 1 AND type IN (SELECT value FROM json_each(?2))
+			OR version <> 1 AND (type, version) IN (SELECT value->>0, value->>1 FROM json_each(?3)))`)
+)
+
+func nextWakeOf(filter string) string {
+	return `WITH RECURSIVE p(pr) AS (
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
 	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
@@ -520,18 +619,25 @@ const nextWakeSQL = `WITH RECURSIVE p(pr) AS (
 )
 SELECT
 	(SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr
-		AND type IN (SELECT value FROM json_each(?2)) ORDER BY run_at LIMIT 1))
+		AND ` + filter + `
+		ORDER BY run_at LIMIT 1))
 	 FROM p WHERE p.pr IS NOT NULL),
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner != ?1)`
+}
 
 // nextWake returns when the next pending job of the types in the JSON
-// array types becomes ready and when the earliest lease held by another
-// owner expires (zero when none).
+// array types (at version 1) or of the pairs (at other versions) becomes
+// ready and when the earliest lease held by another owner expires (zero
+// when none).
 func nextWake(ctx context.Context, db interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, owner, types string) (ready, lease time.Time, err error) {
+}, owner, types, pairs string) (ready, lease time.Time, err error) {
 	var r, l sql.NullInt64
-	if err := db.QueryRowContext(ctx, nextWakeSQL, owner, types).Scan(&r, &l); err != nil {
+	q, args := nextWakeSQL, []any{owner, types}
+	if pairs != "[]" {
+		q, args = nextWakeVersionsSQL, append(args, pairs)
+	}
+	if err := db.QueryRowContext(ctx, q, args...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromMS(r), fromMS(l), nil

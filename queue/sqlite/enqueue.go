@@ -50,7 +50,7 @@ func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (s
 	}
 	res := store.Enqueued{Key: j.Key}
 	rows, err := s.cached(insertJobSQL).QueryContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now))
+		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
 	if err != nil {
 		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
 	}
@@ -91,8 +91,8 @@ var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 
 // insertJobSQL inserts a job unless its key is used: by a job (the unique
 // key) or by one since purged (used_keys, one look-up of its primary key).
-const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
-SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10
+const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING
 RETURNING id`
@@ -111,11 +111,11 @@ ON CONFLICT DO NOTHING`
 // insert in statements of this size (prepared once), the rest row by row.
 const batchRows = 100
 
-const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)"
+const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs in one statement, those whose key
 // is used excepted (see insertJobSQL).
-var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at)
+var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING
@@ -205,7 +205,7 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			}
 		}
 		err := ins.QueryRowContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now)).Scan(&res[i].ID)
+			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version).Scan(&res[i].ID)
 		switch {
 		case err == nil:
 			res[i].Inserted = true
@@ -233,10 +233,10 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 // insertBatch inserts batchRows jobs (without SkipIfActive) with one
 // statement, and looks up the ids of those whose key existed.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
-	args := make([]any, 0, len(jobs)*10)
+	args := make([]any, 0, len(jobs)*11)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
-			nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now))
+			nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
 	}
 	ids, err := keyedIDs(ctx, tx, insertBatchSQL, args...)
 	if err != nil {

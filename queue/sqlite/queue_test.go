@@ -205,16 +205,19 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		return plan{query, args, want}
 	}
 	plans := map[string]plan{
-		"claim":      {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]"}, "jobs_ready"},
-		"claim type": {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t"}, "jobs_ready"},
-		"next wake":  {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
-		"waiting":    {waitingSQL, []any{0, 0}, "jobs_ready"},
-		"leases":     {expiredSQL, []any{0}, "jobs_lease"},
-		"purge":      {purgeDoneSQL, []any{0, 10}, "jobs_done"},
-		"purge keys": {purgeKeysSQL, []any{0, 10}, "jobs_done"},
+		"claim": {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]", "[]"}, "jobs_ready"},
+		// A pool that accepts other versions than 1 walks the same index.
+		"claim versions": {claimQuery(claimSQL, 8), []any{"o", 0, 0, `["t"]`, `[["t", 2]]`}, "jobs_ready"},
+		"claim type":     {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t", "[1]"}, "jobs_ready"},
+		"next wake":      {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
+		"waiting":        {waitingSQL, []any{0, "[]", "[]"}, "jobs_ready"},
+		"versioned":      {versionedSQL, nil, "jobs_versioned"},
+		"leases":         {expiredSQL, []any{0}, "jobs_lease"},
+		"purge":          {purgeDoneSQL, []any{0, 10}, "jobs_done"},
+		"purge keys":     {purgeKeysSQL, []any{0, 10}, "jobs_done"},
 		// An enqueue's look in used_keys is one search of its primary key.
-		"insert":            {insertJobSQL, make([]any, 10), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
-		"insert batch":      {insertBatchSQL, make([]any, 10*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"insert":            {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch":      {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
 		"overlap":           {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
 		"dead":              {deadSQL, []any{10}, "jobs_dead"},
 		"by key":            {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},

@@ -85,6 +85,10 @@ type Store struct {
 	group   groupQueue // enqueues waiting to share a transaction
 
 	types typesCache // the JSON arrays of the pool's type lists
+	// noVersions is set when a file older than job versions was opened
+	// read-only, which migrates nothing: it has no version column, and its
+	// jobs are all of version 1 (see jobsQuery).
+	noVersions bool
 
 	// watchFileFunc, when set (by tests, before Watch), stands in for
 	// watchFile.
@@ -167,6 +171,12 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			s.closeDBs()
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
+		var versioned int
+		if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
+			s.closeDBs()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		s.noVersions = versioned == 0
 	}
 	return s, nil
 }

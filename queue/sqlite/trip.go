@@ -17,12 +17,14 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	var cr *claimRequest
 	if t.Claim != nil {
 		c := t.Claim
-		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(c.Types),
-			limited: c.Limited, prefetch: c.Prefetch, careful: c.Careful}
+		plain, pairs := c.Versions.Split(c.Types)
+		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(plain), pairs: pairsJSON(pairs),
+			limited: c.Limited, versions: c.Versions, prefetch: c.Prefetch, careful: c.Careful}
 	}
-	var presence string
+	var presence, versions string
 	if t.Presence != nil {
 		presence = s.types.json(t.Presence.Types)
+		versions = presenceVersionsJSON(t.Presence.Versions)
 	}
 	err := s.inTx(ctx, false, func(tx txn) error {
 		var err error
@@ -40,7 +42,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			}
 		}
 		if p := t.Presence; p != nil {
-			if err := present(ctx, tx, t.Owner, p.Process, presence, t.Now, p.First); err != nil {
+			if err := present(ctx, tx, t.Owner, p.Process, presence, versions, t.Now, p.First); err != nil {
 				return err
 			}
 		}
@@ -57,11 +59,13 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	return res, nil
 }
 
-// NextWake returns when the next pending job of one of types becomes ready
-// and when the earliest lease held by an owner other than owner expires
-// (zero when none). It reads, without the write lock.
-func (s *Store) NextWake(ctx context.Context, owner string, types []string) (ready, lease time.Time, err error) {
-	return nextWake(ctx, s.r, owner, s.types.json(types))
+// NextWake returns when the next pending job of one of types, of a version
+// versions accepts, becomes ready and when the earliest lease held by an
+// owner other than owner expires (zero when none). It reads, without the
+// write lock.
+func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
+	plain, pairs := versions.Split(types)
+	return nextWake(ctx, s.r, owner, s.types.json(plain), pairsJSON(pairs))
 }
 
 // Absent deletes owner's pool row: the pool stopped claiming.

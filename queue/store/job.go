@@ -43,6 +43,10 @@ type NewJob struct {
 	Item string
 	// ScheduledAt is the instant the job stands for; zero when none.
 	ScheduledAt time.Time
+	// Version is the version of the payload's format, which decides which
+	// pools may run the job: those that accept it for Type (see
+	// Claim.Versions). Zero means 1.
+	Version int
 	// SkipIfActive, with Schedule set, makes the enqueue record a skip with
 	// reason SkipOverlap instead of inserting when a pending or running job of
 	// the same Schedule and Item exists.
@@ -59,6 +63,7 @@ type Job struct {
 	Attempt     int // attempts started so far, counting the current one
 	MaxAttempts int
 	Priority    int
+	Version     int // the payload's version (see NewJob.Version), at least 1
 	RunAt       time.Time
 	Schedule    string
 	Item        string

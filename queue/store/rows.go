@@ -161,11 +161,18 @@ type Daemon struct {
 func (d Daemon) Alive(now time.Time) bool { return now.Sub(d.LastSeen) <= AliveWithin }
 
 // Waiting is a job type with ready jobs that no running pool has a
-// handler for: they stay pending until one has.
+// handler for, or a version of a type whose ready jobs no running pool
+// accepts: they stay pending until one does.
 type Waiting struct {
-	Type   string
-	Ready  int           // its jobs ready to run
-	Oldest time.Duration // how long its oldest ready job has waited
+	Type string
+	// Version is the payload version waiting; 0 when no running pool has
+	// a handler for Type, whatever the version.
+	Version int
+	// Accepted are the versions of Type the running pools accept, when
+	// Version is not 0.
+	Accepted []int
+	Ready    int           // its jobs ready to run
+	Oldest   time.Duration // how long its oldest ready job has waited
 }
 
 // Handlers is what the running pools on a queue can run.
@@ -176,7 +183,8 @@ type Handlers struct {
 	// Pools counts the running pools (a pool that stopped without saying
 	// so counts until its record is AliveWithin old).
 	Pools int
-	// Waiting lists, by type, the ready jobs that none of them can run.
+	// Waiting lists, by type and then version, the ready jobs that none of
+	// them can run.
 	Waiting []Waiting
 }
 

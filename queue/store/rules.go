@@ -42,6 +42,12 @@ func PrepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 		if j.RunAt.IsZero() {
 			j.RunAt = now
 		}
+		switch {
+		case j.Version == 0:
+			j.Version = 1
+		case j.Version < 0:
+			return nil, fmt.Errorf("enqueue job %q: version %d is not at least 1", j.Key, j.Version)
+		}
 		if j.SkipIfActive && j.Schedule == "" {
 			return nil, fmt.Errorf("enqueue job %q: SkipIfActive needs a schedule", j.Key)
 		}

@@ -58,21 +58,25 @@ type Result struct {
 
 // Presence is a pool's row in the pools table.
 type Presence struct {
-	Types   []string // the types it has handlers for
-	Process Process
+	Types []string // the types it has handlers for
+	// Versions are the payload versions it runs of Types (see Versions).
+	Versions Versions
+	Process  Process
 	// First is set on the pool's first write: it also deletes the rows of
 	// pools gone for PresenceKept.
 	First bool
 }
 
 // Claim asks for up to N ready jobs (run_at ≤ Trip.Now, pending) of Types,
-// plus up to Limited[t] of each limited type t, N overall. Jobs of other
-// types are passed over and stay pending.
+// plus up to Limited[t] of each limited type t, N overall, of the versions
+// Versions accepts. Jobs of other types or versions are passed over and
+// stay pending, their attempts unspent.
 type Claim struct {
-	Lease   time.Duration
-	N       int
-	Types   []string
-	Limited map[string]int
+	Lease    time.Duration
+	N        int
+	Types    []string
+	Limited  map[string]int
+	Versions Versions
 	// Prefetch is how many of the N are claimed ahead of a free worker.
 	// A crash spends the attempt of every claimed job, started or not, so
 	// past the first N − Prefetch jobs the claim keeps only the jobs before

@@ -161,7 +161,7 @@ func testNextWake(t *testing.T, su *suite) {
 	t.Parallel()
 	q, clk := su.open(t)
 	ctx := context.Background()
-	ready, lease, err := q.NextWake(ctx, "me", []string{"t"})
+	ready, lease, err := q.NextWake(ctx, "me", []string{"t"}, nil)
 	if err != nil || !ready.IsZero() || !lease.IsZero() {
 		t.Fatalf("empty queue: %v %v %v", ready, lease, err)
 	}
@@ -172,17 +172,17 @@ func testNextWake(t *testing.T, su *suite) {
 		mustEnqueue(t, q, store.NewJob{Type: "t", Key: "t" + string(rune('a'+i)), Priority: j.prio, RunAt: t0.Add(j.at)})
 	}
 	mustEnqueue(t, q, store.NewJob{Type: "other", Key: "other", RunAt: t0.Add(time.Second)})
-	ready, lease, err = q.NextWake(ctx, "me", []string{"t"})
+	ready, lease, err = q.NextWake(ctx, "me", []string{"t"}, nil)
 	if err != nil || !ready.Equal(t0.Add(30*time.Second)) || !lease.IsZero() {
 		t.Errorf("NextWake = %v, %v, %v; want %v and no lease", ready, lease, err, t0.Add(30*time.Second))
 	}
-	if ready, _, _ := q.NextWake(ctx, "me", []string{"t", "other"}); !ready.Equal(t0.Add(time.Second)) {
+	if ready, _, _ := q.NextWake(ctx, "me", []string{"t", "other"}, nil); !ready.Equal(t0.Add(time.Second)) {
 		t.Errorf("NextWake of t and other = %v, want %v", ready, t0.Add(time.Second))
 	}
 	clk.Advance(time.Minute)
 	claim(t, q, "me", clk.Now(), time.Hour, 1, "t")
 	claim(t, q, "you", clk.Now(), 2*time.Hour, 1, "t")
-	if _, lease, err := q.NextWake(ctx, "me", []string{"t"}); err != nil || !lease.Equal(clk.Now().Add(2*time.Hour)) {
+	if _, lease, err := q.NextWake(ctx, "me", []string{"t"}, nil); err != nil || !lease.Equal(clk.Now().Add(2*time.Hour)) {
 		t.Errorf("lease = %v, %v; want the other owner's, %v", lease, err, clk.Now().Add(2*time.Hour))
 	}
 }

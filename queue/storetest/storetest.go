@@ -69,6 +69,8 @@ var tests = []struct {
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
 	{"ClaimTakesOnlyItsTypes", testClaimTakesOnlyItsTypes},
+	{"ClaimTakesOnlyAcceptedVersions", testClaimTakesOnlyAcceptedVersions},
+	{"HandlersSeeVersionsWaiting", testHandlersSeeVersionsWaiting},
 	{"FinishDoneInGroups", testFinishDoneInGroups},
 	{"CancelRequestSurvivesItsPool", testCancelRequestSurvivesItsPool},
 	{"SaveConfigLastConfig", testSaveConfigLastConfig},

@@ -1,0 +1,62 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"scheduler/queue/postgres"
+	"scheduler/queue/postgres/pgtest"
+	"scheduler/queue/store"
+)
+
+// TestReadOnlySchemaBeforeVersions: a schema written before jobs had
+// versions, opened read-only (which migrates nothing), still shows its
+// jobs, all of version 1, and what waits for a handler; opened to write,
+// it gains the column, and its jobs keep version 1.
+func TestReadOnlySchemaBeforeVersions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := postgres.CreateAtVersion(ctx, dsn, 4); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := postgresConn(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO jobs (key, type, state, max_attempts, run_at, created_at, schedule, scheduled_at)
+		VALUES ('k', 'a', 'pending', 1, now() - interval '1 minute', now(), 's', now());
+		INSERT INTO job_counts (type, state, slot, n) VALUES ('a', 'pending', 0, 1)`)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := postgres.Open(ctx, dsn, postgres.Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := ro.JobByKey(ctx, "k")
+	if err != nil || j.Version != 1 {
+		t.Errorf("read-only JobByKey of the old schema = %+v, %v; want the job, of version 1", j, err)
+	}
+	if js, err := ro.List(ctx, store.Filter{Limit: 5}); err != nil || len(js) != 1 || js[0].Version != 1 {
+		t.Errorf("read-only List of the old schema = %v, %v; want the job, of version 1", js, err)
+	}
+	if last, err := ro.LastRuns(ctx); err != nil || last["s"] == nil {
+		t.Errorf("read-only LastRuns of the old schema = %v, %v; want the job of s", last, err)
+	}
+	if h, err := ro.Handlers(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
+		t.Errorf("read-only Handlers of the old schema = %+v, %v; want a waiting for a handler", h, err)
+	}
+	ro.Close()
+
+	s, err := postgres.Open(ctx, dsn, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if j, err := s.JobByKey(ctx, "k"); err != nil || j.Version != 1 {
+		t.Errorf("JobByKey after the migration = %+v, %v; want version 1", j, err)
+	}
+}

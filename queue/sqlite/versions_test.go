@@ -1,0 +1,62 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"scheduler/queue/store"
+)
+
+// TestReadOnlyFileBeforeVersions: a file written before jobs had versions,
+// opened read-only (which migrates nothing), still shows its jobs, all of
+// version 1, and what waits for a handler; opened to write, it gains the
+// column, and its jobs keep version 1.
+func TestReadOnlyFileBeforeVersions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := CreateAtVersion(ctx, path, 9); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, 5*time.Second, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO jobs (key, type, state, max_attempts, run_at, created_at, schedule, scheduled_at)
+		VALUES ('k', 'a', 'pending', 1, 0, 0, 's', 0)`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := Open(ctx, path, Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := ro.JobByKey(ctx, "k")
+	if err != nil || j.Version != 1 {
+		t.Errorf("read-only JobByKey of the old schema = %+v, %v; want the job, of version 1", j, err)
+	}
+	if js, err := ro.List(ctx, store.Filter{Limit: 5}); err != nil || len(js) != 1 || js[0].Version != 1 {
+		t.Errorf("read-only List of the old schema = %v, %v; want the job, of version 1", js, err)
+	}
+	if last, err := ro.LastRuns(ctx); err != nil || last["s"] == nil {
+		t.Errorf("read-only LastRuns of the old schema = %v, %v; want the job of s", last, err)
+	}
+	if h, err := ro.Handlers(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
+		t.Errorf("read-only Handlers of the old schema = %+v, %v; want a waiting for a handler", h, err)
+	}
+	ro.Close()
+
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if j, err := q.JobByKey(ctx, "k"); err != nil || j.Version != 1 {
+		t.Errorf("JobByKey after the migration = %+v, %v; want version 1", j, err)
+	}
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"slices"
+	"sort"
+)
+
+// Versions maps job types to the payload versions (NewJob.Version) a pool
+// runs of them. A type it lacks is run at version 1 only: the common case,
+// in which a claim filters on the plain list of types and a job of any
+// other version of the type is passed over and stays pending, as a job of
+// a type without a handler is, for a pool that accepts it.
+type Versions map[string][]int
+
+// Accepts reports whether a pool with these versions, given that it runs
+// typ at all, runs typ's jobs of version.
+func (vs Versions) Accepts(typ string, version int) bool {
+	if accepted, ok := vs[typ]; ok {
+		return slices.Contains(accepted, version)
+	}
+	return version == 1
+}
+
+// Of returns the versions of typ accepted: [1] when vs does not name it.
+func (vs Versions) Of(typ string) []int {
+	if accepted, ok := vs[typ]; ok {
+		return accepted
+	}
+	return []int{1}
+}
+
+// TypeVersion is a job type at one payload version.
+type TypeVersion struct {
+	Type    string
+	Version int
+}
+
+// Split divides what a pool takes of types into the types whose jobs of
+// version 1 it takes (plain) and the (type, version) pairs of every other
+// version it takes, sorted. Without versions, plain is types itself and
+// pairs is nil: the claim of a pool that runs version 1 of everything is
+// the claim by type it always was.
+func (vs Versions) Split(types []string) (plain []string, pairs []TypeVersion) {
+	if len(vs) == 0 {
+		return types, nil
+	}
+	plain = make([]string, 0, len(types))
+	for _, t := range types {
+		for _, v := range vs.Of(t) {
+			if v == 1 {
+				plain = append(plain, t)
+			} else {
+				pairs = append(pairs, TypeVersion{t, v})
+			}
+		}
+	}
+	sort.Slice(pairs, func(i, k int) bool {
+		if pairs[i].Type != pairs[k].Type {
+			return pairs[i].Type < pairs[k].Type
+		}
+		return pairs[i].Version < pairs[k].Version
+	})
+	return plain, pairs
+}
+
+// PoolTypes is what one running pool takes, as its row in the pools table
+// records it (see Presence).
+type PoolTypes struct {
+	Types    []string
+	Versions Versions
+}
+
+// Accepted returns the union of what pools take: each type any of them
+// runs, with every version one of them accepts, sorted.
+func Accepted(pools []PoolTypes) map[string][]int {
+	out := map[string][]int{}
+	for _, p := range pools {
+		for _, t := range p.Types {
+			for _, v := range p.Versions.Of(t) {
+				if !slices.Contains(out[t], v) {
+					out[t] = append(out[t], v)
+				}
+			}
+		}
+	}
+	for _, vs := range out {
+		slices.Sort(vs)
+	}
+	return out
+}
+
+// MergeWaiting turns the ready jobs that no running pool takes, counted
+// by type and version (Waiting.Version set), into Handlers.Waiting given
+// accepted, the union of what the running pools take (see Accepted): a
+// type that no pool runs is one entry of Version 0, its versions summed; a
+// type that some pool runs has an entry per version waiting, with the
+// versions the pools accept.
+func MergeWaiting(byVersion []Waiting, accepted map[string][]int) []Waiting {
+	var out []Waiting
+	for _, w := range byVersion {
+		vs, runs := accepted[w.Type]
+		if runs {
+			w.Accepted = vs
+			out = append(out, w)
+			continue
+		}
+		w.Version = 0
+		if n := len(out); n > 0 && out[n-1].Type == w.Type && out[n-1].Version == 0 {
+			out[n-1].Ready += w.Ready
+			out[n-1].Oldest = max(out[n-1].Oldest, w.Oldest)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
