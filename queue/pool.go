@@ -110,6 +110,10 @@ type Pool struct {
 	// as they are.
 	allTypes  []string
 	freeTypes []string
+	// unratedTypes are allTypes without the types that have a rate limit:
+	// those whose ready jobs the loop looks for while every rate-limited
+	// type's bucket is known to be empty (see loop.rateAt).
+	unratedTypes []string
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
@@ -207,18 +211,19 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Pool{
-		q:          q,
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		log:        cfg.Logger.With("component", "pool"),
-		handlers:   map[string]registered{},
-		work:       make(chan *Job, cfg.Workers+cfg.Prefetch),
-		results:    make(chan store.Result, cfg.Workers+cfg.Prefetch),
-		allTypes:   []string{},
-		freeTypes:  []string{},
-		registered: make(chan struct{}, 1),
-		cut:        make(chan struct{}),
-		probes:     liveness.New(),
+		q:            q,
+		cfg:          cfg,
+		clock:        cfg.Clock,
+		log:          cfg.Logger.With("component", "pool"),
+		handlers:     map[string]registered{},
+		work:         make(chan *Job, cfg.Workers+cfg.Prefetch),
+		results:      make(chan store.Result, cfg.Workers+cfg.Prefetch),
+		allTypes:     []string{},
+		freeTypes:    []string{},
+		unratedTypes: []string{},
+		registered:   make(chan struct{}, 1),
+		cut:          make(chan struct{}),
+		probes:       liveness.New(),
 	}, nil
 }
 
@@ -240,16 +245,23 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if tc.Timeout < 0 || tc.Concurrency < 0 || tc.Backoff < 0 || tc.MaxBackoff < 0 || tc.GiveUpAfter < 0 {
 		return fmt.Errorf("register %s: negative setting", jobType)
 	}
+	if err := tc.Rate.check(); err != nil {
+		return fmt.Errorf("register %s: %w", jobType, err)
+	}
 	p.mu.Lock()
 	p.handlers[jobType] = registered{h: h, tc: tc}
-	all, free := []string{}, []string{}
+	all, free, unrated := []string{}, []string{}, []string{}
 	for _, t := range slices.Sorted(maps.Keys(p.handlers)) {
 		all = append(all, t)
-		if p.handlers[t].tc.Concurrency == 0 {
-			free = append(free, t)
+		tc := p.handlers[t].tc
+		if tc.Rate.Starts == 0 {
+			unrated = append(unrated, t)
+			if tc.Concurrency == 0 {
+				free = append(free, t)
+			}
 		}
 	}
-	p.allTypes, p.freeTypes = all, free
+	p.allTypes, p.freeTypes, p.unratedTypes = all, free, unrated
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
@@ -265,19 +277,44 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 	return r, ok
 }
 
-// claimTypes returns the handled types, those without a concurrency limit,
-// and for each type with a limit how many more of its jobs may start. The
-// caller must not change the lists.
-func (p *Pool) claimTypes(running map[string]int) (all, free []string, limited map[string]int) {
+// claimTypes returns the handled types, those without a concurrency or rate
+// limit, for each type with a concurrency limit but no rate limit how many
+// more of its jobs may start, and the types with a rate limit, each with
+// room for its concurrency limit and the idle workers (never a prefetch:
+// see Rate). The caller must not change the lists.
+func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string, limited map[string]int, rated []store.RatedClaim) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.allTypes, p.freeTypes, p.limitsLocked(running)
+	for _, t := range p.allTypes {
+		tc := p.handlers[t].tc
+		if tc.Rate.Starts == 0 {
+			continue
+		}
+		room := idle
+		if tc.Concurrency > 0 {
+			room = min(room, max(tc.Concurrency-running[t], 0))
+		}
+		rated = append(rated, store.RatedClaim{Type: t, Limit: tc.Rate.limit(), Room: room})
+	}
+	return p.allTypes, p.freeTypes, p.limitsLocked(running), rated
+}
+
+// wakeTypes are the types whose ready jobs the loop looks for at now:
+// every handled type, but for the rate-limited ones until rateAt, when
+// their buckets allow a start again.
+func (p *Pool) wakeTypes(now, rateAt time.Time) []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if now.Before(rateAt) {
+		return p.unratedTypes
+	}
+	return p.allTypes
 }
 
 func (p *Pool) limitsLocked(running map[string]int) map[string]int {
 	var out map[string]int
 	for t, r := range p.handlers {
-		if r.tc.Concurrency > 0 {
+		if r.tc.Concurrency > 0 && r.tc.Rate.Starts == 0 {
 			if out == nil {
 				out = map[string]int{}
 			}
@@ -389,6 +426,11 @@ type loop struct {
 	// enqueued is set when this process enqueued a job since the last trip:
 	// there is something to claim, so the trip need not look first.
 	enqueued bool
+	// rateAt is when a ready job that a rate limit held back at the last
+	// claim may start (zero: none was held back). Until then the loop looks
+	// for ready jobs of the other types only, and it wakes at rateAt to
+	// claim again, without polling.
+	rateAt   time.Time
 	failures int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
@@ -488,9 +530,9 @@ func (l *loop) deadline() time.Time {
 	case l.blocked:
 		// The same with a free slot but the ready jobs' types at their
 		// limit; a job of another type may become ready meanwhile.
-		wants = append(wants, now.Add(blockedRecheck))
+		wants = append(wants, now.Add(blockedRecheck), l.rateAt)
 	default:
-		wants = append(wants, l.nextReady)
+		wants = append(wants, l.nextReady, l.rateAt)
 	}
 	for _, t := range wants {
 		if !t.IsZero() && t.Before(at) {
@@ -552,7 +594,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// not even a reclaimed one.
 	doReclaim := !p.stopping.Load() && !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
-	all, free, limited := p.claimTypes(l.running)
+	all, free, limited, rated := p.claimTypes(l.running, max(p.cfg.Workers-l.inflight, 0))
 	// The row that tells other processes which types this pool runs: at
 	// the first trip, after a Register, and renewed while the pool runs.
 	doPresence := !p.stopping.Load() && (!l.hasRow || !slices.Equal(all, l.presented) || !now.Before(l.nextPresence))
@@ -562,7 +604,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
 		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, p.wakeTypes(now, l.rateAt)); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -584,7 +626,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Presence = &store.Presence{Types: all, Process: p.cfg.Process, First: !l.hasRow}
 	}
 	if doClaim {
-		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited,
+		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Rated: rated,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
 	// Shutdown does not cancel a trip halfway: a commit cancelled while the
@@ -618,6 +660,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.stopCancelled(ctx) // in case a wake-up of the watch was missed
 	}
 	if doClaim {
+		l.rateAt = res.RateWait
 		l.claimMore = len(claimed) == slots
 		switch {
 		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
@@ -638,7 +681,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// wakes the loop through the watch.
 	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
 		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all); err != nil {
+		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, p.wakeTypes(now, l.rateAt)); err != nil {
 			return err
 		}
 		l.wakeAt = now
@@ -857,6 +900,9 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		return r
 	}
 	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
+	if re, ok := errors.AsType[*RetryError](err); ok && reg.tc.Rate.Starts > 0 && re.After > 0 {
+		p.pauseRate(ctx, reg.tc.Rate, j, r.Finished.Add(re.After))
+	}
 	r.Outcome = outcome
 	r.RetryAt = r.Finished.Add(delay)
 	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
@@ -865,6 +911,25 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
 	}
 	return r
+}
+
+// pauseRate pauses the rate limit of j's type, or of its key, until until:
+// the remote side asked to slow down. It is written before the attempt's
+// result, so that the next claim, which comes after the result, sees it. A
+// failure to write it is logged; the job's own retry waits regardless.
+func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
+	l := r.limit()
+	var key string
+	if l.Key != nil {
+		key = l.Key(j.Payload)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tripTimeout)
+	defer cancel()
+	if err := p.q.Store.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
+		p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+		return
+	}
+	p.log.InfoContext(ctx, "rate limit paused", "job_id", j.ID, "type", j.Type, "key", key, "until", until)
 }
 
 // call runs the handler behind recover, under the type's timeout, and

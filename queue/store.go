@@ -185,6 +185,10 @@ type Store interface {
 	CancelRequests(ctx context.Context, owner string) ([]store.CancelRequest, error)
 	// Absent deletes owner's pool row: the pool stopped claiming.
 	Absent(ctx context.Context, owner string) error
+	// PauseRate raises the TAT of the rate limit bucket of typ and key to
+	// at least tat (see store.RateLimit.PauseTAT), in a transaction of its
+	// own.
+	PauseRate(ctx context.Context, typ, key string, tat time.Time) error
 	// Subscribe returns a channel that receives a value (coalesced) after
 	// each commit of this Store that makes a job ready: the in-process wake
 	// of a pool. The func unsubscribes.

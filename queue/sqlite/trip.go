@@ -18,7 +18,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 	if t.Claim != nil {
 		c := t.Claim
 		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(c.Types),
-			limited: c.Limited, prefetch: c.Prefetch, careful: c.Careful}
+			limited: c.Limited, prefetch: c.Prefetch, careful: c.Careful, rated: c.Rated}
 	}
 	var presence string
 	if t.Presence != nil {
@@ -45,7 +45,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			}
 		}
 		if cr != nil {
-			if res.Claimed, res.Held, err = claim(ctx, tx, t.Now, *cr); err != nil {
+			if res.Claimed, res.Held, res.RateWait, err = claim(ctx, tx, t.Now, *cr); err != nil {
 				return err
 			}
 		}
