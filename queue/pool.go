@@ -125,6 +125,12 @@ type Pool struct {
 	busy     atomic.Int64 // handlers running now (see Busy)
 	trips    atomic.Int64 // loop iterations, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
+	// idleUntil is, while the running loop waits with no job in flight,
+	// the instant (Unix nanoseconds) its timer wakes it; zero otherwise.
+	// Tests that drive a fake clock from one of the loop's wake-ups to the
+	// next read it: past the clock's now, the loop has done what now asked
+	// of it.
+	idleUntil atomic.Int64
 
 	cut     chan struct{} // closed by Cut
 	cutOnce sync.Once
@@ -471,6 +477,9 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 			timerAt = at
 			timer = p.clock.After(at.Sub(p.clock.Now()))
 		}
+		if l.inflight == 0 {
+			p.idleUntil.Store(at.UnixNano())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -490,6 +499,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		case <-p.registered:
 			l.claimMore = true
 		}
+		p.idleUntil.Store(0)
 	}
 }
 
