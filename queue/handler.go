@@ -116,3 +116,19 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 	}
 	return from.Add(tc.GiveUpAfter)
 }
+
+// RateNextStart returns when the rate limit r of jobType allows the next
+// start of a job with payload, and the key of its bucket ("" when r has no
+// Key). An instant not after now means at once.
+func (q *Queue) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
+	l := r.limit()
+	var key string
+	if l.Key != nil {
+		key = l.Key(payload)
+	}
+	tat, err := q.RateTAT(ctx, jobType, key)
+	if err != nil || tat.IsZero() {
+		return time.Time{}, key, err
+	}
+	return l.NextStart(tat), key, nil
+}

@@ -189,6 +189,9 @@ type Store interface {
 	// at least tat (see store.RateLimit.PauseTAT), in a transaction of its
 	// own.
 	PauseRate(ctx context.Context, typ, key string, tat time.Time) error
+	// RateTAT returns the TAT of the rate limit bucket of typ and key; zero
+	// when it has no row (a full bucket).
+	RateTAT(ctx context.Context, typ, key string) (time.Time, error)
 	// Subscribe returns a channel that receives a value (coalesced) after
 	// each commit of this Store that makes a job ready: the in-process wake
 	// of a pool. The func unsubscribes.

@@ -3,9 +3,12 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"scheduler/queue/store"
 )
@@ -135,4 +138,18 @@ func (s *Store) PauseRate(ctx context.Context, typ, key string, tat time.Time) e
 		return fmt.Errorf("pause rate limit of %s: %w", typ, err)
 	}
 	return nil
+}
+
+// RateTAT returns the TAT of the bucket of typ and key; zero when it has no
+// row (a full bucket).
+func (s *Store) RateTAT(ctx context.Context, typ, key string) (time.Time, error) {
+	var tat time.Time
+	err := s.pool.QueryRow(ctx, `SELECT tat FROM rate_limits WHERE type = $1 AND key = $2`, typ, key).Scan(&tat)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("rate limit of %s: %w", typ, err)
+	}
+	return tat, nil
 }

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -143,4 +145,18 @@ func (s *Store) PauseRate(ctx context.Context, typ, key string, tat time.Time) e
 		_, err := tx.exec(ctx, ratePauseSQL, typ, key, ms(tat))
 		return err
 	})
+}
+
+// RateTAT returns the TAT of the bucket of typ and key; zero when it has no
+// row (a full bucket).
+func (s *Store) RateTAT(ctx context.Context, typ, key string) (time.Time, error) {
+	var tat int64
+	err := s.r.QueryRowContext(ctx, `SELECT tat FROM rate_limits WHERE type = ? AND key = ?`, typ, key).Scan(&tat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("rate limit of %s: %w", typ, err)
+	}
+	return time.UnixMilli(tat).UTC(), nil
 }

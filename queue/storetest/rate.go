@@ -61,6 +61,14 @@ func testRateLimitHoldsAcrossStores(t *testing.T, su *suite) {
 	if res := rateClaim(t, b, "B", clk.Now(), rc); len(res.Claimed) != 1 || !res.RateWait.Equal(clk.Now().Add(10*time.Second)) {
 		t.Fatalf("took %d jobs when the bucket allows one, wait %v", len(res.Claimed), res.RateWait)
 	}
+	// Three starts at 0s, 0s and 10s of a bucket of 2 at once and one per
+	// 10s: its TAT is 30s, and it allows the next start at 20s.
+	if tat, err := b.RateTAT(context.Background(), "r", ""); err != nil || !tat.Equal(clk.Now().Add(20*time.Second)) {
+		t.Fatalf("RateTAT = %v, %v; want %v", tat, err, clk.Now().Add(20*time.Second))
+	}
+	if tat, err := b.RateTAT(context.Background(), "r", "other"); err != nil || !tat.IsZero() {
+		t.Fatalf("RateTAT of a key never limited = %v, %v; want zero", tat, err)
+	}
 	// The remote side asks to slow down for a minute.
 	if err := a.PauseRate(context.Background(), "r", "", l.PauseTAT(clk.Now().Add(time.Minute))); err != nil {
 		t.Fatal(err)
@@ -82,9 +90,20 @@ func testRateLimitHoldsAcrossStores(t *testing.T, su *suite) {
 	if res := rateClaim(t, a, "A", clk.Now(), rc); len(res.Claimed) != 2 || !res.RateWait.IsZero() {
 		t.Fatalf("full bucket took %d of the last 2 jobs, wait %v; want both, no wait", len(res.Claimed), res.RateWait)
 	}
-	// Full buckets are purged.
+	// Full buckets are purged: the bucket of the last claim is not.
+	clk.Advance(time.Second)
 	if _, _, err := a.Purge(context.Background(), clk.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
+	}
+	if tat, err := a.RateTAT(context.Background(), "r", ""); err != nil || tat.IsZero() {
+		t.Fatalf("RateTAT after a purge 1s after the claim = %v, %v; want the bucket kept", tat, err)
+	}
+	clk.Advance(time.Minute)
+	if _, _, err := a.Purge(context.Background(), clk.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if tat, err := a.RateTAT(context.Background(), "r", ""); err != nil || !tat.IsZero() {
+		t.Fatalf("RateTAT after a purge of the full bucket = %v, %v; want no row", tat, err)
 	}
 }
 
