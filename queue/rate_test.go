@@ -199,6 +199,7 @@ func TestRetryAfterPausesTheRateLimit(t *testing.T) {
 			})
 			// The loop sleeps through the pause to its end: a look every
 			// blockedRecheck would wake it 300 times.
+			t.Logf("the clock moved %d times to the pool's wake-ups", moves)
 			if moves > 20 {
 				t.Errorf("the pool woke %d times in 32s of fake time, want it to sleep until the buckets allow a start", moves)
 			}
