@@ -113,7 +113,8 @@ type Pool struct {
 	// unratedTypes are allTypes without the types that have a rate limit:
 	// those whose ready jobs the loop looks for while every rate-limited
 	// type's bucket is known to be empty (see loop.rateAt).
-	unratedTypes []string
+	unratedTypes   []string
+	ratedTypesList []string
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
@@ -268,6 +269,7 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 		}
 	}
 	p.allTypes, p.freeTypes, p.unratedTypes = all, free, unrated
+	p.ratedTypesList = slices.DeleteFunc(slices.Clone(all), func(t string) bool { return slices.Contains(unrated, t) })
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
@@ -305,16 +307,30 @@ func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string,
 	return p.allTypes, p.freeTypes, p.limitsLocked(running), rated
 }
 
-// wakeTypes are the types whose ready jobs the loop looks for at now:
-// every handled type, but for the rate-limited ones until rateAt, when
-// their buckets allow a start again.
-func (p *Pool) wakeTypes(now, rateAt time.Time) []string {
+// ratedTypes are the handled types with a rate limit.
+func (p *Pool) ratedTypes() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if now.Before(rateAt) {
-		return p.unratedTypes
+	return p.ratedTypesList
+}
+
+// keyedRate reports whether a handled type has a rate limit per key.
+func (p *Pool) keyedRate() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, t := range p.ratedTypesList {
+		if p.handlers[t].tc.Rate.Key != nil {
+			return true
+		}
 	}
-	return p.allTypes
+	return false
+}
+
+// unrated returns the handled types without a rate limit.
+func (p *Pool) unrated() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.unratedTypes
 }
 
 func (p *Pool) limitsLocked(running map[string]int) map[string]int {
@@ -432,12 +448,14 @@ type loop struct {
 	// enqueued is set when this process enqueued a job since the last trip:
 	// there is something to claim, so the trip need not look first.
 	enqueued bool
-	// rateAt is when a ready job that a rate limit held back at the last
-	// claim may start (zero: none was held back). Until then the loop looks
-	// for ready jobs of the other types only, and it wakes at rateAt to
-	// claim again, without polling.
-	rateAt   time.Time
-	failures int // consecutive failed trips, for back-off on a sick database
+	// rateAt is when a ready job that a rate limit held back at the claim
+	// at rateSince may start (zero: none was held back). Until then the
+	// loop looks for the ready jobs of the other types, and for the jobs of
+	// rate-limited types that became ready since, of a key that may allow
+	// them (see look); it wakes at rateAt to claim again, without polling.
+	rateAt    time.Time
+	rateSince time.Time
+	failures  int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
 	avgRun time.Duration
@@ -613,11 +631,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
-		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, p.wakeTypes(now, l.rateAt)); err != nil {
+		if err := l.look(ctx, now, all); err != nil {
 			return err
 		}
-		l.wakeAt = now
 		if l.nextReady.IsZero() || l.nextReady.After(now) {
 			l.claimMore = false
 			l.blocked = false // what blocked it was taken, by another pool
@@ -670,7 +686,15 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.stopCancelled(ctx) // in case a wake-up of the watch was missed
 	}
 	if doClaim {
-		l.rateAt = res.RateWait
+		l.rateAt, l.rateSince = res.RateWait, now
+		if p.keyedRate() && l.rateAt.After(now.Add(p.cfg.MaxIdle)) {
+			// A job of another key, which its bucket allows, is looked for
+			// by look only when it became ready after this claim; one that
+			// came with an earlier run_at (a backfill, an enqueue in this
+			// claim's millisecond) waits at most MaxIdle, the safety net
+			// of every other wake-up too.
+			l.rateAt = now.Add(p.cfg.MaxIdle)
+		}
 		l.claimMore = len(claimed) == slots
 		switch {
 		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
@@ -690,15 +714,43 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// least every wakeEvery. A commit by another process after this read
 	// wakes the loop through the watch.
 	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
-		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, p.wakeTypes(now, l.rateAt)); err != nil {
+		if err := l.look(ctx, now, all); err != nil {
 			return err
 		}
-		l.wakeAt = now
 		// Short with a job ready: one the claim could not take.
 		l.blocked = doClaim && len(claimed) < slots && !l.nextReady.IsZero() && !l.nextReady.After(now)
 	} else if doClaim {
 		l.blocked = false
+	}
+	return nil
+}
+
+// look reads when the loop must wake next for a job, nextReady, and for
+// another owner's lease, nextLease. Until rateAt the ready jobs that rate
+// limits held back at the last claim do not count: only the jobs of all's
+// unlimited types, and the jobs of rate-limited types that became ready
+// after that claim (a retry, a job enqueued since: maybe of another key,
+// which its bucket allows), count.
+func (l *loop) look(ctx context.Context, now time.Time, all []string) error {
+	p := l.p
+	types := all
+	held := now.Before(l.rateAt)
+	if held {
+		types = p.unrated()
+	}
+	var err error
+	if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, types); err != nil {
+		return err
+	}
+	l.wakeAt = now
+	if held {
+		later, err := p.q.NextReadyAfter(ctx, p.ratedTypes(), l.rateSince)
+		if err != nil {
+			return err
+		}
+		if !later.IsZero() && (l.nextReady.IsZero() || later.Before(l.nextReady)) {
+			l.nextReady = later
+		}
 	}
 	return nil
 }

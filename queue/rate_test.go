@@ -2,9 +2,12 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,6 +214,69 @@ func TestRetryAfterPausesTheRateLimit(t *testing.T) {
 			want := "[a@0s b@30s c@31s a@32s]"
 			if got := fmt.Sprint(at); got != want {
 				t.Errorf("starts %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestKeyedRateLimitPassesHeldKeys: with a limit per customer, a customer
+// whose limit is paused for an hour holds back its own jobs only: a job of
+// another customer enqueued by another process starts at once, and one
+// whose run_at is 10 minutes ahead starts then, not at the next look of the
+// pool (every MaxIdle, 30s, while the held customer waits).
+func TestKeyedRateLimitPassesHeldKeys(t *testing.T) {
+	t.Parallel()
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			qs, clk := newEngineQueues(t, engine, 2)
+			q, other := qs[0], qs[1]
+			p := newTestPool(t, q, PoolConfig{Workers: 2})
+			var mu sync.Mutex
+			var at []string
+			started := func(key string) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.ContainsFunc(at, func(s string) bool { return strings.HasPrefix(s, key+"@") })
+			}
+			p.Register("call", HandlerFunc(func(ctx context.Context, j *Job) error {
+				mu.Lock()
+				defer mu.Unlock()
+				at = append(at, fmt.Sprintf("%s@%v", j.Key, j.StartedAt.Sub(t0)))
+				if j.Key == "a1" && j.Attempt == 1 {
+					return RetryAfter(time.Hour, errors.New("429 Too Many Requests"))
+				}
+				return nil
+			}), TypeConfig{Rate: Rate{Starts: 1, Per: time.Second, Key: func(p json.RawMessage) string {
+				var v struct{ Customer string }
+				json.Unmarshal(p, &v)
+				return v.Customer
+			}}})
+			acme := json.RawMessage(`{"customer":"acme"}`)
+			globex := json.RawMessage(`{"customer":"globex"}`)
+			mustEnqueue(t, q, NewJob{Type: "call", Key: "a1", Payload: acme})
+			mustEnqueue(t, q, NewJob{Type: "call", Key: "a2", Payload: acme})
+			runPool(t, p)
+			eventually(t, "a1 started", func() bool { return started("a1") })
+			clk.Advance(time.Second)
+			mustEnqueue(t, other, NewJob{Type: "call", Key: "b1", Payload: globex})
+			// Small steps: the SQLite store's watch, which passes the other
+			// store's commit on, re-reads on the store's clock.
+			advanceUntil(t, clk, time.Millisecond, "b1 started", func() bool { return started("b1") })
+			mustEnqueue(t, other, NewJob{Type: "call", Key: "b2", Payload: globex, RunAt: t0.Add(10*time.Minute + 7*time.Second)})
+			runToEachWake(t, clk, []*Pool{p}, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(at) == 5
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(at) != 5 || !regexp.MustCompile(`^b1@1(\.\d+)?s$`).MatchString(at[1]) {
+				t.Fatalf("starts %v, want b1 second, within a second of its enqueue at 1s", at)
+			}
+			want := "[a1@0s b2@10m7s a2@1h0m0s a1@1h0m1s]"
+			if got := fmt.Sprint(slices.Delete(at, 1, 2)); got != want {
+				t.Errorf("starts %s but b1, want %s", got, want)
 			}
 		})
 	}

@@ -153,3 +153,26 @@ func (s *Store) RateTAT(ctx context.Context, typ, key string) (time.Time, error)
 	}
 	return tat, nil
 }
+
+// nextReadyAfterSQL finds the earliest run_at after $2 of the pending jobs
+// of the types $1, by the skip-scan of nextWakeSQL, each priority's walk
+// starting at $2.
+const nextReadyAfterSQL = `WITH RECURSIVE p(pr) AS (
+	(SELECT priority FROM jobs WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
+	UNION ALL
+	SELECT (SELECT priority FROM jobs WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
+	FROM p WHERE p.pr IS NOT NULL
+)
+SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr AND run_at > $2 AND type = ANY($1)
+	ORDER BY priority DESC, run_at LIMIT 1))
+FROM p WHERE p.pr IS NOT NULL`
+
+// NextReadyAfter returns the earliest run_at after since of the pending
+// jobs of types; zero when none.
+func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
+	var r *time.Time
+	if err := s.pool.QueryRow(ctx, nextReadyAfterSQL, types, since).Scan(&r); err != nil {
+		return time.Time{}, fmt.Errorf("next ready: %w", err)
+	}
+	return fromTS(r), nil
+}

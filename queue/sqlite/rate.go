@@ -160,3 +160,26 @@ func (s *Store) RateTAT(ctx context.Context, typ, key string) (time.Time, error)
 	}
 	return time.UnixMilli(tat).UTC(), nil
 }
+
+// nextReadyAfterSQL finds the earliest run_at after ?2 of the pending jobs
+// of the types in the JSON array ?1, by the skip-scan of nextWakeSQL, each
+// priority's walk starting at ?2.
+const nextReadyAfterSQL = `WITH RECURSIVE p(pr) AS (
+	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
+	UNION ALL
+	SELECT (SELECT priority FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority < p.pr ORDER BY priority DESC LIMIT 1)
+	FROM p WHERE p.pr IS NOT NULL
+)
+SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_ready WHERE state = 'pending' AND priority = p.pr AND run_at > ?2
+	AND type IN (SELECT value FROM json_each(?1)) ORDER BY run_at LIMIT 1))
+FROM p WHERE p.pr IS NOT NULL`
+
+// NextReadyAfter returns the earliest run_at after since of the pending
+// jobs of types; zero when none. It reads, without the write lock.
+func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
+	var r sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, nextReadyAfterSQL, s.types.json(types), ms(since)).Scan(&r); err != nil {
+		return time.Time{}, fmt.Errorf("next ready: %w", err)
+	}
+	return fromMS(r), nil
+}
