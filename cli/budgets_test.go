@@ -25,6 +25,11 @@ url = "https://example.com/hook"
 give_up_after = "90m"
 [tasks.plain]
 command = ["true"]
+[tasks.api]
+url = "https://example.com/api"
+rate = "2/s"
+rate_burst = 4
+rate_key = "{{.customer}}"
 [[schedule]]
 name = "s"
 cron = "0 0 1 1 *"
@@ -39,6 +44,9 @@ task = "spin"
 		if !strings.Contains(check, want) {
 			t.Errorf("-check output lacks %q:\n%s", want, check)
 		}
+	}
+	if !regexp.MustCompile(`(?m)^api +- +- +2/1s per \{\{\.customer\}\}, burst 4$`).MatchString(check) {
+		t.Errorf("-check output lacks the rate limit of api:\n%s", check)
 	}
 	if strings.Contains(check, "plain") {
 		t.Errorf("-check lists a task without budgets:\n%s", check)

@@ -930,18 +930,18 @@ func (a *app) backupTo(ctx context.Context) error {
 	return nil
 }
 
-// printBudgets lists, for -check, the tasks that have resource limits or a
-// give_up_after, with what an attempt that exceeds a limit becomes; nothing
-// when no task has any.
+// printBudgets lists, for -check, the tasks that have resource limits, a
+// give_up_after or a rate limit, with what an attempt that exceeds a limit
+// becomes; nothing when no task has any.
 func printBudgets(out io.Writer, cfg *schedule.Config) {
-	var rows [][3]string
+	var rows [][4]string
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]
 		limits := taskLimits(t)
-		if limits.IsZero() && t.GiveUpAfter == 0 {
+		if limits.IsZero() && t.GiveUpAfter == 0 && t.Rate == 0 {
 			continue
 		}
-		row := [3]string{name, "-", "-"}
+		row := [4]string{name, "-", "-", "-"}
 		if !limits.IsZero() {
 			row[1] = limits.String()
 			if limits.MemoryMax > 0 || limits.CPUTimeMax > 0 {
@@ -955,15 +955,24 @@ func printBudgets(out io.Writer, cfg *schedule.Config) {
 		if t.GiveUpAfter > 0 {
 			row[2] = queue.ShortDuration(t.GiveUpAfter)
 		}
+		if t.Rate > 0 {
+			row[3] = fmt.Sprintf("%d/%s", t.Rate, queue.ShortDuration(t.RatePer))
+			if t.RateKey != "" {
+				row[3] += " per " + t.RateKey
+			}
+			if t.RateBurst > 1 {
+				row[3] += fmt.Sprintf(", burst %d", t.RateBurst)
+			}
+		}
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
 		return
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "TASK\tLIMITS\tGIVE UP AFTER\n")
+	fmt.Fprintf(w, "TASK\tLIMITS\tGIVE UP AFTER\tRATE\n")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\n", r[0], r[1], r[2])
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3])
 	}
 	w.Flush()
 }

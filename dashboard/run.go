@@ -158,7 +158,8 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 
 // why says why the pending job j is not running: its run_at or retry
 // backoff is ahead, no daemon runs or none has a handler for its task, its
-// task is at its concurrency limit, or it waits for a free worker; and
+// task is at its concurrency limit or its rate limit, or it waits for a
+// free worker; and
 // whether its schedule is paused. The reads are bounded but for Handlers,
 // which counts the ready jobs of the types no running daemon handles
 // (usually none: it reads the job counts first).
@@ -222,6 +223,24 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			if len(running) >= limit {
 				why = append(why, fmt.Sprintf("concurrency limit: %s of task %s running, its concurrency is %d per daemon",
 					plural(len(running), "job"), j.Type, t.Concurrency))
+			}
+		}
+		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Rate > 0 {
+			next, key, err := s.q.RateNextStart(ctx, j.Type, t.TypeConfig().Rate, j.Payload)
+			if err != nil {
+				return nil, err
+			}
+			if next.After(now) {
+				of := "task " + j.Type
+				switch {
+				case t.RateKey != "" && t.Redactor() != nil:
+					of = fmt.Sprintf("task %s for this job's %s", j.Type, t.RateKey) // the key may be a secret
+				case t.RateKey != "":
+					of = fmt.Sprintf("task %s for %s %q", j.Type, t.RateKey, key)
+				}
+				at := s.when(next, loc)
+				why = append(why, fmt.Sprintf("rate limit: %s starts at most %d per %s; the next start is allowed at %s (%s)",
+					of, t.Rate, queue.ShortDuration(t.RatePer), at.Text, at.Rel))
 			}
 		}
 	}

@@ -2,7 +2,11 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 // Handler runs jobs of one type. Work's error decides the job's fate: nil is
@@ -53,6 +57,56 @@ type TypeConfig struct {
 	// its attempts unspent, for a pool that accepts it (see
 	// Handlers). Each is at least 1. Default: [1].
 	Accepts []int
+	// Rate limits how often jobs of this type start, across every pool on
+	// the store. Default: none.
+	Rate Rate
+}
+
+// Rate is a limit on how often jobs of one type start, held in the
+// database, so that it holds across every process on a SQLite file and
+// every node on PostgreSQL. A job it holds back stays pending, keeps its
+// attempts, and starts as soon as its bucket allows; jobs of other types
+// go past it. With Burst 1, starts are at least Per/Starts apart, so no
+// window of length Per holds more than Starts of them; a Burst of b lets b
+// start at once after a quiet spell, so a window may then hold up to
+// Starts+b−1. A handler that returns RetryAfter(d, err) for a job of a
+// rate-limited type (an HTTP task's 429 or 503 with Retry-After does)
+// pauses the limit of its type, or its key, for d: no job it covers starts
+// before then. Jobs of a rate-limited type are never claimed ahead of a
+// free worker (see PoolConfig.Prefetch), so a job starts when its start is
+// counted. See store.RateLimit for the algorithm.
+type Rate struct {
+	Starts int           // jobs that may start per Per; 0: no limit
+	Per    time.Duration // the window of Starts
+	Burst  int           // starts allowed at once after a quiet spell; 0 means 1
+	// Key, when set, gives a limit per key, read from each job's payload
+	// (a customer, an account) when it is claimed; it must be safe for
+	// concurrent use. Among ready jobs of the type, the claim reads the
+	// first store.RateWindow in claim order to find those whose key
+	// allows a start. Nil: one limit for the type.
+	Key func(payload json.RawMessage) string
+}
+
+// limit is r as the store applies it: one start per Per/Starts, rounded up
+// to the nanosecond so that the limit is never exceeded.
+func (r Rate) limit() store.RateLimit {
+	every := r.Per / time.Duration(r.Starts)
+	if every*time.Duration(r.Starts) < r.Per {
+		every++
+	}
+	return store.RateLimit{Every: every, Burst: max(r.Burst, 1), Key: r.Key}
+}
+
+func (r Rate) check() error {
+	switch {
+	case r.Starts < 0 || r.Burst < 0:
+		return errors.New("negative rate")
+	case r.Starts > 0 && r.Per <= 0:
+		return errors.New("rate without a period")
+	case r.Starts == 0 && (r.Burst != 0 || r.Key != nil):
+		return errors.New("rate burst or key without a rate")
+	}
+	return nil
 }
 
 // giveUpAt is when the GiveUpAfter budget of j ends; zero when its type has
@@ -66,4 +120,20 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 		from = j.CreatedAt
 	}
 	return from.Add(tc.GiveUpAfter)
+}
+
+// RateNextStart returns when the rate limit r of jobType allows the next
+// start of a job with payload, and the key of its bucket ("" when r has no
+// Key). An instant not after now means at once.
+func (q *Queue) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
+	l := r.limit()
+	var key string
+	if l.Key != nil {
+		key = l.Key(payload)
+	}
+	tat, err := q.RateTAT(ctx, jobType, key)
+	if err != nil || tat.IsZero() {
+		return time.Time{}, key, err
+	}
+	return l.NextStart(tat), key, nil
 }

@@ -114,6 +114,11 @@ type Pool struct {
 	// other than version 1 (see store.Versions); nil when none does.
 	// Register replaces it, as it does the lists.
 	versions store.Versions
+	// unratedTypes are allTypes without the types that have a rate limit:
+	// those whose ready jobs the loop looks for while every rate-limited
+	// type's bucket is known to be empty (see loop.rateAt).
+	unratedTypes   []string
+	ratedTypesList []string
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
@@ -125,6 +130,12 @@ type Pool struct {
 	busy     atomic.Int64 // handlers running now (see Busy)
 	trips    atomic.Int64 // loop iterations, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
+	// idleUntil is, while the running loop waits with no job in flight,
+	// the instant (Unix nanoseconds) its timer wakes it; zero otherwise.
+	// Tests that drive a fake clock from one of the loop's wake-ups to the
+	// next read it: past the clock's now, the loop has done what now asked
+	// of it.
+	idleUntil atomic.Int64
 
 	cut     chan struct{} // closed by Cut
 	cutOnce sync.Once
@@ -212,18 +223,19 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Pool{
-		q:          q,
-		cfg:        cfg,
-		clock:      cfg.Clock,
-		log:        cfg.Logger.With("component", "pool"),
-		handlers:   map[string]registered{},
-		work:       make(chan *Job, cfg.Workers+cfg.Prefetch),
-		results:    make(chan store.Result, cfg.Workers+cfg.Prefetch),
-		allTypes:   []string{},
-		freeTypes:  []string{},
-		registered: make(chan struct{}, 1),
-		cut:        make(chan struct{}),
-		probes:     liveness.New(),
+		q:            q,
+		cfg:          cfg,
+		clock:        cfg.Clock,
+		log:          cfg.Logger.With("component", "pool"),
+		handlers:     map[string]registered{},
+		work:         make(chan *Job, cfg.Workers+cfg.Prefetch),
+		results:      make(chan store.Result, cfg.Workers+cfg.Prefetch),
+		allTypes:     []string{},
+		freeTypes:    []string{},
+		unratedTypes: []string{},
+		registered:   make(chan struct{}, 1),
+		cut:          make(chan struct{}),
+		probes:       liveness.New(),
 	}, nil
 }
 
@@ -250,14 +262,21 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 		return fmt.Errorf("register %s: %w", jobType, err)
 	}
 	tc.Accepts = accepts
+	if err := tc.Rate.check(); err != nil {
+		return fmt.Errorf("register %s: %w", jobType, err)
+	}
 	p.mu.Lock()
 	p.handlers[jobType] = registered{h: h, tc: tc}
-	all, free := []string{}, []string{}
+	all, free, unrated := []string{}, []string{}, []string{}
 	var versions store.Versions
 	for _, t := range slices.Sorted(maps.Keys(p.handlers)) {
 		all = append(all, t)
-		if p.handlers[t].tc.Concurrency == 0 {
-			free = append(free, t)
+		tc := p.handlers[t].tc
+		if tc.Rate.Starts == 0 {
+			unrated = append(unrated, t)
+			if tc.Concurrency == 0 {
+				free = append(free, t)
+			}
 		}
 		if a := p.handlers[t].tc.Accepts; len(a) != 1 || a[0] != 1 {
 			if versions == nil {
@@ -266,7 +285,8 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 			versions[t] = a
 		}
 	}
-	p.allTypes, p.freeTypes, p.versions = all, free, versions
+	p.allTypes, p.freeTypes, p.versions, p.unratedTypes = all, free, versions, unrated
+	p.ratedTypesList = slices.DeleteFunc(slices.Clone(all), func(t string) bool { return slices.Contains(unrated, t) })
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
@@ -300,20 +320,59 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 	return r, ok
 }
 
-// claimTypes returns the handled types, those without a concurrency limit,
-// for each type with a limit how many more of its jobs may start, and the
-// versions accepted (nil while every type accepts version 1 alone). The
-// caller must not change them.
-func (p *Pool) claimTypes(running map[string]int) (all, free []string, limited map[string]int, versions store.Versions) {
+// claimTypes returns the handled types, those without a concurrency or rate
+// limit, for each type with a concurrency limit but no rate limit how many
+// more of its jobs may start, the versions accepted (nil while every type
+// accepts version 1 alone), and the types with a rate limit, each with room
+// for its concurrency limit and the idle workers (never a prefetch: see
+// Rate). The caller must not change them.
+func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string, limited map[string]int, versions store.Versions, rated []store.RatedClaim) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions
+	for _, t := range p.allTypes {
+		tc := p.handlers[t].tc
+		if tc.Rate.Starts == 0 {
+			continue
+		}
+		room := idle
+		if tc.Concurrency > 0 {
+			room = min(room, max(tc.Concurrency-running[t], 0))
+		}
+		rated = append(rated, store.RatedClaim{Type: t, Limit: tc.Rate.limit(), Versions: p.versions.Of(t), Room: room})
+	}
+	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions, rated
+}
+
+// ratedTypes are the handled types with a rate limit.
+func (p *Pool) ratedTypes() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.ratedTypesList
+}
+
+// keyedRate reports whether a handled type has a rate limit per key.
+func (p *Pool) keyedRate() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, t := range p.ratedTypesList {
+		if p.handlers[t].tc.Rate.Key != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// unrated returns the handled types without a rate limit.
+func (p *Pool) unrated() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.unratedTypes
 }
 
 func (p *Pool) limitsLocked(running map[string]int) map[string]int {
 	var out map[string]int
 	for t, r := range p.handlers {
-		if r.tc.Concurrency > 0 {
+		if r.tc.Concurrency > 0 && r.tc.Rate.Starts == 0 {
 			if out == nil {
 				out = map[string]int{}
 			}
@@ -426,7 +485,14 @@ type loop struct {
 	// enqueued is set when this process enqueued a job since the last trip:
 	// there is something to claim, so the trip need not look first.
 	enqueued bool
-	failures int // consecutive failed trips, for back-off on a sick database
+	// rateAt is when a ready job that a rate limit held back at the claim
+	// at rateSince may start (zero: none was held back). Until then the
+	// loop looks for the ready jobs of the other types, and for the jobs of
+	// rate-limited types that became ready since, of a key that may allow
+	// them (see look); it wakes at rateAt to claim again, without polling.
+	rateAt    time.Time
+	rateSince time.Time
+	failures  int // consecutive failed trips, for back-off on a sick database
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
 	avgRun time.Duration
@@ -466,6 +532,9 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 			timerAt = at
 			timer = p.clock.After(at.Sub(p.clock.Now()))
 		}
+		if l.inflight == 0 {
+			p.idleUntil.Store(at.UnixNano())
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -485,6 +554,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		case <-p.registered:
 			l.claimMore = true
 		}
+		p.idleUntil.Store(0)
 	}
 }
 
@@ -525,9 +595,9 @@ func (l *loop) deadline() time.Time {
 	case l.blocked:
 		// The same with a free slot but the ready jobs' types at their
 		// limit; a job of another type may become ready meanwhile.
-		wants = append(wants, now.Add(blockedRecheck))
+		wants = append(wants, now.Add(blockedRecheck), l.rateAt)
 	default:
-		wants = append(wants, l.nextReady)
+		wants = append(wants, l.nextReady, l.rateAt)
 	}
 	for _, t := range wants {
 		if !t.IsZero() && t.Before(at) {
@@ -589,7 +659,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// not even a reclaimed one.
 	doReclaim := !p.stopping.Load() && !l.nextLease.IsZero() && !now.Before(l.nextLease)
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
-	all, free, limited, versions := p.claimTypes(l.running)
+	all, free, limited, versions, rated := p.claimTypes(l.running, max(p.cfg.Workers-l.inflight, 0))
 	// The row that tells other processes which types (and versions) this
 	// pool runs: at the first trip, after a Register, and renewed while the
 	// pool runs.
@@ -600,11 +670,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
 		// Woken with nothing to record: look before taking the write lock,
 		// which another process (a second daemon, the CLI) may want.
-		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all, versions); err != nil {
+		if err := l.look(ctx, now, all, versions); err != nil {
 			return err
 		}
-		l.wakeAt = now
 		if l.nextReady.IsZero() || l.nextReady.After(now) {
 			l.claimMore = false
 			l.blocked = false // what blocked it was taken, by another pool
@@ -623,7 +691,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Presence = &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: !l.hasRow}
 	}
 	if doClaim {
-		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions,
+		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions, Rated: rated,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
 	// Shutdown does not cancel a trip halfway: a commit cancelled while the
@@ -657,6 +725,15 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.stopCancelled(ctx) // in case a wake-up of the watch was missed
 	}
 	if doClaim {
+		l.rateAt, l.rateSince = res.RateWait, now
+		if p.keyedRate() && l.rateAt.After(now.Add(p.cfg.MaxIdle)) {
+			// A job of another key, which its bucket allows, is looked for
+			// by look only when it became ready after this claim; one that
+			// came with an earlier run_at (a backfill, an enqueue in this
+			// claim's millisecond) waits at most MaxIdle, the safety net
+			// of every other wake-up too.
+			l.rateAt = now.Add(p.cfg.MaxIdle)
+		}
 		l.claimMore = len(claimed) == slots
 		switch {
 		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
@@ -676,15 +753,43 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// least every wakeEvery. A commit by another process after this read
 	// wakes the loop through the watch.
 	if doReclaim || (doClaim && (len(claimed) < slots || now.Sub(l.wakeAt) >= wakeEvery)) {
-		var err error
-		if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, all, versions); err != nil {
+		if err := l.look(ctx, now, all, versions); err != nil {
 			return err
 		}
-		l.wakeAt = now
 		// Short with a job ready: one the claim could not take.
 		l.blocked = doClaim && len(claimed) < slots && !l.nextReady.IsZero() && !l.nextReady.After(now)
 	} else if doClaim {
 		l.blocked = false
+	}
+	return nil
+}
+
+// look reads when the loop must wake next for a job, nextReady, and for
+// another owner's lease, nextLease. Until rateAt the ready jobs that rate
+// limits held back at the last claim do not count: only the jobs of all's
+// unlimited types, and the jobs of rate-limited types that became ready
+// after that claim (a retry, a job enqueued since: maybe of another key,
+// which its bucket allows), count.
+func (l *loop) look(ctx context.Context, now time.Time, all []string, versions store.Versions) error {
+	p := l.p
+	types := all
+	held := now.Before(l.rateAt)
+	if held {
+		types = p.unrated()
+	}
+	var err error
+	if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, types, versions); err != nil {
+		return err
+	}
+	l.wakeAt = now
+	if held {
+		later, err := p.q.NextReadyAfter(ctx, p.ratedTypes(), l.rateSince)
+		if err != nil {
+			return err
+		}
+		if !later.IsZero() && (l.nextReady.IsZero() || later.Before(l.nextReady)) {
+			l.nextReady = later
+		}
 	}
 	return nil
 }
@@ -896,6 +1001,9 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		return r
 	}
 	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
+	if re, ok := errors.AsType[*RetryError](err); ok && reg.tc.Rate.Starts > 0 && re.After > 0 {
+		p.pauseRate(ctx, reg.tc.Rate, j, r.Finished.Add(re.After))
+	}
 	r.Outcome = outcome
 	r.RetryAt = r.Finished.Add(delay)
 	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
@@ -904,6 +1012,25 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
 	}
 	return r
+}
+
+// pauseRate pauses the rate limit of j's type, or of its key, until until:
+// the remote side asked to slow down. It is written before the attempt's
+// result, so that the next claim, which comes after the result, sees it. A
+// failure to write it is logged; the job's own retry waits regardless.
+func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
+	l := r.limit()
+	var key string
+	if l.Key != nil {
+		key = l.Key(j.Payload)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tripTimeout)
+	defer cancel()
+	if err := p.q.Store.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
+		p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+		return
+	}
+	p.log.InfoContext(ctx, "rate limit paused", "job_id", j.ID, "type", j.Type, "key", key, "until", until)
 }
 
 // call runs the handler behind recover, under the type's timeout, and

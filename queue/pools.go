@@ -20,7 +20,7 @@ const presenceEvery = store.PresenceEvery
 // case; call Announce before Run to be seen before a readiness signal. Call
 // it from the goroutine that calls Run, before Run.
 func (p *Pool) Announce(ctx context.Context) error {
-	all, _, _, versions := p.claimTypes(nil)
+	all, _, _, versions, _ := p.claimTypes(nil, 0)
 	now := p.clock.Now()
 	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
 		Presence: &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: true}})

@@ -186,6 +186,18 @@ type Store interface {
 	CancelRequests(ctx context.Context, owner string) ([]store.CancelRequest, error)
 	// Absent deletes owner's pool row: the pool stopped claiming.
 	Absent(ctx context.Context, owner string) error
+	// PauseRate raises the TAT of the rate limit bucket of typ and key to
+	// at least tat (see store.RateLimit.PauseTAT), in a transaction of its
+	// own.
+	PauseRate(ctx context.Context, typ, key string, tat time.Time) error
+	// NextReadyAfter returns the earliest run_at after since of the pending
+	// jobs of types; zero when none. A pool whose rate-limited jobs wait
+	// for their buckets asks it, to wake for the jobs that became ready
+	// since its last claim rather than for those it held back.
+	NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error)
+	// RateTAT returns the TAT of the rate limit bucket of typ and key; zero
+	// when it has no row (a full bucket).
+	RateTAT(ctx context.Context, typ, key string) (time.Time, error)
 	// Subscribe returns a channel that receives a value (coalesced) after
 	// each commit of this Store that makes a job ready: the in-process wake
 	// of a pool. The func unsubscribes.

@@ -1,9 +1,11 @@
 package schedule
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"text/template"
 	"time"
 
 	"scheduler/queue"
@@ -189,7 +191,21 @@ type Task struct {
 	// Default: [Version].
 	Accepts []int
 
-	redactor *Redactor // of Redact and RedactOutput; nil: none
+	// Rate and RatePer limit how often the task's jobs start, across every
+	// process and node on the database: Rate starts per RatePer (key rate,
+	// "10/1m"). Zero Rate: no limit. See queue.Rate.
+	Rate    int
+	RatePer time.Duration
+	// RateBurst is how many may start at once after a quiet spell (key
+	// rate_burst). Default: 1.
+	RateBurst int
+	// RateKey, a text/template over the job's payload, gives a limit per
+	// value (key rate_key, such as "{{.customer}}"). Empty: one limit for
+	// the task.
+	RateKey string
+
+	redactor *Redactor          // of Redact and RedactOutput; nil: none
+	rateKey  *template.Template // of RateKey; nil: none
 }
 
 // Redactor returns the masking of the task's secrets: nil, masking
@@ -207,7 +223,38 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 		GiveUpAfter: t.GiveUpAfter,
 		RedactFunc:  t.redactFunc(),
 		Accepts:     t.Accepts,
+		Rate:        t.rate(),
 	}
+}
+
+// rate is the queue's rate limit of the task; zero when it has none.
+func (t *Task) rate() queue.Rate {
+	if t.Rate == 0 {
+		return queue.Rate{}
+	}
+	r := queue.Rate{Starts: t.Rate, Per: t.RatePer, Burst: t.RateBurst}
+	if tmpl := t.rateKey; tmpl != nil {
+		r.Key = func(payload json.RawMessage) string {
+			k, _ := rateKeyOf(tmpl, payload)
+			return k
+		}
+	}
+	return r
+}
+
+// rateKeyOf executes a task's rate_key over a job's payload. A payload the
+// key cannot be read from (not an object, or lacking a field the template
+// reads) shares the limit of the empty key "".
+func rateKeyOf(tmpl *template.Template, payload json.RawMessage) (string, error) {
+	data, err := decodeObject(payload)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // redactFunc is the queue's hook that masks an attempt's output and error

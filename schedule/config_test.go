@@ -315,6 +315,22 @@ func TestLoadErrors(t *testing.T) {
 			`t.toml:2: task "t": field give_up_after: duration must be positive`},
 		{"give_up_after not a duration", "[tasks.t]\ngive_up_after = \"6 hours\"\n",
 			`t.toml:2: task "t": field give_up_after: "6 hours" is not a duration such as 90s or 1h30m`},
+		{"rate not a rate", "[tasks.t]\nrate = \"ten a minute\"\n",
+			`t.toml:2: task "t": field rate: "ten a minute" is not a rate such as 10/1m (10 starts a minute) or 2/s`},
+		{"rate of zero", "[tasks.t]\nrate = \"0/1m\"\n",
+			`t.toml:2: task "t": field rate: rate "0/1m": want at least 1 start per positive duration`},
+		{"rate not a string", "[tasks.t]\nrate = 10\n",
+			`t.toml:2: task "t": field rate: wrong type: want a string, got an integer`},
+		{"rate_burst zero", "[tasks.t]\nrate = \"10/1m\"\nrate_burst = 0\n",
+			`t.toml:3: task "t": field rate_burst: burst 0: want at least 1`},
+		{"rate_burst without rate", "[tasks.t]\nrate_burst = 5\n",
+			`t.toml:2: task "t": field rate_burst: a burst without a rate: set rate too`},
+		{"rate_key without rate", "[tasks.t]\nrate_key = \"{{.customer}}\"\n",
+			`t.toml:2: task "t": field rate_key: a key without a rate: set rate too`},
+		{"rate_key not a template", "[tasks.t]\nrate = \"2/s\"\nrate_key = \"{{.customer\"\n",
+			`t.toml:3: task "t": field rate_key: "{{.customer": template: rate_key:1: unclosed action`},
+		{"rate_key over an item without the field", "[tasks.t]\nrate = \"2/s\"\nrate_key = \"{{.customer}}\"\n[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\nfor_each = [{ customer = \"acme\" }, { client = \"globex\" }]\n",
+			`t.toml:3: task "t": field rate_key: "{{.customer}}" over item 2 (client=globex) of schedule "a" (line 8): template: rate_key:1:2: executing "rate_key" at <.customer>: map has no entry for key "customer"`},
 		{"redact_output not a regexp", "[tasks.t]\ncommand = [\"true\"]\nredact_output = [\"(?i)bearer [a-z\"]\n",
 			`t.toml:3: task "t": field redact_output: pattern "(?i)bearer [a-z": error parsing regexp: missing closing ]: ` + "`[a-z`"},
 		{"redact_output matching nothing", "[tasks.t]\nredact_output = [\"x*\"]\n",
@@ -721,6 +737,36 @@ memory_max = "3G"
 	}
 	if got := cfg.Tasks["sizes"]; got.MemoryMax != 3<<30 || got.CPUTimeMax != 0 || got.OpenFilesMax != 0 || got.GiveUpAfter != 0 {
 		t.Errorf("sizes = %+v", got)
+	}
+}
+
+func TestLoadRate(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `
+[tasks.api]
+url = "https://example.com/api"
+rate = "10/1m"
+[tasks.per_customer]
+command = ["/usr/bin/sync", "{{.customer}}"]
+rate = "2/s"
+rate_burst = 4
+rate_key = "{{.customer}}"
+`)
+	api := cfg.Tasks["api"].TypeConfig().Rate
+	if api.Starts != 10 || api.Per != time.Minute || api.Burst != 0 || api.Key != nil {
+		t.Errorf("api rate = %+v, want 10 per 1m, no burst, no key", api)
+	}
+	pc := cfg.Tasks["per_customer"].TypeConfig().Rate
+	if pc.Starts != 2 || pc.Per != time.Second || pc.Burst != 4 || pc.Key == nil {
+		t.Fatalf("per_customer rate = %+v, want 2 per 1s, burst 4, a key", pc)
+	}
+	for payload, want := range map[string]string{`{"customer":"acme","n":1}`: "acme", `{"n":1}`: "", `[1]`: ""} {
+		if got := pc.Key(json.RawMessage(payload)); got != want {
+			t.Errorf("key of %s = %q, want %q", payload, got, want)
+		}
+	}
+	if none := cfg.Tasks["api"]; none.RateKey != "" || none.RateBurst != 0 {
+		t.Errorf("api = %+v", none)
 	}
 }
 

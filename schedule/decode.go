@@ -77,6 +77,9 @@ type rawTask struct {
 	RedactOutput       toml.Primitive `toml:"redact_output"`
 	Version            toml.Primitive `toml:"version"`
 	Accepts            toml.Primitive `toml:"accepts"`
+	Rate               toml.Primitive `toml:"rate"`
+	RateBurst          toml.Primitive `toml:"rate_burst"`
+	RateKey            toml.Primitive `toml:"rate_key"`
 }
 
 type rawSchedule struct {
@@ -126,6 +129,38 @@ func (d *duration) UnmarshalText(b []byte) error {
 		return fmt.Errorf("duration %s is negative", v)
 	}
 	*d = duration(v)
+	return nil
+}
+
+// rate is a rate limit's "N/DURATION": N starts per DURATION, a Go
+// duration or a bare unit ("10/1m", "2/s", "500/1h").
+type rate struct {
+	starts int
+	per    time.Duration
+}
+
+func (r *rate) UnmarshalText(b []byte) error {
+	bad := fmt.Errorf("%q is not a rate such as 10/1m (10 starts a minute) or 2/s", b)
+	n, d, ok := strings.Cut(string(b), "/")
+	if !ok {
+		return bad
+	}
+	starts, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil {
+		return bad
+	}
+	d = strings.TrimSpace(d)
+	if d == "s" || d == "m" || d == "h" {
+		d = "1" + d
+	}
+	per, err := time.ParseDuration(d)
+	if err != nil {
+		return bad
+	}
+	if starts < 1 || per <= 0 {
+		return fmt.Errorf("rate %q: want at least 1 start per positive duration", b)
+	}
+	*r = rate{starts: starts, per: per}
 	return nil
 }
 
@@ -401,7 +436,7 @@ func fits(raw any, t reflect.Type) bool {
 
 func wantType(v any) string {
 	switch v.(type) {
-	case *string, *duration, *zone, *cronText, *CatchUp, *Overlap:
+	case *string, *duration, *size, *rate, *zone, *cronText, *CatchUp, *Overlap:
 		return "a string"
 	case *int:
 		return "an integer"

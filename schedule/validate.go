@@ -245,6 +245,7 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	l.durationField(raw.GiveUpAfter, &t.GiveUpAfter, w.with("give_up_after"), time.Nanosecond)
 	l.loadRedact(t, raw, w)
 	l.loadVersions(t, raw, w)
+	l.loadRate(t, raw, w)
 	return tmpls, tmplsOK
 }
 
@@ -304,6 +305,51 @@ func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
 		}
 	}
 	t.redactor = newRedactor(t.Redact, patterns)
+}
+
+// loadRate decodes rate, rate_burst and rate_key.
+func (l *loader) loadRate(t *Task, raw rawTask, w where) {
+	var r rate
+	if l.decode(raw.Rate, &r, w.with("rate")) {
+		t.Rate, t.RatePer = r.starts, r.per
+	}
+	if l.decode(raw.RateBurst, &t.RateBurst, w.with("rate_burst")) {
+		switch {
+		case t.RateBurst < 1:
+			l.errorf(w.with("rate_burst"), "burst %d: want at least 1", t.RateBurst)
+			t.RateBurst = 0
+		case !present(raw.Rate):
+			l.errorf(w.with("rate_burst"), "a burst without a rate: set rate too")
+		}
+	}
+	if l.decode(raw.RateKey, &t.RateKey, w.with("rate_key")) {
+		tmpl, err := template.New("rate_key").Option("missingkey=error").Parse(t.RateKey)
+		switch {
+		case err != nil:
+			l.errorf(w.with("rate_key"), "%q: %w", t.RateKey, err)
+		case !present(raw.Rate):
+			l.errorf(w.with("rate_key"), "a key without a rate: set rate too")
+		default:
+			t.rateKey = tmpl
+		}
+	}
+}
+
+// checkRateKey runs the rate_key of task t over the payload of every item
+// of schedule s, as claims will: an item whose payload lacks a field the
+// key reads would share the limit of the empty key with every other such
+// job, which is not what the key asks for.
+func (l *loader) checkRateKey(w, items where, s *Schedule, t *Task) {
+	if t.rateKey == nil {
+		return
+	}
+	for n, it := range s.items {
+		if _, err := rateKeyOf(t.rateKey, it.Payload); err != nil {
+			at := where{table: "task", job: t.Name, field: "rate_key", path: []string{"tasks", t.Name, "rate_key"}}
+			l.errorf(at, "%q over %s: %w", t.RateKey, l.whose(w, items, n, it), err)
+			return
+		}
+	}
 }
 
 // checkRedactedItems rejects a for_each item that sets a field its task
@@ -553,6 +599,9 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 			s.items = items
 			if tmpls, ok := templates[s.Task]; ok {
 				l.checkTemplates(w, itemsField, s, cfg.Tasks[s.Task].Command, tmpls)
+			}
+			if t := cfg.Tasks[s.Task]; t != nil {
+				l.checkRateKey(w, itemsField, s, t)
 			}
 		}
 	}

@@ -203,6 +203,10 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 			break
 		}
 	}
+	// Rate limits' buckets that are full again: as if they had no row.
+	if _, err := s.pool.Exec(ctx, purgeRateLimitsSQL, s.now()); err != nil {
+		return jobs, skips, fmt.Errorf("purge rate limits: %w", err)
+	}
 	return jobs, skips, nil
 }
 

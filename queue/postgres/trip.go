@@ -148,7 +148,7 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing)
 		queuePresence(b, t.Owner, t.Presence, now)
 	}
 	var n int // jobs the batch claims
-	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 {
+	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 && len(c.Rated) == 0 {
 		n = c.N
 		b.Queue(claimPlanSQL)
 		accepted, versions := acceptedArgs(c.Versions.Split(c.Types))
@@ -209,7 +209,7 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing)
 	case n > 0:
 		res.Claimed, res.Held, err = keepClaimed(ctx, conn, d, t.Owner, t.Claim, claimed)
 	case t.Claim != nil:
-		res.Claimed, res.Held, err = claim(ctx, conn, d, t.Owner, now, t.Claim)
+		res.Claimed, res.Held, res.RateWait, err = claim(ctx, conn, d, t.Owner, now, t.Claim)
 	}
 	if err != nil {
 		return res, false, err
@@ -580,10 +580,11 @@ WHERE id = ANY($1) AND owner = $2 AND state = 'running'
 RETURNING type`
 
 // claim takes jobs for c. held reports that it gave back prefetched jobs
-// from a job on its last attempt on (see store.Claim).
-func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, err error) {
+// from a job on its last attempt on (see store.Claim); rateWait is when a
+// job that a rate limit held back may start (zero: none was).
+func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, now time.Time, c *store.Claim) (jobs []*store.Job, held bool, rateWait time.Time, err error) {
 	if c.N <= 0 {
-		return nil, false, nil
+		return nil, false, time.Time{}, nil
 	}
 	until := ts(now.Add(c.Lease))
 	take := func(types []string, n int) error {
@@ -608,19 +609,19 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 	if plain == nil {
 		plain = []string{}
 	}
-	if n > 0 || len(c.Limited) > 0 {
+	if n > 0 || len(c.Limited) > 0 || len(c.Rated) > 0 {
 		if _, err := tx.Exec(ctx, claimPlanSQL); err != nil {
-			return nil, false, fmt.Errorf("claim: %w", err)
+			return nil, false, time.Time{}, fmt.Errorf("claim: %w", err)
 		}
 	}
 	if n > 0 && c.Careful && c.Prefetch > 0 {
 		if n, err = claimable(ctx, tx, now, plain, pairs, c.N, max(c.N-c.Prefetch, 0)); err != nil {
-			return nil, false, err
+			return nil, false, time.Time{}, err
 		}
 	}
 	if n > 0 {
 		if err := take(c.Types, n); err != nil {
-			return nil, false, fmt.Errorf("claim: %w", err)
+			return nil, false, time.Time{}, fmt.Errorf("claim: %w", err)
 		}
 	}
 	limited := make([]string, 0, len(c.Limited))
@@ -634,10 +635,29 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 			continue
 		}
 		if err := take([]string{t}, room); err != nil {
-			return nil, false, fmt.Errorf("claim %s: %w", t, err)
+			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
-	return keepClaimed(ctx, tx, d, owner, c, jobs)
+	if jobs, held, err = keepClaimed(ctx, tx, d, owner, c, jobs); err != nil {
+		return nil, false, time.Time{}, err
+	}
+	// Rate-limited types last, and never prefetched (RatedClaim.Room), so
+	// that keepClaimed never gives back a job whose start a bucket counted.
+	rated := len(jobs)
+	for _, rc := range c.Rated {
+		js, wait, err := claimRated(ctx, tx, d, owner, until, now, rc, min(rc.Room, c.N-len(jobs)))
+		if err != nil {
+			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", rc.Type, err)
+		}
+		jobs = append(jobs, js...)
+		if !wait.IsZero() && (rateWait.IsZero() || wait.Before(rateWait)) {
+			rateWait = wait
+		}
+	}
+	if len(jobs) > rated {
+		store.SortClaimOrder(jobs)
+	}
+	return jobs, held, rateWait, nil
 }
 
 // collectClaimed reads claimSQL's rows. The jobs it took are counted in d,

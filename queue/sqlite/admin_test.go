@@ -21,7 +21,7 @@ func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText stri
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
-		js, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20, types: jobTypes(t, q)})
+		js, _, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20, types: jobTypes(t, q)})
 		if err != nil {
 			return err
 		}

@@ -182,13 +182,16 @@ type claimRequest struct {
 	// giving back the jobs from it on. The pool asks for it while such jobs
 	// are about.
 	careful bool
+	// rated are the types with a rate limit, claimed last.
+	rated []store.RatedClaim
 }
 
 // claim takes jobs for r. held reports that it gave back prefetched jobs
-// from a job on its last attempt on.
-func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*store.Job, held bool, err error) {
+// from a job on its last attempt on; rateWait is when a job that a rate
+// limit held back may start (zero: none was).
+func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*store.Job, held bool, rateWait time.Time, err error) {
 	if r.n <= 0 {
-		return nil, false, nil
+		return nil, false, time.Time{}, nil
 	}
 	limited := make([]string, 0, len(r.limited))
 	for t := range r.limited {
@@ -218,7 +221,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 	if n > 0 && r.careful && r.prefetch > 0 {
 		var err error
 		if n, err = claimable(ctx, tx, now, r.types, r.pairs, r.n, max(r.n-r.prefetch, 0)); err != nil {
-			return nil, false, err
+			return nil, false, time.Time{}, err
 		}
 	}
 	if n > 0 {
@@ -227,7 +230,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 			q, args = claimVersionsSQL, append(args, r.pairs)
 		}
 		if err := scan(tx.query(ctx, claimQuery(q, n), args...)); err != nil {
-			return nil, false, fmt.Errorf("claim: %w", err)
+			return nil, false, time.Time{}, fmt.Errorf("claim: %w", err)
 		}
 	}
 	for _, t := range limited {
@@ -236,17 +239,34 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 			continue
 		}
 		if err := scan(tx.query(ctx, claimQuery(claimTypeSQL, room), r.owner, ms(until), ms(now), t, versionsJSON(r.versions.Of(t)))); err != nil {
-			return nil, false, fmt.Errorf("claim %s: %w", t, err)
+			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", t, err)
 		}
 	}
 	store.SortClaimOrder(jobs)
 	if cut := store.PrefetchCut(jobs, r.n, r.prefetch); cut < len(jobs) {
 		if err := unclaim(ctx, tx, r.owner, jobs[cut:]); err != nil {
-			return nil, false, err
+			return nil, false, time.Time{}, err
 		}
-		return jobs[:cut], true, nil
+		jobs, held = jobs[:cut], true
 	}
-	return jobs, false, nil
+	// Rate-limited types last, and never prefetched (RatedClaim.Room), so
+	// that the cut above never gives back a job whose start a bucket
+	// counted.
+	rated := len(jobs)
+	for _, rc := range r.rated {
+		js, wait, err := claimRated(ctx, tx, r.owner, until, now, rc, min(rc.Room, r.n-len(jobs)))
+		if err != nil {
+			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", rc.Type, err)
+		}
+		jobs = append(jobs, js...)
+		if !wait.IsZero() && (rateWait.IsZero() || wait.Before(rateWait)) {
+			rateWait = wait
+		}
+	}
+	if len(jobs) > rated {
+		store.SortClaimOrder(jobs)
+	}
+	return jobs, held, rateWait, nil
 }
 
 // claimWindowSQL reads, in claim order, whether each of the next N jobs

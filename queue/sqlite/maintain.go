@@ -83,7 +83,8 @@ const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
 	SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`
 
 // Purge deletes done jobs finished before before, with their attempts,
-// closed alarms raised before it, and skip records older than before, in batches of Config.PurgeBatch, each its own
+// closed alarms raised before it, skip records older than before, and the
+// buckets of rate limits that are full again, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
 // jobs are kept, and so is the newest job (see purgeBatch). The key of a purged job enqueued with a key of its own
 // stays used (used_keys, moved in the transaction that deletes the job):
@@ -153,6 +154,13 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 		if n < int64(s.cfg.PurgeBatch) {
 			break
 		}
+	}
+	// Rate limits' buckets that are full again: as if they had no row.
+	if err := s.inTx(ctx, false, func(tx txn) error {
+		_, err := tx.exec(ctx, purgeRateLimitsSQL, ms(s.clock.Now()))
+		return err
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge rate limits: %w", err)
 	}
 	if err := s.Checkpoint(ctx); err != nil {
 		return jobs, skips, err

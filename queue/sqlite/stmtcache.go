@@ -23,6 +23,7 @@ var hotSQL = []string{
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
 	savepointSQL, rollbackToSQL, releaseSQL, countSQL,
+	rateCandidatesSQL, rateBucketsSQL, rateWriteSQL, claimIDsSQL,
 }
 
 // cacheable reports whether a statement not prepared at Open is worth

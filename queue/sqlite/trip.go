@@ -19,7 +19,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 		c := t.Claim
 		plain, pairs := c.Versions.Split(c.Types)
 		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(plain), pairs: pairsJSON(pairs),
-			limited: c.Limited, versions: c.Versions, prefetch: c.Prefetch, careful: c.Careful}
+			limited: c.Limited, versions: c.Versions, prefetch: c.Prefetch, careful: c.Careful, rated: c.Rated}
 	}
 	var presence, versions string
 	if t.Presence != nil {
@@ -47,7 +47,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			}
 		}
 		if cr != nil {
-			if res.Claimed, res.Held, err = claim(ctx, tx, t.Now, *cr); err != nil {
+			if res.Claimed, res.Held, res.RateWait, err = claim(ctx, tx, t.Now, *cr); err != nil {
 				return err
 			}
 		}

@@ -37,6 +37,10 @@ type TripResult struct {
 	// Held reports that the claim gave back prefetched jobs from one on its
 	// last attempt on (see Claim.Prefetch).
 	Held bool
+	// RateWait is when a ready job that a rate limit held back may start:
+	// the earliest next start of the buckets that held one back (see
+	// Claim.Rated). Zero when none was held back.
+	RateWait time.Time
 }
 
 // Result is the end of one attempt, to be recorded by a Trip. The outcome
@@ -87,6 +91,9 @@ type Claim struct {
 	// so that it stops before a job on its last attempt instead of taking
 	// and giving back the jobs from it on.
 	Careful bool
+	// Rated are the types with a rate limit, in no other list, claimed
+	// after the others within N, each within its buckets (see RateLimit).
+	Rated []RatedClaim
 }
 
 // Reclaimed is a job whose expired lease was taken back.

@@ -104,6 +104,8 @@ var tests = []struct {
 	{"AlarmReads", testAlarmReads},
 	{"PurgeKeepsOpenAlarms", testPurgeKeepsOpenAlarms},
 	{"OpenAlarmsSeeTheirNotifications", testOpenAlarmsSeeTheirNotifications},
+	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
+	{"RateLimitPerKey", testRateLimitPerKey},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
