@@ -13,22 +13,22 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, retried_at`
 
 // jobColumnsOf is jobColumns qualified by the table name jobs, for
 // statements that join it (a claim returns the rows it wrote with them).
 const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
-jobs.started_at, jobs.finished_at`
+jobs.started_at, jobs.finished_at, jobs.retried_at`
 
 func scanJob(row pgx.Row) (*store.Job, error) {
 	var j store.Job
 	var payload string
 	var schedule, owner *string
-	var scheduledAt, leaseUntil, startedAt, finishedAt *time.Time
+	var scheduledAt, leaseUntil, startedAt, finishedAt, retriedAt *time.Time
 	if err := row.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&j.RunAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &j.CreatedAt,
-		&startedAt, &finishedAt); err != nil {
+		&startedAt, &finishedAt, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = []byte(payload)
@@ -46,6 +46,7 @@ func scanJob(row pgx.Row) (*store.Job, error) {
 	j.CreatedAt = j.CreatedAt.UTC()
 	j.StartedAt = fromTS(startedAt)
 	j.FinishedAt = fromTS(finishedAt)
+	j.RetriedAt = fromTS(retriedAt)
 	return &j, nil
 }
 

@@ -14,14 +14,14 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, retried_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
 // claimColumns are the columns a claim returns: those it does not set
 // itself, which scanClaimed fills from what the claim wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at`
+scheduled_at, last_error, created_at, retried_at`
 
 // scanClaimed reads a row of claimColumns as the running job that the claim
 // by owner at now, leased until until, made of it.
@@ -30,9 +30,9 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	var payload string
 	var runAt, createdAt int64
 	var schedule sql.NullString
-	var scheduledAt sql.NullInt64
+	var scheduledAt, retriedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -44,6 +44,7 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	j.Owner = owner
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = time.UnixMilli(ms(now)).UTC()
+	j.RetriedAt = fromMS(retriedAt)
 	return &j, nil
 }
 
@@ -52,10 +53,10 @@ func scanJob(s scanner) (*store.Job, error) {
 	var payload string
 	var runAt, createdAt int64
 	var schedule, owner sql.NullString
-	var scheduledAt, leaseUntil, startedAt, finishedAt sql.NullInt64
+	var scheduledAt, leaseUntil, startedAt, finishedAt, retriedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
-		&startedAt, &finishedAt); err != nil {
+		&startedAt, &finishedAt, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -71,6 +72,7 @@ func scanJob(s scanner) (*store.Job, error) {
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = fromMS(startedAt)
 	j.FinishedAt = fromMS(finishedAt)
+	j.RetriedAt = fromMS(retriedAt)
 	return &j, nil
 }
 
