@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"scheduler/queue"
+	"scheduler/schedule"
 )
 
 // alarmView is an alarm as the CLI shows it: the instant in its schedule's
@@ -86,23 +87,12 @@ type lastAlarmView struct {
 	RaisedAt string `json:"raised_at"`
 }
 
-// Deadline states of -status.
-const (
-	deadlineOnTime    = "on time"
-	deadlineLate      = "late"
-	deadlineMissed    = "missed"
-	deadlineRecovered = "recovered"
-)
-
 // deadlineAlarms is how many of a schedule's newest alarms -status reads
 // for its deadline state.
 const deadlineAlarms = 20
 
 // observeDeadline sets the deadline state of a schedule that has a
-// start_within or a deadline: missed while one of its newest alarms is an
-// open missed one, else late while one is an open late one, else recovered
-// when the newest late or missed alarm was followed by a recovery of its
-// instant and no newer instant has run since, else on time. One read of
+// start_within or a deadline (see schedule.DeadlineStateOf). One read of
 // the newest alarms of the schedule (alarms_schedule).
 func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
 	if a.cfg == nil {
@@ -125,28 +115,17 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleS
 	return nil
 }
 
-// deadlineState is the state observeDeadline describes, from a schedule's
-// newest alarms (newest first) and its last run's instant as -status
-// prints it.
+// deadlineState is the state observeDeadline describes
+// (schedule.DeadlineStateOf), from a schedule's newest alarms (newest
+// first) and its last run's instant as -status prints it in loc (to the
+// second, as instants are).
 func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) string {
-	state := ""
-	for _, al := range alarms {
-		switch {
-		case al.Open && al.Kind == queue.AlarmMissed:
-			return deadlineMissed
-		case al.Open && al.Kind == queue.AlarmLate:
-			state = deadlineLate
-		case state == "" && (al.Kind == queue.AlarmRecovered || al.Kind == queue.AlarmLate || al.Kind == queue.AlarmMissed):
-			state = deadlineRecovered
-			if lastRun != nil && *lastRun != rfc3339(al.ScheduledAt, loc) {
-				state = deadlineOnTime // a newer instant has run since
-			}
-		}
+	var last time.Time
+	if lastRun != nil {
+		// A text that is no instant leaves last zero: no run to compare.
+		last, _ = time.ParseInLocation(time.RFC3339, *lastRun, loc)
 	}
-	if state == "" {
-		return deadlineOnTime
-	}
-	return state
+	return string(schedule.DeadlineStateOf(alarms, last))
 }
 
 // printDeadlines prints the deadlines section of -status: the schedules

@@ -787,6 +787,7 @@ type jobView struct {
 	Zone            string        `json:"zone,omitempty"`
 	RunAt           string        `json:"run_at"`
 	CreatedAt       string        `json:"created_at"`
+	RetriedAt       string        `json:"retried_at,omitempty"` // the operator's latest -retry
 	StartedAt       string        `json:"started_at,omitempty"`
 	FinishedAt      string        `json:"finished_at,omitempty"`
 	LeaseUntil      string        `json:"lease_until,omitempty"`
@@ -821,6 +822,7 @@ func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 		Priority: j.Priority, Version: j.Version, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
 		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
+		RetriedAt: optTime(j.RetriedAt),
 	}
 }
 
@@ -888,6 +890,7 @@ func (a *app) showJob(ctx context.Context) error {
 	}
 	row("run at", v.RunAt)
 	row("created", v.CreatedAt)
+	row("retried at", v.RetriedAt)
 	row("started", v.StartedAt)
 	row("finished", v.FinishedAt)
 	row("lease until", v.LeaseUntil)

@@ -144,12 +144,21 @@ task = "fail"
 	if dead := mustCLI(t, dir, "-dead"); !strings.Contains(dead, id[1]) {
 		t.Errorf("-dead does not list job %s: %s", id[1], dead)
 	}
+	if job.RetriedAt != "" {
+		t.Errorf("retried_at before any -retry = %q, want none", job.RetriedAt)
+	}
 	mustCLI(t, dir, "-retry", id[1])
 	eventually(t, "revived job dead again", func() bool {
 		out, _, _ := cli(t, dir, "-job", id[1], "-json")
 		json.Unmarshal([]byte(out), &job)
 		return job.State == "dead" && job.Attempt == 6
 	})
+	if job.RetriedAt == "" {
+		t.Errorf("retried_at after -retry is empty")
+	}
+	if text := mustCLI(t, dir, "-job", id[1]); !regexp.MustCompile(`(?m)^retried at +` + regexp.QuoteMeta(job.RetriedAt) + `$`).MatchString(text) {
+		t.Errorf("-job does not show retried at %s:\n%s", job.RetriedAt, text)
+	}
 }
 
 // pidAlive reports whether pid names a live (not zombie) process.

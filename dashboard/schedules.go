@@ -229,20 +229,18 @@ func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *sche
 	return row, scheduleData{history: h, alarms: alarms}, nil
 }
 
-// deadlineState is a schedule's deadline state from its newest alarms:
-// missed while one of them is an open missed alarm, else late while one
-// is an open late alarm, else ok.
+// deadlineState is a schedule's deadline state from its newest alarms
+// (schedule.DeadlineStateOf): missed while one of them is an open missed
+// alarm, else late while one is an open late alarm, else ok (on time or
+// recovered, which the page does not tell apart).
 func deadlineState(alarms []queue.Alarm) string {
-	state := deadlineOK
-	for _, al := range alarms {
-		switch {
-		case al.Open && al.Kind == queue.AlarmMissed:
-			return deadlineMissed
-		case al.Open && al.Kind == queue.AlarmLate:
-			state = deadlineLate
-		}
+	switch schedule.DeadlineStateOf(alarms, time.Time{}) {
+	case schedule.DeadlineMissed:
+		return deadlineMissed
+	case schedule.DeadlineLate:
+		return deadlineLate
 	}
-	return state
+	return deadlineOK
 }
 
 // scheduleData is what a schedule's page reads beyond its row.

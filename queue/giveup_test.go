@@ -135,6 +135,78 @@ func testGiveUpAfterStopsAClaimedJobFromStarting(t *testing.T, engine string) {
 	}
 }
 
+// TestRetryRenewsGiveUpAfter: an operator's Retry gives the job a whole
+// budget from the retry, of the type's length, whether its budget had ended
+// (the job gave up) or not (it died of a permanent error inside it). The
+// type's budget is 6h; the retry comes at t0+2h, so the new budget ends at
+// t0+8h: a retry due 1ms before it is kept, one due at it gives up.
+func TestRetryRenewsGiveUpAfter(t *testing.T) {
+	t.Parallel()
+	for _, engine := range engines {
+		for _, tc := range []struct {
+			name        string
+			scheduledAt time.Time // the job's instant
+			first       string    // its first attempt, which ends in dead
+		}{
+			// Due 7h before t0: claimed at t0, past its budget, it gives
+			// up without running.
+			{"gave up", t0.Add(-7 * time.Hour), "1:dead gave up after 6h (give_up_after)"},
+			// Due at t0: it runs at once and fails permanently, 6h before
+			// its budget ends.
+			{"within budget", t0, "1:dead permanent: attempt 1 failed"},
+		} {
+			t.Run(engine+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				testRetryRenewsGiveUpAfter(t, engine, tc.scheduledAt, tc.first)
+			})
+		}
+	}
+}
+
+func testRetryRenewsGiveUpAfter(t *testing.T, engine string, scheduledAt time.Time, first string) {
+	q, clk := newEngineQueue(t, engine)
+	p := newTestPool(t, q, PoolConfig{})
+	p.Register("report", HandlerFunc(func(ctx context.Context, j *Job) error {
+		err := fmt.Errorf("attempt %d failed", j.Attempt)
+		switch j.Attempt {
+		case 1:
+			return Permanent(err)
+		case 2: // at t0+2h, the retry: again at t0+8h-1ms, inside the new budget
+			return RetryAfter(6*time.Hour-time.Millisecond, err)
+		default: // at t0+8h-1ms: again at t0+8h, where the new budget ends
+			return RetryAfter(time.Millisecond, err)
+		}
+	}), TypeConfig{GiveUpAfter: 6 * time.Hour})
+	runPool(t, p)
+	id := mustEnqueue(t, q, NewJob{Type: "report", Key: "k", Schedule: "nightly", ScheduledAt: scheduledAt, MaxAttempts: 10}).ID
+	eventually(t, "job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
+	clk.Advance(2 * time.Hour)
+	if err := q.Retry(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "second attempt ended", func() bool {
+		j := mustJob(t, q, "k")
+		return j.Attempt >= 2 && j.State != StateRunning
+	})
+	if j := mustJob(t, q, "k"); j.State != StatePending || !j.RunAt.Equal(t0.Add(8*time.Hour-time.Millisecond)) {
+		t.Fatalf("after the retry's attempt: %s, run at %v; want pending, run at t0+8h-1ms; attempts %q",
+			j.State, j.RunAt, attemptsOf(t, q, "k"))
+	}
+	clk.Advance(6*time.Hour - time.Millisecond)
+	eventually(t, "job dead", func() bool { return mustJob(t, q, "k").State == StateDead })
+	want := []string{
+		first,
+		"2:retry retry after 5h59m59.999s: attempt 2 failed",
+		"3:dead gave up after 6h (give_up_after): retry after 1ms: attempt 3 failed",
+	}
+	if got := attemptsOf(t, q, "k"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("attempts =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if j := mustJob(t, q, "k"); !j.RetriedAt.Equal(t0.Add(2 * time.Hour)) {
+		t.Errorf("RetriedAt = %v, want %v", j.RetriedAt, t0.Add(2*time.Hour))
+	}
+}
+
 func TestShortDuration(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[time.Duration]string{

@@ -36,16 +36,17 @@ type TypeConfig struct {
 	LogOutput bool
 	// GiveUpAfter is the total budget of a job of this type, counted from
 	// the instant it stands for (Job.ScheduledAt) or, for a job of no
-	// instant, from its enqueue (Job.CreatedAt). No attempt starts at or
-	// after the budget's end: a claimed job past it is dead without
-	// running, and a failed attempt whose retry would come at or after it
-	// makes the job dead instead; both with a *GaveUpError. An attempt
-	// already running when the budget ends is not stopped (Timeout bounds
-	// it). It is read when the job is claimed and when it fails, so a
-	// changed value applies to the jobs already queued. An operator's
-	// Retry of a job past its budget does not renew it: the job gives up
-	// again when claimed; a new run of the schedule has a budget of its
-	// own. Default: none.
+	// instant, from its enqueue (Job.CreatedAt); or from the operator's
+	// latest Retry of it (Job.RetriedAt) when that is later. No attempt
+	// starts at or after the budget's end: a claimed job past it is dead
+	// without running, and a failed attempt whose retry would come at or
+	// after it makes the job dead instead; both with a *GaveUpError. An
+	// attempt already running when the budget ends is not stopped (Timeout
+	// bounds it). It is read when the job is claimed and when it fails, so
+	// a changed value applies to the jobs already queued. A Retry gives the
+	// job a whole budget from the retry, whether the old one had ended or
+	// not, so that an operator can run by hand a job that gave up. Default:
+	// none.
 	GiveUpAfter time.Duration
 	// RedactFunc masks the secrets in an attempt's output and in its error
 	// text (s) before they are stored, logged or raised in an alarm, given
@@ -118,6 +119,9 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 	from := j.ScheduledAt
 	if from.IsZero() {
 		from = j.CreatedAt
+	}
+	if j.RetriedAt.After(from) {
+		from = j.RetriedAt
 	}
 	return from.Add(tc.GiveUpAfter)
 }

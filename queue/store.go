@@ -132,9 +132,11 @@ type Store interface {
 	LastSuccess(ctx context.Context, schedule string) (time.Time, error)
 
 	// Retry makes the dead job id pending again, to run at once with a
-	// fresh set of attempts, or returns ErrNotFound.
+	// fresh set of attempts, and sets its RetriedAt to now; or returns
+	// ErrNotFound.
 	Retry(ctx context.Context, id int64) error
-	// RetryAllDead makes every dead job pending again and returns how many.
+	// RetryAllDead makes every dead job pending again, as Retry does, and
+	// returns how many.
 	RetryAllDead(ctx context.Context) (int64, error)
 	// Cancel stops a pending job from ever running; ErrNotFound means no
 	// pending job has that id.

@@ -169,8 +169,8 @@ type Task struct {
 	// job permanently (key retry_over_limit). Default: false.
 	RetryOverLimit bool
 	// GiveUpAfter is the total budget of each job, from its instant or, for
-	// a job of no instant, its enqueue (key give_up_after); see
-	// queue.TypeConfig.GiveUpAfter. Zero: none.
+	// a job of no instant, its enqueue, or from an operator's later retry
+	// (key give_up_after); see queue.TypeConfig.GiveUpAfter. Zero: none.
 	GiveUpAfter time.Duration
 	// Redact names the payload fields shown as "[redacted]" wherever a job
 	// is shown to a person (key redact): a top-level key ("token"), or a

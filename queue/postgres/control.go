@@ -14,8 +14,10 @@ import (
 // retrySQL revives dead jobs with as many fresh attempts as they had at
 // first (max_attempts - attempt_base), however often they were revived
 // before; the count of attempts spent is kept, so the history stays in
-// order and a late result of an old attempt stays fenced off.
-const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, finished_at = NULL,
+// order and a late result of an old attempt stays fenced off. retried_at
+// records the operator's retry, from which the job's give_up_after budget
+// counts again.
+const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, retried_at = $1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)
 RETURNING type`

@@ -66,6 +66,9 @@ type Store struct {
 	// read-only, which migrates nothing: it has no version column, and its
 	// jobs are all of version 1 (see jobsQuery).
 	noVersions bool
+	// noRetriedAt is the same for a schema older than the record of an
+	// operator's retries: its jobs show none (see jobsQuery).
+	noRetriedAt bool
 
 	stop chan struct{} // closed by Close: stops the clock's measurements
 	wg   sync.WaitGroup
@@ -175,6 +178,12 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open %s: %w", s.name, err)
 		}
 		s.noVersions = !versioned
+		var retried bool
+		if err := pool.QueryRow(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open %s: %w", s.name, err)
+		}
+		s.noRetriedAt = !retried
 	}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {

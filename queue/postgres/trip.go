@@ -14,36 +14,47 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version, retried_at`
 
 // jobColumnsOf is jobColumns qualified by the table name jobs, for
 // statements that join it (a claim returns the rows it wrote with them).
 const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jobs.attempt, jobs.max_attempts, jobs.priority,
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
-jobs.started_at, jobs.finished_at, jobs.version`
+jobs.started_at, jobs.finished_at, jobs.version, jobs.retried_at`
 
 // versionsColumnSQL tells whether the jobs of the schema have versions.
 const versionsColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
 WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'version')`
 
+// retriedAtColumnSQL tells whether the jobs of the schema record retries.
+const retriedAtColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'retried_at')`
+
 // jobsQuery returns q, a read of jobColumns or jobColumnsOf, as the schema
-// can answer it (see Store.noVersions).
+// can answer it (see Store.noVersions and Store.noRetriedAt).
 func (s *Store) jobsQuery(q string) string {
-	if !s.noVersions {
+	if !s.noVersions && !s.noRetriedAt {
 		return q
 	}
-	q = strings.Replace(q, "finished_at, version", "finished_at, 1", 1)
-	return strings.Replace(q, "jobs.finished_at, jobs.version", "jobs.finished_at, 1", 1)
+	version, vOf, retried, rOf := "version", "jobs.version", "retried_at", "jobs.retried_at"
+	if s.noVersions {
+		version, vOf = "1", "1"
+	}
+	if s.noRetriedAt {
+		retried, rOf = "NULL::timestamptz", "NULL::timestamptz"
+	}
+	q = strings.Replace(q, "finished_at, version, retried_at", "finished_at, "+version+", "+retried, 1)
+	return strings.Replace(q, "jobs.finished_at, jobs.version, jobs.retried_at", "jobs.finished_at, "+vOf+", "+rOf, 1)
 }
 
 func scanJob(row pgx.Row) (*store.Job, error) {
 	var j store.Job
 	var payload string
 	var schedule, owner *string
-	var scheduledAt, leaseUntil, startedAt, finishedAt *time.Time
+	var scheduledAt, leaseUntil, startedAt, finishedAt, retriedAt *time.Time
 	if err := row.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&j.RunAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &j.CreatedAt,
-		&startedAt, &finishedAt, &j.Version); err != nil {
+		&startedAt, &finishedAt, &j.Version, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = []byte(payload)
@@ -61,6 +72,7 @@ func scanJob(row pgx.Row) (*store.Job, error) {
 	j.CreatedAt = j.CreatedAt.UTC()
 	j.StartedAt = fromTS(startedAt)
 	j.FinishedAt = fromTS(finishedAt)
+	j.RetriedAt = fromTS(retriedAt)
 	return &j, nil
 }
 

@@ -14,19 +14,22 @@ import (
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version`
-
-// jobColumnsBeforeVersions is jobColumns on a file older than job
-// versions, whose jobs are all of version 1.
-var jobColumnsBeforeVersions = strings.Replace(jobColumns, "finished_at, version", "finished_at, 1", 1)
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version, retried_at`
 
 // jobsQuery returns q, a read of jobColumns, as the file can answer it
-// (see Store.noVersions).
+// (see Store.noVersions and Store.noRetriedAt).
 func (s *Store) jobsQuery(q string) string {
-	if !s.noVersions {
+	if !s.noVersions && !s.noRetriedAt {
 		return q
 	}
-	return strings.Replace(q, jobColumns, jobColumnsBeforeVersions, 1)
+	cols := jobColumns
+	if s.noVersions {
+		cols = strings.Replace(cols, "finished_at, version", "finished_at, 1", 1)
+	}
+	if s.noRetriedAt {
+		cols = strings.Replace(cols, ", retried_at", ", NULL", 1)
+	}
+	return strings.Replace(q, jobColumns, cols, 1)
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -34,7 +37,7 @@ type scanner interface{ Scan(dest ...any) error }
 // claimColumns are the columns a claim returns: those it does not set
 // itself, which scanClaimed fills from what the claim wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at, version`
+scheduled_at, last_error, created_at, version, retried_at`
 
 // scanClaimed reads a row of claimColumns as the running job that the claim
 // by owner at now, leased until until, made of it.
@@ -43,9 +46,9 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	var payload string
 	var runAt, createdAt int64
 	var schedule sql.NullString
-	var scheduledAt sql.NullInt64
+	var scheduledAt, retriedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -57,6 +60,7 @@ func scanClaimed(s scanner, owner string, until, now time.Time) (*store.Job, err
 	j.Owner = owner
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = time.UnixMilli(ms(now)).UTC()
+	j.RetriedAt = fromMS(retriedAt)
 	return &j, nil
 }
 
@@ -65,10 +69,10 @@ func scanJob(s scanner) (*store.Job, error) {
 	var payload string
 	var runAt, createdAt int64
 	var schedule, owner sql.NullString
-	var scheduledAt, leaseUntil, startedAt, finishedAt sql.NullInt64
+	var scheduledAt, leaseUntil, startedAt, finishedAt, retriedAt sql.NullInt64
 	if err := s.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
-		&startedAt, &finishedAt, &j.Version); err != nil {
+		&startedAt, &finishedAt, &j.Version, &retriedAt); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -84,6 +88,7 @@ func scanJob(s scanner) (*store.Job, error) {
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = fromMS(startedAt)
 	j.FinishedAt = fromMS(finishedAt)
+	j.RetriedAt = fromMS(retriedAt)
 	return &j, nil
 }
 

@@ -89,6 +89,10 @@ const versionedSQL = `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_versione
 
 const versionsColumnSQL = `SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'version'`
 
+// retriedAtColumnSQL tells whether the file's jobs record an operator's
+// retries (1) or not (0).
+const retriedAtColumnSQL = `SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'retried_at'`
+
 // hasPools reports whether the file has the pools table: a database
 // written by an older program, opened read-only, may not.
 func (s *Store) hasPools(ctx context.Context) (bool, error) {

@@ -89,6 +89,9 @@ type Store struct {
 	// read-only, which migrates nothing: it has no version column, and its
 	// jobs are all of version 1 (see jobsQuery).
 	noVersions bool
+	// noRetriedAt is the same for a file older than the record of an
+	// operator's retries: its jobs show none (see jobsQuery).
+	noRetriedAt bool
 
 	// watchFileFunc, when set (by tests, before Watch), stands in for
 	// watchFile.
@@ -177,6 +180,12 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 		s.noVersions = versioned == 0
+		var retried int
+		if err := s.r.QueryRowContext(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
+			s.closeDBs()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		s.noRetriedAt = retried == 0
 	}
 	return s, nil
 }

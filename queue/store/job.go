@@ -74,6 +74,10 @@ type Job struct {
 	CreatedAt   time.Time
 	StartedAt   time.Time // start of the latest attempt
 	FinishedAt  time.Time // when the job reached done or dead
+	// RetriedAt is when an operator last made the dead job pending again
+	// (Retry, RetryAllDead); zero when none has. Its give_up_after budget
+	// counts from it when it is the later start.
+	RetriedAt time.Time
 
 	output []byte
 }

@@ -141,6 +141,61 @@ func testRetryGrantsTheOriginalAttemptsEveryTime(t *testing.T, su *suite) {
 	}
 }
 
+// testRetryRecordsItsInstant: Retry and RetryAllDead set RetriedAt to the
+// store's now, which every read of the job carries, the claim that the
+// pool's give_up_after budget is judged on included; a job never retried
+// has none.
+func testRetryRecordsItsInstant(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	id := mustEnqueue(t, q, store.NewJob{Type: "t", Key: "k", MaxAttempts: 1}).ID
+	finishJob(t, q, clk.Now(), "k", store.OutcomeDead, "boom")
+	if j := mustJob(t, q, "k"); !j.RetriedAt.IsZero() {
+		t.Errorf("RetriedAt before any retry = %v, want zero", j.RetriedAt)
+	}
+	// retriedAt checks every read of the job: by id, by key, in lists.
+	retriedAt := func(what string, want time.Time) {
+		t.Helper()
+		byKey := mustJob(t, q, "k")
+		byID, err := q.Job(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, err := q.List(ctx, store.Filter{Limit: 10})
+		if err != nil || len(listed) != 1 {
+			t.Fatalf("List = %d jobs, %v; want 1", len(listed), err)
+		}
+		for _, j := range []*store.Job{byKey, byID, listed[0]} {
+			if !j.RetriedAt.Equal(want) {
+				t.Errorf("%s: RetriedAt = %v, want %v", what, j.RetriedAt, want)
+			}
+		}
+	}
+	clk.Advance(time.Hour)
+	if err := q.Retry(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	retriedAt("after Retry", t0.Add(time.Hour))
+	js := claim(t, q, "test", clk.Now(), time.Minute, 10, "t")
+	if len(js) != 1 {
+		t.Fatalf("claimed %d jobs, want k", len(js))
+	}
+	if !js[0].RetriedAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("claimed: RetriedAt = %v, want %v", js[0].RetriedAt, t0.Add(time.Hour))
+	}
+	r := store.Result{Job: js[0], Worker: "test/w0", Outcome: store.OutcomeDead, Error: "boom", Started: clk.Now(), Finished: clk.Now()}
+	if _, err := q.Trip(ctx, store.Trip{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+		t.Fatal(err)
+	}
+	retriedAt("dead again", t0.Add(time.Hour))
+	clk.Advance(time.Hour)
+	if n, err := q.RetryAllDead(ctx); n != 1 || err != nil {
+		t.Fatalf("RetryAllDead = %d, %v; want 1", n, err)
+	}
+	retriedAt("after RetryAllDead", t0.Add(2*time.Hour))
+}
+
 // testSaveConfigLastConfig: the last saved config comes back byte for byte
 // with its path, digest and load time; a later save replaces it.
 func testSaveConfigLastConfig(t *testing.T, su *suite) {

@@ -66,6 +66,7 @@ var tests = []struct {
 	{"Ping", testPing},
 	{"RetryRevivesDeadJobs", testRetryRevivesDeadJobs},
 	{"RetryGrantsTheOriginalAttemptsEveryTime", testRetryGrantsTheOriginalAttemptsEveryTime},
+	{"RetryRecordsItsInstant", testRetryRecordsItsInstant},
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
 	{"ClaimTakesOnlyItsTypes", testClaimTakesOnlyItsTypes},
