@@ -653,21 +653,11 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 	if jobs, held, err = keepClaimed(ctx, tx, d, owner, c, jobs); err != nil {
 		return nil, false, time.Time{}, err
 	}
-	// Rate-limited types last, and never prefetched (RatedClaim.Room), so
-	// that keepClaimed never gives back a job whose start a bucket counted.
-	rated := len(jobs)
-	for _, rc := range c.Rated {
-		js, wait, err := claimRated(ctx, tx, d, owner, until, now, rc, min(rc.Room, c.N-len(jobs)))
-		if err != nil {
-			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", rc.Type, err)
-		}
-		jobs = append(jobs, js...)
-		if !wait.IsZero() && (rateWait.IsZero() || wait.Before(rateWait)) {
-			rateWait = wait
-		}
-	}
-	if len(jobs) > rated {
-		store.SortClaimOrder(jobs)
+	jobs, rateWait, err = store.ClaimRated(jobs, c.Rated, c.N, func(r store.RatedClaim, room int) ([]*store.Job, time.Time, error) {
+		return claimRated(ctx, tx, d, owner, until, now, r, room)
+	})
+	if err != nil {
+		return nil, false, time.Time{}, err
 	}
 	return jobs, held, rateWait, nil
 }

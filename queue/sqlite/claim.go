@@ -254,22 +254,11 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 		}
 		jobs, held = jobs[:cut], true
 	}
-	// Rate-limited types last, and never prefetched (RatedClaim.Room), so
-	// that the cut above never gives back a job whose start a bucket
-	// counted.
-	rated := len(jobs)
-	for _, rc := range r.rated {
-		js, wait, err := claimRated(ctx, tx, r.owner, until, now, rc, min(rc.Room, r.n-len(jobs)))
-		if err != nil {
-			return nil, false, time.Time{}, fmt.Errorf("claim %s: %w", rc.Type, err)
-		}
-		jobs = append(jobs, js...)
-		if !wait.IsZero() && (rateWait.IsZero() || wait.Before(rateWait)) {
-			rateWait = wait
-		}
-	}
-	if len(jobs) > rated {
-		store.SortClaimOrder(jobs)
+	jobs, rateWait, err = store.ClaimRated(jobs, r.rated, r.n, func(rc store.RatedClaim, room int) ([]*store.Job, time.Time, error) {
+		return claimRated(ctx, tx, r.owner, until, now, rc, room)
+	})
+	if err != nil {
+		return nil, false, time.Time{}, err
 	}
 	return jobs, held, rateWait, nil
 }

@@ -46,20 +46,7 @@ const purgeRateLimitsSQL = `DELETE FROM rate_limits WHERE tat < ?1`
 // reads a bucket between. wait is the earliest next start of a bucket that
 // held a ready job back (zero: none).
 func claimRated(ctx context.Context, tx txn, owner string, until, now time.Time, r store.RatedClaim, room int) (jobs []*store.Job, wait time.Time, err error) {
-	if room <= 0 {
-		return nil, time.Time{}, nil
-	}
-	// Without a key one bucket decides: the next room jobs, and one more
-	// to tell whether the bucket held one back.
-	window := room + 1
-	if r.Limit.Key != nil {
-		window = store.RateWindow
-	}
-	versions := r.Versions
-	if versions == nil {
-		versions = []int{1}
-	}
-	rows, err := tx.query(ctx, rateCandidatesSQL, ms(now), r.Type, window, versionsJSON(versions))
+	rows, err := tx.query(ctx, rateCandidatesSQL, ms(now), r.Type, r.Window(room), versionsJSON(r.AcceptedVersions()))
 	if err != nil {
 		return nil, time.Time{}, err
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -61,6 +62,53 @@ type RatedClaim struct {
 	// (a rate-limited job is never claimed ahead of a worker, so that it
 	// starts when it is counted) and its concurrency limit's room.
 	Room int
+}
+
+// AcceptedVersions are the versions of r.Type the claim takes.
+func (r RatedClaim) AcceptedVersions() []int {
+	if r.Versions == nil {
+		return []int{1}
+	}
+	return r.Versions
+}
+
+// Window is how many ready jobs of r.Type a claim of room of them reads:
+// without a key one bucket decides, so the next room jobs and one more, to
+// tell whether the bucket held one back; with a key, RateWindow.
+func (r RatedClaim) Window(room int) int {
+	if r.Limit.Key != nil {
+		return RateWindow
+	}
+	return room + 1
+}
+
+// ClaimRated claims the types of rated in turn with claim, each within its
+// Room and within n jobs in all counting jobs, those claimed before it. It
+// returns jobs with the new ones, in claim order, and the earliest wait
+// that claim reported (zero: none). Rate-limited types come last in a
+// claim and are never prefetched, so that giving back prefetched jobs
+// (PrefetchCut) never gives back a job whose start a bucket counted.
+func ClaimRated(jobs []*Job, rated []RatedClaim, n int, claim func(r RatedClaim, room int) ([]*Job, time.Time, error)) ([]*Job, time.Time, error) {
+	var wait time.Time
+	before := len(jobs)
+	for _, r := range rated {
+		room := min(r.Room, n-len(jobs))
+		if room <= 0 {
+			continue
+		}
+		js, w, err := claim(r, room)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("claim %s: %w", r.Type, err)
+		}
+		jobs = append(jobs, js...)
+		if !w.IsZero() && (wait.IsZero() || w.Before(wait)) {
+			wait = w
+		}
+	}
+	if len(jobs) > before {
+		SortClaimOrder(jobs)
+	}
+	return jobs, wait, nil
 }
 
 // RateWindow is how many ready jobs of a type with a keyed limit a claim
