@@ -172,11 +172,7 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.now()
 	st := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
 	query := countsSQL
-	var kept bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
-		return st, fmt.Errorf("stats: %w", err)
-	}
-	if !kept {
+	if s.noCounts {
 		query = statsSQL
 	}
 	rows, err := s.pool.Query(ctx, query)
