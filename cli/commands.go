@@ -244,6 +244,10 @@ type scheduleStatus struct {
 	// The same for the last manual run.
 	LastManualItems  int            `json:"last_manual_items,omitempty"`
 	LastManualStates map[string]int `json:"last_manual_states,omitempty"`
+	// last and lastManual are the jobs behind LastJobID and
+	// LastManualJobID, as read with the others: observeStatus sums their
+	// instants without reading them again.
+	last, lastManual *queue.Job
 	// Skipped instants in the last day (at most queue.MaxSkipCount), and
 	// the newest skip kept.
 	SkipsLastDay int           `json:"skips_last_day"`
@@ -431,6 +435,7 @@ func (a *app) showStatus(ctx context.Context) error {
 // setLast fills the last scheduled run from last, the job of the newest
 // instant, and the last manual run from manual, either of them nil.
 func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
+	ss.last, ss.lastManual = last, manual
 	if last != nil {
 		ss.LastRun, ss.LastState, ss.LastJobID = ptr(rfc3339(last.ScheduledAt, loc)), ptr(string(last.State)), ptr(last.ID)
 	}

@@ -50,14 +50,10 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 	for i := range rep.Schedules {
 		ss := &rep.Schedules[i]
 		loc := a.zone(ss.Name)
-		if ss.LastJobID != nil {
+		if ss.last != nil {
 			// The instant as stored, to the millisecond: LastRun is printed
 			// to the second.
-			j, err := q.Job(ctx, *ss.LastJobID)
-			if err != nil {
-				return err
-			}
-			o, err := q.Instant(ctx, ss.Name, j.ScheduledAt)
+			o, err := q.Instant(ctx, ss.Name, ss.last.ScheduledAt)
 			if err != nil {
 				return err
 			}
@@ -66,7 +62,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 				ss.LastState = ptr(string(worstState(o.States)))
 			}
 		}
-		if ss.LastManualJobID != nil {
+		if ss.lastManual != nil {
 			if err := a.observeManual(ctx, q, ss); err != nil {
 				return err
 			}
@@ -113,10 +109,7 @@ func worstState(m map[queue.State]int) queue.State {
 // LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
 // items (see Store.Run).
 func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
-	j, err := q.Job(ctx, *ss.LastManualJobID)
-	if err != nil {
-		return err
-	}
+	j := ss.lastManual
 	prefix := j.Schedule + "|" + j.Item
 	if !strings.HasPrefix(j.Key, prefix+"|") {
 		return nil // not a key -trigger made: the one job stands alone

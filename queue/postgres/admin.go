@@ -172,11 +172,7 @@ func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.now()
 	st := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
 	query := countsSQL
-	var kept bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
-		return st, fmt.Errorf("stats: %w", err)
-	}
-	if !kept {
+	if s.noCounts {
 		query = statsSQL
 	}
 	rows, err := s.pool.Query(ctx, query)
@@ -454,21 +450,31 @@ WHERE schedule = $1 AND item IN ($2, '') AND scheduled_at = $3 ORDER BY item DES
 }
 
 // SkipSummary counts the skips of schedule's instants after since (at
-// most MaxSkipCount) and returns its newest skip.
+// most MaxSkipCount) and returns its newest skip: two reads in one round
+// trip (-status makes one summary per schedule).
 func (s *Store) SkipSummary(ctx context.Context, schedule string, since time.Time) (store.SkipSummary, error) {
 	var sum store.SkipSummary
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM skips
-WHERE schedule = $1 AND scheduled_at > $2 LIMIT $3) s`, schedule, ts(since), store.MaxSkipCount).Scan(&sum.Count); err != nil {
-		return sum, fmt.Errorf("skips of %s: %w", schedule, err)
-	}
-	last, err := scanSkip(s.pool.QueryRow(ctx, `SELECT `+skipColumns+` FROM skips
-WHERE schedule = $1 ORDER BY scheduled_at DESC LIMIT 1`, schedule))
-	switch {
-	case errNoRows(err):
-	case err != nil:
-		return sum, fmt.Errorf("skips of %s: %w", schedule, err)
-	default:
-		sum.Last = &last
+	b := &pgx.Batch{}
+	b.Queue(`SELECT count(*) FROM (SELECT 1 FROM skips
+WHERE schedule = $1 AND scheduled_at > $2 LIMIT $3) s`, schedule, ts(since), store.MaxSkipCount)
+	b.Queue(`SELECT `+skipColumns+` FROM skips
+WHERE schedule = $1 ORDER BY scheduled_at DESC LIMIT 1`, schedule)
+	err := readBatch(s.pool.SendBatch(ctx, b), func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&sum.Count); err != nil {
+			return err
+		}
+		last, err := scanSkip(br.QueryRow())
+		switch {
+		case errNoRows(err):
+		case err != nil:
+			return err
+		default:
+			sum.Last = &last
+		}
+		return nil
+	})
+	if err != nil {
+		return store.SkipSummary{}, fmt.Errorf("skips of %s: %w", schedule, err)
 	}
 	return sum, nil
 }

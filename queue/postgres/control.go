@@ -362,11 +362,7 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 		}
 	}
 	sort.Strings(handled)
-	var kept bool
-	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('job_counts') IS NOT NULL`).Scan(&kept); err != nil {
-		return h, fmt.Errorf("handlers: %w", err)
-	}
-	if kept && len(all) == 0 {
+	if !s.noCounts && len(all) == 0 {
 		var unhandled, versioned bool
 		if err := s.pool.QueryRow(ctx, unhandledSQL, handled).Scan(&unhandled); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)

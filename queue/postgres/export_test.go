@@ -102,3 +102,10 @@ func CreateAtVersion(ctx context.Context, dsn string, v int) error {
 	}
 	return nil
 }
+
+// OpenWith is Open with edit applied to the configuration of each of the
+// store's connections.
+func OpenWith(ctx context.Context, dsn string, cfg Config, edit func(*pgx.ConnConfig)) (*Store, error) {
+	cfg.editConn = edit
+	return Open(ctx, dsn, cfg)
+}

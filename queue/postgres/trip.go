@@ -22,14 +22,6 @@ const jobColumnsOf = `jobs.id, jobs.key, jobs.type, jobs.payload, jobs.state, jo
 jobs.run_at, jobs.schedule, jobs.item, jobs.scheduled_at, jobs.lease_until, jobs.owner, jobs.last_error, jobs.created_at,
 jobs.started_at, jobs.finished_at, jobs.version, jobs.retried_at`
 
-// versionsColumnSQL tells whether the jobs of the schema have versions.
-const versionsColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'version')`
-
-// retriedAtColumnSQL tells whether the jobs of the schema record retries.
-const retriedAtColumnSQL = `SELECT EXISTS (SELECT 1 FROM information_schema.columns
-WHERE table_schema = current_schema() AND table_name = 'jobs' AND column_name = 'retried_at')`
-
 // jobsQuery returns q, a read of jobColumns or jobColumnsOf, as the schema
 // can answer it (see Store.noVersions and Store.noRetriedAt).
 func (s *Store) jobsQuery(q string) string {
