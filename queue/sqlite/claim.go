@@ -643,15 +643,17 @@ SELECT
 // array types (at version 1) or of the pairs (at other versions) becomes
 // ready and when the earliest lease held by another owner expires (zero
 // when none).
-func nextWake(ctx context.Context, db interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, owner, types, pairs string) (ready, lease time.Time, err error) {
+func (s *Store) nextWake(ctx context.Context, owner, types, pairs string) (ready, lease time.Time, err error) {
 	var r, l sql.NullInt64
 	q, args := nextWakeSQL, []any{owner, types}
 	if pairs != "[]" {
 		q, args = nextWakeVersionsSQL, append(args, pairs)
 	}
-	if err := db.QueryRowContext(ctx, q, args...).Scan(&r, &l); err != nil {
+	st, err := s.readStmt(ctx, q)
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	if err := st.QueryRowContext(ctx, args...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
 	return fromMS(r), fromMS(l), nil

@@ -169,7 +169,11 @@ FROM p WHERE p.pr IS NOT NULL`
 // jobs of types; zero when none. It reads, without the write lock.
 func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
 	var r sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, nextReadyAfterSQL, s.types.json(types), ms(since)).Scan(&r); err != nil {
+	st, err := s.readStmt(ctx, nextReadyAfterSQL)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next ready: %w", err)
+	}
+	if err := st.QueryRowContext(ctx, s.types.json(types), ms(since)).Scan(&r); err != nil {
 		return time.Time{}, fmt.Errorf("next ready: %w", err)
 	}
 	return fromMS(r), nil

@@ -140,3 +140,31 @@ func (s *Store) cached(query string) *sql.Stmt {
 	defer s.stmtMu.RUnlock()
 	return s.stmts[query]
 }
+
+// readStmt returns query prepared on the readers, preparing it the first
+// time. It exists for speed: a pool's loop looks at when to wake next
+// (NextWake, NextReadyAfter) at most of its trips, and parsing that SQL
+// again each time cost as much as running it. Only those fixed texts go
+// through it.
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.RLock()
+	st, ok := s.readStmts[query]
+	s.stmtMu.RUnlock()
+	if ok {
+		return st, nil
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.readStmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.readStmts == nil {
+		s.readStmts = map[string]*sql.Stmt{}
+	}
+	s.readStmts[query] = st
+	return st, nil
+}

@@ -72,6 +72,9 @@ type Store struct {
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt // prepared on w
+	// readStmts are the reads a pool's loop makes at most trips (see
+	// readStmt), prepared on r. Under stmtMu.
+	readStmts map[string]*sql.Stmt
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]struct{}
@@ -236,6 +239,12 @@ func (s *Store) closeDBs() error {
 		errs = append(errs, s.ckpt.Close())
 	}
 	if s.r != nil {
+		s.stmtMu.Lock()
+		for _, st := range s.readStmts {
+			errs = append(errs, st.Close())
+		}
+		s.readStmts = nil
+		s.stmtMu.Unlock()
 		errs = append(errs, s.r.Close())
 	}
 	if s.w != nil {

@@ -65,7 +65,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 // write lock.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
 	plain, pairs := versions.Split(types)
-	return nextWake(ctx, s.r, owner, s.types.json(plain), pairsJSON(pairs))
+	return s.nextWake(ctx, owner, s.types.json(plain), pairsJSON(pairs))
 }
 
 // Absent deletes owner's pool row: the pool stopped claiming.
