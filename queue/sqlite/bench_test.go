@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"scheduler/queue/store"
 )
 
 // BenchmarkInsertCeiling is the physical ceiling of one job per transaction
@@ -100,4 +102,40 @@ func BenchmarkTypesJSON(b *testing.B) {
 			c.json(types)
 		}
 	})
+}
+
+// BenchmarkClaimPastHeldBacklog is what a backlog of ready jobs that a
+// claim may not take (held back by a rate limit, or of a task no handler
+// here runs) costs the claim of another task, which finds nothing: the
+// walk of the claim order passes over each held job.
+func BenchmarkClaimPastHeldBacklog(b *testing.B) {
+	for _, held := range []int{0, 1000, 10000} {
+		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := Open(ctx, filepath.Join(b.TempDir(), "q.db"), Config{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			jobs := make([]store.NewJob, held)
+			for i := range jobs {
+				jobs[i] = store.NewJob{Type: "held", Key: fmt.Sprint("h", i)}
+			}
+			for len(jobs) > 0 {
+				n := min(len(jobs), 1000)
+				if _, err := s.EnqueueBatch(ctx, jobs[:n]); err != nil {
+					b.Fatal(err)
+				}
+				jobs = jobs[n:]
+			}
+			now := s.Clock().Now().Add(time.Second)
+			b.ResetTimer()
+			for range b.N {
+				res, err := s.Trip(ctx, store.Trip{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 8, Types: []string{"other"}}})
+				if err != nil || len(res.Claimed) != 0 {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
 }
