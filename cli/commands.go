@@ -199,6 +199,7 @@ type statusReport struct {
 	// type that running pools have a handler for but of a payload version
 	// that none of them accepts.
 	WaitingForVersion []versionWaitStatus `json:"waiting_for_version"`
+	RateLimited       []rateStatus        `json:"rate_limited"`
 	Schedules         []scheduleStatus    `json:"schedules"`
 	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
@@ -217,6 +218,19 @@ type versionWaitStatus struct {
 	Accepted      []int  `json:"accepted"` // the versions of Type the running pools accept
 	Ready         int    `json:"ready"`
 	OldestReadyMS int64  `json:"oldest_ready_ms"`
+}
+
+// rateStatus is a task with a rate limit that has jobs ready to run.
+type rateStatus struct {
+	Type          string `json:"type"`
+	Rate          string `json:"rate"`          // "10/1m"
+	Key           string `json:"key,omitempty"` // the task's rate_key: a limit per value
+	Pending       int    `json:"pending"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
+	// NextStart is when the limit of a task without a key allows its next
+	// start, while it holds its jobs back; null when it allows one now, or
+	// the limit is per key.
+	NextStart *string `json:"next_start"`
 }
 
 type scheduleStatus struct {
@@ -257,6 +271,36 @@ type scheduleStatus struct {
 	// otherwise. LastAlarm is its newest alarm.
 	DeadlineState string         `json:"deadline_state,omitempty"`
 	LastAlarm     *lastAlarmView `json:"last_alarm,omitempty"`
+}
+
+// rateStatus lists the configured tasks with a rate limit that have jobs
+// ready to run, with when the limit of one without a key allows its next
+// start (one read of its bucket each).
+func (a *app) rateStatus(ctx context.Context, q *queue.Queue, st queue.Stats) ([]rateStatus, error) {
+	out := []rateStatus{}
+	if a.cfg == nil {
+		return out, nil
+	}
+	for _, name := range taskNames(a.cfg) {
+		t := a.cfg.Tasks[name]
+		since, ready := st.ReadySince[name]
+		if t.Rate == 0 || !ready {
+			continue
+		}
+		r := rateStatus{Type: name, Rate: fmt.Sprintf("%d/%s", t.Rate, queue.ShortDuration(t.RatePer)), Key: t.RateKey,
+			Pending: st.Counts[queue.StatePending][name], OldestReadyMS: st.At.Sub(since).Milliseconds()}
+		if t.RateKey == "" {
+			next, _, err := q.RateNextStart(ctx, name, t.TypeConfig().Rate, nil)
+			if err != nil {
+				return nil, err
+			}
+			if next.After(st.At) {
+				r.NextStart = ptr(rfc3339(next, a.cfg.Scheduler.Timezone))
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // ptr returns a pointer to v, for a JSON value that may be null.
@@ -323,6 +367,9 @@ func (a *app) showStatus(ctx context.Context) error {
 			}
 			rep.WaitingForHandler = append(rep.WaitingForHandler, waitingStatus{Type: w.Type, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
 		}
+	}
+	if rep.RateLimited, err = a.rateStatus(ctx, q, st); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	if a.cfg != nil {
@@ -393,6 +440,21 @@ func (a *app) showStatus(ctx context.Context) error {
 			fmt.Fprintf(w, "%s: %s of version %d %s for a worker that accepts it (running pools accept %s), the oldest for %s\n",
 				v.Type, plural(v.Ready, "job"), v.Version, verb, versionList(v.Accepted),
 				(time.Duration(v.OldestReadyMS) * time.Millisecond).String())
+		}
+	}
+	if len(rep.RateLimited) > 0 {
+		fmt.Fprintln(w)
+		for _, r := range rep.RateLimited {
+			limit := r.Rate
+			if r.Key != "" {
+				limit += " per " + r.Key
+			}
+			fmt.Fprintf(w, "%s: rate limit %s, %s pending, the oldest ready for %s", r.Type, limit, plural(r.Pending, "job"),
+				(time.Duration(r.OldestReadyMS) * time.Millisecond).String())
+			if r.NextStart != nil {
+				fmt.Fprintf(w, "; the next start is allowed at %s", *r.NextStart)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	var types []string
