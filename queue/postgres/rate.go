@@ -114,7 +114,7 @@ func claimRated(ctx context.Context, tx querier, d store.CountDeltas, owner stri
 	}
 	at := make([]time.Time, len(changed))
 	for i, k := range changed {
-		at[i] = tats[k]
+		at[i] = microsUp(tats[k])
 	}
 	if _, err := tx.Exec(ctx, rateWriteSQL, r.Type, changed, at); err != nil {
 		return nil, time.Time{}, fmt.Errorf("rate limit of %s: %w", r.Type, err)
@@ -122,10 +122,20 @@ func claimRated(ctx context.Context, tx querier, d store.CountDeltas, owner stri
 	return jobs, wait, nil
 }
 
+// microsUp is t rounded up to the microsecond, the precision of
+// timestamptz: a bucket's TAT is stored no earlier than it is, so that its
+// next start, read back, is never early.
+func microsUp(t time.Time) time.Time {
+	if u := t.Truncate(time.Microsecond); u.Before(t) {
+		return u.Add(time.Microsecond)
+	}
+	return t
+}
+
 // PauseRate raises the TAT of the bucket of typ and key to at least tat
 // (see store.RateLimit.PauseTAT).
 func (s *Store) PauseRate(ctx context.Context, typ, key string, tat time.Time) error {
-	if _, err := s.pool.Exec(ctx, ratePauseSQL, typ, key, tat); err != nil {
+	if _, err := s.pool.Exec(ctx, ratePauseSQL, typ, key, microsUp(tat)); err != nil {
 		return fmt.Errorf("pause rate limit of %s: %w", typ, err)
 	}
 	return nil

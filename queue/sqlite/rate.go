@@ -122,18 +122,30 @@ func claimRated(ctx context.Context, tx txn, owner string, until, now time.Time,
 		return nil, time.Time{}, err
 	}
 	for _, k := range changed {
-		if _, err := tx.exec(ctx, rateWriteSQL, r.Type, k, ms(tats[k])); err != nil {
+		if _, err := tx.exec(ctx, rateWriteSQL, r.Type, k, msUp(tats[k])); err != nil {
 			return nil, time.Time{}, fmt.Errorf("rate limit of %s: %w", r.Type, err)
 		}
 	}
 	return jobs, wait, nil
 }
 
+// msUp is t in Unix milliseconds, rounded up: a bucket's TAT is stored no
+// earlier than it is, so that its next start, read back, is never early
+// ("3/1s" is one start per 333.333334ms, and rounded down a fourth start
+// would fit in a second).
+func msUp(t time.Time) int64 {
+	m := t.UnixMilli()
+	if time.UnixMilli(m).Before(t) {
+		m++
+	}
+	return m
+}
+
 // PauseRate raises the TAT of the bucket of typ and key to at least tat
 // (see store.RateLimit.PauseTAT).
 func (s *Store) PauseRate(ctx context.Context, typ, key string, tat time.Time) error {
 	return s.inTx(ctx, false, func(tx txn) error {
-		_, err := tx.exec(ctx, ratePauseSQL, typ, key, ms(tat))
+		_, err := tx.exec(ctx, ratePauseSQL, typ, key, msUp(tat))
 		return err
 	})
 }
