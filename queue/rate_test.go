@@ -257,9 +257,17 @@ func TestKeyedRateLimitPassesHeldKeys(t *testing.T) {
 			mustEnqueue(t, q, NewJob{Type: "call", Key: "a1", Payload: acme})
 			mustEnqueue(t, q, NewJob{Type: "call", Key: "a2", Payload: acme})
 			runPool(t, p)
-			eventually(t, "a1 started", func() bool { return started("a1") })
+			// a1's retry recorded: its handler's pause, written before its
+			// result, holds.
+			eventually(t, "a1's retry recorded", func() bool {
+				j := mustJob(t, q, "a1")
+				return j.State == StatePending && j.RunAt.Equal(t0.Add(time.Hour))
+			})
 			clk.Advance(time.Second)
-			mustEnqueue(t, other, NewJob{Type: "call", Key: "b1", Payload: globex})
+			// Its run_at a millisecond ahead: after every claim the pool may
+			// have made at this instant (an enqueue in the millisecond of a
+			// claim waits up to MaxIdle; see Pool's look).
+			mustEnqueue(t, other, NewJob{Type: "call", Key: "b1", Payload: globex, RunAt: clk.Now().Add(time.Millisecond)})
 			// Small steps: the SQLite store's watch, which passes the other
 			// store's commit on, re-reads on the store's clock.
 			advanceUntil(t, clk, time.Millisecond, "b1 started", func() bool { return started("b1") })
