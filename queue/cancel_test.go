@@ -38,12 +38,14 @@ func TestCancelRunningJobFromAnotherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer daemon.Close()
+	// Closed by a cleanup, after the pool's (which runs first): a deferred
+	// Close would close the store under a pool still in a trip.
+	t.Cleanup(func() { daemon.Close() })
 	cli, err := Open(ctx, path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	t.Cleanup(func() { cli.Close() })
 	// MaxIdle and the lease are long: only the data_version watch can explain
 	// a prompt stop.
 	p := newTestPool(t, daemon, PoolConfig{MaxIdle: time.Hour, Lease: time.Hour})

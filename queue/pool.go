@@ -637,9 +637,18 @@ func (l *loop) add(r store.Result) {
 			l.avgRun += (d - l.avgRun) / 8
 		}
 	}
-	// A slot is free, and a retry may have changed when the next job is
-	// ready: the next trip claims and looks again.
-	l.claimMore = true
+	// A slot is free. The next trip claims, and looks again, only if a job
+	// may be waiting for it: the last claim filled every slot (claimMore is
+	// set still), ready jobs were blocked, or this result made its job
+	// pending again (a retry, a release), which changes when the next job
+	// is ready. Otherwise the last claim took every ready job it could see,
+	// and a job made ready since wakes the loop by itself (a wake-up, the
+	// watch, the timer at nextReady): the trip only records the result. On
+	// an idle pool that spares each job a claim and a look at its end,
+	// which would hold up the loop when the next job comes.
+	if l.blocked || r.Outcome == OutcomeRetry || r.Outcome == OutcomeReleased {
+		l.claimMore = true
+	}
 	l.blocked = false
 }
 

@@ -926,3 +926,99 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 		t.Errorf("job after Cut: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
 	}
 }
+
+// tripLog is a Store that keeps the trips made through it, to tell what the
+// loop asked for at each.
+type tripLog struct {
+	Store
+	mu    sync.Mutex
+	trips []store.Trip
+}
+
+func (s *tripLog) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
+	res, err := s.Store.Trip(ctx, t)
+	s.mu.Lock()
+	s.trips = append(s.trips, t)
+	s.mu.Unlock()
+	return res, err
+}
+
+// finishing returns the trips that recorded results.
+func (s *tripLog) finishing() []store.Trip {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Trip
+	for _, t := range s.trips {
+		if len(t.Results) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// waitIdle waits until p's loop waits with no job in flight. An enqueue
+// after it wakes the loop, whose claim then takes the job: a wake-up that
+// came during a trip would instead be taken after it, and make the loop
+// claim once more.
+func waitIdle(t testing.TB, p *Pool) {
+	t.Helper()
+	eventually(t, "the loop idle", func() bool { return p.idleUntil.Load() != 0 })
+}
+
+// TestIdlePoolRecordsACompletionWithoutClaiming: once a claim took every
+// ready job, a job that finishes frees a slot no job waits for, and the
+// trip that records it claims nothing (nor looks after it); the next
+// enqueue wakes the loop as before.
+func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
+	t.Parallel()
+	inner, _ := newTestQueue(t)
+	log := &tripLog{Store: inner.Store}
+	q := New(log, nil)
+	p := newTestPool(t, q, PoolConfig{Workers: 4})
+	ran := make(chan string, 2)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		ran <- j.Key
+		return nil
+	}), TypeConfig{})
+	runPool(t, p)
+	for _, key := range []string{"a", "b"} {
+		waitIdle(t, p)
+		mustEnqueue(t, q, NewJob{Type: "t", Key: key})
+		if got := waitFor(t, ran); got != key {
+			t.Fatalf("ran %q, want %q", got, key)
+		}
+		eventually(t, key+" recorded", func() bool { return mustJob(t, q, key).State == StateDone })
+	}
+	for _, tr := range log.finishing() {
+		if tr.Claim != nil {
+			t.Errorf("the trip recording %d result(s) also claimed up to %d jobs, though none was ready", len(tr.Results), tr.Claim.N)
+		}
+	}
+}
+
+// TestIdlePoolWakesForTheRetryOfItsLastJob: a failed attempt frees a slot
+// no job waits for, but its retry is a job that becomes ready later; the
+// trip that records it looks again, and the idle loop's timer is set for
+// the retry, not for MaxIdle.
+func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p := newTestPool(t, q, PoolConfig{Workers: 2, MaxIdle: time.Hour})
+	ran := make(chan int, 2)
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
+		ran <- j.Attempt
+		return errors.New("failed")
+	}), TypeConfig{Backoff: 4 * time.Second})
+	runPool(t, p)
+	waitIdle(t, p)
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 2})
+	waitFor(t, ran)
+	eventually(t, "the retry recorded", func() bool { return mustJob(t, q, "k").State == StatePending })
+	// The loop set idleUntil to 0 before the trip that recorded the
+	// retry: once it is set again, the loop waits for what it looked up
+	// after that trip.
+	waitIdle(t, p)
+	if got, want := time.Unix(0, p.idleUntil.Load()).UTC(), mustJob(t, q, "k").RunAt; !got.Equal(want) {
+		t.Errorf("the idle loop wakes at %v, want the retry's run_at %v", got, want)
+	}
+}
