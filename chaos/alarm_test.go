@@ -37,7 +37,7 @@ notify = ["page-ops"]
 // one, well within it.
 const beatInterval = 30 * time.Second
 
-// pages returns the alarm payloads page-ops received, in order.
+// pages returns the alarm payloads page-ops has written, in order.
 func pages(t *testing.T, s *site) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(s.path("pages.log"))
@@ -48,7 +48,11 @@ func pages(t *testing.T, s *site) []map[string]any {
 		t.Fatal(err)
 	}
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	// Whole lines only: page-ops's shell creates the file before its printf
+	// writes the line, so a read between the two finds an empty file, and
+	// one during the write a line without its newline yet.
+	lines := strings.Split(string(b), "\n")
+	for _, line := range lines[:len(lines)-1] {
 		var p map[string]any
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("pages.log line %q: %v", line, err)
