@@ -114,11 +114,9 @@ type Pool struct {
 	// other than version 1 (see store.Versions); nil when none does.
 	// Register replaces it, as it does the lists.
 	versions store.Versions
-	// unratedTypes are allTypes without the types that have a rate limit:
-	// those whose ready jobs the loop looks for while every rate-limited
-	// type's bucket is known to be empty (see loop.rateAt).
-	unratedTypes   []string
-	ratedTypesList []string
+	// rates are allTypes split by whether they have a rate limit (see
+	// loop.look), replaced by Register as the lists are.
+	rates rateTypes
 
 	registered chan struct{} // a Register while Run runs: claim the new type at once
 
@@ -223,19 +221,19 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Pool{
-		q:            q,
-		cfg:          cfg,
-		clock:        cfg.Clock,
-		log:          cfg.Logger.With("component", "pool"),
-		handlers:     map[string]registered{},
-		work:         make(chan *Job, cfg.Workers+cfg.Prefetch),
-		results:      make(chan store.Result, cfg.Workers+cfg.Prefetch),
-		allTypes:     []string{},
-		freeTypes:    []string{},
-		unratedTypes: []string{},
-		registered:   make(chan struct{}, 1),
-		cut:          make(chan struct{}),
-		probes:       liveness.New(),
+		q:          q,
+		cfg:        cfg,
+		clock:      cfg.Clock,
+		log:        cfg.Logger.With("component", "pool"),
+		handlers:   map[string]registered{},
+		work:       make(chan *Job, cfg.Workers+cfg.Prefetch),
+		results:    make(chan store.Result, cfg.Workers+cfg.Prefetch),
+		allTypes:   []string{},
+		freeTypes:  []string{},
+		rates:      rateTypes{unrated: []string{}},
+		registered: make(chan struct{}, 1),
+		cut:        make(chan struct{}),
+		probes:     liveness.New(),
 	}, nil
 }
 
@@ -267,16 +265,21 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	}
 	p.mu.Lock()
 	p.handlers[jobType] = registered{h: h, tc: tc}
-	all, free, unrated := []string{}, []string{}, []string{}
+	all, free := []string{}, []string{}
+	rates := rateTypes{unrated: []string{}}
 	var versions store.Versions
 	for _, t := range slices.Sorted(maps.Keys(p.handlers)) {
 		all = append(all, t)
 		tc := p.handlers[t].tc
-		if tc.Rate.Starts == 0 {
-			unrated = append(unrated, t)
-			if tc.Concurrency == 0 {
-				free = append(free, t)
-			}
+		switch {
+		case tc.Rate.Starts > 0:
+			rates.rated = append(rates.rated, t)
+			rates.keyed = rates.keyed || tc.Rate.Key != nil
+		case tc.Concurrency == 0:
+			rates.unrated = append(rates.unrated, t)
+			free = append(free, t)
+		default:
+			rates.unrated = append(rates.unrated, t)
 		}
 		if a := p.handlers[t].tc.Accepts; len(a) != 1 || a[0] != 1 {
 			if versions == nil {
@@ -285,8 +288,7 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 			versions[t] = a
 		}
 	}
-	p.allTypes, p.freeTypes, p.versions, p.unratedTypes = all, free, versions, unrated
-	p.ratedTypesList = slices.DeleteFunc(slices.Clone(all), func(t string) bool { return slices.Contains(unrated, t) })
+	p.allTypes, p.freeTypes, p.versions, p.rates = all, free, versions, rates
 	p.mu.Unlock()
 	select {
 	case p.registered <- struct{}{}:
@@ -329,11 +331,8 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string, limited map[string]int, versions store.Versions, rated []store.RatedClaim) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for _, t := range p.allTypes {
+	for _, t := range p.rates.rated {
 		tc := p.handlers[t].tc
-		if tc.Rate.Starts == 0 {
-			continue
-		}
 		room := idle
 		if tc.Concurrency > 0 {
 			room = min(room, max(tc.Concurrency-running[t], 0))
@@ -343,30 +342,19 @@ func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string,
 	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions, rated
 }
 
-// ratedTypes are the handled types with a rate limit.
-func (p *Pool) ratedTypes() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.ratedTypesList
+// rateTypes are a pool's handled types split by whether they have a rate
+// limit, and whether one of those limits is per key.
+type rateTypes struct {
+	unrated, rated []string
+	keyed          bool
 }
 
-// keyedRate reports whether a handled type has a rate limit per key.
-func (p *Pool) keyedRate() bool {
+// rateTypesNow returns the pool's rateTypes. The caller must not change
+// the lists.
+func (p *Pool) rateTypesNow() rateTypes {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for _, t := range p.ratedTypesList {
-		if p.handlers[t].tc.Rate.Key != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// unrated returns the handled types without a rate limit.
-func (p *Pool) unrated() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.unratedTypes
+	return p.rates
 }
 
 func (p *Pool) limitsLocked(running map[string]int) map[string]int {
@@ -735,7 +723,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	}
 	if doClaim {
 		l.rateAt, l.rateSince = res.RateWait, now
-		if p.keyedRate() && l.rateAt.After(now.Add(p.cfg.MaxIdle)) {
+		if p.rateTypesNow().keyed && l.rateAt.After(now.Add(p.cfg.MaxIdle)) {
 			// A job of another key, which its bucket allows, is looked for
 			// by look only when it became ready after this claim; one that
 			// came with an earlier run_at (a backfill, an enqueue in this
@@ -783,8 +771,9 @@ func (l *loop) look(ctx context.Context, now time.Time, all []string, versions s
 	p := l.p
 	types := all
 	held := now.Before(l.rateAt)
+	rates := p.rateTypesNow()
 	if held {
-		types = p.unrated()
+		types = rates.unrated
 	}
 	var err error
 	if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, types, versions); err != nil {
@@ -792,7 +781,7 @@ func (l *loop) look(ctx context.Context, now time.Time, all []string, versions s
 	}
 	l.wakeAt = now
 	if held {
-		later, err := p.q.NextReadyAfter(ctx, p.ratedTypes(), l.rateSince)
+		later, err := p.q.NextReadyAfter(ctx, rates.rated, l.rateSince)
 		if err != nil {
 			return err
 		}

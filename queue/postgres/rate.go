@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,26 +61,20 @@ func claimRated(ctx context.Context, tx querier, d store.CountDeltas, owner stri
 		return nil, time.Time{}, err
 	}
 	var cands []store.RateCandidate
-	var keys []string
 	for rows.Next() {
-		var c store.RateCandidate
+		var id int64
 		var payload string
-		if err := rows.Scan(&c.ID, &payload); err != nil {
+		if err := rows.Scan(&id, &payload); err != nil {
 			rows.Close()
 			return nil, time.Time{}, err
 		}
-		if r.Limit.Key != nil {
-			c.Key = r.Limit.Key(json.RawMessage(payload))
-		}
-		keys = append(keys, c.Key)
-		cands = append(cands, c)
+		cands = append(cands, r.Candidate(id, payload))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(cands) == 0 {
 		return nil, time.Time{}, err
 	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
+	keys := store.RateKeys(cands)
 	if _, err := tx.Exec(ctx, rateNewBucketsSQL, r.Type, keys); err != nil {
 		return nil, time.Time{}, err
 	}

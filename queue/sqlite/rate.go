@@ -51,30 +51,21 @@ func claimRated(ctx context.Context, tx txn, owner string, until, now time.Time,
 		return nil, time.Time{}, err
 	}
 	var cands []store.RateCandidate
-	keys := map[string]bool{}
 	for rows.Next() {
-		var c store.RateCandidate
+		var id int64
 		var payload string
-		if err := rows.Scan(&c.ID, &payload); err != nil {
+		if err := rows.Scan(&id, &payload); err != nil {
 			rows.Close()
 			return nil, time.Time{}, err
 		}
-		if r.Limit.Key != nil {
-			c.Key = r.Limit.Key(json.RawMessage(payload))
-		}
-		keys[c.Key] = true
-		cands = append(cands, c)
+		cands = append(cands, r.Candidate(id, payload))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(cands) == 0 {
 		return nil, time.Time{}, err
 	}
 	tats := map[string]time.Time{}
-	list := make([]string, 0, len(keys))
-	for k := range keys {
-		list = append(list, k)
-	}
-	b, _ := json.Marshal(list)
+	b, _ := json.Marshal(store.RateKeys(cands))
 	rows, err = tx.query(ctx, rateBucketsSQL, r.Type, string(b))
 	if err != nil {
 		return nil, time.Time{}, err

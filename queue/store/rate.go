@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -122,6 +123,27 @@ const RateWindow = 1000
 type RateCandidate struct {
 	ID  int64
 	Key string
+}
+
+// Candidate is the job id, of payload, as a candidate of r's claim: its
+// key read from the payload when the limit is per key.
+func (r RatedClaim) Candidate(id int64, payload string) RateCandidate {
+	c := RateCandidate{ID: id}
+	if r.Limit.Key != nil {
+		c.Key = r.Limit.Key(json.RawMessage(payload))
+	}
+	return c
+}
+
+// RateKeys returns the distinct keys of cands, sorted: the buckets a claim
+// reads, in the order a claim locks them.
+func RateKeys(cands []RateCandidate) []string {
+	keys := make([]string, len(cands))
+	for i, c := range cands {
+		keys[i] = c.Key
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // TakeRated picks, among cands in claim order, the jobs whose buckets
