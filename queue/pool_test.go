@@ -582,6 +582,44 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	waitFor(t, ran)
 }
 
+// TestPrefetchHoldsBoundedWork: the pool claims ahead while its jobs are
+// short, 32 per worker and at least 64 by default, so that a pool records
+// its jobs in large transactions, but never more than 16 × PrefetchBelow of
+// expected work per worker; long jobs are never claimed ahead.
+func TestPrefetchHoldsBoundedWork(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		workers, prefetch int
+		avgRun            time.Duration
+		want              int
+	}{
+		{1, 0, -1, 1},     // no job finished yet: no prefetch
+		{1, 0, 0, 1 + 64}, // jobs take no time
+		{1, 0, 100 * time.Microsecond, 1 + 64},
+		{1, 0, 2 * ms, 1 + 40}, // 80 ms of work
+		{1, 0, 4 * ms, 1 + 20}, // 80 ms of work
+		{1, 0, 5 * ms, 1},      // not short
+		{2, 0, 2 * ms, 2 + 64}, // 160 ms of work allows 80
+		{8, 0, 100 * time.Microsecond, 8 + 256},
+		{8, 0, 2 * ms, 8 + 256},  // 32 per worker hold 64 ms each
+		{8, 0, 4 * ms, 8 + 160},  // 80 ms each
+		{1, 200, 1 * ms, 1 + 80}, // a set Prefetch is bounded in time too
+		{4, 10, 1 * ms, 4 + 10},
+		{4, -1, 0, 4},
+	} {
+		p, err := NewPool(q, PoolConfig{Workers: tc.workers, Prefetch: tc.prefetch, MaintenanceEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &loop{p: p, avgRun: tc.avgRun}
+		if got := l.capacity(); got != tc.want {
+			t.Errorf("%d workers, Prefetch %d, jobs of %s: capacity %d, want %d", tc.workers, tc.prefetch, tc.avgRun, got, tc.want)
+		}
+	}
+}
+
 // TestPoolDoesNotPrefetchLastAttempts: while its jobs are short the pool
 // claims ahead of its workers, but not a job on its last attempt, which a
 // crash would otherwise make dead without its having started.
