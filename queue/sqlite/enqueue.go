@@ -129,6 +129,11 @@ const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM
 // of batchRows; the rest of the run, and jobs with SkipIfActive (each needs
 // its own look-up first), go row by row.
 func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
+	if len(jobs) >= batchRows {
+		if err := tx.countInserts(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var res []store.Enqueued
 	for len(jobs) > 0 {
 		run := 0
@@ -209,6 +214,7 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 		switch {
 		case err == nil:
 			res[i].Inserted = true
+			tx.countInserted(j.Type)
 		case errors.Is(err, sql.ErrNoRows):
 			if byKey == nil {
 				if byKey, err = tx.stmt(ctx, jobIDByKeySQL); err != nil {
@@ -250,6 +256,7 @@ func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time
 		res[i].Key = j.Key
 		if id, ok := inserted[j.Key]; ok {
 			res[i].ID, res[i].Inserted = id, true
+			tx.countInserted(j.Type)
 			delete(inserted, j.Key) // a repeat of the key later in jobs was not inserted
 			ids[j.Key] = id
 			continue

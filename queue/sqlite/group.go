@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"scheduler/queue/store"
@@ -143,6 +144,13 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		ctx = context.WithoutCancel(ctx)
 	}
 	err := s.inTx(ctx, !s.cfg.NoSyncEnqueue, func(tx txn) error {
+		if n := jobsIn(live); len(live) > 1 && n >= batchRows {
+			// Outside the calls' savepoints, which a failed call rolls
+			// back: insertJobs pauses no more within them.
+			if err := tx.countInserts(ctx); err != nil {
+				return err
+			}
+		}
 		for _, c := range live {
 			if len(live) == 1 {
 				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
@@ -151,12 +159,15 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 			if _, err := tx.exec(ctx, savepointSQL); err != nil {
 				return err
 			}
+			counted := maps.Clone(tx.counts)
 			c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
 			if c.err != nil {
 				c.res = nil
 				if _, err := tx.exec(ctx, rollbackToSQL); err != nil {
 					return err
 				}
+				clear(tx.counts)
+				maps.Copy(tx.counts, counted)
 			}
 			if _, err := tx.exec(ctx, releaseSQL); err != nil {
 				return err
@@ -175,4 +186,13 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 	if err == nil {
 		s.notify()
 	}
+}
+
+// jobsIn returns how many jobs calls enqueue.
+func jobsIn(calls []*enqueueCall) int {
+	n := 0
+	for _, c := range calls {
+		n += len(c.jobs)
+	}
+	return n
 }

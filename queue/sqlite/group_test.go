@@ -3,18 +3,30 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 )
 
 // TestGroupedCallFailsAlone forms a group of calls behind a busy writer and
 // fails one of them halfway through its jobs: that call's jobs are all
-// undone and it gets the error; the others commit.
+// undone and it gets the error; the others commit, and the job counts hold
+// what was committed: a group of many jobs counts its inserts itself, a
+// small one leaves them to the trigger.
 func TestGroupedCallFailsAlone(t *testing.T) {
+	for _, many := range []int{2, 150} {
+		t.Run(fmt.Sprint(many), func(t *testing.T) { testGroupedCallFailsAlone(t, many) })
+	}
+}
+
+func testGroupedCallFailsAlone(t *testing.T, many int) {
 	q, _ := newTestQueue(t)
 	ctx := context.Background()
 	boom := errors.New("boom")
+	// The bad call fails at its last job, which goes in by a statement of
+	// its own (the tail of a run of jobs shorter than batchRows).
+	badKey := fmt.Sprint("bad-", many+1)
 	testHookInsert = func(j NewJob) error {
-		if j.Key == "bad-2" {
+		if j.Key == badKey {
 			return boom
 		}
 		return nil
@@ -39,8 +51,19 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 	}
 	go call("first", "first")
 	eventually(t, "first call committing", func() bool { busy, n := groupState(q); return busy && n == 0 })
-	go call("good-a", "a-1", "a-2")
-	go call("bad", "bad-1", "bad-2", "bad-3")
+	var aKeys, badKeys []string
+	for i := range many {
+		aKeys = append(aKeys, fmt.Sprint("a-", i+1))
+	}
+	for i := range many + 2 {
+		badKeys = append(badKeys, fmt.Sprint("bad-", i+1))
+	}
+	// In this order: the bad call first, so that its savepoint, rolled
+	// back, would undo a pause of the count trigger taken inside it.
+	go call("bad", badKeys...)
+	eventually(t, "one call queued", func() bool { _, n := groupState(q); return n == 1 })
+	go call("good-a", aKeys...)
+	eventually(t, "two calls queued", func() bool { _, n := groupState(q); return n == 2 })
 	go call("good-b", "b-1")
 	eventually(t, "three calls queued", func() bool { _, n := groupState(q); return n == 3 })
 	release()
@@ -55,13 +78,24 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 			t.Errorf("%s: %v, %v", o.name, o.res, o.err)
 		}
 	}
-	for _, k := range []string{"first", "a-1", "a-2", "b-1"} {
+	for _, k := range append(aKeys, "first", "b-1") {
 		mustJob(t, q, k)
 	}
-	for _, k := range []string{"bad-1", "bad-2", "bad-3"} {
+	for _, k := range badKeys {
 		if _, err := jobByRef(ctx, q, k); !errors.Is(err, ErrNotFound) {
 			t.Errorf("job %s: %v, want not found", k, err)
 		}
+	}
+	st, err := q.Stats(ctx)
+	if err != nil || st.Counts[StatePending]["t"] != many+2 {
+		t.Fatalf("Stats counts %v, %v; want %d pending t", st.Counts, err, many+2)
+	}
+	// The trigger counts again after the group: a statement of its own.
+	if _, err := q.insertOne(ctx, NewJob{Type: "t", Key: "after", MaxAttempts: 1, RunAt: t0, Version: 1}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := q.Stats(ctx); err != nil || st.Counts[StatePending]["t"] != many+3 {
+		t.Fatalf("Stats counts %v, %v after an autocommit insert; want %d pending t", st.Counts, err, many+3)
 	}
 }
 

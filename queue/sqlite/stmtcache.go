@@ -59,10 +59,12 @@ type txn struct {
 	tx     *sql.Tx
 	s      *Store
 	misses *[]string
-	// counts are the transaction's changes to job_counts by its UPDATE
-	// and DELETE statements, written by inTx before the commit (inserts
-	// count themselves, by the table's trigger).
+	// counts are the transaction's changes to job_counts, by its inserts,
+	// UPDATE and DELETE statements, written by inTx before the commit.
 	counts store.CountDeltas
+	// countsInserts tells whether the transaction has paused the trigger
+	// that counts each inserted job (see countInserts).
+	countsInserts *bool
 }
 
 // stmt returns query prepared in the transaction, from the cache if it can.

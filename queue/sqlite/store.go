@@ -425,7 +425,7 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	if err != nil {
 		return err
 	}
-	tx := txn{tx: stx, s: s, misses: &misses, counts: store.CountDeltas{}}
+	tx := txn{tx: stx, s: s, misses: &misses, counts: store.CountDeltas{}, countsInserts: new(bool)}
 	if err := fn(tx); err != nil {
 		tx.tx.Rollback()
 		return err

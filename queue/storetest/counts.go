@@ -106,6 +106,31 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		t.Fatal(err)
 	}
 	check("Advance")
+	// Many jobs at once, which an engine may count otherwise than one by
+	// one: a batch with keys used already, and a tick of many schedules,
+	// some of whose jobs are skipped as overlapping.
+	var many []store.NewJob
+	for i := range 250 {
+		many = append(many, store.NewJob{Type: fmt.Sprint("m", i%3), Key: fmt.Sprint("m", i)})
+	}
+	many = append(many, store.NewJob{Type: "m0", Key: "m7"}, store.NewJob{Type: "x", Key: "x1"})
+	if _, err := a.EnqueueBatch(ctx, many); err != nil {
+		t.Fatal(err)
+	}
+	check("EnqueueBatch of many")
+	var tick []store.Advance
+	for i := range 150 {
+		name := fmt.Sprintf("t%03d", i)
+		at := t0.Add(time.Duration(i%2) * time.Minute)
+		tick = append(tick, store.Advance{Schedule: name, To: at, Jobs: []store.NewJob{
+			{Type: "t", Key: name + "|1", Schedule: name, ScheduledAt: at},
+			{Type: "t", Key: name + "|2", Schedule: name, ScheduledAt: at, SkipIfActive: i%5 == 0},
+		}})
+	}
+	if _, err := b.AdvanceBatch(ctx, tick); err != nil {
+		t.Fatal(err)
+	}
+	check("AdvanceBatch of many")
 	if _, err := b.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{
 		missedAlarm("s", "a", t0, 0, "page", "chat"),
 	}}); err != nil {
