@@ -114,12 +114,21 @@ const batchRows = 100
 const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs in one statement, those whose key
-// is used excepted (see insertJobSQL).
+// is used excepted (see insertJobSQL). It has no RETURNING, for speed:
+// SQLite keeps the rows a RETURNING returns in a table of their own before
+// the first one reaches Go, and a tick of 10,000 schedules took 5 to 10%
+// more time with it. insertBatch works out the ids instead.
 var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
-ON CONFLICT (key) DO NOTHING
-RETURNING id, key`
+ON CONFLICT (key) DO NOTHING`
+
+// lastJobIDSQL reads the largest job id, from the end of the table.
+const lastJobIDSQL = `SELECT coalesce(max(id), 0) FROM jobs`
+
+// jobsAfterSQL reads the jobs with an id past one: those a statement
+// inserted, when the id is the largest before it.
+const jobsAfterSQL = `SELECT id, key FROM jobs WHERE id > ?`
 
 const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM json_each(?))`
 
@@ -238,13 +247,44 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 
 // insertBatch inserts batchRows jobs (without SkipIfActive) with one
 // statement, and looks up the ids of those whose key existed.
+//
+// A new job's id is one past the largest id of the table (SQLite gives a
+// row without one the largest rowid plus one until the largest possible),
+// and the statement inserts its rows in the order of its VALUES. So when
+// every job went in (the count of changed rows says so) and the last id is
+// the largest before plus their number, the jobs took the ids after it in
+// their order. Otherwise the jobs with an id past it are those inserted.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	args := make([]any, 0, len(jobs)*11)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
 			nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
 	}
-	ids, err := keyedIDs(ctx, tx, insertBatchSQL, args...)
+	var before int64
+	if err := tx.queryRow(ctx, lastJobIDSQL).Scan(&before); err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	r, err := tx.exec(ctx, insertBatchSQL, args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	n, err := r.RowsAffected()
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	last, err := r.LastInsertId()
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	if n == int64(len(jobs)) && last == before+n {
+		res := make([]store.Enqueued, len(jobs))
+		for i, j := range jobs {
+			res[i] = store.Enqueued{Key: j.Key, ID: before + 1 + int64(i), Inserted: true}
+			tx.countInserted(j.Type)
+		}
+		return res, nil
+	}
+	ids, err := keyedIDs(ctx, tx, jobsAfterSQL, before)
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}

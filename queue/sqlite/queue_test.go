@@ -218,6 +218,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		// An enqueue's look in used_keys is one search of its primary key.
 		"insert":            {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
 		"insert batch":      {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"jobs after":        {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		"overlap":           {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
 		"dead":              {deadSQL, []any{10}, "jobs_dead"},
 		"by key":            {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},

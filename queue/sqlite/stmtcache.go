@@ -17,12 +17,12 @@ import (
 // hotSQL lists the statements prepared once at Open on the writer
 // connection.
 var hotSQL = []string{
-	insertJobSQL, jobIDByKeySQL, insertBatchSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
+	insertJobSQL, jobIDByKeySQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL, moveCursorsCountSQL,
 	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
-	savepointSQL, rollbackToSQL, releaseSQL, countSQL,
+	savepointSQL, rollbackToSQL, releaseSQL, countSQL, pauseCountingSQL, resumeCountingSQL,
 	rateCandidatesSQL, rateBucketsSQL, rateWriteSQL, claimIDsSQL,
 }
 

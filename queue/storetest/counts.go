@@ -109,15 +109,30 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	// Many jobs at once, which an engine may count otherwise than one by
 	// one: a batch with keys used already, and a tick of many schedules,
 	// some of whose jobs are skipped as overlapping.
-	var many []store.NewJob
-	for i := range 250 {
-		many = append(many, store.NewJob{Type: fmt.Sprint("m", i%3), Key: fmt.Sprint("m", i)})
+	// The first hundred hold a key used before, the second a key of the
+	// first, the third are all new.
+	for _, dups := range []bool{true, false} {
+		var many []store.NewJob
+		for i := range 250 {
+			many = append(many, store.NewJob{Type: fmt.Sprint("m", i%3), Key: fmt.Sprintf("m%v-%d", dups, i)})
+		}
+		if dups {
+			many[50].Key, many[150].Key = "x1", many[10].Key
+		}
+		res, err := a.EnqueueBatch(ctx, many)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{"x1": true}
+		for i, r := range res {
+			want := !seen[many[i].Key]
+			seen[many[i].Key] = true
+			if j := mustJob(t, a, many[i].Key); r.ID != j.ID || r.Key != j.Key || r.Inserted != want {
+				t.Fatalf("EnqueueBatch of many: job %d: %+v, the job of its key is %d, %s of type %s; want inserted %v", i, r, j.ID, j.Key, j.Type, want)
+			}
+		}
+		check("EnqueueBatch of many")
 	}
-	many = append(many, store.NewJob{Type: "m0", Key: "m7"}, store.NewJob{Type: "x", Key: "x1"})
-	if _, err := a.EnqueueBatch(ctx, many); err != nil {
-		t.Fatal(err)
-	}
-	check("EnqueueBatch of many")
 	var tick []store.Advance
 	for i := range 150 {
 		name := fmt.Sprintf("t%03d", i)
