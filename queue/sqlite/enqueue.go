@@ -49,26 +49,12 @@ func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (s
 		return store.Enqueued{}, errReadOnly
 	}
 	res := store.Enqueued{Key: j.Key}
-	rows, err := s.cached(insertJobSQL).QueryContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
+	r, err := s.cached(insertJobSQL).ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
 		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
 	if err != nil {
 		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
 	}
-	// The statement runs to its end before it is closed: SQLite checkpoints
-	// the WAL (wal_autocheckpoint) only when a statement that commits steps
-	// to its end, and an INSERT ... RETURNING closed after its row commits
-	// without, letting the WAL grow until another write checkpoints it.
-	for rows.Next() {
-		if err := rows.Scan(&res.ID); err != nil {
-			rows.Close()
-			return res, fmt.Errorf("insert job %q: %w", j.Key, err)
-		}
-		res.Inserted = true
-	}
-	if err := rows.Close(); err != nil {
-		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
-	}
-	if err := rows.Err(); err != nil {
+	if res.ID, res.Inserted, err = insertedID(r); err != nil {
 		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
 	}
 	if res.Inserted {
@@ -91,11 +77,25 @@ var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 
 // insertJobSQL inserts a job unless its key is used: by a job (the unique
 // key) or by one since purged (used_keys, one look-up of its primary key).
+// Whether it did, and the new job's id, come from the count of changed rows
+// and the last rowid (insertedID) rather than from a RETURNING, which SQLite
+// answers through a table of its own.
 const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
 SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
-ON CONFLICT (key) DO NOTHING
-RETURNING id`
+ON CONFLICT (key) DO NOTHING`
+
+// insertedID reads the result of insertJobSQL: the new job's id, or false
+// when the key was used. The count of changed rows leaves out the trigger's
+// rows, and the last rowid is the job's once the trigger has run.
+func insertedID(r sql.Result) (int64, bool, error) {
+	n, err := r.RowsAffected()
+	if err != nil || n == 0 {
+		return 0, false, err
+	}
+	id, err := r.LastInsertId()
+	return id, err == nil, err
+}
 
 const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = ?`
 
@@ -218,13 +218,17 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 				return nil, fmt.Errorf("check overlap of %q: %w", j.Key, err)
 			}
 		}
-		err := ins.QueryRowContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version).Scan(&res[i].ID)
+		r, err := ins.ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
+			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
+		if err == nil {
+			res[i].ID, res[i].Inserted, err = insertedID(r)
+		}
 		switch {
-		case err == nil:
-			res[i].Inserted = true
+		case err != nil:
+			return nil, fmt.Errorf("insert job %q: %w", j.Key, err)
+		case res[i].Inserted:
 			tx.countInserted(j.Type)
-		case errors.Is(err, sql.ErrNoRows):
+		default:
 			if byKey == nil {
 				if byKey, err = tx.stmt(ctx, jobIDByKeySQL); err != nil {
 					return nil, err
@@ -238,8 +242,6 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			case err != nil:
 				return nil, fmt.Errorf("look up existing job %q: %w", j.Key, err)
 			}
-		default:
-			return nil, fmt.Errorf("insert job %q: %w", j.Key, err)
 		}
 	}
 	return res, nil
