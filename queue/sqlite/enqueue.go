@@ -49,6 +49,8 @@ func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (s
 		return store.Enqueued{}, errReadOnly
 	}
 	res := store.Enqueued{Key: j.Key}
+	// Exec runs the statement to its end, as SQLite needs of a statement
+	// that commits to checkpoint the WAL (wal_autocheckpoint) after it.
 	r, err := s.cached(insertJobSQL).ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
 		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
 	if err != nil {
