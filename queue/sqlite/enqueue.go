@@ -87,16 +87,23 @@ SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING`
 
-// insertedID reads the result of insertJobSQL: the new job's id, or false
-// when the key was used. The count of changed rows leaves out the trigger's
-// rows, and the last rowid is the job's once the trigger has run.
-func insertedID(r sql.Result) (int64, bool, error) {
-	n, err := r.RowsAffected()
-	if err != nil || n == 0 {
-		return 0, false, err
+// inserted reads the result of an insert of jobs: how many rows it
+// inserted and the last rowid, which is the last of them when there are
+// any. The count of changed rows leaves out the trigger's rows, and the
+// last rowid is the job's once the trigger has run.
+func inserted(r sql.Result) (n, last int64, err error) {
+	if n, err = r.RowsAffected(); err != nil || n == 0 {
+		return n, 0, err
 	}
-	id, err := r.LastInsertId()
-	return id, err == nil, err
+	last, err = r.LastInsertId()
+	return n, last, err
+}
+
+// insertedID reads the result of insertJobSQL: the new job's id, or false
+// when the key was used.
+func insertedID(r sql.Result) (int64, bool, error) {
+	n, id, err := inserted(r)
+	return id, err == nil && n == 1, err
 }
 
 const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = ?`
@@ -272,11 +279,7 @@ func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
-	n, err := r.RowsAffected()
-	if err != nil {
-		return nil, fmt.Errorf("insert jobs: %w", err)
-	}
-	last, err := r.LastInsertId()
+	n, last, err := inserted(r)
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
