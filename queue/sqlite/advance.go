@@ -124,13 +124,23 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 		}
 		var jobs []store.NewJob
 		var skips []store.Skip
+		nJobs, withJobs := 0, 0
+		for k, i := range idx {
+			if n := len(advs[i].Jobs); won[k] && n > 0 {
+				nJobs += n
+				withJobs++
+			}
+		}
+		if withJobs > 1 {
+			jobs = make([]store.NewJob, 0, nJobs)
+		}
 		for k, i := range idx {
 			if !won[k] {
 				continue
 			}
-			if jobs == nil {
+			if withJobs == 1 && len(advs[i].Jobs) > 0 {
 				// A fan-out of many items is one Advance: no copy of its jobs.
-				jobs = advs[i].Jobs[:len(advs[i].Jobs):len(advs[i].Jobs)]
+				jobs = advs[i].Jobs
 			} else {
 				jobs = append(jobs, advs[i].Jobs...)
 			}

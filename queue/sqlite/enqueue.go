@@ -152,7 +152,7 @@ func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			return nil, err
 		}
 	}
-	var res []store.Enqueued
+	res := make([]store.Enqueued, 0, len(jobs))
 	for len(jobs) > 0 {
 		run := 0
 		for run < len(jobs) && !jobs[run].SkipIfActive {
