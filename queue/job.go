@@ -6,6 +6,11 @@ import (
 	"scheduler/queue/store"
 )
 
+// AdvanceBatchRows bounds the rows (jobs, skips and the cursor) of the
+// Advances that one AdvanceBatch transaction commits (an Advance larger than
+// that on its own gets a transaction of its own).
+const AdvanceBatchRows = store.AdvanceBatchRows
+
 // The job vocabulary is the storage contract's (package store): the names
 // below are the ones callers of the queue use.
 type (

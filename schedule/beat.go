@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,8 +75,8 @@ type BeatConfig struct {
 // pass reads every schedule's durable cursor, computes the instants due
 // since (up to now), applies the catch-up and daylight-saving rules, and
 // commits the jobs, the skip records and the new cursor of every schedule
-// due in one queue.AdvanceBatch: few transactions, each schedule all or
-// nothing in them. Then it sleeps until the earliest next instant, at most
+// due in few queue.AdvanceBatch transactions, each schedule all or nothing
+// in them, while it plans the next. Then it sleeps until the earliest next instant, at most
 // MaxSleep, or until Apply or Wake.
 //
 // The cursor is the last instant materialised or deliberately passed. It
@@ -103,6 +105,9 @@ type Beat struct {
 	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
 
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
+
+	order   []*Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
+	orderOf *Config
 
 	alarmFunc func(schedule, kind string)
 	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
@@ -284,10 +289,11 @@ func (b *Beat) sleep(ctx context.Context, timer <-chan time.Time) {
 }
 
 // pass advances every schedule to now and returns the earliest instant
-// that will be due next (zero if none). The instants due of all schedules
-// are committed by one queue.AdvanceBatch, each schedule with its own
-// compare-and-set of its cursor; the schedules whose cursor another beat
-// moved are read again and retried together.
+// that will be due next (zero if none). The instants due are planned in
+// the order of the schedules' names and committed by queue.AdvanceBatch
+// calls, each schedule with its own compare-and-set of its cursor (see
+// commitTicks); the schedules whose cursor another beat moved are read
+// again and retried together.
 func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	b.mu.Lock()
 	cfg, since := b.cfg, maps.Clone(b.since)
@@ -300,7 +306,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			next = at
 		}
 	}
-	todo := cfg.Schedules
+	todo := b.byName(cfg)
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt > maxAdvanceRetries {
 			for _, s := range todo {
@@ -320,50 +326,143 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			b.after = maps.Clone(cursors)
 		}
 		var lost []*Schedule
-		var ticks []*tick
-		for _, s := range todo {
-			cur, ok := cursors[s.Name]
-			b.notePause(ctx, s, cur)
-			t, at, err := b.advance(ctx, cfg, s, cur, ok, since, now)
-			switch {
-			case errors.Is(err, queue.ErrCursorMoved):
-				lost = append(lost, s)
-			case err != nil:
-				errs = append(errs, err)
-			case t != nil:
-				ticks = append(ticks, t)
-			default:
-				earliest(at)
-			}
-		}
-		if len(ticks) > 0 {
-			advs := make([]queue.Advance, len(ticks))
-			for i, t := range ticks {
-				advs[i] = t.adv
-			}
-			res, err := b.q.AdvanceBatch(ctx, advs)
-			if err != nil {
-				errs = append(errs, err)
-				break
-			}
-			for i, r := range res {
+		failed := false
+		plan := func(yield func(*tick)) {
+			for _, s := range todo {
+				cur, ok := cursors[s.Name]
+				b.notePause(ctx, s, cur)
+				t, at, err := b.advance(ctx, cfg, s, cur, ok, since, now)
 				switch {
-				case errors.Is(r.Err, queue.ErrCursorMoved):
-					lost = append(lost, ticks[i].s)
-				case r.Err != nil:
-					errs = append(errs, r.Err)
+				case errors.Is(err, queue.ErrCursorMoved):
+					lost = append(lost, s)
+				case err != nil:
+					errs = append(errs, err)
+				case t != nil:
+					yield(t)
 				default:
-					b.materialised(ctx, ticks[i], r.Jobs)
-					c := ticks[i].cur
-					c.At = ticks[i].to
-					b.after[c.Schedule] = c
-					earliest(ticks[i].next)
+					earliest(at)
 				}
 			}
+		}
+		b.commitTicks(ctx, plan, func(t *tick, r queue.AdvanceResult) {
+			switch {
+			case errors.Is(r.Err, queue.ErrCursorMoved):
+				lost = append(lost, t.s)
+			case r.Err != nil:
+				errs = append(errs, r.Err)
+			default:
+				b.materialised(ctx, t, r.Jobs)
+				c := t.cur
+				c.At = t.to
+				b.after[c.Schedule] = c
+				earliest(t.next)
+			}
+		}, func(err error) {
+			errs = append(errs, err)
+			failed = true
+		})
+		if failed {
+			break
 		}
 		todo = lost
 	}
 	return next, errors.Join(errs...)
+}
+
+// Bounds of the rows (jobs, skips and the cursor) of the ticks that
+// commitTicks hands to one AdvanceBatch call.
+const (
+	// minCommitRows: below it, a batch waits for more ticks even when the
+	// writer is idle. A batch costs a transaction, whose commit writes the
+	// pages that every batch shares (the cursors', the counts', the last
+	// leaf of each index) once more.
+	minCommitRows = 250
+	// maxCommitRows: at it, the planning waits for the writer. It is the
+	// store's transaction size, so that a batch is one transaction.
+	maxCommitRows = queue.AdvanceBatchRows
+)
+
+// commitTicks commits the ticks that plan yields, in their order, by
+// AdvanceBatch calls on a goroutine of its own, and calls result with each
+// tick and its result, in the same order, from the calling goroutine once
+// plan has returned; a call that failed as a whole goes to failed instead,
+// once per call, and its ticks to neither.
+//
+// The goroutine is for speed. Planning a tick (reading the cron fields,
+// the zone's rules, building the jobs) is a fifth of the work of a tick of
+// many schedules and the writer's inserts most of the rest; one after the
+// other they would take the sum, here they take about the longer. A batch
+// is handed over as soon as the writer is free and it holds minCommitRows,
+// so the writer starts after the first few schedules and then takes what
+// the planning made meanwhile, up to maxCommitRows at a time.
+func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, queue.AdvanceResult), failed func(error)) {
+	type batch struct {
+		ticks []*tick
+		res   []queue.AdvanceResult
+		err   error
+		done  chan struct{}
+	}
+	work := make(chan *batch) // unbuffered: a send is taken only by an idle writer
+	go func() {
+		for bt := range work {
+			advs := make([]queue.Advance, len(bt.ticks))
+			for i, t := range bt.ticks {
+				advs[i] = t.adv
+			}
+			bt.res, bt.err = b.q.AdvanceBatch(ctx, advs)
+			close(bt.done)
+		}
+	}()
+	var sent []*batch
+	cur, rows := &batch{done: make(chan struct{})}, 0
+	send := func() {
+		work <- cur
+		sent = append(sent, cur)
+		cur, rows = &batch{done: make(chan struct{})}, 0
+	}
+	plan(func(t *tick) {
+		cur.ticks = append(cur.ticks, t)
+		rows += 1 + len(t.adv.Jobs) + len(t.adv.Skips)
+		switch {
+		case rows >= maxCommitRows:
+			send()
+		case rows >= minCommitRows:
+			select {
+			case work <- cur:
+				sent = append(sent, cur)
+				cur, rows = &batch{done: make(chan struct{})}, 0
+			default: // the writer is busy: plan more meanwhile
+			}
+		}
+	})
+	if len(cur.ticks) > 0 {
+		send()
+	}
+	close(work)
+	for _, bt := range sent {
+		<-bt.done
+		if bt.err != nil {
+			failed(bt.err)
+			continue
+		}
+		for i, t := range bt.ticks {
+			result(t, bt.res[i])
+		}
+	}
+}
+
+// byName returns the schedules of cfg in the order of their names, the
+// order in which AdvanceBatch commits them: a batch of neighbours in it
+// writes neighbouring pages of the indexes that begin with the name. It is
+// kept for the config last asked about.
+func (b *Beat) byName(cfg *Config) []*Schedule {
+	if b.orderOf != cfg {
+		b.order = slices.SortedFunc(slices.Values(cfg.Schedules), func(x, y *Schedule) int {
+			return strings.Compare(x.Name, y.Name)
+		})
+		b.orderOf = cfg
+	}
+	return b.order
 }
 
 // advance creates or restarts the cursor of s if needed, and plans the

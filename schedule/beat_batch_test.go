@@ -1,0 +1,147 @@
+package schedule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"scheduler/queue"
+)
+
+// batchStore records the schedules of each AdvanceBatch call, and fails as
+// a whole the calls that name a schedule in fail.
+type batchStore struct {
+	queue.Store
+	fail map[string]bool
+
+	mu    sync.Mutex
+	calls [][]string
+}
+
+var errBatchCall = errors.New("the call failed as a whole")
+
+func (s *batchStore) AdvanceBatch(ctx context.Context, advs []queue.Advance) ([]queue.AdvanceResult, error) {
+	names := make([]string, len(advs))
+	failed := false
+	for i, a := range advs {
+		names[i] = a.Schedule
+		failed = failed || s.fail[a.Schedule]
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, names)
+	s.mu.Unlock()
+	if failed {
+		return nil, errBatchCall
+	}
+	return s.Store.AdvanceBatch(ctx, advs)
+}
+
+// fanOuts returns a file of one schedule per name, due every minute, each
+// fanned out to items items; the schedules are in the file in the order of
+// names.
+func fanOuts(items int, names ...string) string {
+	var sb strings.Builder
+	sb.WriteString("[tasks.t]\n")
+	for _, name := range names {
+		fmt.Fprintf(&sb, "[[schedule]]\nname = %q\ncron = \"* * * * *\"\ntask = \"t\"\nfor_each = [\n", name)
+		for i := range items {
+			fmt.Fprintf(&sb, "{ n = %d },\n", i)
+		}
+		sb.WriteString("]\n")
+	}
+	return sb.String()
+}
+
+// newBatchBeat returns a beat over a batchStore on a new queue file, its
+// cursors created at t0.
+func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
+	t.Helper()
+	base, clk := newTestQueue(t)
+	bs := &batchStore{Store: base.Store, fail: map[string]bool{}}
+	for _, name := range fail {
+		bs.fail[name] = true
+	}
+	q := queue.New(bs, nil)
+	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pass(context.Background(), clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	bs.calls = nil
+	return b, bs, q
+}
+
+// TestPassCommitsInBatchesByName: a pass whose instants are more rows than
+// one transaction holds commits them in several AdvanceBatch calls, the
+// schedules in the order of their names whatever the file's order, each
+// call at most a transaction's rows (plus the tick that reached it), and
+// every schedule's jobs and cursor land.
+func TestPassCommitsInBatchesByName(t *testing.T) {
+	const items = 2000 // 2,001 rows a tick: three ticks pass a transaction's 5,000
+	names := []string{"e", "d", "c", "b", "a"}
+	cfg := mustParse(t, fanOuts(items, names...))
+	b, bs, q := newBatchBeat(t, cfg)
+	if _, err := b.pass(context.Background(), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if len(bs.calls) < 2 {
+		t.Errorf("calls = %v, want at least two", bs.calls)
+	}
+	perCall := (queue.AdvanceBatchRows + items) / (items + 1)
+	for _, call := range bs.calls {
+		if len(call) > perCall {
+			t.Errorf("call of %v: more than %d ticks of %d rows", call, perCall, items+1)
+		}
+	}
+	if got, want := slices.Concat(bs.calls...), []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+		t.Errorf("schedules committed in the order %v, want %v", got, want)
+	}
+	for _, name := range names {
+		if n := len(jobs(t, q, name)); n != items {
+			t.Errorf("schedule %s: %d jobs, want %d", name, n, items)
+		}
+		if c := cursor(t, q, name); !c.At.Equal(t0.Add(time.Minute)) {
+			t.Errorf("schedule %s: cursor at %v, want 12:01", name, c.At)
+		}
+	}
+}
+
+// TestPassFailedBatchCall: an AdvanceBatch call that fails as a whole fails
+// the pass and writes nothing of its schedules, while the schedules of the
+// other calls commit; the next pass materialises the rest, each instant
+// once.
+func TestPassFailedBatchCall(t *testing.T) {
+	const items = 3000 // 3,001 rows a tick: "a" and "c" are never in one call
+	cfg := mustParse(t, fanOuts(items, "a", "b", "c"))
+	b, bs, q := newBatchBeat(t, cfg, "a")
+	_, err := b.pass(context.Background(), t0.Add(time.Minute))
+	if !errors.Is(err, errBatchCall) {
+		t.Fatalf("pass = %v, want the failed call's error", err)
+	}
+	if n := len(jobs(t, q, "a")); n != 0 {
+		t.Errorf("schedule a: %d jobs after its call failed, want 0", n)
+	}
+	if c := cursor(t, q, "a"); !c.At.Equal(t0) {
+		t.Errorf("schedule a: cursor at %v after its call failed, want 12:00", c.At)
+	}
+	if n := len(jobs(t, q, "c")); n != items {
+		t.Errorf("schedule c: %d jobs, want %d: its call did not fail", n, items)
+	}
+	delete(bs.fail, "a")
+	if _, err := b.pass(context.Background(), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if n := len(jobs(t, q, name)); n != items {
+			t.Errorf("schedule %s: %d jobs after the next pass, want %d", name, n, items)
+		}
+	}
+}
