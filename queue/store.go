@@ -51,6 +51,12 @@ type Store interface {
 	AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error)
 	// Cursors returns every schedule's cursor, by schedule name.
 	Cursors(ctx context.Context) (map[string]store.Cursor, error)
+	// CursorsByName calls yield with every schedule's cursor, in the byte
+	// order of the schedules' names, until yield returns false; the cursors
+	// are of one snapshot. An engine whose read would hold a connection that
+	// the caller's writes may need reads them all before the first yield;
+	// one with a writer of its own yields them as it reads them.
+	CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error
 	// SetPaused pauses or resumes a schedule durably. A schedule without a
 	// cursor gets one at now.
 	SetPaused(ctx context.Context, schedule string, paused bool) error

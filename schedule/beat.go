@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -316,20 +317,25 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 		}
 		// After the first round, another beat moved the cursors of todo:
 		// read them again.
-		cursors, err := b.q.Cursors(ctx)
-		if err != nil {
-			errs = append(errs, err)
-			break
-		}
+		seen := func(queue.Cursor) {}
 		if attempt == 0 {
-			b.before = cursors
-			b.after = maps.Clone(cursors)
+			b.before, b.after = map[string]queue.Cursor{}, map[string]queue.Cursor{}
+			seen = func(c queue.Cursor) {
+				b.before[c.Schedule] = c
+				b.after[c.Schedule] = c
+			}
 		}
+		cursors := readCursors(ctx, b.q, seen)
 		var lost []*Schedule
 		failed := false
 		plan := func(yield func(*tick)) {
 			for _, s := range todo {
-				cur, ok := cursors[s.Name]
+				cur, ok, err := cursors.of(s.Name)
+				if err != nil {
+					errs = append(errs, err)
+					failed = true
+					return
+				}
 				b.notePause(ctx, s, cur)
 				t, at, err := b.advance(ctx, cfg, s, cur, ok, since, now)
 				switch {
@@ -361,9 +367,14 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			errs = append(errs, err)
 			failed = true
 		})
+		if err := cursors.close(); err != nil && !failed {
+			errs = append(errs, err)
+			failed = true
+		}
 		if failed {
 			break
 		}
+		slices.SortFunc(lost, func(x, y *Schedule) int { return strings.Compare(x.Name, y.Name) })
 		todo = lost
 	}
 	return next, errors.Join(errs...)
@@ -463,6 +474,60 @@ func (b *Beat) byName(cfg *Config) []*Schedule {
 		b.orderOf = cfg
 	}
 	return b.order
+}
+
+// cursorReader reads a queue's cursors in the order of the schedules'
+// names while a pass plans the schedules in that order, a merge of the two:
+// the planning starts at the first row instead of after the last, and the
+// writer with it (see commitTicks).
+type cursorReader struct {
+	next func() (queue.Cursor, bool)
+	stop func()
+	head queue.Cursor // the next cursor, if more
+	more bool
+	err  error // the read's, once more is false
+	seen func(queue.Cursor)
+}
+
+// readCursors starts reading the cursors of q; seen is called with each
+// cursor read, in order, before of returns it.
+func readCursors(ctx context.Context, q *queue.Queue, seen func(queue.Cursor)) *cursorReader {
+	r := &cursorReader{seen: seen}
+	r.next, r.stop = iter.Pull(func(yield func(queue.Cursor) bool) {
+		r.err = q.CursorsByName(ctx, yield)
+	})
+	r.head, r.more = r.next()
+	return r
+}
+
+// of returns the cursor of the schedule name, if it has one. Each name
+// asked for must come after the one before in byte order.
+func (r *cursorReader) of(name string) (queue.Cursor, bool, error) {
+	for r.more && r.head.Schedule < name {
+		r.seen(r.head)
+		r.head, r.more = r.next()
+	}
+	if r.more && r.head.Schedule == name {
+		c := r.head
+		r.seen(c)
+		r.head, r.more = r.next()
+		return c, true, nil
+	}
+	if !r.more && r.err != nil {
+		return queue.Cursor{}, false, r.err
+	}
+	return queue.Cursor{}, false, nil
+}
+
+// close reads the cursors not asked for, which seen still gets, ends the
+// read and returns its error.
+func (r *cursorReader) close() error {
+	for r.more {
+		r.seen(r.head)
+		r.head, r.more = r.next()
+	}
+	r.stop()
+	return r.err
 }
 
 // advance creates or restarts the cursor of s if needed, and plans the

@@ -145,3 +145,39 @@ func TestPassFailedBatchCall(t *testing.T) {
 		}
 	}
 }
+
+// TestPassReadsCursorsInNameOrder: the pass merges the cursors, read in
+// the byte order of names, with its schedules in that order: each schedule
+// finds its own cursor past the cursors of schedules no longer configured,
+// and the beat keeps those as read.
+func TestPassReadsCursorsInNameOrder(t *testing.T) {
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	for _, gone := range []string{"A0", "a0", "c"} {
+		if _, err := q.Advance(ctx, queue.Advance{Schedule: gone, To: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := mustParse(t, fanOuts(2, "b", "B", "a"))
+	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pass(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if _, err := b.pass(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "B"} {
+		if got := jobs(t, q, name); len(got) != 2 {
+			t.Errorf("schedule %s: jobs %v, want the 2 items of 12:01", name, got)
+		}
+	}
+	for _, gone := range []string{"A0", "a0", "c"} {
+		if c, ok := b.before[gone]; !ok || !c.At.Equal(t0) {
+			t.Errorf("cursor of %s as the pass read it = %+v, %v; want at 12:00", gone, c, ok)
+		}
+	}
+}

@@ -250,28 +250,70 @@ func (s *Store) commitAdvances(ctx context.Context, advs []store.Advance, idx []
 	return nil
 }
 
+const cursorsSQL = `SELECT schedule, at, paused, paused_at FROM cursors`
+
+// cursorsByNameSQL sorts by the bytes of the names, whatever the
+// database's collation.
+const cursorsByNameSQL = cursorsSQL + ` ORDER BY schedule COLLATE "C"`
+
 // Cursors returns every schedule's cursor, by schedule name.
 func (s *Store) Cursors(ctx context.Context) (map[string]store.Cursor, error) {
-	rows, err := s.pool.Query(ctx, `SELECT schedule, at, paused, paused_at FROM cursors`)
+	out := map[string]store.Cursor{}
+	err := s.eachCursor(ctx, cursorsSQL, func(c store.Cursor) bool {
+		out[c.Schedule] = c
+		return true
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
+		return nil, err
+	}
+	return out, nil
+}
+
+// CursorsByName calls yield with every schedule's cursor, in the byte order
+// of the schedules' names, until yield returns false. It reads them all
+// before the first yield, so that no connection of the pool is held while
+// the caller works: a beat's commits need one of their own.
+func (s *Store) CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error {
+	var cs []store.Cursor
+	err := s.eachCursor(ctx, cursorsByNameSQL, func(c store.Cursor) bool {
+		cs = append(cs, c)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if !yield(c) {
+			break
+		}
+	}
+	return nil
+}
+
+// eachCursor calls yield with each cursor query reads, until yield returns
+// false.
+func (s *Store) eachCursor(ctx context.Context, query string, yield func(store.Cursor) bool) error {
+	rows, err := s.pool.Query(ctx, query)
+	if err != nil {
+		return fmt.Errorf("read cursors: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]store.Cursor{}
 	for rows.Next() {
 		var c store.Cursor
 		var pausedAt *time.Time
 		if err := rows.Scan(&c.Schedule, &c.At, &c.Paused, &pausedAt); err != nil {
-			return nil, fmt.Errorf("read cursors: %w", err)
+			return fmt.Errorf("read cursors: %w", err)
 		}
 		c.At = c.At.UTC()
 		c.PausedAt = fromTS(pausedAt)
-		out[c.Schedule] = c
+		if !yield(c) {
+			return nil
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
+		return fmt.Errorf("read cursors: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 const setPausedSQL = `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES ($1, $2, $3, $4, $2)

@@ -61,3 +61,30 @@ func TestReadOnly(t *testing.T) {
 		t.Fatal("Enqueue on a read-only store succeeded")
 	}
 }
+
+// TestCursorsByNameHoldsNoConnection: CursorsByName holds no connection of
+// the pool while it yields, so that the caller's writes, which a beat makes
+// while it merges the cursors with its schedules, never wait for it; here
+// Maintain, which needs both connections of a pool of two.
+func TestCursorsByNameHoldsNoConnection(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a safety net
+	defer cancel()
+	s, err := postgres.Open(ctx, pgtest.DSN(t), postgres.Config{Clock: clock.NewFake(t0), LocalClock: true, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.AdvanceBatch(ctx, []store.Advance{{Schedule: "a", To: t0}, {Schedule: "b", To: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	var errs []error
+	err = s.CursorsByName(ctx, func(c store.Cursor) bool {
+		_, err := s.Maintain(ctx, time.Hour)
+		errs = append(errs, err)
+		return true
+	})
+	if err != nil || len(errs) != 2 || errors.Join(errs...) != nil {
+		t.Fatalf("CursorsByName = %v, Maintain in its yields = %v; want two maintenances, no error", err, errs)
+	}
+}

@@ -449,29 +449,54 @@ func insertSkips(ctx context.Context, tx txn, skips []store.Skip, now time.Time)
 
 const cursorsSQL = `SELECT schedule, at, paused, paused_at FROM cursors`
 
+// cursorsByNameSQL walks the table in the order of its primary key: no
+// sort. The names' BINARY collation is byte order.
+const cursorsByNameSQL = cursorsSQL + ` ORDER BY schedule`
+
 // Cursors returns every schedule's cursor, by schedule name.
 func (s *Store) Cursors(ctx context.Context) (map[string]store.Cursor, error) {
-	rows, err := s.r.QueryContext(ctx, cursorsSQL)
+	out := map[string]store.Cursor{}
+	err := s.eachCursor(ctx, cursorsSQL, func(c store.Cursor) bool {
+		out[c.Schedule] = c
+		return true
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
+		return nil, err
+	}
+	return out, nil
+}
+
+// CursorsByName calls yield with every schedule's cursor, in the byte order
+// of the schedules' names, as it reads them, until yield returns false.
+func (s *Store) CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error {
+	return s.eachCursor(ctx, cursorsByNameSQL, yield)
+}
+
+// eachCursor calls yield with each cursor query reads, in one snapshot,
+// until yield returns false.
+func (s *Store) eachCursor(ctx context.Context, query string, yield func(store.Cursor) bool) error {
+	rows, err := s.r.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("read cursors: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]store.Cursor{}
 	for rows.Next() {
 		var c store.Cursor
 		var at int64
 		var pausedAt sql.NullInt64
 		if err := rows.Scan(&c.Schedule, &at, &c.Paused, &pausedAt); err != nil {
-			return nil, fmt.Errorf("read cursors: %w", err)
+			return fmt.Errorf("read cursors: %w", err)
 		}
 		c.At = time.UnixMilli(at).UTC()
 		c.PausedAt = fromMS(pausedAt)
-		out[c.Schedule] = c
+		if !yield(c) {
+			return nil
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cursors: %w", err)
+		return fmt.Errorf("read cursors: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 const setPausedSQL = `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES (?, ?, ?, ?, ?)

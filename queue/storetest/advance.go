@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -395,5 +396,51 @@ func testAdvancePauseAndSkips(t *testing.T, su *suite) {
 	ls, err := s.ListSkips(ctx, "", 10)
 	if err != nil || len(ls) != 2 || !ls[0].ScheduledAt.Equal(at(2)) {
 		t.Fatalf("ListSkips = %+v, %v", ls, err)
+	}
+}
+
+// testCursorsByName: CursorsByName yields every cursor once, in the byte
+// order of the names whatever the database's collation, as Cursors has
+// them, and stops without error when yield returns false.
+func testCursorsByName(t *testing.T, su *suite) {
+	t.Parallel()
+	s, _ := su.open(t)
+	ctx := context.Background()
+	names := []string{"b", "é", "B", "ab", "a b", "a", "Z"}
+	advs := make([]store.Advance, len(names))
+	for i, name := range names {
+		advs[i] = store.Advance{Schedule: name, To: t0.Add(time.Duration(i) * time.Minute)}
+	}
+	if _, err := s.AdvanceBatch(ctx, advs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPaused(ctx, "ab", true); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Cursors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = s.CursorsByName(ctx, func(c store.Cursor) bool {
+		got = append(got, c.Schedule)
+		if w := want[c.Schedule]; c != w {
+			t.Errorf("cursor %+v, want %+v as Cursors reads it", c, w)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if order := []string{"B", "Z", "a", "a b", "ab", "b", "é"}; !slices.Equal(got, order) {
+		t.Errorf("CursorsByName yielded %q, want %q", got, order)
+	}
+	got = nil
+	err = s.CursorsByName(ctx, func(c store.Cursor) bool {
+		got = append(got, c.Schedule)
+		return len(got) < 2
+	})
+	if err != nil || !slices.Equal(got, []string{"B", "Z"}) {
+		t.Errorf("CursorsByName stopped after two = %q, %v; want [B Z], no error", got, err)
 	}
 }

@@ -94,6 +94,7 @@ var tests = []struct {
 	{"MaintainReports", testMaintainReports},
 	{"ListsAndRuns", testListsAndRuns},
 	{"AdvancePauseAndSkips", testAdvancePauseAndSkips},
+	{"CursorsByName", testCursorsByName},
 	{"WatchSeesOtherStores", testWatchSeesOtherStores},
 	{"SubscribeSeesOwnCommits", testSubscribeSeesOwnCommits},
 	{"WatchSeesOwnCancelRequests", testWatchSeesOwnCancelRequests},
