@@ -319,7 +319,11 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 		// read them again.
 		seen := func(queue.Cursor) {}
 		if attempt == 0 {
-			b.before, b.after = map[string]queue.Cursor{}, map[string]queue.Cursor{}
+			// Sized as the last pass found them: grown from empty, the two
+			// maps were a seventh of the bytes a tick of 10,000 schedules
+			// allocated.
+			n := max(len(b.before), len(todo))
+			b.before, b.after = make(map[string]queue.Cursor, n), make(map[string]queue.Cursor, n)
 			seen = func(c queue.Cursor) {
 				b.before[c.Schedule] = c
 				b.after[c.Schedule] = c
@@ -337,15 +341,9 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 					return
 				}
 				b.notePause(ctx, s, cur)
-				t, at, err := b.advance(ctx, cfg, s, cur, ok, since, now)
-				switch {
-				case errors.Is(err, queue.ErrCursorMoved):
-					lost = append(lost, s)
-				case err != nil:
-					errs = append(errs, err)
-				case t != nil:
+				if t, at := b.advance(cfg, s, cur, ok, since, now); t != nil {
 					yield(t)
-				default:
+				} else {
 					earliest(at)
 				}
 			}
@@ -357,7 +355,12 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			case r.Err != nil:
 				errs = append(errs, r.Err)
 			default:
-				b.materialised(ctx, t, r.Jobs)
+				if t.moved != nil {
+					b.committedMove(ctx, t, since)
+				}
+				if len(t.due) > 0 {
+					b.materialised(ctx, t, r.Jobs)
+				}
 				c := t.cur
 				c.At = t.to
 				b.after[c.Schedule] = c
@@ -530,51 +533,69 @@ func (r *cursorReader) close() error {
 	return r.err
 }
 
-// advance creates or restarts the cursor of s if needed, and plans the
-// instants of s due by now: the tick that commits them, or none and the
-// next instant of s. ErrCursorMoved is returned as is, for pass to retry.
-// since holds the pass's restart marks; advance deletes the one of s once
-// it holds.
-func (b *Beat) advance(ctx context.Context, cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time, error) {
-	var err error
-	switch at := since[s.Name]; {
+// advance plans the instants of s due by now, and the creation of its
+// cursor or its restart if needed: the tick that commits them, or none and
+// the next instant of s. A schedule without a cursor gets one at now; one
+// that Apply added or re-timed has its cursor moved to the time of Apply,
+// so that the change holds across restarts. Either is committed by the
+// tick, with the instants due from there (usually none), in the batches of
+// the other schedules' ticks: 10,000 new schedules are a few transactions,
+// not 10,000. since holds the pass's restart marks; the one of s is
+// dropped once it holds (see moved).
+func (b *Beat) advance(cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
+	from := cur.At // where the commit finds the cursor; zero: it creates one
+	mark, marked := since[s.Name]
+	move := true
+	switch {
 	case !exists:
-		cur, err = b.start(ctx, s, now)
-	case !at.IsZero() && at.After(cur.At):
-		cur, err = b.restart(ctx, s, cur, at)
-	}
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	b.after[s.Name] = cur
-	if at, ok := since[s.Name]; ok {
-		b.forget(s.Name, at)
-		delete(since, s.Name)
+		cur = queue.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
+	case marked && mark.After(cur.At):
+		cur.At = mark
+	default:
+		move = false
+		b.after[s.Name] = cur
+		if marked {
+			b.forget(s.Name, mark)
+			delete(since, s.Name)
+		}
 	}
 	t, next := b.materialise(cfg, s, cur, now)
-	return t, next, nil
+	if !move {
+		return t, next
+	}
+	if t == nil {
+		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: queue.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
+	}
+	t.adv.From = from
+	t.moved = &moved{from: from, created: !exists}
+	if marked {
+		t.moved.mark = &mark
+	}
+	return t, next
 }
 
-// start creates the cursor of a new schedule at now: nothing before now is
-// materialised.
-func (b *Beat) start(ctx context.Context, s *Schedule, now time.Time) (queue.Cursor, error) {
-	at := now.Truncate(time.Second)
-	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, To: at}); err != nil {
-		return queue.Cursor{}, err
-	}
-	b.log.InfoContext(ctx, "schedule started", logKeySchedule, s.Name, logKeyCursor, at)
-	return queue.Cursor{Schedule: s.Name, At: at}, nil
+// moved is the creation or restart of a schedule's cursor that a tick
+// commits.
+type moved struct {
+	from    time.Time  // the cursor as read; zero when created
+	created bool       // there was no cursor
+	mark    *time.Time // the restart mark the tick honours, if any
 }
 
-// restart moves the cursor of a schedule that Apply added or re-timed to
-// the time of Apply, so that the change holds across restarts.
-func (b *Beat) restart(ctx context.Context, s *Schedule, cur queue.Cursor, since time.Time) (queue.Cursor, error) {
-	if _, err := b.q.Advance(ctx, queue.Advance{Schedule: s.Name, From: cur.At, To: since, Paused: cur.Paused}); err != nil {
-		return cur, err
+// committedMove logs the creation or restart of the cursor that the
+// committed tick t made and drops the restart mark it honoured from since
+// and, unless Apply set a newer one, from the beat.
+func (b *Beat) committedMove(ctx context.Context, t *tick, since map[string]time.Time) {
+	m := t.moved
+	if m.created {
+		b.log.InfoContext(ctx, "schedule started", logKeySchedule, t.s.Name, logKeyCursor, t.cur.At)
+	} else {
+		b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, t.s.Name, logKeyFrom, m.from, logKeyCursor, t.cur.At)
 	}
-	b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, since)
-	cur.At = since
-	return cur, nil
+	if m.mark != nil {
+		b.forget(t.s.Name, *m.mark)
+		delete(since, t.s.Name)
+	}
 }
 
 // forget drops the restart mark of name unless Apply has set a newer one.
@@ -597,6 +618,7 @@ type tick struct {
 	skips     []skipped
 	to, next  time.Time
 	adv       queue.Advance
+	moved     *moved // the cursor's creation or restart, if the tick commits one
 }
 
 // materialise plans the instants of s in (cursor, now]: the tick that

@@ -19,8 +19,16 @@ type batchStore struct {
 	queue.Store
 	fail map[string]bool
 
-	mu    sync.Mutex
-	calls [][]string
+	mu       sync.Mutex
+	calls    [][]string
+	advances int // calls of Advance
+}
+
+func (s *batchStore) Advance(ctx context.Context, a queue.Advance) ([]queue.Enqueued, error) {
+	s.mu.Lock()
+	s.advances++
+	s.mu.Unlock()
+	return s.Store.Advance(ctx, a)
 }
 
 var errBatchCall = errors.New("the call failed as a whole")
@@ -58,14 +66,12 @@ func fanOuts(items int, names ...string) string {
 }
 
 // newBatchBeat returns a beat over a batchStore on a new queue file, its
-// cursors created at t0.
+// cursors created at t0, whose AdvanceBatch calls fail from then on when
+// they name a schedule of fail.
 func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
 	t.Helper()
 	base, clk := newTestQueue(t)
 	bs := &batchStore{Store: base.Store, fail: map[string]bool{}}
-	for _, name := range fail {
-		bs.fail[name] = true
-	}
 	q := queue.New(bs, nil)
 	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
@@ -75,6 +81,9 @@ func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute)
+	for _, name := range fail {
+		bs.fail[name] = true
+	}
 	bs.calls = nil
 	return b, bs, q
 }
@@ -179,5 +188,59 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 		if c, ok := b.before[gone]; !ok || !c.At.Equal(t0) {
 			t.Errorf("cursor of %s as the pass read it = %+v, %v; want at 12:00", gone, c, ok)
 		}
+	}
+}
+
+// TestPassCreatesCursorsInBatches: the first pass over many new schedules
+// creates their cursors, at now, in the batches of AdvanceBatch, not a
+// transaction each, and a restart by Apply is committed likewise, with the
+// instants due since.
+func TestPassCreatesCursorsInBatches(t *testing.T) {
+	const n = 600
+	base, clk := newTestQueue(t)
+	bs := &batchStore{Store: base.Store}
+	q := queue.New(bs, nil)
+	cfg := mustParse(t, manySchedules(n, func(i int) int { return i }))
+	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(500 * time.Millisecond)
+	if _, err := b.pass(context.Background(), clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if bs.advances != 0 || len(bs.calls) == 0 || len(bs.calls) > 3 {
+		t.Errorf("the first pass made %d Advance and %d AdvanceBatch calls, want none and 1 to 3", bs.advances, len(bs.calls))
+	}
+	cs, err := q.Cursors(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != n || !cs["s00000"].At.Equal(t0) || !cs[fmt.Sprintf("s%05d", n-1)].At.Equal(t0) {
+		t.Errorf("%d cursors, s00000 at %v: want %d, at 12:00:00", len(cs), cs["s00000"].At, n)
+	}
+
+	// s00001 becomes hourly at 12:10:30: its cursor moves there, and the
+	// 13:00 instant is its first.
+	clk.Set(t0.Add(10*time.Minute + 30*time.Second))
+	next := mustParse(t, strings.Replace(manySchedules(n, func(i int) int { return i }),
+		"name = \"s00001\"\ncron = \"* * * * *\"", "name = \"s00001\"\ncron = \"0 * * * *\"", 1))
+	b.Apply(next)
+	bs.calls, bs.advances = nil, 0
+	clk.Set(t0.Add(time.Hour))
+	if _, err := b.pass(context.Background(), clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if bs.advances != 0 {
+		t.Errorf("the restart took %d Advance calls, want none", bs.advances)
+	}
+	if got, want := jobs(t, q, "s00001"), times(time.Hour); !slices.Equal(got, want) {
+		t.Errorf("jobs of the re-timed schedule = %v, want %v", got, want)
+	}
+	if c := cursor(t, q, "s00001"); !c.At.Equal(t0.Add(time.Hour)) {
+		t.Errorf("cursor of the re-timed schedule at %v, want 13:00", c.At)
+	}
+	if len(b.since) != 0 {
+		t.Errorf("restart marks left: %v", b.since)
 	}
 }

@@ -64,6 +64,28 @@ func BenchmarkBeat10000SchedulesUnsorted(b *testing.B) {
 	benchmarkPass(b, manySchedules(n, func(i int) int { return 7919 * i % n }), n)
 }
 
+// BenchmarkBeatStart10000Schedules: the first pass over 10,000 new
+// schedules, which creates their cursors; reports cursors created per
+// second.
+func BenchmarkBeatStart10000Schedules(b *testing.B) {
+	const n = 10000
+	cfg := mustParse(b, manySchedules(n, func(i int) int { return i }))
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		q, clk := newTestQueue(b)
+		beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := beat.pass(ctx, clk.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "cursors/s")
+}
+
 // manySchedules returns a file of n schedules due every minute, the i-th
 // in the file named after name(i).
 func manySchedules(n int, name func(i int) int) string {

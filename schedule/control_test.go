@@ -636,9 +636,9 @@ func TestPauseWinsOverABeatInFlight(t *testing.T) {
 		t.Fatalf("Pause: %v", err)
 	}
 	s, _ := cfg.Schedule("s")
-	tk, _, err := b.advance(ctx, cfg, s, read, true, map[string]time.Time{}, clk.Now())
-	if err != nil || tk == nil {
-		t.Fatalf("advance = %v, %v: want instants to commit", tk, err)
+	tk, _ := b.advance(cfg, s, read, true, map[string]time.Time{}, clk.Now())
+	if tk == nil {
+		t.Fatal("advance planned nothing: want instants to commit")
 	}
 	res, err := q.AdvanceBatch(ctx, []queue.Advance{tk.adv}) // the beat's commit
 	if err != nil || !errors.Is(res[0].Err, queue.ErrCursorMoved) {
