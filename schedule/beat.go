@@ -77,8 +77,8 @@ type BeatConfig struct {
 // since (up to now), applies the catch-up and daylight-saving rules, and
 // commits the jobs, the skip records and the new cursor of every schedule
 // due in few queue.AdvanceBatch transactions, each schedule all or nothing
-// in them, while it plans the next. Then it sleeps until the earliest next instant, at most
-// MaxSleep, or until Apply or Wake.
+// in them, while it plans the next. Then it sleeps until the earliest next
+// instant, at most MaxSleep, or until Apply or Wake.
 //
 // The cursor is the last instant materialised or deliberately passed. It
 // only moves forward: after a backward jump of the clock nothing is

@@ -455,15 +455,9 @@ const cursorsByNameSQL = cursorsSQL + ` ORDER BY schedule`
 
 // Cursors returns every schedule's cursor, by schedule name.
 func (s *Store) Cursors(ctx context.Context) (map[string]store.Cursor, error) {
-	out := map[string]store.Cursor{}
-	err := s.eachCursor(ctx, cursorsSQL, func(c store.Cursor) bool {
-		out[c.Schedule] = c
-		return true
+	return store.CollectCursors(func(yield func(store.Cursor) bool) error {
+		return s.eachCursor(ctx, cursorsSQL, yield)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // CursorsByName calls yield with every schedule's cursor, in the byte order

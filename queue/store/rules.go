@@ -210,3 +210,17 @@ func CheckLimit(what string, limit int) error {
 	}
 	return nil
 }
+
+// CollectCursors returns the cursors that each yields, by schedule name:
+// an engine's Cursors, from the reading its CursorsByName shares.
+func CollectCursors(each func(yield func(Cursor) bool) error) (map[string]Cursor, error) {
+	out := map[string]Cursor{}
+	err := each(func(c Cursor) bool {
+		out[c.Schedule] = c
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
