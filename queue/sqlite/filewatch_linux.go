@@ -32,6 +32,12 @@ func watchFile(path string) (*fileWatch, error) {
 	}
 	dir, base := filepath.Split(path)
 	const mask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO
+	// Paused, the watch of the directory stays, with a mask that no write
+	// to a file in it matches, so that the kernel makes no event of a
+	// busy writer's every pwrite. Removing the watch instead would queue
+	// IN_IGNORED, which reads as the directory gone; an empty mask is
+	// refused. The directory's removal ends the watch either way.
+	const paused = unix.IN_DELETE_SELF
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("inotify watch %s: %w", dir, err)
@@ -66,7 +72,30 @@ func watchFile(path string) (*fileWatch, error) {
 	}()
 	var once sync.Once
 	var cerr error
-	return &fileWatch{C: c, close: func() error {
+	listen := func(writes bool) error {
+		m := uint32(paused)
+		if writes {
+			m = mask
+		}
+		rc, err := f.SyscallConn()
+		if err != nil {
+			return err
+		}
+		// Through Control, which keeps the descriptor open for the call,
+		// and without Fd, which would make it blocking. The same path
+		// replaces the mask of the same watch.
+		var aerr error
+		if err := rc.Control(func(fd uintptr) {
+			_, aerr = unix.InotifyAddWatch(int(fd), dir, m)
+		}); err != nil {
+			return err
+		}
+		if aerr != nil {
+			return fmt.Errorf("inotify watch %s: %w", dir, aerr)
+		}
+		return nil
+	}
+	return &fileWatch{C: c, listen: listen, close: func() error {
 		once.Do(func() {
 			cerr = f.Close()
 			wg.Wait()

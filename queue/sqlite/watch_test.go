@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -26,17 +27,8 @@ func TestWatchPollsAfterFileWatchEnds(t *testing.T) {
 		mu.Unlock()
 		return w, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	changed := make(chan struct{}, 1)
-	started := make(chan struct{})
-	done := make(chan struct{})
 	const poll = 2 * time.Second
-	go func() {
-		defer close(done)
-		q.Watch(ctx, store.WatchConfig{Poll: poll, Safety: time.Hour}, changed, func() { close(started) })
-	}()
-	defer func() { cancel(); waitFor(t, done) }()
-	waitFor(t, started)
+	changed := startWatch(t, q, store.WatchConfig{Poll: poll, Safety: time.Hour})
 	mu.Lock()
 	w := fw
 	mu.Unlock()
@@ -71,6 +63,23 @@ func TestWatchPollsAfterFileWatchEnds(t *testing.T) {
 	waitFor(t, changed)
 }
 
+// startWatch runs q.Watch with w until the test ends, and returns its
+// changed channel once the watch has made its first read.
+func startWatch(t *testing.T, q *Store, w store.WatchConfig) <-chan struct{} {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan struct{}, 1)
+	started := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		q.Watch(ctx, w, changed, func() { close(started) })
+	}()
+	t.Cleanup(func() { cancel(); waitFor(t, done) })
+	waitFor(t, started)
+	return changed
+}
+
 // blockUntil returns once n timers of clk are pending, failing the test
 // after a deadline that is a failure bound, not a synchronisation point.
 func blockUntil(t testing.TB, clk *clock.Fake, n int) {
@@ -81,4 +90,156 @@ func blockUntil(t testing.TB, clk *clock.Fake, n int) {
 		close(ok)
 	}()
 	waitFor(t, ok)
+}
+
+// TestWatchPausesTheFileWatchWhileTheFileIsBusy: writes reported
+// singly each start a read, and pause nothing; once they have kept
+// coming, less than a settleStep apart, for busyAfter, the watch pauses
+// the file watch and reads data_version every settleStep of the store's
+// clock, so that another store's commit, which then makes no event, is
+// seen at the next read. After settleFast reads in a row without a
+// change it listens again, and reads once more at once, for a commit made
+// while it was paused. The file watch is the test's: it reports a write
+// when the test sends one, and the send returns once the watch took it.
+func TestWatchPausesTheFileWatchWhileTheFileIsBusy(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	other, err := Open(context.Background(), q.Name(), Config{Clock: clock.NewFake(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	enqueue := func(key string) {
+		t.Helper()
+		if _, err := other.Enqueue(context.Background(), NewJob{Type: "t", Key: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := make(chan struct{})
+	listens := make(chan bool, 16)
+	var mu sync.Mutex
+	var beforeResume func()
+	q.watchFileFunc = func(string) (*fileWatch, error) {
+		return &fileWatch{C: writes, close: func() error { return nil }, listen: func(on bool) error {
+			mu.Lock()
+			f := beforeResume
+			beforeResume = nil
+			mu.Unlock()
+			if on && f != nil {
+				f()
+			}
+			listens <- on
+			return nil
+		}}, nil
+	}
+	changed := startWatch(t, q, store.WatchConfig{Poll: time.Hour, Safety: time.Hour})
+	write := func() { t.Helper(); sendWithin(t, writes) }
+	noChange := func(when string) {
+		t.Helper()
+		select {
+		case <-changed:
+			t.Fatalf("a change was sent %s", when)
+		default:
+		}
+	}
+	noListen := func(when string) {
+		t.Helper()
+		select {
+		case on := <-listens:
+			t.Fatalf("listen(%v) %s", on, when)
+		default:
+		}
+	}
+
+	// Writes a settleStep apart are single: each is read at once, and
+	// the watch stays on the file watch. Each write here is another
+	// store's commit, and the change it sends says the watch has taken
+	// the write's time.
+	commit := func(key string) {
+		t.Helper()
+		enqueue(key)
+		write()
+		waitFor(t, changed)
+	}
+	for i := range 8 {
+		commit(fmt.Sprint("single", i))
+		clk.Advance(settleStep)
+	}
+	noListen("for single writes")
+
+	// Writes half a settleStep apart: the watch pauses once they have
+	// come for busyAfter.
+	steps := int(busyAfter / (settleStep / 2))
+	for n := 0; ; n++ {
+		commit(fmt.Sprint("burst", n))
+		select {
+		case on := <-listens:
+			if on {
+				t.Fatal("listened again, want a pause")
+			}
+			if n != steps {
+				t.Errorf("paused after %d writes half a settleStep apart, want %d", n, steps)
+			}
+		default:
+			if n > 2*steps {
+				t.Fatalf("no pause after %d writes half a settleStep apart", n)
+			}
+			clk.Advance(settleStep / 2)
+			continue
+		}
+		break
+	}
+
+	// Paused, the watch passes over the writes reported before the
+	// pause, and reads only on its timer: another store's commit is seen
+	// at the next read.
+	enqueue("a")
+	write() // returns once the watch waits again
+	noChange("before the watch's next read")
+	clk.Advance(settleStep)
+	waitFor(t, changed)
+
+	// settleFast reads without a change: the watch listens again, and
+	// reads at once, which sees a commit made just before.
+	mu.Lock()
+	beforeResume = func() { enqueue("b") }
+	mu.Unlock()
+	for steps := 0; ; steps++ {
+		// The read of this step is done once it waits on its next one
+		// (beside the Safety timer), or it listened again.
+		eventually(t, "the watch's read", func() bool { return clk.Waiters() >= 2 || len(listens) > 0 })
+		select {
+		case on := <-listens:
+			if !on {
+				t.Fatal("paused again while paused")
+			}
+			if steps != settleFast {
+				t.Errorf("listened again after %d quiet reads, want %d", steps, settleFast)
+			}
+		default:
+			if steps > 10*settleFast {
+				t.Fatalf("still paused after %d quiet reads", steps)
+			}
+			clk.Advance(settleStep)
+			continue
+		}
+		break
+	}
+	waitFor(t, changed)
+
+	// Single writes again each start a read.
+	clk.Advance(settleStep)
+	commit("c")
+	noListen("for a single write after the pause")
+}
+
+// sendWithin sends on ch, failing the test after a deadline that is a
+// failure bound, not a synchronisation point.
+func sendWithin(t testing.TB, ch chan<- struct{}) {
+	t.Helper()
+	select {
+	case ch <- struct{}{}:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("timed out sending")
+	}
 }
