@@ -53,7 +53,8 @@ type PoolConfig struct {
 	// wrote to the file (PRAGMA data_version, a read of shared memory)
 	// where it cannot watch the file. On Linux the pool watches the
 	// database's directory with inotify instead and reads data_version
-	// only after a write, so that a job enqueued by the CLI starts within
+	// only after a write (every millisecond instead while writes keep
+	// coming), so that a job enqueued by the CLI starts within
 	// milliseconds and an idle pool does not poll; it falls back to
 	// polling, and logs so once, when inotify is unavailable or its limits
 	// are reached. Default: 2s.

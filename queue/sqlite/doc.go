@@ -10,8 +10,9 @@
 //
 // Speed lives in named places: the statement cache (stmtcache.go), group
 // commit of concurrent enqueues (group.go), multi-row completions
-// (finishDoneSQL), claims with prefetch and careful look-ahead (claim.go)
-// and the cache of the pools' type lists (typesCache).
+// (finishDoneSQL), claims with prefetch and careful look-ahead (claim.go),
+// the cache of the pools' type lists (typesCache) and the watch's pause of
+// the file watch while the file is busy (Watch).
 //
 // # Durability
 //
