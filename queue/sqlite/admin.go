@@ -30,7 +30,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // job_counts, opened read-only.
 const statsSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
-const countsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts'`
+// countsKeptSQL tells how the file keeps its job counts: 2 with the count
+// mark (job_counts_now), 1 with job_counts alone (a file older than the
+// mark, opened read-only), 0 without (older still).
+const countsKeptSQL = `SELECT count(*) FROM sqlite_schema
+WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now'`
 
 // readySinceSQL walks the ready jobs once, through the claim index.
 const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
@@ -41,14 +45,11 @@ WHERE state = 'pending' AND run_at <= ? GROUP BY type`
 func (s *Store) Stats(ctx context.Context) (store.Stats, error) {
 	now := s.clock.Now()
 	out := store.Stats{Counts: map[store.State]map[string]int{}, Total: map[store.State]int{}, At: now}
-	query := countsSQL
 	var kept int
-	if err := s.r.QueryRowContext(ctx, countsTableSQL).Scan(&kept); err != nil {
+	if err := s.r.QueryRowContext(ctx, countsKeptSQL).Scan(&kept); err != nil {
 		return out, fmt.Errorf("stats: %w", err)
 	}
-	if kept == 0 {
-		query = statsSQL
-	}
+	query := [...]string{statsSQL, countsUnmarkedSQL, countsSQL}[kept]
 	rows, err := s.r.QueryContext(ctx, query)
 	if err != nil {
 		return out, fmt.Errorf("stats: %w", err)

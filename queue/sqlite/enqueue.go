@@ -147,10 +147,8 @@ const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM
 // of batchRows; the rest of the run, and jobs with SkipIfActive (each needs
 // its own look-up first), go row by row.
 func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
-	if len(jobs) >= batchRows {
-		if err := tx.countInserts(ctx); err != nil {
-			return nil, err
-		}
+	if err := tx.readMark(ctx); err != nil {
+		return nil, err
 	}
 	res := make([]store.Enqueued, 0, len(jobs))
 	for len(jobs) > 0 {

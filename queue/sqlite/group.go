@@ -124,13 +124,17 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 	if len(live) == 0 {
 		return
 	}
-	if len(live) == 1 && len(live[0].jobs) == 1 && s.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive {
+	if len(live) == 1 && len(live[0].jobs) == 1 && s.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive &&
+		s.uncounted.Load() < maxUncounted {
 		// Alone and unsynced: one autocommit INSERT, no transaction.
 		c := live[0]
 		r, err := s.insertOne(c.ctx, c.jobs[0], c.now)
 		if err != nil {
 			c.err = fmt.Errorf("enqueue: %w", err)
 			return
+		}
+		if r.Inserted {
+			s.uncounted.Add(1)
 		}
 		c.res = []store.Enqueued{r}
 		s.notify()
@@ -144,13 +148,6 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		ctx = context.WithoutCancel(ctx)
 	}
 	err := s.inTx(ctx, !s.cfg.NoSyncEnqueue, func(tx txn) error {
-		if n := jobsIn(live); len(live) > 1 && n >= batchRows {
-			// Outside the calls' savepoints, which a failed call rolls
-			// back: insertJobs pauses no more within them.
-			if err := tx.countInserts(ctx); err != nil {
-				return err
-			}
-		}
 		for _, c := range live {
 			if len(live) == 1 {
 				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
@@ -159,7 +156,7 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 			if _, err := tx.exec(ctx, savepointSQL); err != nil {
 				return err
 			}
-			counted := maps.Clone(tx.counts)
+			counted, inserted, n := maps.Clone(tx.counts), maps.Clone(tx.tail.inserted), tx.tail.n
 			c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
 			if c.err != nil {
 				c.res = nil
@@ -168,6 +165,9 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 				}
 				clear(tx.counts)
 				maps.Copy(tx.counts, counted)
+				clear(tx.tail.inserted)
+				maps.Copy(tx.tail.inserted, inserted)
+				tx.tail.n = n
 			}
 			if _, err := tx.exec(ctx, releaseSQL); err != nil {
 				return err

@@ -4,23 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
+
+	"scheduler/clock"
 )
 
 // TestGroupedCallFailsAlone forms a group of calls behind a busy writer and
 // fails one of them halfway through its jobs: that call's jobs are all
 // undone and it gets the error; the others commit, and the job counts hold
-// what was committed: a group of many jobs counts its inserts itself, a
-// small one leaves them to the trigger.
+// what was committed, the jobs past the count mark before the group with
+// them; a group of maxUncounted jobs or more writes them into job_counts
+// and moves the mark, the failed call's left out.
 func TestGroupedCallFailsAlone(t *testing.T) {
-	for _, many := range []int{2, 150} {
+	for _, many := range []int{2, 150, maxUncounted} {
 		t.Run(fmt.Sprint(many), func(t *testing.T) { testGroupedCallFailsAlone(t, many) })
 	}
 }
 
 func testGroupedCallFailsAlone(t *testing.T, many int) {
-	q, _ := newTestQueue(t)
+	// Unsynced, so that a single enqueue alone (before, and first below) is
+	// an autocommit insert, past the count mark: the group counts them.
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
 	ctx := context.Background()
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "before"})
 	boom := errors.New("boom")
 	// The bad call fails at its last job, which goes in by a statement of
 	// its own (the tail of a run of jobs shorter than batchRows).
@@ -59,7 +70,8 @@ func testGroupedCallFailsAlone(t *testing.T, many int) {
 		badKeys = append(badKeys, fmt.Sprint("bad-", i+1))
 	}
 	// In this order: the bad call first, so that its savepoint, rolled
-	// back, would undo a pause of the count trigger taken inside it.
+	// back, would undo the count of the jobs past the mark taken inside
+	// it.
 	go call("bad", badKeys...)
 	eventually(t, "one call queued", func() bool { _, n := groupState(q); return n == 1 })
 	go call("good-a", aKeys...)
@@ -87,15 +99,21 @@ func testGroupedCallFailsAlone(t *testing.T, many int) {
 		}
 	}
 	st, err := q.Stats(ctx)
-	if err != nil || st.Counts[StatePending]["t"] != many+2 {
-		t.Fatalf("Stats counts %v, %v; want %d pending t", st.Counts, err, many+2)
+	if err != nil || st.Counts[StatePending]["t"] != many+3 {
+		t.Fatalf("Stats counts %v, %v; want %d pending t", st.Counts, err, many+3)
 	}
-	// The trigger counts again after the group: a statement of its own.
+	if many >= maxUncounted {
+		var n int
+		if err := q.r.QueryRowContext(ctx, `SELECT n FROM job_counts WHERE type = 't' AND state = 'pending'`).Scan(&n); err != nil || n != many+3 {
+			t.Fatalf("job_counts holds %d pending t, %v; want %d: the mark moved past all", n, err, many+3)
+		}
+	}
+	// An autocommit insert after the group is counted too.
 	if _, err := q.insertOne(ctx, NewJob{Type: "t", Key: "after", MaxAttempts: 1, RunAt: t0, Version: 1}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := q.Stats(ctx); err != nil || st.Counts[StatePending]["t"] != many+3 {
-		t.Fatalf("Stats counts %v, %v after an autocommit insert; want %d pending t", st.Counts, err, many+3)
+	if st, err := q.Stats(ctx); err != nil || st.Counts[StatePending]["t"] != many+4 {
+		t.Fatalf("Stats counts %v, %v after an autocommit insert; want %d pending t", st.Counts, err, many+4)
 	}
 }
 

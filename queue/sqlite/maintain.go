@@ -57,7 +57,8 @@ func (s *Store) Reclaim(ctx context.Context) (int, error) {
 // the highest id is kept: SQLite gives a new row the highest id plus one
 // (the table has no AUTOINCREMENT), so deleting it would draw its id
 // again, for a job that a late result or an operator's reference to the
-// purged one would then reach.
+// purged one would then reach. The transaction counts the jobs past the
+// count mark before it deletes any (countPastMark).
 const purgeBatch = `SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 AND id < (SELECT max(id) FROM jobs)
 	ORDER BY finished_at, id LIMIT ?2`
 
@@ -108,6 +109,9 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 		err := s.inTx(ctx, false, func(tx txn) error {
 			for _, query := range queries {
 				if query == purgeDoneSQL {
+					if err := tx.countPastMark(ctx); err != nil {
+						return err
+					}
 					rows, err := tx.query(ctx, query, ms(before), s.cfg.PurgeBatch)
 					if n, err = tx.moveTypes(rows, err, store.StateDone, ""); err != nil {
 						return err

@@ -75,10 +75,16 @@ const waitingOldSQL = `SELECT type, 1, count(*), min(run_at) FROM jobs INDEXED B
 WHERE state = 'pending' AND run_at <= ?1 AND type NOT IN (SELECT value FROM json_each(?2))
 GROUP BY type ORDER BY type`
 
-// unhandledSQL finds, from job_counts, the types with pending jobs that no
-// live pool has a handler for: usually none, and then Handlers reads no
-// job, unless versionedSQL finds one.
-const unhandledSQL = `SELECT count(*) FROM job_counts
+// unhandledSQL finds, from the job counts, the types with pending jobs
+// that no live pool has a handler for: usually none, and then Handlers
+// reads no job, unless versionedSQL finds one.
+const unhandledSQL = `SELECT count(*) FROM job_counts_now
+WHERE state = 'pending' AND n > 0
+	AND type NOT IN (SELECT value FROM json_each(?1))`
+
+// unhandledUnmarkedSQL is unhandledSQL on a file older than the count
+// mark, opened read-only.
+const unhandledUnmarkedSQL = `SELECT count(*) FROM job_counts
 WHERE state = 'pending' AND n > 0
 	AND type NOT IN (SELECT value FROM json_each(?1))`
 
@@ -139,12 +145,13 @@ func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
 	all := versions(accepted)
 	plain, pairs := all.Split(handled)
 	var kept int
-	if err := s.r.QueryRowContext(ctx, countsTableSQL).Scan(&kept); err != nil {
+	if err := s.r.QueryRowContext(ctx, countsKeptSQL).Scan(&kept); err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
 	}
 	if kept > 0 && !others {
 		var unhandled, waiting int
-		if err := s.r.QueryRowContext(ctx, unhandledSQL, s.types.json(handled)).Scan(&unhandled); err != nil {
+		q := [...]string{"", unhandledUnmarkedSQL, unhandledSQL}[kept]
+		if err := s.r.QueryRowContext(ctx, q, s.types.json(handled)).Scan(&unhandled); err != nil {
 			return h, fmt.Errorf("handlers: %w", err)
 		}
 		if unhandled == 0 && versioned {

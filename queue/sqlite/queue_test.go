@@ -216,9 +216,13 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"purge":          {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"purge keys":     {purgeKeysSQL, []any{0, 10}, "jobs_done"},
 		// An enqueue's look in used_keys is one search of its primary key.
-		"insert":            {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
-		"insert batch":      {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
-		"jobs after":        {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
+		"insert":       {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"jobs after":   {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
+		// The jobs past the count mark: a range of the ids, however many
+		// jobs the table holds.
+		"past the mark":     {tailCountsSQL, []any{0, 10}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
+		"counts":            {countsSQL, nil, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		"overlap":           {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
 		"dead":              {deadSQL, []any{10}, "jobs_dead"},
 		"by key":            {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},

@@ -22,7 +22,7 @@ var hotSQL = []string{
 	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
 	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
-	savepointSQL, rollbackToSQL, releaseSQL, countSQL, pauseCountingSQL, resumeCountingSQL,
+	savepointSQL, rollbackToSQL, releaseSQL, countSQL, countMarkSQL, tailCountsSQL, moveCountMarkSQL,
 	rateCandidatesSQL, rateBucketsSQL, rateWriteSQL, claimIDsSQL,
 }
 
@@ -62,9 +62,9 @@ type txn struct {
 	// counts are the transaction's changes to job_counts, by its inserts,
 	// UPDATE and DELETE statements, written by inTx before the commit.
 	counts store.CountDeltas
-	// countsInserts tells whether the transaction has paused the trigger
-	// that counts each inserted job (see countInserts).
-	countsInserts *bool
+	// tail is what the transaction knows of the count mark (see
+	// countPastMark).
+	tail *countTail
 }
 
 // stmt returns query prepared in the transaction, from the cache if it can.

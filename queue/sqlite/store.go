@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -86,6 +87,12 @@ type Store struct {
 
 	groupMu sync.Mutex
 	group   groupQueue // enqueues waiting to share a transaction
+	// uncounted is how many jobs this store inserted by autocommit since
+	// its last transaction that inserted jobs, which counted them: past
+	// maxUncounted, the next single enqueue takes a transaction, so that
+	// the jobs past the count mark, which every read of the counts
+	// counts, stay few.
+	uncounted atomic.Int64
 
 	types typesCache // the JSON arrays of the pool's type lists
 	// noVersions is set when a file older than job versions was opened
@@ -425,7 +432,7 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	if err != nil {
 		return err
 	}
-	tx := txn{tx: stx, s: s, misses: &misses, counts: store.CountDeltas{}, countsInserts: new(bool)}
+	tx := txn{tx: stx, s: s, misses: &misses, counts: store.CountDeltas{}, tail: &countTail{inserted: map[string]int64{}}}
 	if err := fn(tx); err != nil {
 		tx.tx.Rollback()
 		return err
@@ -434,7 +441,15 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 		tx.tx.Rollback()
 		return err
 	}
-	return tx.tx.Commit()
+	if err := tx.tx.Commit(); err != nil {
+		return err
+	}
+	if tx.tail.moved {
+		// Every job past the mark is counted now, this store's autocommit
+		// inserts with them (none ran meanwhile: they need the writer).
+		s.uncounted.Store(0)
+	}
+	return nil
 }
 
 // Subscribe returns a channel that receives a value (coalesced) after each

@@ -20,10 +20,26 @@ var _ queue.Store = (*sqlite.Store)(nil)
 // it as another process would.
 func TestStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T, c clock.Clock) (queue.Store, func(clock.Clock) queue.Store) {
+	storetest.Run(t, openFiles(sqlite.Config{}))
+}
+
+// TestStoreUnsyncedEnqueue runs the conformance suite with unsynced
+// enqueues, whose single jobs go in by autocommit inserts, which count
+// through the count mark rather than the transaction.
+func TestStoreUnsyncedEnqueue(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, openFiles(sqlite.Config{NoSyncEnqueue: true}))
+}
+
+// openFiles opens stores on a file of the test's own with cfg and the
+// clock given.
+func openFiles(cfg sqlite.Config) storetest.OpenFunc {
+	return func(t *testing.T, c clock.Clock) (queue.Store, func(clock.Clock) queue.Store) {
 		path := filepath.Join(t.TempDir(), "q.db")
 		open := func(c clock.Clock) queue.Store {
-			s, err := sqlite.Open(context.Background(), path, sqlite.Config{Clock: c})
+			cfg := cfg
+			cfg.Clock = c
+			s, err := sqlite.Open(context.Background(), path, cfg)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -31,5 +47,5 @@ func TestStore(t *testing.T) {
 			return s
 		}
 		return open(c), open
-	})
+	}
 }
