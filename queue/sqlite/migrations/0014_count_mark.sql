@@ -5,9 +5,9 @@
 -- every later change of its state is in job_counts already. An autocommit
 -- INSERT (a single unsynced enqueue) so needs no other write: the trigger
 -- that counted it cost such an enqueue a third of its rate, and every row
--- of a tick its invocation. A transaction that inserts jobs counts the
--- jobs past the mark and its own, and moves the mark past them all (see
--- txn.noteInserts). Purge keeps the jobs past the mark.
+-- of a tick its invocation. A transaction whose jobs, with those past the
+-- mark, would be many counts them all and moves the mark; so does a purge
+-- before it deletes any (see txn.writeCounts and countPastMark).
 DROP TRIGGER jobs_counted;
 DROP TABLE job_counts_paused;
 
