@@ -187,12 +187,3 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		s.notify()
 	}
 }
-
-// jobsIn returns how many jobs calls enqueue.
-func jobsIn(calls []*enqueueCall) int {
-	n := 0
-	for _, c := range calls {
-		n += len(c.jobs)
-	}
-	return n
-}
