@@ -235,15 +235,7 @@ task = "rec"
 	// The window starts at the cursors the daemon creates, as its log says:
 	// read from the file, the tick cursor may already have moved past a
 	// first instant.
-	d.waitMsg("schedule started", 4)
-	start := map[string]cursorRow{}
-	for _, e := range d.entries("schedule started") {
-		at, err := time.Parse(time.RFC3339, fmt.Sprint(e["cursor"]))
-		if err != nil {
-			t.Fatalf("schedule started without a cursor: %v", e)
-		}
-		start[fmt.Sprint(e["schedule"])] = cursorRow{At: at}
-	}
+	start := d.startedCursors("latest", "all", "none", "tick")
 	waitRecord(t, s.record, "two ticks", func(evs []event) bool { return countKind(evs, "end", "tick|") >= 2 })
 
 	// Forward. The minute schedules' window starts at their cursors just

@@ -173,15 +173,7 @@ func TestPostgresNodes(t *testing.T) {
 	// The window starts at the cursors the first node creates, as its log
 	// says; the others start once the schema exists.
 	nodes[0].d = spawnNode(t, s, 1, nodes[0].offset)
-	nodes[0].d.waitMsg("schedule started", len(stormSchedules))
-	cursor0 := map[string]cursorRow{}
-	for _, e := range nodes[0].d.entries("schedule started") {
-		at, err := time.Parse(time.RFC3339, fmt.Sprint(e["cursor"]))
-		if err != nil {
-			t.Fatalf("schedule started without a cursor: %v", e)
-		}
-		cursor0[fmt.Sprint(e["schedule"])] = cursorRow{At: at}
-	}
+	cursor0 := nodes[0].d.startedCursors(stormScheduleNames()...)
 	for _, nd := range nodes[1:] {
 		nd.d = spawnNode(t, s, nd.n, nd.offset)
 	}

@@ -206,6 +206,42 @@ func (d *daemon) waitMsg(msg string, n int) {
 	d.waitFor(fmt.Sprintf("%q logged %d times", msg, n), func() bool { return d.msgs[msg] >= n })
 }
 
+// startedCursors waits until the daemon logged "schedule started" for each
+// of names and returns the cursor each was created at, as the log says. It
+// waits by name, not by count: the beat starts all the file's schedules,
+// in the order of their names, and names may be only some of them.
+func (d *daemon) startedCursors(names ...string) map[string]cursorRow {
+	d.t.Helper()
+	out := map[string]cursorRow{}
+	var bad string // a line without a cursor; cond runs under the lock, so it cannot fail the test
+	d.waitFor(fmt.Sprintf("\"schedule started\" logged for %v", names), func() bool {
+		for _, l := range d.lines {
+			var e struct {
+				Msg, Schedule, Cursor string
+			}
+			if json.Unmarshal([]byte(l), &e) != nil || e.Msg != "schedule started" {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339, e.Cursor)
+			if err != nil {
+				bad = l
+				return true
+			}
+			out[e.Schedule] = cursorRow{At: at}
+		}
+		for _, n := range names {
+			if _, ok := out[n]; !ok {
+				return false
+			}
+		}
+		return true
+	})
+	if bad != "" {
+		d.t.Fatalf("schedule started without a cursor: %s", bad)
+	}
+	return out
+}
+
 // waitFor waits until cond, evaluated under the log's lock whenever a line
 // arrives, holds.
 func (d *daemon) waitFor(what string, cond func() bool) {

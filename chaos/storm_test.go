@@ -74,6 +74,15 @@ var stormSchedules = []struct {
 	}},
 }
 
+// stormScheduleNames returns the names of stormSchedules.
+func stormScheduleNames() []string {
+	var names []string
+	for _, sc := range stormSchedules {
+		names = append(names, sc.name)
+	}
+	return names
+}
+
 // acks collects the triggers the CLI acknowledged.
 type acks struct {
 	mu       sync.Mutex
@@ -164,15 +173,7 @@ func TestKillStorm(t *testing.T) {
 			// before a second boundary. The triggers start once the
 			// database exists (creating it concurrently is
 			// TestConcurrentFirstUse).
-			d.waitMsg("schedule started", len(stormSchedules))
-			cursor0 = map[string]cursorRow{}
-			for _, e := range d.entries("schedule started") {
-				at, err := time.Parse(time.RFC3339, fmt.Sprint(e["cursor"]))
-				if err != nil {
-					t.Fatalf("schedule started without a cursor: %v", e)
-				}
-				cursor0[fmt.Sprint(e["schedule"])] = cursorRow{At: at}
-			}
+			cursor0 = d.startedCursors(stormScheduleNames()...)
 			for g := range size.stormTriggerers {
 				wg.Go(func() { triggerLoop(ctx, s, g, a) })
 			}
@@ -288,6 +289,11 @@ func checkStorm(t *testing.T, rows stormRows, record []event, cursor0 map[string
 	expected := map[slot]bool{}
 	for _, sc := range stormSchedules {
 		from, to := cursor0[sc.name].At, cursors[sc.name].At
+		// A window from the zero time would be walked second by second,
+		// each instant a LOST error, until memory ran out.
+		if _, ok := cursor0[sc.name]; !ok || to.Sub(from) > time.Hour {
+			t.Fatalf("schedule %s: window %s..%s: no start cursor, or longer than any run of the test", sc.name, from, to)
+		}
 		if !cursors[sc.name].Paused {
 			t.Errorf("schedule %s is not paused at the end", sc.name)
 		}
