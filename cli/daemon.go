@@ -368,9 +368,12 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pools
 	if len(waiting) > 0 {
 		log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)
 	}
+	// Stored before the line that says the reload is done, as at start:
+	// an operator command run on seeing it finds the new config.
+	stored := a.storeRunningConfig(ctx, q)
 	log.Info("config reloaded", reloadAttrs(diff, applied)...)
-	if err := a.storeRunningConfig(ctx, q); err != nil {
-		log.Error("running config not stored: operator commands fall back to the one before", "err", err)
+	if stored != nil {
+		log.Error("running config not stored: operator commands fall back to the one before", "err", stored)
 	}
 }
 
