@@ -346,14 +346,14 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer qa.Close()
+	t.Cleanup(func() { qa.Close() }) // after the pool stops: its cleanup runs first
 	// B lives two minutes later: A's lease (1m) has expired in B's eyes.
 	clkB := clock.NewFake(t0.Add(2 * time.Minute))
 	qb, err := Open(ctx, path, Config{Clock: clkB})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer qb.Close()
+	t.Cleanup(func() { qb.Close() }) // after the pool stops: its cleanup runs first
 
 	pa := newTestPool(t, qa, PoolConfig{Owner: "A", Lease: time.Minute, MaintenanceEvery: -1})
 	startedA, releaseA := make(chan struct{}, 1), make(chan struct{})
@@ -429,7 +429,7 @@ func TestTwoPoolsNeverRunTheSameJobConcurrently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer q.Close()
+		t.Cleanup(func() { q.Close() }) // after the pool stops: its cleanup runs first
 		qs = append(qs, q)
 		p := newTestPool(t, q, PoolConfig{Owner: owner, Workers: 4})
 		p.Register("t", handler(owner), TypeConfig{})
@@ -474,7 +474,7 @@ func TestPoolNoticesAnotherProcessesEnqueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer daemon.Close()
+	t.Cleanup(func() { daemon.Close() }) // after the pool stops: its cleanup runs first
 	cli, err := Open(ctx, path, Config{})
 	if err != nil {
 		t.Fatal(err)
