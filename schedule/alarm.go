@@ -133,11 +133,11 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		}
 		nm := m
 		var ps []proposed
-		if nm.Late, ps, err = b.judgeInstants(ctx, s, queue.AlarmLate, s.StartWithin, m.Late, cur.At, now); err != nil {
+		if nm.Late, ps, err = b.judgeInstants(ctx, cfg, s, queue.AlarmLate, s.StartWithin, m.Late, cur.At, now); err != nil {
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
-		if nm.Missed, ps, err = b.judgeInstants(ctx, s, queue.AlarmMissed, s.Deadline, m.Missed, cur.At, now); err != nil {
+		if nm.Missed, ps, err = b.judgeInstants(ctx, cfg, s, queue.AlarmMissed, s.Deadline, m.Missed, cur.At, now); err != nil {
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
@@ -145,7 +145,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
-		props = append(props, b.judgeDead(s, dead, m.Dead)...)
+		props = append(props, b.judgeDead(cfg, s, dead, m.Dead)...)
 		nm.Dead = later(m.Dead, deadThrough)
 		if known && nm.Dead.Sub(m.Dead) < deadLookback {
 			// The dead look goes back deadLookback from its mark anyway:
@@ -241,7 +241,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 // are judged: an instant skipped, or passed over by a restart, has no run
 // to be late. A cancelled job raises nothing. With no limit the mark
 // follows the cursor, so that a limit added later judges from then on.
-func (b *Beat) judgeInstants(ctx context.Context, s *Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
+func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
 	if d <= 0 {
 		return later(mark, cursor), nil, nil
 	}
@@ -288,10 +288,17 @@ func (b *Beat) judgeInstants(ctx context.Context, s *Schedule, kind queue.AlarmK
 		}
 		if bad {
 			out = append(out, proposed{s: s, limit: due, a: queue.NewAlarm{Schedule: s.Name, Item: j.Item,
-				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: j.LastError}})
+				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job)}})
 		}
 	}
 	return through, out, nil
+}
+
+// alarmError is the error of j that an alarm about it carries, masked by
+// its task's redaction as the daemon's config has it now: the job stored
+// its error masked, but maybe under a config that redacted less.
+func alarmError(cfg *Config, j *queue.Job) string {
+	return cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError)
 }
 
 // alarmRows bounds the rows one judgement of a schedule reads in a pass;
@@ -343,14 +350,14 @@ func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time
 // judgeDead raises a dead alarm for each job of s that went dead after
 // mark (less deadLookback; see there), once, from the dead jobs of every
 // schedule read once per pass.
-func (b *Beat) judgeDead(s *Schedule, dead []*queue.Job, mark time.Time) []proposed {
+func (b *Beat) judgeDead(cfg *Config, s *Schedule, dead []*queue.Job, mark time.Time) []proposed {
 	var out []proposed
 	for _, j := range dead {
 		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
 			continue
 		}
 		a := queue.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: queue.AlarmDead,
-			JobID: j.ID, Error: j.LastError}
+			JobID: j.ID, Error: alarmError(cfg, j)}
 		a.Key = alarmKey(a)
 		if _, ok := b.deadSeen[a.Key]; ok {
 			continue

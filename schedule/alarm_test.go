@@ -493,3 +493,56 @@ func TestJobEndedWakesTheBeat(t *testing.T) {
 		judged(r.b.NotificationEnded, "13:00:00 dead", "13:00:00 recovered")
 	})
 }
+
+// TestAlarmsMaskTheJobsSecrets: an alarm about a job carries its error
+// masked by the task's redact and redact_output as the config has them
+// now, in the alarm, its notification and its log line, though the job
+// stored its error unmasked (by a daemon whose task did not redact yet).
+func TestAlarmsMaskTheJobsSecrets(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+		var logs syncBuffer
+		r := startBeatWith(t, q, mustParse(t, `
+[tasks.t]
+max_attempts = 1
+redact = ["token"]
+redact_output = ["pw=\\S+"]
+[tasks.page]
+[[schedule]]
+name = "s"
+cron = "30 12 * * *"
+task = "t"
+payload = { token = "tok\"<SECRET>" }
+deadline = "10m"
+notify = ["page"]
+`), BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		r.advance(30 * time.Minute)
+		clk.Advance(time.Minute)
+		j := runNext(t, q, clk, "t", "")
+		now := clk.Now()
+		res := store.Result{Job: j, Worker: "test/w0", Outcome: queue.OutcomeDead, Started: j.StartedAt, Finished: now,
+			Error: fmt.Sprintf("command sh: exit code 3; output: %q pw=hunter2", j.Payload)}
+		if tr, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{res}}); err != nil || !tr.Fenced[0] {
+			t.Fatalf("finish: %+v, %v", tr, err)
+		}
+		r.advance(time.Second)
+		r.advance(10 * time.Minute)
+		as, err := q.Alarms(context.Background(), "", 10)
+		if err != nil || len(as) != 2 {
+			t.Fatalf("alarms %+v, %v; want dead and missed", as, err)
+		}
+		for _, a := range as {
+			if strings.Contains(a.Error+string(a.Detail), "SECRET") || strings.Contains(a.Error+string(a.Detail), "hunter2") || !strings.Contains(a.Error, "[redacted]") {
+				t.Errorf("%s alarm: error %q, detail %s; want the secrets masked", a.Kind, a.Error, a.Detail)
+			}
+		}
+		for _, n := range notifications(t, q) {
+			if strings.Contains(n.LastError, "SECRET") || strings.Contains(n.LastError, "hunter2") {
+				t.Errorf("%s notification's last error %q holds a secret", n.Kind, n.LastError)
+			}
+		}
+		if strings.Contains(logs.String(), "SECRET") || strings.Contains(logs.String(), "hunter2") {
+			t.Errorf("the log holds a secret:\n%s", logs.String())
+		}
+	})
+}
