@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
+
+	"scheduler/internal/redact"
 )
 
 // Redacted is what a masked payload field, or a secret found in an
 // attempt's output or error, is shown and stored as.
-const Redacted = "[redacted]"
-
-// minSecretLen is the shortest value of a redacted payload field that is
-// also masked where it appears in an attempt's output and error: a shorter
-// one ("1", "on") would mask ordinary text everywhere.
-const minSecretLen = 4
+const Redacted = redact.Mask
 
 // A Redactor masks the secrets of one task's jobs wherever they are shown
 // to a person: the payload fields its redact key names, and the matches of
@@ -92,26 +88,21 @@ func (r *Redactor) Text(s string) string {
 }
 
 // Attempt returns s, an attempt's output or error, masked for storing and
-// logging: Text's patterns, and each value of a redacted field of payload
-// (each string or number of at least minSecretLen characters under the
-// field) where it appears literally, such as a token echoed by the command.
+// logging: each value of a redacted field of payload (each string or
+// number of at least redact.MinLen bytes under the field) wherever it
+// appears, such as a token echoed by the command, in each form it may take
+// there (as in the payload, JSON-escaped, Go-quoted by an error: see
+// redact.Forms), longest first; then Text's patterns.
 func (r *Redactor) Attempt(payload json.RawMessage, s string) string {
 	if r == nil || s == "" {
 		return s
 	}
 	if len(r.fields) > 0 && len(payload) > 0 {
-		if v, err := decodePayload(payload); err == nil {
-			var secrets []string
-			for _, f := range r.fields {
-				secrets = collect(v, f, secrets)
-			}
-			// Longest first, so that a secret that contains another is
-			// masked whole.
-			slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-			for _, x := range secrets {
-				s = strings.ReplaceAll(s, x, Redacted)
-			}
+		var secrets []redact.Secret
+		for _, f := range r.fields {
+			secrets = collect(bytes.TrimSpace(payload), f, secrets)
 		}
+		s = redact.NewSet(secrets...).Apply(s)
 	}
 	return r.Text(s)
 }
@@ -166,31 +157,60 @@ func mask(v any, path []string) bool {
 	return false
 }
 
-// collect appends to out the text of each string and number under what
-// path names in v, of at least minSecretLen characters.
-func collect(v any, path []string, out []string) []string {
-	switch x := v.(type) {
-	case map[string]any:
-		if len(path) == 0 {
-			for _, e := range x {
-				out = collect(e, nil, out)
-			}
+// collect appends to out each string and number under what path names in
+// raw, a JSON value. It reads the payload's own text, not a decoding of
+// it: a string keeps the bytes the command receives (an invalid UTF-8
+// byte included) and its literal as written, and every member of an
+// object whose key is repeated counts.
+func collect(raw []byte, path []string, out []redact.Secret) []redact.Secret {
+	if len(raw) == 0 {
+		return out
+	}
+	switch raw[0] {
+	case '{':
+		d := json.NewDecoder(bytes.NewReader(raw))
+		if _, err := d.Token(); err != nil {
 			return out
 		}
-		if child, ok := x[path[0]]; ok {
-			return collect(child, path[1:], out)
+		for d.More() {
+			tok, err := d.Token()
+			if err != nil {
+				return out
+			}
+			key, _ := tok.(string)
+			var v json.RawMessage
+			if err := d.Decode(&v); err != nil {
+				return out
+			}
+			switch {
+			case len(path) == 0:
+				out = collect(v, nil, out)
+			case key == path[0]:
+				out = collect(v, path[1:], out)
+			}
 		}
-	case []any:
-		for _, e := range x {
-			out = collect(e, path, out)
+	case '[':
+		d := json.NewDecoder(bytes.NewReader(raw))
+		if _, err := d.Token(); err != nil {
+			return out
 		}
-	case string:
-		if len(path) == 0 && len(x) >= minSecretLen {
-			out = append(out, x)
+		for d.More() {
+			var v json.RawMessage
+			if err := d.Decode(&v); err != nil {
+				return out
+			}
+			out = collect(v, path, out)
 		}
-	case json.Number:
-		if len(path) == 0 && len(x) >= minSecretLen {
-			out = append(out, string(x))
+	case '"':
+		if len(path) == 0 {
+			if v, ok := redact.UnquoteJSON(raw); ok {
+				out = append(out, redact.Secret{Value: v, Written: []string{string(raw[1 : len(raw)-1])}})
+			}
+		}
+	case 't', 'f', 'n':
+	default: // a number, as written
+		if len(path) == 0 {
+			out = append(out, redact.Secret{Value: string(raw)})
 		}
 	}
 	return out
