@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"scheduler/clock"
+	"scheduler/internal/redact"
 	"scheduler/queue"
 )
 
@@ -47,6 +48,7 @@ const DefaultHTTPTimeout = time.Minute
 // shown.
 type HTTPConfig struct {
 	// URL is the absolute http or https URL each job is sent to; required.
+	// Messages show it with its query values, fragment and password masked.
 	URL string
 	// Method is the request method. Default: POST.
 	Method string
@@ -97,7 +99,8 @@ type HTTPConfig struct {
 // response body become the job's output; the rest of the body is not read.
 type HTTP struct {
 	url           string
-	display       string // url without its password, for messages
+	display       string     // url masked (redact.URL), for messages
+	secrets       redact.Set // the url's password and query values
 	method        string
 	headers       map[string]string
 	host          string
@@ -111,19 +114,24 @@ type HTTP struct {
 
 // NewHTTP checks cfg and returns an HTTP handler.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
+	display := redact.URL(cfg.URL)
 	u, err := url.Parse(cfg.URL)
 	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = display
+		}
 		return nil, fmt.Errorf("parse url: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("url %s: scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("url %s: scheme must be http or https", display)
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("url %s: host is missing", u.Redacted())
+		return nil, fmt.Errorf("url %s: host is missing", display)
 	}
 	h := &HTTP{
 		url:           cfg.URL,
-		display:       u.Redacted(),
+		display:       display,
+		secrets:       redact.NewSet(redact.URLSecrets(cfg.URL)...),
 		method:        strings.ToUpper(cfg.Method),
 		headers:       make(map[string]string, len(cfg.Headers)),
 		follow:        cfg.FollowRedirects,
@@ -140,7 +148,7 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 		return nil, fmt.Errorf("timeout %s or header timeout %s is negative", h.timeout, h.headerTimeout)
 	}
 	if _, err := http.NewRequest(h.method, h.url, nil); err != nil {
-		return nil, fmt.Errorf("method %q: %w", cfg.Method, err)
+		return nil, fmt.Errorf("method %q: %w", cfg.Method, h.mask(err))
 	}
 	for k, v := range cfg.Headers {
 		if err := checkHeader(k, v); err != nil {
@@ -197,12 +205,39 @@ func isTokenRune(r rune) bool {
 }
 
 // Work sends job's payload and records the response. See HTTP for how the
-// response maps to the job's fate.
+// response maps to the job's fate. The URL's password and query values are
+// masked in the output and the error, in the URL and wherever the response
+// quotes them; so are the query values of any URL in an error.
 func (h *HTTP) Work(ctx context.Context, job *queue.Job) error {
 	out, err := h.do(ctx, job)
+	if len(out) > 0 && !h.secrets.Empty() {
+		out = []byte(h.secrets.Apply(string(out)))
+	}
 	job.SetOutput(out)
-	return err
+	return h.mask(err)
 }
+
+// mask returns err with a text that holds no query value of a URL and no
+// secret of h's URL; its chain is err's.
+func (h *HTTP) mask(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := h.secrets.Apply(redact.URLs(err.Error()))
+	if msg == err.Error() {
+		return err
+	}
+	return &maskedError{msg: msg, err: err}
+}
+
+// maskedError is an error whose text had secrets masked.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
 
 // do sends the request and returns the output to record.
 func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
@@ -252,8 +287,8 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 		if err := h.timedOut(ctx, "waiting for the response headers"); err != nil {
 			return nil, err
 		}
-		// The client's error already names the method and the URL without
-		// its password.
+		// The client's error names the method and the URL, which Work
+		// masks.
 		return nil, err
 	}
 	// Closing a body that was not read to its end closes the connection
@@ -354,7 +389,7 @@ func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
 	case len(via) > maxRedirects:
 		return fmt.Errorf("redirect refused: stopped after %d redirects", maxRedirects)
 	case prev.URL.Scheme == "https" && next.URL.Scheme != "https":
-		return fmt.Errorf("redirect refused: %s downgrades https to %s", next.URL.Redacted(), next.URL.Scheme)
+		return fmt.Errorf("redirect refused: %s downgrades https to %s", redact.URL(next.URL.String()), next.URL.Scheme)
 	case next.Method != first.Method:
 		return fmt.Errorf("redirect refused: following it would send %s without the payload instead of %s", next.Method, first.Method)
 	}
@@ -396,12 +431,12 @@ func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refu
 	}
 	where := h.display
 	if redirects > 0 && resp.Request != nil {
-		where += " redirected to " + resp.Request.URL.Redacted()
+		where += " redirected to " + redact.URL(resp.Request.URL.String())
 	}
 	msg := fmt.Sprintf("%s %s: status %s", h.method, where, resp.Status)
 	if code >= 300 && code < 400 {
 		if loc, err := resp.Location(); err == nil {
-			msg += ", location " + loc.Redacted()
+			msg += ", location " + redact.URL(loc.String())
 		}
 		if refused == nil {
 			refused = errors.New("redirect not followed")

@@ -633,3 +633,72 @@ func TestHTTPEndlessBody(t *testing.T) {
 		t.Errorf("output is %d bytes, want the status line and the first %d bytes of the body", len(out), httpOutput)
 	}
 }
+
+// TestHTTPURLSecretsMasked: the query values and the password of the
+// task's URL show in no error and no output, whether net/http, the status
+// check or a redirect names the URL or the response quotes them; the
+// scheme, host, port, path and parameter names stay, so that the endpoint
+// can be recognised.
+func TestHTTPURLSecretsMasked(t *testing.T) {
+	t.Parallel()
+	const (
+		key     = "s3cr3t+k/y" // written s3cr3t%2Bk%2Fy
+		written = "s3cr3t%2Bk%2Fy"
+		sig     = "SIGsecret99"
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/next?sig="+sig, http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "bad key %s for %s {\"key\":%q}", r.URL.Query().Get("apikey"), r.URL.RequestURI(), r.URL.Query().Get("apikey"))
+	}))
+	t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	query := "?apikey=" + written + "&customer=acme-corp"
+	tests := []struct {
+		name string
+		url  string
+		want []string // in the error text
+	}{
+		{"status error quoting the key", srv.URL + "/v1/report" + query,
+			[]string{srv.URL + "/v1/report?apikey=[redacted]&customer=[redacted]: status 500", "bad key [redacted] for /v1/report?apikey=[redacted]"}},
+		{"connection refused", closed + "/v1/report" + query,
+			[]string{`Post "` + closed + `/v1/report?apikey=[redacted]&customer=[redacted]": dial tcp`}},
+		{"password", "http://ann:" + written + "@" + strings.TrimPrefix(closed, "http://") + "/v1/report",
+			[]string{`Post "http://ann:xxxxx@` + strings.TrimPrefix(closed, "http://") + `/v1/report": dial tcp`}},
+		{"redirect location", srv.URL + "/moved" + query,
+			[]string{"location " + srv.URL + "/next?sig=[redacted]"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newTestHTTP(t, HTTPConfig{URL: tt.url})
+			job := &queue.Job{ID: 1, Payload: []byte(`{}`)}
+			err := h.Work(t.Context(), job)
+			if err == nil {
+				t.Fatal("Work succeeded, want an error")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+			for _, s := range []string{key, written, "acme-corp", sig} {
+				if strings.Contains(err.Error(), s) || strings.Contains(string(job.Output()), s) {
+					t.Errorf("error %q or output %q shows %q", err, job.Output(), s)
+				}
+			}
+		})
+	}
+	_, err = NewHTTP(HTTPConfig{URL: "ftp://example.com/x?apikey=" + written})
+	if err == nil || strings.Contains(err.Error(), written) || !strings.Contains(err.Error(), "apikey=[redacted]") {
+		t.Errorf("NewHTTP error %v: want the url with its query value masked", err)
+	}
+}
