@@ -19,6 +19,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
 
+	"scheduler/internal/redact"
 	"scheduler/internal/tmplkey"
 )
 
@@ -444,15 +445,20 @@ func checkEnv(k, v string) error {
 	return nil
 }
 
+// checkURL checks an http task's url. Its errors show the url masked
+// (redact.URL): its query values may be secrets.
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			ue.URL = redact.URL(ue.URL)
+		}
 		return fmt.Errorf("invalid url: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("url %s: scheme must be http or https", u.Redacted())
+		return fmt.Errorf("url %s: scheme must be http or https", redact.URL(s))
 	case u.Host == "":
-		return fmt.Errorf("url %s: host is missing", u.Redacted())
+		return fmt.Errorf("url %s: host is missing", redact.URL(s))
 	}
 	return nil
 }
