@@ -249,6 +249,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	if err != nil {
 		return usagef("%v", err)
 	}
+	if o.mode != "" && !o.json {
+		// Text for a person: stored output and errors must not drive the
+		// terminal. JSON escapes control characters itself.
+		ew := newEscapeWriter(stdout)
+		defer ew.Flush()
+		stdout = ew
+	}
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
 	o.config = configPath(o.config, getenv, fileExists)
 	cfg, data, cerr := readConfig(o.config)
