@@ -14,7 +14,8 @@
 // returns, whose Session is the pages' Config.SessionFunc.
 //
 // Auth (auth.go) guards the pages: with a token or users in [http], every
-// page asks for a login at /login and a session cookie carries it; without
+// page asks for a login at /login, whose failures are limited per address
+// and per account (limit.go), and a session cookie carries it; without
 // any, the pages read without one and nothing can be done. Actions
 // (actions.go) trigger, pause, resume, retry and cancel, through the same
 // functions as the commands of those names, only when [http] actions =
