@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,9 +41,9 @@ const (
 // AuthConfig configures Auth. Zero values select the defaults shown.
 type AuthConfig struct {
 	// HTTP holds the credentials (TokenHash, Users), whether actions are
-	// enabled and the proxies trusted to name their client
-	// (TrustedProxies). Without a credential every page reads without a
-	// login and no action exists.
+	// enabled, the names the dashboard answers to (Listen, Hosts) and the
+	// proxies trusted to name their client (TrustedProxies). Without a
+	// credential every page reads without a login and no action exists.
 	HTTP schedule.HTTP
 	// SessionTTL is how long a login lasts. Default: DefaultSessionTTL.
 	SessionTTL time.Duration
@@ -50,10 +51,10 @@ type AuthConfig struct {
 	Logger     *slog.Logger // Default: discard.
 }
 
-// Auth guards the dashboard: the login at /login and its limits
-// (limit.go), the logout, the session of every request, and the checks an
-// action passes (enabled, logged in, same origin, the session's CSRF
-// token).
+// Auth guards the dashboard: the Host every request names, the login at
+// /login and its limits (limit.go), the logout, the session of every
+// request, and the checks an action passes (enabled, logged in, same
+// origin, the session's CSRF token).
 //
 // Sessions live in this process's memory only: restarting the daemon logs
 // everyone out, and several daemons behind one address do not share their
@@ -170,6 +171,13 @@ func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
 		pages.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, v)))
 	})
 	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.clients.hostAllowed(r) {
+			a.log.WarnContext(r.Context(), "dashboard request refused: unknown host",
+				"remote_addr", a.clients.addr(r), "path", r.URL.Path, "host", r.Host)
+			http.Error(w, "misdirected request: this dashboard does not answer to the host "+strconv.Quote(r.Host)+
+				": reach it by localhost or an IP address, or add the name to [http] hosts", http.StatusMisdirectedRequest)
+			return
+		}
 		if r.Method == http.MethodPost {
 			if err := a.cop.Check(r); err != nil {
 				a.log.WarnContext(r.Context(), "dashboard cross-origin post refused",

@@ -9,14 +9,25 @@ import (
 	"scheduler/schedule"
 )
 
-// clients tells where a request comes from: the proxies trusted to say who
-// their client is. It is read only after NewAuth.
+// clients tells where a request comes from and whether it names this
+// dashboard: the proxies trusted to say who their client is, and the
+// names the dashboard answers to. It is read only after NewAuth.
 type clients struct {
 	proxies []netip.Prefix
+	hosts   map[string]bool // lower case, besides localhost and IP addresses
 }
 
 func newClients(h schedule.HTTP) clients {
-	return clients{proxies: h.TrustedProxies}
+	c := clients{proxies: h.TrustedProxies, hosts: map[string]bool{}}
+	for _, name := range h.Hosts {
+		c.hosts[normalHost(name)] = true
+	}
+	if host, _, err := net.SplitHostPort(h.Listen); err == nil && host != "" {
+		if _, err := netip.ParseAddr(host); err != nil {
+			c.hosts[normalHost(host)] = true // listen = "name:port"
+		}
+	}
+	return c
 }
 
 // trusted reports whether ip is one of the trusted proxies.
@@ -99,4 +110,34 @@ func parseHop(s string) (netip.Addr, bool) {
 		return ip.Unmap().WithZone(""), true
 	}
 	return netip.Addr{}, false
+}
+
+// hostAllowed reports whether the request's Host names this dashboard:
+// an IP address, localhost, the listen address's name or one of [http]
+// hosts, with any port. A page whose own name was rebound to this address
+// sends its own name, and is refused; an address typed as such cannot be
+// rebound.
+func (c clients) hostAllowed(r *http.Request) bool {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = normalHost(host)
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	return host == "localhost" || c.hosts[host]
+}
+
+// normalHost is a host name as compared: lower case, without the brackets
+// of an IPv6 address or the dot that ends a fully qualified name.
+func normalHost(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	return h
 }

@@ -1,11 +1,14 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -284,5 +287,135 @@ func TestClientAddr(t *testing.T) {
 	r.Header.Set("X-Forwarded-For", "198.51.100.7")
 	if got := none.addr(r); got != "127.0.0.1" {
 		t.Errorf("no trusted proxy: addr = %q, want 127.0.0.1", got)
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	t.Parallel()
+	c := newClients(schedule.HTTP{Listen: "sched.lan:9464", Hosts: []string{"scheduler.example.com"}})
+	for host, want := range map[string]bool{
+		"localhost":                  true,
+		"localhost:9464":             true,
+		"LOCALHOST.:9464":            true,
+		"127.0.0.1:9464":             true,
+		"[::1]:9464":                 true,
+		"[::1]":                      true,
+		"192.0.2.7":                  true,
+		"[2001:db8::1]:80":           true,
+		"scheduler.example.com":      true,
+		"Scheduler.Example.com.:443": true,
+		"sched.lan:9464":             true,
+		"evil.example":               false,
+		"evil.example:9464":          false,
+		"localhost.evil.example":     false,
+		"127.0.0.1.nip.io":           false,
+		"scheduler.example.com.evil": false,
+		"":                           false,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host = host
+		if got := c.hostAllowed(r); got != want {
+			t.Errorf("hostAllowed(Host %q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// TestHostCheck: a page or an action under a name the dashboard does not
+// answer to, as a page that rebinds its own name to this address sends,
+// is refused with 421 and does nothing; localhost, the loopback addresses
+// and the names of [http] hosts, with any port, are served.
+func TestHostCheck(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := clock.NewFake(now)
+	q := openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk)
+	seed(t, q)
+	h := credentials(t, true)
+	h.Hosts = []string{"scheduler.example.com"}
+	s := newSite(t, q, parseConfig(t), h, clk)
+	b := s.browser(t)
+	b.login(annLogin)
+	csrf := b.csrf("/")
+	u, _ := url.Parse(s.URL)
+	send := func(method, path, host string, form url.Values) (*http.Response, string) {
+		t.Helper()
+		var req *http.Request
+		var err error
+		if form != nil {
+			req, err = http.NewRequest(method, s.URL+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		} else {
+			req, err = http.NewRequest(method, s.URL+path, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		for _, c := range b.jar.Cookies(u) { // the session's, whatever the Host
+			req.AddCookie(c)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Header.Get("Content-Security-Policy"); got != contentSecurityPolicy {
+			t.Errorf("%s %s with Host %s: Content-Security-Policy %q", method, path, host, got)
+		}
+		return resp, string(body)
+	}
+	for _, tt := range []struct {
+		method, path string
+		form         url.Values
+	}{
+		{"GET", "/", nil},
+		{"GET", "/jobs?state=dead", nil},
+		{"GET", "/schedules/nightly", nil},
+		{"GET", "/login", nil},
+		{"GET", "/static/style.css", nil},
+		{"POST", "/login", annLogin},
+		{"POST", "/actions/pause", url.Values{"schedule": {"nightly"}, "csrf": {csrf}}},
+		{"POST", "/logout", url.Values{"csrf": {csrf}}},
+	} {
+		for _, host := range []string{"evil.example", "evil.example:" + u.Port()} {
+			resp, body := send(tt.method, tt.path, host, tt.form)
+			if resp.StatusCode != http.StatusMisdirectedRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
+				!strings.Contains(body, `does not answer to the host "`+host+`"`) {
+				t.Errorf("%s %s with Host %s = %d %q, want 421 in plain text", tt.method, tt.path, host, resp.StatusCode, body)
+			}
+		}
+	}
+	cs, err := q.Cursors(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs["nightly"].Paused {
+		t.Error("a pause posted under another host name paused the schedule")
+	}
+	for _, host := range []string{"localhost:" + u.Port(), "127.0.0.1:" + u.Port(), "[::1]:" + u.Port(), "localhost",
+		"scheduler.example.com", "SCHEDULER.example.com:443"} {
+		if resp, body := send("GET", "/jobs", host, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /jobs with Host %s = %d, want 200:\n%s", host, resp.StatusCode, body)
+		}
+	}
+	if !strings.Contains(s.logs.String(), `msg="dashboard request refused: unknown host" component=dashboard remote_addr=127.0.0.1 path=/ host=evil.example`) {
+		t.Errorf("the refusal is not logged:\n%s", s.logs.String())
+	}
+
+	// Without a login, as on loopback, the pages are what a rebinding
+	// page would read.
+	open := newAuthSite(t, schedule.HTTP{Dashboard: true}, clk)
+	ob := open.browser(t)
+	req, _ := http.NewRequest(http.MethodGet, open.URL+"/", nil)
+	req.Host = "evil.example:" + u.Port()
+	if resp, _ := ob.do(req); resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("open dashboard, GET / with Host evil.example = %d, want 421", resp.StatusCode)
+	}
+	if resp, _ := ob.get("/"); resp.StatusCode != http.StatusOK {
+		t.Errorf("open dashboard, GET / by its address = %d, want 200", resp.StatusCode)
 	}
 }
