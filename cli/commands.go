@@ -83,6 +83,7 @@ func (a *app) checkConfig() error {
 	printBudgets(a.stdout, a.cfg)
 	printRedaction(a.stdout, a.cfg)
 	printPools(a.stdout, a.cfg)
+	printHTTP(a.stdout, a.cfg.HTTP)
 	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
 		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
 	return nil

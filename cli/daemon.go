@@ -53,6 +53,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		return &usageError{ErrReported}
 	}
 	logConfigWarnings(log, a.cfg)
+	if a.o.http != "" && a.cfg.HTTP.Dashboard && !a.cfg.HTTP.Credentials() {
+		if public, _ := schedule.CheckListen(a.o.http); public {
+			return usagef("-http %s: %v", a.o.http, schedule.ErrDashboardNeedsLogin)
+		}
+	}
 
 	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: log})
 	if err != nil {
@@ -134,7 +139,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		health = newHealth(a.clock, newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe})))
 		var site http.Handler
 		if a.cfg.HTTP.Dashboard {
-			if site, err = newSite(q, a.cfg.HTTP, beat.Config, beat.Deadline, clk, log); err != nil {
+			h := a.cfg.HTTP
+			h.Listen = listen // the name it listens on is one the dashboard answers to
+			if site, err = newSite(q, h, beat.Config, beat.Deadline, clk, log); err != nil {
 				return err
 			}
 		}
@@ -145,10 +152,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		a.met = met
 		if public, _ := schedule.CheckListen(listen); public {
 			what := "the metrics"
-			switch {
-			case site != nil && !a.cfg.HTTP.Credentials():
-				what = "the metrics and the dashboard, which asks for no login"
-			case site != nil:
+			if site != nil {
 				what = "the metrics, and sees the dashboard's login page"
 			}
 			log.Warn("http listens beyond the loopback interface: anyone who reaches it reads "+what, "listen", listen)

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -126,4 +127,86 @@ task = "ok"
 		t.Errorf("-status after the pause action: %+v, want yearly paused", st.Schedules)
 	}
 	d.waitLog(`msg="dashboard action" component=dashboard action=pause who=ann remote_addr=127.0.0.1 schedule=yearly`)
+}
+
+// TestDashboardHostCheck: the daemon's listener refuses a dashboard page
+// under a name it does not answer to, as a page whose own name was rebound
+// to 127.0.0.1 sends, and serves it by localhost, its addresses and the
+// names of [http] hosts, with their port; /metrics and /healthz answer
+// whatever the Host. -check says which names and proxies it trusts.
+func TestDashboardHostCheck(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, strings.Replace(metricsConfig, `listen = "127.0.0.1:0"`, `listen = "127.0.0.1:0"
+hosts = ["scheduler.example.com"]
+trusted_proxies = ["127.0.0.1", "10.0.0.0/8"]`, 1))
+	check := mustCLI(t, dir, "-check")
+	for _, want := range []string{
+		"http listen: 127.0.0.1:0; dashboard: read without login\n",
+		"http hosts: localhost, IP addresses, scheduler.example.com\n",
+		"http trusted proxies: 127.0.0.1, 10.0.0.0/8 (the client is read from X-Forwarded-For or Forwarded)\n",
+	} {
+		if !strings.Contains(check, want) {
+			t.Errorf("-check lacks %q:\n%s", want, check)
+		}
+	}
+	d := startDaemon(t, dir, nil)
+	m := listenRE.FindStringSubmatch(d.waitLog("http listening"))
+	if m == nil {
+		t.Fatalf("no listen address in the log:\n%s", d.log())
+	}
+	_, port, err := net.SplitHostPort(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Timeout: deadline}
+	get := func(path, host string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, "http://"+m[1]+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, string(b)
+	}
+	for _, path := range []string{"/", "/jobs", "/login", "/static/style.css"} {
+		if code, body := get(path, "evil.example:"+port); code != http.StatusMisdirectedRequest || !strings.Contains(body, `does not answer to the host "evil.example:`+port+`"`) {
+			t.Errorf("GET %s with Host evil.example = %d, want 421 saying why", path, code)
+		}
+	}
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port, "scheduler.example.com", "scheduler.example.com:443"} {
+		if code, body := get("/", host); code != http.StatusOK || !strings.Contains(body, `<tr data-schedule="yearly">`) {
+			t.Errorf("GET / with Host %s = %d, want 200 with the schedules", host, code)
+		}
+	}
+	for _, path := range []string{"/metrics", "/healthz"} {
+		if code, _ := get(path, "evil.example:"+port); code != http.StatusOK {
+			t.Errorf("GET %s with Host evil.example = %d, want 200: the scrapers' paths do not check the Host", path, code)
+		}
+	}
+	d.waitLog(`msg="dashboard request refused: unknown host" component=dashboard remote_addr=127.0.0.1 path=/ host=evil.example:` + port)
+}
+
+// TestDashboardNeedsLoginBeyondLoopback: a dashboard without a login does
+// not listen beyond the loopback interface, by the config or by -http.
+func TestDashboardNeedsLoginBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, strings.Replace(metricsConfig, `listen = "127.0.0.1:0"`, `listen = "0.0.0.0:0"`, 1))
+	_, errs, code := cli(t, dir, "-check")
+	if code != 2 || !strings.Contains(errs, "schedules.toml:3: http: field listen: the dashboard listens beyond the loopback interface and asks for no login") {
+		t.Errorf("-check with listen = 0.0.0.0:0 and no login: exit %d, stderr:\n%s", code, errs)
+	}
+	dir = setup(t, strings.Replace(metricsConfig, `listen = "127.0.0.1:0"`, ``, 1))
+	_, errs, code = cli(t, dir, "-http", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(errs, "-http 0.0.0.0:0: the dashboard listens beyond the loopback interface and asks for no login") {
+		t.Errorf("-http 0.0.0.0:0 without a login: exit %d, stderr:\n%s", code, errs)
+	}
 }

@@ -10,10 +10,9 @@ import (
 	"html/template"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,13 +28,6 @@ const (
 	// maxSessions bounds the sessions kept: past it, the login that would
 	// add one first drops the one closest to its end.
 	maxSessions = 10000
-	// maxLoginFailures failed logins from one address within loginWindow
-	// make that address wait for the rest of the window: a guesser gets
-	// maxLoginFailures tries per loginWindow.
-	maxLoginFailures = 5
-	loginWindow      = 5 * time.Minute
-	// maxTracked bounds the addresses whose failures are counted.
-	maxTracked = 10000
 	// maxChecks bounds the password checks running at once: each takes a
 	// core for a third of a second, and logins from many addresses must
 	// not take every core from the daemon's jobs.
@@ -48,9 +40,10 @@ const (
 
 // AuthConfig configures Auth. Zero values select the defaults shown.
 type AuthConfig struct {
-	// HTTP holds the credentials (TokenHash, Users) and whether actions
-	// are enabled. Without a credential every page reads without a login
-	// and no action exists.
+	// HTTP holds the credentials (TokenHash, Users), whether actions are
+	// enabled, the names the dashboard answers to (Listen, Hosts) and the
+	// proxies trusted to name their client (TrustedProxies). Without a
+	// credential every page reads without a login and no action exists.
 	HTTP schedule.HTTP
 	// SessionTTL is how long a login lasts. Default: DefaultSessionTTL.
 	SessionTTL time.Duration
@@ -58,9 +51,10 @@ type AuthConfig struct {
 	Logger     *slog.Logger // Default: discard.
 }
 
-// Auth guards the dashboard: the login at /login, the logout, the session
-// of every request, and the checks an action passes (enabled, logged in,
-// same origin, the session's CSRF token).
+// Auth guards the dashboard: the Host every request names, the login at
+// /login and its limits (limit.go), the logout, the session of every
+// request, and the checks an action passes (enabled, logged in, same
+// origin, the session's CSRF token).
 //
 // Sessions live in this process's memory only: restarting the daemon logs
 // everyone out, and several daemons behind one address do not share their
@@ -72,12 +66,16 @@ type Auth struct {
 	log *slog.Logger
 	cop *http.CrossOriginProtection
 
-	login  *template.Template
-	checks chan struct{} // a slot per password check running, maxChecks
+	login   *template.Template
+	clients clients
+	checks  chan struct{} // a slot per password check running, maxChecks
+	// checkFunc checks credentials: check, or a test's spy.
+	checkFunc func(token, user, password string) string
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	failures map[string]*failures // by remote address, see addressKey
+	failures map[string]*failures        // by "address " + addressKey, or "browser " + its id
+	accounts map[string]*accountFailures // by accountKey
 }
 
 // session is one login.
@@ -86,12 +84,6 @@ type session struct {
 	csrf    string
 	expires time.Time
 	flash   string // the message of the last action, shown by the next page
-}
-
-// failures counts the failed logins from one address since start.
-type failures struct {
-	start time.Time
-	n     int
 }
 
 // NewAuth returns the guard of cfg.
@@ -109,8 +101,11 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: template login: %w", err)
 	}
-	return &Auth{cfg: cfg, log: cfg.Logger.With("component", "dashboard"), cop: http.NewCrossOriginProtection(), login: t,
-		checks: make(chan struct{}, maxChecks), sessions: map[string]*session{}, failures: map[string]*failures{}}, nil
+	a := &Auth{cfg: cfg, log: cfg.Logger.With("component", "dashboard"), cop: http.NewCrossOriginProtection(), login: t,
+		clients: newClients(cfg.HTTP), checks: make(chan struct{}, maxChecks),
+		sessions: map[string]*session{}, failures: map[string]*failures{}, accounts: map[string]*accountFailures{}}
+	a.checkFunc = a.check
+	return a, nil
 }
 
 // sessionKey keys the request's Session in its context.
@@ -141,10 +136,10 @@ func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 		case !a.checkCSRF(r, sess):
 			a.log.WarnContext(r.Context(), "dashboard action refused: wrong csrf token",
-				"who", sess.who, "remote_addr", remoteAddr(r), "path", r.URL.Path)
+				"who", sess.who, "remote_addr", a.clients.addr(r), "path", r.URL.Path)
 			http.Error(w, "wrong or missing csrf token: reload the page and try again", http.StatusForbidden)
 		default:
-			msg, found := actions.do(r.Context(), r.PathValue("action"), r.PostForm, sess.who, remoteAddr(r))
+			msg, found := actions.do(r.Context(), r.PathValue("action"), r.PostForm, sess.who, a.clients.addr(r))
 			if !found {
 				http.Error(w, "no action "+r.PathValue("action")+": want trigger, pause, resume, retry or cancel", http.StatusNotFound)
 				return
@@ -176,10 +171,17 @@ func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
 		pages.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, v)))
 	})
 	return headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.clients.hostAllowed(r) {
+			a.log.WarnContext(r.Context(), "dashboard request refused: unknown host",
+				"remote_addr", a.clients.addr(r), "path", r.URL.Path, "host", r.Host)
+			http.Error(w, "misdirected request: this dashboard does not answer to the host "+strconv.Quote(r.Host)+
+				": reach it by localhost or an IP address, or add the name to [http] hosts", http.StatusMisdirectedRequest)
+			return
+		}
 		if r.Method == http.MethodPost {
 			if err := a.cop.Check(r); err != nil {
 				a.log.WarnContext(r.Context(), "dashboard cross-origin post refused",
-					"remote_addr", remoteAddr(r), "path", r.URL.Path, "origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+					"remote_addr", a.clients.addr(r), "path", r.URL.Path, "origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
 				http.Error(w, "cross-origin request refused", http.StatusForbidden)
 				return
 			}
@@ -228,24 +230,31 @@ func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
-	addr := remoteAddr(r)
-	if wait := a.locked(addr); wait > 0 {
-		a.log.WarnContext(r.Context(), "dashboard login refused: too many failures", "remote_addr", addr, "retry_after", wait)
-		w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds()+1)))
-		a.renderLogin(w, r, http.StatusTooManyRequests, loginData{Next: next,
-			Problem: fmt.Sprintf("Too many failed logins from your address: try again in %s.", strings.TrimPrefix(relative(wait), "in "))})
+	addr := a.clients.addr(r)
+	token, user, password := r.PostFormValue("token"), r.PostFormValue("user"), r.PostFormValue("password")
+	account := user
+	if token != "" {
+		account = schedule.TokenUser
+	}
+	now := a.cfg.Clock.Now()
+	by, accountLimit := "address "+addressKey(addr), accountKey(token, user)
+	if id, ok := a.knownBrowser(r, account, now); ok {
+		by, accountLimit = "browser "+id, ""
+	}
+	res, wait, hit := a.reserve(by, accountLimit, now)
+	if wait > 0 {
+		a.refuseLogin(w, r, addr, account, next, wait, hit)
 		return
 	}
-	token, user, password := r.PostFormValue("token"), r.PostFormValue("user"), r.PostFormValue("password")
 	select {
 	case a.checks <- struct{}{}:
 	case <-r.Context().Done():
+		a.giveBack(res) // not checked
 		return
 	}
-	who := a.check(token, user, password)
+	who := a.checkFunc(token, user, password)
 	<-a.checks
 	if who == "" {
-		a.fail(addr)
 		attrs := []any{"remote_addr", addr}
 		if a.knownUser(user) {
 			attrs = append(attrs, "user", user)
@@ -258,12 +267,38 @@ func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
 		a.renderLogin(w, r, http.StatusUnauthorized, loginData{Next: next, User: user, Problem: problem})
 		return
 	}
-	a.forgive(addr)
+	a.giveBack(res)
 	sess := a.newSession(who)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: sess.id, Path: "/", MaxAge: int(a.cfg.SessionTTL / time.Second),
 		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
+	if c := a.newBrowserCookie(r, who, now); c != nil {
+		http.SetCookie(w, c)
+	}
 	a.log.InfoContext(r.Context(), "dashboard login", "who", who, "remote_addr", addr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// refuseLogin answers a login that a limit holds back for wait.
+func (a *Auth) refuseLogin(w http.ResponseWriter, r *http.Request, addr, account, next string, wait time.Duration, hit limit) {
+	attrs := []any{"remote_addr", addr, "limit", string(hit), "retry_after", wait}
+	if a.knownUser(account) || (account == schedule.TokenUser && !a.cfg.HTTP.TokenHash.IsZero()) {
+		attrs = append(attrs, "user", account)
+	}
+	a.log.WarnContext(r.Context(), "dashboard login refused: too many failures", attrs...)
+	in := strings.TrimPrefix(relative(wait), "in ")
+	problem := fmt.Sprintf("Too many failed logins from your address: try again in %s.", in)
+	switch hit {
+	case limitBrowser:
+		problem = fmt.Sprintf("Too many failed logins from this browser: try again in %s.", in)
+	case limitAccount:
+		what := "this user"
+		if account == schedule.TokenUser {
+			what = "the token"
+		}
+		problem = fmt.Sprintf("Too many failed logins for %s from browsers that have not logged in with it before: try again in %s.", what, in)
+	}
+	w.Header().Set("Retry-After", fmt.Sprint(int(wait.Seconds()+1)))
+	a.renderLogin(w, r, http.StatusTooManyRequests, loginData{Next: next, User: r.PostFormValue("user"), Problem: problem})
 }
 
 // check returns who the credentials log in as, or "" when they match none.
@@ -320,7 +355,7 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 	a.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode})
-	a.log.InfoContext(r.Context(), "dashboard logout", "who", sess.who, "remote_addr", remoteAddr(r))
+	a.log.InfoContext(r.Context(), "dashboard logout", "who", sess.who, "remote_addr", a.clients.addr(r))
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
@@ -399,89 +434,6 @@ func (a *Auth) takeFlash(sess current) string {
 	msg := s.flash
 	s.flash = ""
 	return msg
-}
-
-// locked returns how long addr must wait before its next login, or 0.
-func (a *Auth) locked(addr string) time.Duration {
-	now := a.cfg.Clock.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f, ok := a.failures[addressKey(addr)]
-	if !ok {
-		return 0
-	}
-	end := f.start.Add(loginWindow)
-	if !now.Before(end) {
-		delete(a.failures, addressKey(addr))
-		return 0
-	}
-	if f.n < maxLoginFailures {
-		return 0
-	}
-	return end.Sub(now)
-}
-
-// fail counts a failed login from addr.
-func (a *Auth) fail(addr string) {
-	now := a.cfg.Clock.Now()
-	key := addressKey(addr)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	f, ok := a.failures[key]
-	if ok && !now.Before(f.start.Add(loginWindow)) {
-		ok = false
-	}
-	if !ok {
-		if len(a.failures) >= maxTracked {
-			for k, f := range a.failures {
-				if !now.Before(f.start.Add(loginWindow)) {
-					delete(a.failures, k)
-				}
-			}
-			for k := range a.failures {
-				if len(a.failures) < maxTracked {
-					break
-				}
-				delete(a.failures, k)
-			}
-		}
-		f = &failures{start: now}
-		a.failures[key] = f
-	}
-	f.n++
-}
-
-// forgive forgets addr's failures after a login that succeeded.
-func (a *Auth) forgive(addr string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.failures, addressKey(addr))
-}
-
-// addressKey is what failed logins are counted by: an IPv4 address, or the
-// /64 of an IPv6 one, which one host usually holds whole.
-func addressKey(addr string) string {
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
-}
-
-// remoteAddr is the address the request came from, without its port. The
-// dashboard does not read X-Forwarded-For: behind a proxy every request
-// comes from the proxy's address.
-func remoteAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // overTLS reports whether the browser reached the dashboard over TLS:

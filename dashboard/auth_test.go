@@ -66,14 +66,18 @@ type site struct {
 	logs *logBuffer
 }
 
-// newSite serves the dashboard over q as the daemon does, guarded by h.
-func newSite(t *testing.T, q *queue.Queue, cfg *schedule.Config, h schedule.HTTP, clk clock.Clock) *site {
+// newSite serves the dashboard over q as the daemon does, guarded by h;
+// each of opts changes the guard before it serves.
+func newSite(t *testing.T, q *queue.Queue, cfg *schedule.Config, h schedule.HTTP, clk clock.Clock, opts ...func(*Auth)) *site {
 	t.Helper()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	auth, err := NewAuth(AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(auth)
 	}
 	cf := func() *schedule.Config { return cfg }
 	pages, err := New(Config{Queue: q, ConfigFunc: cf, Clock: clk, SessionFunc: auth.Session, Logger: log})
@@ -174,10 +178,10 @@ func (b *browser) csrf(path string) string {
 
 var annLogin = url.Values{"user": {"ann"}, "password": {"ann's password"}}
 
-func newAuthSite(t *testing.T, h schedule.HTTP, clk clock.Clock) *site {
+func newAuthSite(t *testing.T, h schedule.HTTP, clk clock.Clock, opts ...func(*Auth)) *site {
 	t.Helper()
 	q := openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk)
-	return newSite(t, q, parseConfig(t), h, clk)
+	return newSite(t, q, parseConfig(t), h, clk, opts...)
 }
 
 // TestLogin: with credentials every page but the static files sends to
@@ -263,13 +267,19 @@ func TestLogin(t *testing.T) {
 }
 
 // TestLoginSecureCookie: over TLS, or behind a proxy that says so, the
-// session cookie is Secure.
+// session cookie and the browser's are Secure.
 func TestLoginSecureCookie(t *testing.T) {
 	t.Parallel()
 	s := newAuthSite(t, credentials(t, false), clock.NewFake(now))
 	resp, _ := s.browser(t).post("/login", annLogin, "X-Forwarded-Proto", "https")
-	if cs := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || !cs[0].Secure {
-		t.Fatalf("POST /login over https = %d, cookies %+v, want one Secure cookie", resp.StatusCode, cs)
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cs) != 2 || cs[0].Name != sessionCookie || cs[1].Name != browserCookie {
+		t.Fatalf("POST /login over https = %d, cookies %+v, want the session's and the browser's", resp.StatusCode, cs)
+	}
+	for _, c := range cs {
+		if !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+			t.Errorf("cookie %+v, want Secure, HttpOnly, SameSite=Strict", c)
+		}
 	}
 }
 

@@ -13,9 +13,12 @@
 // or the daemon's wiring: the daemon mounts the handler Auth.Handler
 // returns, whose Session is the pages' Config.SessionFunc.
 //
-// Auth (auth.go) guards the pages: with a token or users in [http], every
-// page asks for a login at /login and a session cookie carries it; without
-// any, the pages read without one and nothing can be done. Actions
+// Auth (auth.go) guards the pages: every request must name the dashboard
+// in its Host (client.go), against pages that rebind their own name to
+// this address; with a token or users in [http], every page asks for a
+// login at /login, whose failures are limited per address and per account
+// (limit.go), and a session cookie carries it; without any, the pages read
+// without one and nothing can be done. Actions
 // (actions.go) trigger, pause, resume, retry and cancel, through the same
 // functions as the commands of those names, only when [http] actions =
 // true, for a logged-in session, with its CSRF token, from the

@@ -30,11 +30,13 @@ type rawFile struct {
 }
 
 type rawHTTP struct {
-	Listen    toml.Primitive `toml:"listen"`
-	Dashboard toml.Primitive `toml:"dashboard"`
-	Actions   toml.Primitive `toml:"actions"`
-	TokenHash toml.Primitive `toml:"token_hash"`
-	User      toml.Primitive `toml:"user"`
+	Listen         toml.Primitive `toml:"listen"`
+	Dashboard      toml.Primitive `toml:"dashboard"`
+	Actions        toml.Primitive `toml:"actions"`
+	TokenHash      toml.Primitive `toml:"token_hash"`
+	User           toml.Primitive `toml:"user"`
+	Hosts          toml.Primitive `toml:"hosts"`
+	TrustedProxies toml.Primitive `toml:"trusted_proxies"`
 }
 
 type rawScheduler struct {

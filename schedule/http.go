@@ -34,6 +34,19 @@ type HTTP struct {
 	// Users are the [[http.user]] tables, in file order: each logs in with
 	// its name and password.
 	Users []HTTPUser
+	// Hosts are the host names, lower case, besides localhost, IP
+	// addresses and the listen address's name, that the dashboard answers
+	// to in a request's Host (key hosts): the names a proxy or a browser
+	// reaches it by. A page under any other name is refused, which keeps
+	// a hostile page that rebinds its own name to this address from
+	// reading the dashboard.
+	Hosts []string
+	// TrustedProxies are the addresses and CIDR prefixes of the proxies
+	// in front of the dashboard (key trusted_proxies). A request from one
+	// of them is counted, in the login's limits and the logs, as from the
+	// client X-Forwarded-For or Forwarded names; a request from any other
+	// address as from that address. Default: none.
+	TrustedProxies []netip.Prefix
 }
 
 // HTTPUser is an [[http.user]] table: a person who may log in to the
@@ -55,7 +68,7 @@ func (h HTTP) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) 
 // credentials.
 func (h HTTP) Equal(o HTTP) bool {
 	return h.Listen == o.Listen && h.Dashboard == o.Dashboard && h.Actions == o.Actions &&
-		h.TokenHash.Equal(o.TokenHash) &&
+		h.TokenHash.Equal(o.TokenHash) && slices.Equal(h.Hosts, o.Hosts) && slices.Equal(h.TrustedProxies, o.TrustedProxies) &&
 		slices.EqualFunc(h.Users, o.Users, func(a, b HTTPUser) bool {
 			return a.Name == b.Name && a.PasswordHash.Equal(b.PasswordHash)
 		})
@@ -113,6 +126,76 @@ func validHostname(h string) bool {
 	return true
 }
 
+// ErrDashboardNeedsLogin is the error of a listen address beyond the
+// loopback interface for a dashboard that asks for no login.
+var ErrDashboardNeedsLogin = errors.New("the dashboard listens beyond the loopback interface and asks for no login: " +
+	"set token_hash or an [[http.user]] (scheduler -hash-password prints a hash), or dashboard = false")
+
+// loadHosts decodes hosts: host names without a port.
+func (l *loader) loadHosts(p toml.Primitive, w where, cfg *Config) {
+	var hosts []string
+	if !l.decode(p, &hosts, w) {
+		return
+	}
+	for _, h := range hosts {
+		name := strings.ToLower(strings.TrimSuffix(h, "."))
+		switch {
+		case isIP(name):
+			l.errorf(w, "%q is an IP address: the dashboard answers to every IP address already; list names only", h)
+		case strings.Contains(h, ":"):
+			l.errorf(w, "%q: give the name without a port; the port is not checked", h)
+		case name == "" || !validHostname(name):
+			l.errorf(w, "%q is not a host name such as scheduler.example.com", h)
+		case !slices.Contains(cfg.HTTP.Hosts, name):
+			cfg.HTTP.Hosts = append(cfg.HTTP.Hosts, name)
+		}
+	}
+}
+
+func isIP(s string) bool {
+	_, err := netip.ParseAddr(strings.Trim(s, "[]"))
+	return err == nil
+}
+
+// loadProxies decodes trusted_proxies: IP addresses and CIDR prefixes.
+func (l *loader) loadProxies(p toml.Primitive, w where, cfg *Config) {
+	var proxies []string
+	if !l.decode(p, &proxies, w) {
+		return
+	}
+	for _, s := range proxies {
+		pre, err := ParseProxy(s)
+		if err != nil {
+			l.add(w, err)
+			continue
+		}
+		if !slices.Contains(cfg.HTTP.TrustedProxies, pre) {
+			cfg.HTTP.TrustedProxies = append(cfg.HTTP.TrustedProxies, pre)
+		}
+	}
+}
+
+// ParseProxy parses an entry of trusted_proxies: an IP address, which is
+// a prefix of its full length, or a CIDR prefix such as 10.0.0.0/8. An
+// IPv4-mapped IPv6 address is its IPv4 address.
+func ParseProxy(s string) (netip.Prefix, error) {
+	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
+		ip = ip.Unmap()
+		return netip.PrefixFrom(ip, ip.BitLen()), nil
+	}
+	pre, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an IP address nor a CIDR prefix such as 10.0.0.0/8", s)
+	}
+	if pre.Addr().Is4In6() {
+		if pre.Bits() < 96 {
+			return netip.Prefix{}, fmt.Errorf("%q: an IPv4-mapped prefix needs at least 96 bits", s)
+		}
+		pre = netip.PrefixFrom(pre.Addr().Unmap(), pre.Bits()-96)
+	}
+	return pre.Masked(), nil
+}
+
 // userKeys are the keys an [[http.user]] table may hold.
 var userKeys = map[string]bool{"name": true, "password_hash": true}
 
@@ -138,6 +221,8 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 		cfg.HTTP.TokenHash = h
 	}
 	l.loadUsers(raw.User, cfg)
+	l.loadHosts(raw.Hosts, w.with("hosts"), cfg)
+	l.loadProxies(raw.TrustedProxies, w.with("trusted_proxies"), cfg)
 	if aw := w.with("actions"); cfg.HTTP.Actions && !l.failed[pathKey(aw.path)] {
 		switch {
 		case !cfg.HTTP.Dashboard:
@@ -161,15 +246,16 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 	}
 	cfg.HTTP.Listen = addr
 	if public {
+		if cfg.HTTP.Dashboard && !cfg.HTTP.Credentials() && !present(raw.TokenHash) && !present(raw.User) {
+			l.add(lw, ErrDashboardNeedsLogin)
+			return
+		}
 		line := 0
 		if l.loc != nil {
 			line = l.loc.line(lw.path...)
 		}
 		what := "the metrics"
-		switch {
-		case cfg.HTTP.Dashboard && !cfg.HTTP.Credentials():
-			what = "the metrics and the dashboard, which asks for no login (set token_hash or [[http.user]])"
-		case cfg.HTTP.Dashboard:
+		if cfg.HTTP.Dashboard {
 			what = "the metrics, and the dashboard's login goes over plain HTTP unless a TLS proxy is in front"
 		}
 		cfg.Warnings = append(cfg.Warnings, &ConfigError{File: l.file, Line: line, Table: "http", Field: "listen",

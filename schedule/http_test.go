@@ -28,8 +28,14 @@ func TestLoadHTTP(t *testing.T) {
 		{"loopback", "[http]\nlisten = \"127.0.0.1:9464\"\n", "127.0.0.1:9464", false, ""},
 		{"loopback v6", "[http]\nlisten = \"[::1]:9464\"\n", "[::1]:9464", false, ""},
 		{"localhost", "[http]\nlisten = \"localhost:9464\"\n", "localhost:9464", false, ""},
-		{"every interface", "[http]\nlisten = \":9464\"\n", ":9464", true, ""},
-		{"public address", "[http]\nlisten = \"192.0.2.7:9464\"\n", "192.0.2.7:9464", true, ""},
+		{"every interface", "[http]\nlisten = \":9464\"\ndashboard = false\n", ":9464", true, ""},
+		{"public address", "[http]\nlisten = \"192.0.2.7:9464\"\ndashboard = false\n", "192.0.2.7:9464", true, ""},
+		{"public name", "[http]\nlisten = \"sched.example.com:9464\"\ndashboard = false\n", "sched.example.com:9464", true, ""},
+		{"public with a login", "[http]\nlisten = \"0.0.0.0:9464\"\ntoken_hash = \"" + testHash + "\"\n", "0.0.0.0:9464", true, ""},
+		{"public dashboard without a login", "[http]\nlisten = \"0.0.0.0:9464\"\n", "", false,
+			`:11: http: field listen: the dashboard listens beyond the loopback interface and asks for no login: set token_hash`},
+		{"every interface without a login", "[http]\nlisten = \":9464\"\n", "", false,
+			`:11: http: field listen: the dashboard listens beyond the loopback interface and asks for no login`},
 		{"no port", "[http]\nlisten = \"127.0.0.1\"\n", "", false, `:11: http: field listen: "127.0.0.1" is not host:port`},
 		{"bad port", "[http]\nlisten = \"127.0.0.1:99999\"\n", "", false, `:11: http: field listen: "127.0.0.1:99999": port "99999" is not a number`},
 		{"empty", "[http]\nlisten = \"\"\n", "", false, `:11: http: field listen: empty address`},
@@ -175,9 +181,70 @@ func TestHTTPEqual(t *testing.T) {
 		strings.Replace(user, testHash, other, 1),
 		user + "[[http.user]]\nname = \"bob\"\npassword_hash = \"" + testHash + "\"\n",
 		strings.Replace(user, "[http]\n", "[http]\ndashboard = false\n", 1),
+		strings.Replace(user, "[http]\n", "[http]\nhosts = [\"a.example\"]\n", 1),
+		strings.Replace(user, "[http]\n", "[http]\ntrusted_proxies = [\"127.0.0.1\"]\n", 1),
 	} {
 		if a.Equal(load(table)) {
 			t.Errorf("Equal(%q) = true, want false", table)
 		}
+	}
+}
+
+func TestLoadHTTPHostsAndProxies(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		table   string // from line 10
+		hosts   string
+		proxies string
+		err     string // a substring of the only error, with its line
+	}{
+		{"absent", "[http]\n", "", "", ""},
+		{"names", "[http]\nhosts = [\"Scheduler.Example.com\", \"ops.example.com.\", \"scheduler.example.com\"]\n",
+			"scheduler.example.com,ops.example.com", "", ""},
+		{"proxies", "[http]\ntrusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\", \"::1\", \"2001:db8::/32\", \"192.168.1.7/16\", \"::ffff:10.1.2.3\"]\n",
+			"", "127.0.0.1/32,10.0.0.0/8,::1/128,2001:db8::/32,192.168.0.0/16,10.1.2.3/32", ""},
+		{"bad cidr", "[http]\ntrusted_proxies = [\"10.0.0.0/8\", \"10.0.0.0/33\"]\n", "", "",
+			`:11: http: field trusted_proxies: "10.0.0.0/33" is neither an IP address nor a CIDR prefix such as 10.0.0.0/8`},
+		{"proxy by name", "[http]\n\ntrusted_proxies = [\"proxy.example.com\"]\n", "", "",
+			`:12: http: field trusted_proxies: "proxy.example.com" is neither`},
+		{"proxies not a list", "[http]\ntrusted_proxies = \"127.0.0.1\"\n", "", "",
+			`:11: http: field trusted_proxies: wrong type: want an array of strings, got a string`},
+		{"host with a port", "[http]\nhosts = [\"scheduler.example.com:443\"]\n", "", "",
+			`:11: http: field hosts: "scheduler.example.com:443": give the name without a port`},
+		{"host an address", "[http]\nhosts = [\"[::1]\"]\n", "", "",
+			`:11: http: field hosts: "[::1]" is an IP address`},
+		{"host not a name", "[http]\nhosts = [\"*.example.com\"]\n", "", "",
+			`:11: http: field hosts: "*.example.com" is not a host name`},
+		{"empty host", "[http]\nhosts = [\"\"]\n", "", "", `:11: http: field hosts: "" is not a host name`},
+		{"misspelt key", "[http]\ntrusted_proxy = [\"127.0.0.1\"]\n", "", "", `:11: http: unknown key "trusted_proxy"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse("s.toml", []byte(httpBase+"\n"+tt.table))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), "s.toml"+tt.err) {
+					t.Fatalf("Parse = %v, want an error containing %q", err, "s.toml"+tt.err)
+				}
+				if n := strings.Count(err.Error(), "\n"); n != 0 {
+					t.Errorf("Parse = %v: %d problems, want 1", err, n+1)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if got := strings.Join(cfg.HTTP.Hosts, ","); got != tt.hosts {
+				t.Errorf("Hosts = %q, want %q", got, tt.hosts)
+			}
+			var proxies []string
+			for _, p := range cfg.HTTP.TrustedProxies {
+				proxies = append(proxies, p.String())
+			}
+			if got := strings.Join(proxies, ","); got != tt.proxies {
+				t.Errorf("TrustedProxies = %q, want %q", got, tt.proxies)
+			}
+		})
 	}
 }
