@@ -22,9 +22,9 @@ import (
 // readConfig loads the config file and returns the bytes it was made from,
 // which the daemon stores as the configuration it runs.
 func readConfig(path string) (*schedule.Config, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := schedule.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load config: %w", err)
+		return nil, nil, err
 	}
 	cfg, err := schedule.Parse(path, data)
 	return cfg, data, err
