@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -141,11 +142,20 @@ func (a *app) triggerRun(ctx context.Context) error {
 	}
 	var payload json.RawMessage
 	if a.o.payload != "" {
+		text, err := a.payloadArg()
+		if err != nil {
+			return err
+		}
+		// Checked before it is decoded: the decoder's cost grows with the
+		// payload's depth.
+		if err := queue.CheckPayload(text); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
+			return usagef("-payload: %v", err)
+		}
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(a.o.payload), &obj); err != nil {
+		if err := json.Unmarshal(text, &obj); err != nil {
 			return usagef("-payload: not a JSON object: %v", err)
 		}
-		payload = json.RawMessage(a.o.payload)
+		payload = text
 	}
 	opts := schedule.TriggerOptions{Payload: payload, Key: a.o.key, Item: a.o.item, Now: a.clock.Now()}
 	if err := schedule.CheckTrigger(a.cfg, a.o.trigger, opts); err != nil {
@@ -177,6 +187,37 @@ func (a *app) triggerRun(ctx context.Context) error {
 		fmt.Fprintf(a.stdout, "trigger key %q was used before: nothing enqueued\n", a.o.key)
 	}
 	return a.warnNoDaemon(ctx, q)
+}
+
+// payloadArg returns the JSON that -payload gives: the argument itself;
+// with "@PATH", the contents of the file PATH; with "-", standard input.
+// A file or stdin carries a payload past the kernel's limit on one
+// argument. At most queue.MaxPayloadSize+1 bytes are read, enough for
+// CheckPayload to refuse a larger one.
+func (a *app) payloadArg() ([]byte, error) {
+	v := a.o.payload
+	var r io.Reader
+	switch {
+	case v == "-":
+		r = a.opts.Stdin
+		if r == nil {
+			r = os.Stdin
+		}
+	case strings.HasPrefix(v, "@"):
+		f, err := os.Open(v[1:])
+		if err != nil {
+			return nil, usagef("-payload %s: %v", v, err)
+		}
+		defer f.Close()
+		r = f
+	default:
+		return []byte(v), nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, queue.MaxPayloadSize+1))
+	if err != nil {
+		return nil, usagef("-payload %s: %v", v, err)
+	}
+	return bytes.TrimSpace(b), nil
 }
 
 // statusReport is what -status prints. A value that does not exist (no job
@@ -844,9 +885,12 @@ type jobView struct {
 	Priority    int             `json:"priority"`
 	Version     int             `json:"version"` // of the payload's format
 	Payload     json.RawMessage `json:"payload"`
-	Schedule    string          `json:"schedule,omitempty"`
-	Item        string          `json:"item,omitempty"`
-	ScheduledAt string          `json:"scheduled_at,omitempty"`
+	// PayloadError says why Payload is a marker instead of the stored
+	// payload (see payloadView).
+	PayloadError string `json:"payload_error,omitempty"`
+	Schedule     string `json:"schedule,omitempty"`
+	Item         string `json:"item,omitempty"`
+	ScheduledAt  string `json:"scheduled_at,omitempty"`
 	// ScheduledAtZone is ScheduledAt in Zone, the zone of the job's
 	// schedule in the config (-job only; absent when the config has no such
 	// schedule).
@@ -884,13 +928,27 @@ func optTime(t time.Time) string {
 // redact_output of its task in cfg (nil: none).
 func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 	r := cfg.Redactor(j.Type)
+	payload, payloadErr := payloadView(r, j.Payload)
 	return jobView{
 		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
-		Priority: j.Priority, Version: j.Version, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		Priority: j.Priority, Version: j.Version, Payload: payload, PayloadError: payloadErr, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
 		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
 		RetriedAt: optTime(j.RetriedAt),
 	}
+}
+
+// payloadView is a stored payload as a listing shows it, masked by r. A
+// payload that no enqueue would take (not JSON, too deep, too large: a row
+// written by hand or by an older version) is shown as a marker, with why in
+// the second result, so that one row cannot break a listing; its text is
+// not shown, as it may hold secrets that redact would have masked.
+func payloadView(r *schedule.Redactor, p json.RawMessage) (json.RawMessage, string) {
+	if err := queue.CheckPayload(p); err != nil {
+		marker, _ := json.Marshal(fmt.Sprintf("[unreadable payload, %d bytes]", len(p)))
+		return marker, err.Error()
+	}
+	return r.Payload(p), ""
 }
 
 func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
@@ -948,6 +1006,7 @@ func (a *app) showJob(ctx context.Context) error {
 	row("attempts", fmt.Sprintf("%d of %d", v.Attempt, v.MaxAttempts))
 	row("version", strconv.Itoa(v.Version))
 	row("payload", string(v.Payload))
+	row("payload error", v.PayloadError)
 	row("schedule", v.Schedule)
 	row("item", v.Item)
 	if v.ScheduledAtZone != "" {

@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
-	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload")
+	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload; @FILE reads it from FILE, - from standard input")
 	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing; with -jobs: list the jobs whose key starts with it")
 	fs.StringVar(&o.item, "item", "", "with -trigger: run only the fan-out item `ITEM` (its id, like customer=acme, or a value naming one item)")
 	fs.BoolVar(&o.status, "status", false, "print job counts, the oldest ready job's age, and each schedule's last and next run")
