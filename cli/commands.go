@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -20,12 +21,17 @@ import (
 	"scheduler/schedule"
 )
 
-// openQueue opens the database for a subcommand. Subcommands that only
-// read refuse to create a database file (a PostgreSQL database is there or
-// not; opening it read-only creates nothing).
+// openQueue opens the database for a subcommand. No subcommand creates a
+// database file: only the daemon does, so that a command run as root
+// before the service's first start cannot leave a database the service's
+// user cannot open (a PostgreSQL database is there or not).
 func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
-	if !write && !isDSN(a.db) {
-		if _, err := os.Stat(a.db); err != nil {
+	if !isDSN(a.db) {
+		_, err := os.Stat(a.db)
+		switch {
+		case write && errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("database %s does not exist yet: start the daemon first (only the daemon creates its database, so that it owns it)", a.dbPath)
+		case err != nil:
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
@@ -73,6 +79,14 @@ func (a *app) checkConfig() error {
 	}
 	if err := a.checkCommands(); err != nil {
 		return err
+	}
+	// What else the daemon's start would fail on, found without side
+	// effects: the environment systemd gives it, and the database.
+	if _, err := watchdogInterval(getenv); err != nil {
+		return usagef("%v", err)
+	}
+	if err := a.checkDatabase(); err != nil {
+		return usagef("%v", err)
 	}
 	now := a.clock.Now()
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -250,9 +251,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		return usagef("%v", err)
 	}
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
+	flagConfig := o.config
 	o.config = configPath(o.config, getenv, fileExists)
 	cfg, data, cerr := readConfig(o.config)
+	if errors.Is(cerr, fs.ErrNotExist) {
+		cerr = &configNotFoundError{looked: configCandidates(flagConfig, getenv), err: cerr}
+	}
 	a.db = databasePath(o.db, getenv, o.config, cfg)
+	if cerr != nil && data != nil && o.db == "" && getenv(envDB) == "" {
+		// A broken file whose db line still reads names the database.
+		if db, ok := schedule.RecoverDB(data); ok {
+			a.db, a.dbRecovered = databasePathOf("", getenv, o.config, db), true
+		}
+	}
 	a.dbPath = redactDSN(a.db)
 	if o.db == "" {
 		// From here on o.db says whether the database was named outside
@@ -448,6 +459,9 @@ type app struct {
 	cfgData []byte
 	fileErr error
 	running *queue.StoredConfig
+	// dbRecovered is set when db is the [scheduler].db of a file that does
+	// not load (schedule.RecoverDB).
+	dbRecovered bool
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.
 	met *metrics
