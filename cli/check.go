@@ -43,7 +43,7 @@ const sqliteHeader = "SQLite format 3\x00"
 // (the database, its -wal and -shm files and the lock files beside it), a
 // file that is not a regular one, that this user cannot read and write, or
 // that is not a SQLite database. A PostgreSQL database is not connected
-// to: -check touches no database.
+// to.
 func (a *app) checkDatabase() error {
 	if isDSN(a.db) {
 		return nil

@@ -74,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.db, "db", "", "the `path|URL` of the database: a SQLite file, or PostgreSQL as postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path taken from the config's directory); give a password in $SCHEDULER_DB, not on the command line")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
+	fs.BoolVar(&o.check, "check", false, "validate the config and what the daemon's start needs (the database's directory and file, the commands' programs), print each schedule's next run, and exit; writes nothing")
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
 	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload; @FILE reads it from FILE, - from standard input")
 	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing; with -jobs: list the jobs whose key starts with it")
