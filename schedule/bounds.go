@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Bounds of what the loader reads. The TOML decoder's memory grows with the
@@ -54,29 +55,35 @@ func checkBounds(file string, data []byte) *ConfigError {
 	if len(data) > MaxConfigSize {
 		return &ConfigError{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrConfigTooLarge, MaxConfigSize)}
 	}
-	if line, depth := nestingOver(data, MaxConfigDepth); line > 0 {
-		return &ConfigError{File: file, Line: line, Err: fmt.Errorf("%w: %d levels of tables, dotted keys, inline tables and arrays here, more than the %d a config may have",
-			ErrConfigTooDeep, depth, MaxConfigDepth)}
+	if line, depth, key := nestingOver(data, MaxConfigDepth); line > 0 {
+		return &ConfigError{File: file, Line: line, Err: fmt.Errorf("%w: depth %d in %s, more than the %d a config may have (each part of a table header or dotted key, and each array or inline table, is a level)",
+			ErrConfigTooDeep, depth, key, MaxConfigDepth)}
 	}
 	return nil
 }
 
 // nestingOver scans a TOML document for the first place nested deeper than
-// max and returns its 1-based line and depth; 0, 0 when there is none. It
+// max and returns its 1-based line, its depth and the key or table header
+// it is in, as written; 0 when there is none. It
 // follows table headers, keys and the brackets and braces of values, and
 // skips strings (basic, literal, multi-line) and comments, so that brackets
 // in them do not count. It does not validate: on malformed input it may
 // count differently from the decoder, whose own error then reports it, but
 // it always ends in one pass over data.
-func nestingOver(data []byte, max int) (line, depth int) {
+func nestingOver(data []byte, max int) (line, depth int, key string) {
 	s := nestScanner{data: data, line: 1}
-	return s.run(max)
+	line, depth = s.run(max)
+	if line == 0 {
+		return 0, 0, ""
+	}
+	return line, depth, s.key
 }
 
 type nestScanner struct {
 	data []byte
 	i    int
 	line int
+	key  string // the last table header or top-level key, as written
 }
 
 // open is a bracket or brace of a value not closed yet.
@@ -118,14 +125,18 @@ func (s *nestScanner) run(max int) (int, int) {
 				if s.i < len(s.data) && s.data[s.i] == '[' {
 					s.i++
 				}
+				from := s.i
 				table = s.keyPath()
+				s.key = "[" + strings.TrimSpace(string(s.data[from:s.i])) + "]"
 				if table > max {
 					return s.line, table
 				}
 				s.skipLine()
 				continue
 			}
+			from := s.i
 			base = table + s.keyPath()
+			s.key = strings.TrimSpace(string(s.data[from:s.i]))
 			if base > max {
 				return s.line, base
 			}

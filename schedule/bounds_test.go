@@ -51,7 +51,7 @@ func TestNestingOver(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			line, depth := nestingOver([]byte(tc.src), tc.max)
+			line, depth, _ := nestingOver([]byte(tc.src), tc.max)
 			if line != tc.wantLine || depth != tc.wantDepth {
 				t.Errorf("nestingOver(%q, %d) = line %d, depth %d; want line %d, depth %d", tc.src, tc.max, line, depth, tc.wantLine, tc.wantDepth)
 			}
@@ -86,7 +86,7 @@ func TestDeepConfigIsRefusedBeforeDecoding(t *testing.T) {
 	if cfg != nil || !errors.Is(err, ErrConfigTooDeep) {
 		t.Fatalf("Parse of a 4000-deep config = %v, %v; want ErrConfigTooDeep", cfg, err)
 	}
-	if want := "deep.toml:9: config nested too deep: 33 levels"; !strings.HasPrefix(err.Error(), want) {
+	if want := "deep.toml:9: config nested too deep: depth 33 in payload, "; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q does not start with %q", err, want)
 	}
 	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
