@@ -40,7 +40,7 @@ func oneLineError(t *testing.T, what, stderr, want string) {
 // as well as RFC 3339, and the instants enqueued are printed in the zone.
 func TestBackfillTakesDatesInTheScheduleZone(t *testing.T) {
 	t.Parallel()
-	dir := setup(t, actConfig)
+	dir := setupDB(t, actConfig)
 	out := mustCLI(t, dir, "-backfill", "nightly-report", "-from", "2026-11-23", "-to", "2026-11-25")
 	for _, want := range []string{
 		"from 2026-11-23T00:00:00+03:00 to 2026-11-25T23:59:59+03:00",
@@ -72,7 +72,7 @@ func TestBackfillTakesDatesInTheScheduleZone(t *testing.T) {
 // state, is a one-line error.
 func TestJobRefsTakeKeysInTheScheduleZone(t *testing.T) {
 	t.Parallel()
-	dir := setup(t, actConfig)
+	dir := setupDB(t, actConfig)
 	mustCLI(t, dir, "-backfill", "nightly-report", "-from", "2026-11-23", "-to", "2026-11-24")
 	const stored = "nightly-report|customer=acme|2026-11-23T00:00:00Z"
 	for _, ref := range []string{stored, "nightly-report|customer=acme|2026-11-23T03:00:00+03:00", "nightly-report|customer=acme|2026-11-23T03:00"} {

@@ -25,6 +25,8 @@ type alarmView struct {
 	Open     bool            `json:"open"`
 	RaisedAt string          `json:"raised_at"`
 	Detail   json.RawMessage `json:"detail"`
+	// DetailError says why Detail is a marker (see payloadView).
+	DetailError string `json:"detail_error,omitempty"`
 }
 
 // listAlarms is -alarms: the newest alarms, of every schedule or of
@@ -41,9 +43,10 @@ func (a *app) listAlarms(ctx context.Context) error {
 	}
 	views := make([]alarmView, 0, len(alarms))
 	for _, al := range alarms {
+		detail, detailErr := payloadView(nil, al.Detail)
 		views = append(views, alarmView{ID: al.ID, Schedule: al.Schedule, Item: al.Item,
 			Instant: rfc3339(al.ScheduledAt, a.zone(al.Schedule)), Kind: string(al.Kind), JobID: al.JobID,
-			Error: al.Error, Open: al.Open, RaisedAt: rfc3339(al.RaisedAt, time.UTC), Detail: al.Detail})
+			Error: al.Error, Open: al.Open, RaisedAt: rfc3339(al.RaisedAt, time.UTC), Detail: detail, DetailError: detailErr})
 	}
 	if a.o.json {
 		return writeJSON(a.stdout, views)

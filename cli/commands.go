@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"slices"
@@ -19,12 +20,17 @@ import (
 	"scheduler/schedule"
 )
 
-// openQueue opens the database for a subcommand. Subcommands that only
-// read refuse to create a database file (a PostgreSQL database is there or
-// not; opening it read-only creates nothing).
+// openQueue opens the database for a subcommand. No subcommand creates a
+// database file: only the daemon does, so that a command run as root
+// before the service's first start cannot leave a database the service's
+// user cannot open (a PostgreSQL database is there or not).
 func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
-	if !write && !isDSN(a.db) {
-		if _, err := os.Stat(a.db); err != nil {
+	if !isDSN(a.db) {
+		_, err := os.Stat(a.db)
+		switch {
+		case write && errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("database %s does not exist yet: start the daemon first (only the daemon creates its database, so that it owns it)", a.dbPath)
+		case err != nil:
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
@@ -72,6 +78,14 @@ func (a *app) checkConfig() error {
 	}
 	if err := a.checkCommands(); err != nil {
 		return err
+	}
+	// What else the daemon's start would fail on, found without side
+	// effects: the environment systemd gives it, and the database.
+	if _, err := watchdogInterval(getenv); err != nil {
+		return usagef("%v", err)
+	}
+	if err := a.checkDatabase(); err != nil {
+		return usagef("%v", err)
 	}
 	now := a.clock.Now()
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -142,11 +156,20 @@ func (a *app) triggerRun(ctx context.Context) error {
 	}
 	var payload json.RawMessage
 	if a.o.payload != "" {
+		text, err := a.payloadArg()
+		if err != nil {
+			return err
+		}
+		// Checked before it is decoded: the decoder's cost grows with the
+		// payload's depth.
+		if err := queue.CheckPayload(text); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
+			return usagef("-payload: %v", err)
+		}
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(a.o.payload), &obj); err != nil {
+		if err := json.Unmarshal(text, &obj); err != nil {
 			return usagef("-payload: not a JSON object: %v", err)
 		}
-		payload = json.RawMessage(a.o.payload)
+		payload = text
 	}
 	opts := schedule.TriggerOptions{Payload: payload, Key: a.o.key, Item: a.o.item, Now: a.clock.Now()}
 	if err := schedule.CheckTrigger(a.cfg, a.o.trigger, opts); err != nil {
@@ -845,9 +868,12 @@ type jobView struct {
 	Priority    int             `json:"priority"`
 	Version     int             `json:"version"` // of the payload's format
 	Payload     json.RawMessage `json:"payload"`
-	Schedule    string          `json:"schedule,omitempty"`
-	Item        string          `json:"item,omitempty"`
-	ScheduledAt string          `json:"scheduled_at,omitempty"`
+	// PayloadError says why Payload is a marker instead of the stored
+	// payload (see payloadView).
+	PayloadError string `json:"payload_error,omitempty"`
+	Schedule     string `json:"schedule,omitempty"`
+	Item         string `json:"item,omitempty"`
+	ScheduledAt  string `json:"scheduled_at,omitempty"`
 	// ScheduledAtZone is ScheduledAt in Zone, the zone of the job's
 	// schedule in the config (-job only; absent when the config has no such
 	// schedule).
@@ -885,9 +911,10 @@ func optTime(t time.Time) string {
 // redact_output of its task in cfg (nil: none).
 func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 	r := cfg.Redactor(j.Type)
+	payload, payloadErr := payloadView(r, j.Payload)
 	return jobView{
 		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
-		Priority: j.Priority, Version: j.Version, Payload: r.Payload(j.Payload), Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		Priority: j.Priority, Version: j.Version, Payload: payload, PayloadError: payloadErr, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
 		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
 		RetriedAt: optTime(j.RetriedAt),
@@ -949,6 +976,7 @@ func (a *app) showJob(ctx context.Context) error {
 	row("attempts", fmt.Sprintf("%d of %d", v.Attempt, v.MaxAttempts))
 	row("version", strconv.Itoa(v.Version))
 	row("payload", string(v.Payload))
+	row("payload error", v.PayloadError)
 	row("schedule", v.Schedule)
 	row("item", v.Item)
 	if v.ScheduledAtZone != "" {

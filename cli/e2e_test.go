@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"scheduler/queue"
 )
 
 // setup writes a config and the recorder script into a fresh directory.
@@ -21,6 +24,26 @@ func setup(t *testing.T, config string) string {
 	writeFile(t, filepath.Join(dir, "record.sh"), recorderScript)
 	writeFile(t, filepath.Join(dir, "schedules.toml"), config)
 	return dir
+}
+
+// setupDB is setup with the database made beside the config, as a
+// daemon's first start makes it (no operator command creates one), for
+// tests of operator commands on a database no daemon runs on.
+func setupDB(t *testing.T, config string) string {
+	t.Helper()
+	dir := setup(t, config)
+	createDB(t, filepath.Join(dir, "scheduler.db"))
+	return dir
+}
+
+// createDB makes the database at path as the daemon's start does.
+func createDB(t testing.TB, path string) {
+	t.Helper()
+	q, err := queue.Open(context.Background(), path, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
 }
 
 // TestScheduledRunsHappenAtTheirInstants: an @every 1s and a seconds-field

@@ -22,9 +22,9 @@ import (
 // readConfig loads the config file and returns the bytes it was made from,
 // which the daemon stores as the configuration it runs.
 func readConfig(path string) (*schedule.Config, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := schedule.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load config: %w", err)
+		return nil, nil, err
 	}
 	cfg, err := schedule.Parse(path, data)
 	return cfg, data, err
@@ -43,14 +43,15 @@ func needsSchedules(o *options) bool {
 
 // useLastGood makes the configuration stored in the database a.cfg, after
 // fileErr made the file unusable, and warns once on stderr. The database is
-// a.db: -db or $SCHEDULER_DB, else the default beside the config file,
-// since the broken file cannot say where its [scheduler].db is. Commands
+// a.db: -db or $SCHEDULER_DB, else the broken file's [scheduler].db when
+// its line still reads (schedule.RecoverDB), else the default beside the
+// config file. Commands
 // that can do without a config (-status, -dead, ...) go on without one when
 // -db or $SCHEDULER_DB names a database that holds none. Otherwise it prints
 // the file's problems with what kept the fallback from working, and fails.
 func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 	a.fileErr = fileErr
-	dbKnown := a.o.db != ""
+	dbKnown := a.o.db != "" || a.dbRecovered
 	fail := func(format string, args ...any) error {
 		// What kept the fallback from working first; the file's problems
 		// and their count last, as when there is no fallback.
@@ -63,7 +64,10 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 	}
 	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
 		if !dbKnown {
-			return fail("no database at %s, the default beside the config; the broken file cannot say where the daemon's is", a.dbPath)
+			if _, missing := errors.AsType[*configNotFoundError](fileErr); missing {
+				return fail("no database at %s, the default beside the config; with no config file nothing says where the daemon's is", a.dbPath)
+			}
+			return fail("no database at %s, the default beside the config; the broken file does not say where the daemon's is", a.dbPath)
 		}
 		return fail("database %s: %v", a.dbPath, err)
 	}
@@ -101,6 +105,9 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 
 // brokenSummary says in one line why the file at path is unusable.
 func brokenSummary(path string, err error) string {
+	if nf, ok := errors.AsType[*configNotFoundError](err); ok {
+		return nf.Error()
+	}
 	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok && len(es) > 0 {
 		return fmt.Sprintf("%s is broken (%d problem(s), first: %v)", path, len(es), es[0])
 	}
@@ -126,6 +133,7 @@ const (
 	configLoaded  = "loaded"  // the file is what the daemon runs
 	configChanged = "changed" // the file loads but the daemon has not reloaded it
 	configBroken  = "broken"  // the file does not load; the daemon runs the stored config
+	configMissing = "missing" // no file was found; the daemon runs the stored config
 	configOther   = "other"   // the daemon runs another file
 )
 
@@ -158,6 +166,8 @@ func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, 
 		r.FileSHA256 = queue.ConfigSHA256(a.cfgData)
 	}
 	switch {
+	case errors.As(a.fileErr, new(*configNotFoundError)):
+		r.State = configMissing
 	case a.fileErr != nil:
 		r.State = configBroken
 	case !samePath(stored.Path, a.o.config):
@@ -173,6 +183,8 @@ func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, 
 // String is the config line of -status.
 func (r *configReport) String() string {
 	switch r.State {
+	case configMissing:
+		return fmt.Sprintf("%s not found: the daemon runs what it loaded at %s (sha256 %s)", r.File, r.LoadedAt, shortSHA(r.SHA256))
 	case configBroken:
 		return fmt.Sprintf("%s is broken: the daemon runs what it loaded at %s (sha256 %s); run -check", r.File, r.LoadedAt, shortSHA(r.SHA256))
 	case configChanged:

@@ -108,8 +108,8 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 	}
 }
 
-// TestStatusWarnsOnFreshDatabase: with no daemon ever started, -status and
-// -trigger say that no daemon runs.
+// TestStatusWarnsOnFreshDatabase: on a database no daemon has run on
+// since its first start, -status and -trigger say that no daemon runs.
 func TestStatusWarnsOnFreshDatabase(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, `
@@ -120,6 +120,7 @@ name = "s"
 cron = "@daily"
 task = "rec"
 `)
+	createDB(t, filepath.Join(dir, "scheduler.db"))
 	_, errs, code := cli(t, dir, "-trigger", "s")
 	if code != 0 || !strings.Contains(errs, "warning: queued; no daemon is running") {
 		t.Errorf("-trigger on a fresh database: exit %d\n%s", code, errs)
@@ -151,6 +152,7 @@ cron = "0 0 1 1 *"
 task = "rec"
 `)
 	writeFile(t, filepath.Join(dir, "fan.sh"), fanScript)
+	createDB(t, filepath.Join(dir, "scheduler.db"))
 	mustCLI(t, dir, "-backfill", "yearly", "-from", "2025-01-01T00:00:00Z", "-to", "2026-01-01T00:00:00Z")
 	mustCLI(t, dir, "-trigger", "other", "-key", "k1")
 	list := func(args ...string) []jobView {

@@ -308,6 +308,7 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 	if _, err := os.Stat(filepath.Join(dir, "scheduler.db")); err == nil {
 		t.Error("a rejected trigger created the database")
 	}
+	createDB(t, filepath.Join(dir, "scheduler.db"))
 	_, errs, code = cli(t, dir, "-trigger", "monthly", "-item", "hooli")
 	if code != ExitUsage || !strings.Contains(errs, "customer=acme; customer=globex; customer=initech") {
 		t.Errorf("-item hooli: exit %d, want %d listing the items:\n%s", code, ExitUsage, errs)

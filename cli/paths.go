@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"scheduler/schedule"
 )
@@ -39,6 +40,30 @@ func configPath(flagValue string, getenv func(string) string, exists func(string
 	return localConfig
 }
 
+// configCandidates are the files configPath looks at, in order: the one
+// -config or $SCHEDULER_CONFIG names, else the local and the installed one.
+func configCandidates(flagValue string, getenv func(string) string) []string {
+	switch {
+	case flagValue != "":
+		return []string{flagValue}
+	case getenv(envConfig) != "":
+		return []string{getenv(envConfig)}
+	}
+	return []string{localConfig, installedConfig}
+}
+
+// configNotFoundError is the error of a command that found no config file.
+type configNotFoundError struct {
+	looked []string // the paths looked at
+	err    error
+}
+
+func (e *configNotFoundError) Error() string {
+	return "no config file: not found at " + strings.Join(e.looked, " or ")
+}
+
+func (e *configNotFoundError) Unwrap() error { return e.err }
+
 // fileExists reports whether path names something that can be stat'ed; a
 // file that exists but cannot be read still counts, so that its error is
 // reported instead of silently falling back to another file.
@@ -56,6 +81,17 @@ func fileExists(path string) bool {
 // daemon, -check and every operator command use it, so they agree on the
 // database given the same flags and environment.
 func databasePath(flag string, getenv func(string) string, config string, cfg *schedule.Config) string {
+	setting := ""
+	if cfg != nil {
+		setting = cfg.Scheduler.DB
+	}
+	return databasePathOf(flag, getenv, config, setting)
+}
+
+// databasePathOf is databasePath with the config's [scheduler].db given as
+// setting ("" for the default), such as one read from a broken file
+// (schedule.RecoverDB).
+func databasePathOf(flag string, getenv func(string) string, config, setting string) string {
 	if flag != "" {
 		return flag
 	}
@@ -63,8 +99,8 @@ func databasePath(flag string, getenv func(string) string, config string, cfg *s
 		return env
 	}
 	db := schedule.DefaultDB
-	if cfg != nil && cfg.Scheduler.DB != "" {
-		db = cfg.Scheduler.DB
+	if setting != "" {
+		db = setting
 	}
 	if isDSN(db) || filepath.IsAbs(db) {
 		return db

@@ -111,8 +111,9 @@ task = "t"
 	// Flags beat the environment.
 	other := filepath.Join(elsewhere, "flag.toml")
 	writeFile(t, other, "[scheduler]\ndb = \"/x/flag.db\"\n")
-	out, _, code = cliEnv(t, elsewhere, env, "-check", "-config", other, "-db", "/y/flag.db")
-	if code != 0 || !strings.Contains(out, other+": ok") || !strings.Contains(out, "database /y/flag.db\n") {
+	flagDB := filepath.Join(elsewhere, "flag.db")
+	out, _, code = cliEnv(t, elsewhere, env, "-check", "-config", other, "-db", flagDB)
+	if code != 0 || !strings.Contains(out, other+": ok") || !strings.Contains(out, "database "+flagDB+"\n") {
 		t.Errorf("-check -config -db: exit %d, want the flags' files in\n%s", code, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -73,9 +74,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.db, "db", "", "the `path|URL` of the database: a SQLite file, or PostgreSQL as postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path taken from the config's directory); give a password in $SCHEDULER_DB, not on the command line")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.BoolVar(&o.check, "check", false, "validate the config, print each schedule's next run, and exit; touches no database")
+	fs.BoolVar(&o.check, "check", false, "validate the config and what the daemon's start needs (the database's directory and file, the commands' programs), print each schedule's next run, and exit; writes nothing")
 	fs.StringVar(&o.trigger, "trigger", "", "enqueue a run of schedule `NAME` now (one job per fan-out item)")
-	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload")
+	fs.StringVar(&o.payload, "payload", "", "with -trigger: a JSON object merged over the schedule's payload; @FILE reads it from FILE, - from standard input")
 	fs.StringVar(&o.key, "key", "", "with -trigger: an idempotency key; a trigger with a used key enqueues nothing; with -jobs: list the jobs whose key starts with it")
 	fs.StringVar(&o.item, "item", "", "with -trigger: run only the fan-out item `ITEM` (its id, like customer=acme, or a value naming one item)")
 	fs.BoolVar(&o.status, "status", false, "print job counts, the oldest ready job's age, and each schedule's last and next run")
@@ -257,9 +258,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		stdout = ew
 	}
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
+	flagConfig := o.config
 	o.config = configPath(o.config, getenv, fileExists)
 	cfg, data, cerr := readConfig(o.config)
+	if errors.Is(cerr, fs.ErrNotExist) {
+		cerr = &configNotFoundError{looked: configCandidates(flagConfig, getenv), err: cerr}
+	}
 	a.db = databasePath(o.db, getenv, o.config, cfg)
+	if cerr != nil && data != nil && o.db == "" && getenv(envDB) == "" {
+		// A broken file whose db line still reads names the database.
+		if db, ok := schedule.RecoverDB(data); ok {
+			a.db, a.dbRecovered = databasePathOf("", getenv, o.config, db), true
+		}
+	}
 	a.dbPath = redactDSN(a.db)
 	if o.db == "" {
 		// From here on o.db says whether the database was named outside
@@ -455,6 +466,9 @@ type app struct {
 	cfgData []byte
 	fileErr error
 	running *queue.StoredConfig
+	// dbRecovered is set when db is the [scheduler].db of a file that does
+	// not load (schedule.RecoverDB).
+	dbRecovered bool
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.
 	met *metrics

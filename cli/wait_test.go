@@ -26,6 +26,7 @@ name = "monthly"
 cron = "0 0 1 * *"
 task = "rec"
 `)
+	createDB(t, filepath.Join(dir, "scheduler.db"))
 	mustCLI(t, dir, "-trigger", "monthly", "-key", "first")
 
 	// Hold the write turn as a writing daemon would.

@@ -47,16 +47,19 @@ type runPage struct {
 	Priority int
 	Version  int // of the job's payload format
 	Payload  string
-	RunAt    When
-	Created  When
-	Started  When
-	Finished When
-	Error    string
-	Rows     []attemptRow
-	Lease    *leaseView
-	Why      []string // why a pending job is not running
-	Skip     string   // the reason of a skipped instant
-	Recorded When     // when the skip was recorded
+	// PayloadError says why Payload is a marker: the stored payload is
+	// one that no enqueue would take (queue.CheckPayload).
+	PayloadError string
+	RunAt        When
+	Created      When
+	Started      When
+	Finished     When
+	Error        string
+	Rows         []attemptRow
+	Lease        *leaseView
+	Why          []string // why a pending job is not running
+	Skip         string   // the reason of a skipped instant
+	Recorded     When     // when the skip was recorded
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
@@ -122,6 +125,11 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 		Key: j.Key, Type: j.Type, Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Priority: j.Priority, Version: j.Version,
 		Payload: string(red.Payload(j.Payload)), RunAt: s.when(j.RunAt, loc), Created: s.when(j.CreatedAt, loc),
 		Started: s.when(j.StartedAt, loc), Finished: s.when(j.FinishedAt, loc), Error: s.lastError(j)}
+	if err := queue.CheckPayload(j.Payload); err != nil {
+		// Its text is not shown: it may hold secrets that redact would
+		// have masked.
+		data.Payload, data.PayloadError = fmt.Sprintf("[unreadable payload, %d bytes]", len(j.Payload)), err.Error()
+	}
 	as, err := s.q.Attempts(ctx, j.ID)
 	if err != nil {
 		return data, err

@@ -23,6 +23,12 @@ var (
 	// ErrUnsupported is returned by an operation that the storage engine
 	// does not offer.
 	ErrUnsupported = store.ErrUnsupported
+	// ErrPayloadTooLarge, ErrPayloadTooDeep and ErrPayloadNotJSON are
+	// wrapped by the error of an enqueue whose payload CheckPayload
+	// refuses.
+	ErrPayloadTooLarge = store.ErrPayloadTooLarge
+	ErrPayloadTooDeep  = store.ErrPayloadTooDeep
+	ErrPayloadNotJSON  = store.ErrPayloadNotJSON
 )
 
 // Permanent marks err as unfixable by retrying: the job is dead at once.

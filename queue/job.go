@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"time"
 
 	"scheduler/queue/store"
@@ -138,7 +139,19 @@ const (
 	ListScanBound      = store.ListScanBound
 	MaxSkipCount       = store.MaxSkipCount
 	AliveWithin        = store.AliveWithin
+	// MaxPayloadSize bounds a job's payload, in bytes (1 MiB).
+	MaxPayloadSize = store.MaxPayloadSize
+	// MaxPayloadDepth bounds the nesting of a payload's objects and
+	// arrays.
+	MaxPayloadDepth = store.MaxPayloadDepth
 )
+
+// CheckPayload reports a payload that no enqueue accepts: over
+// MaxPayloadSize (ErrPayloadTooLarge), nested deeper than MaxPayloadDepth
+// (ErrPayloadTooDeep), or not JSON (ErrPayloadNotJSON). Enqueue,
+// EnqueueBatch, Advance and the notifications of alarms check every payload
+// with it before they write anything.
+func CheckPayload(p json.RawMessage) error { return store.CheckPayload(p) }
 
 // ConfigSHA256 returns the hex SHA-256 of a configuration file's bytes.
 func ConfigSHA256(data []byte) string { return store.ConfigSHA256(data) }

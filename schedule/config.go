@@ -3,7 +3,6 @@ package schedule
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/template"
 	"time"
@@ -448,16 +447,20 @@ func (es ConfigErrors) Unwrap() []error {
 // is returned unless everything is valid: a bad file yields a nil Config and
 // a ConfigErrors listing every problem found.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load config: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
 
 // Parse decodes and validates a configuration held in data; name is used in
-// errors and as Config.File. See Load.
+// errors and as Config.File. See Load. Data over MaxConfigSize or nested
+// deeper than MaxConfigDepth is refused before it is decoded.
 func Parse(name string, data []byte) (*Config, error) {
+	if err := checkBounds(name, data); err != nil {
+		return nil, ConfigErrors{err}
+	}
 	l := newLoader(name, data)
 	cfg := l.load()
 	if len(l.errs) > 0 {

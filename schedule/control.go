@@ -106,6 +106,11 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 	}
 	var extra map[string]any
 	if len(opts.Payload) > 0 {
+		// Checked before it is decoded: the decoder's cost grows with the
+		// payload's depth. The decoder says best what is not JSON.
+		if err := queue.CheckPayload(opts.Payload); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
+			return nil, fmt.Errorf("trigger %s: %w", name, err)
+		}
 		if extra, err = decodeObject(opts.Payload); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", name, err)
 		}
@@ -134,6 +139,9 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 			}
 			if payload, err = encodePayload(merge(base, extra)); err != nil {
 				return nil, fmt.Errorf("trigger %s: %w", name, err)
+			}
+			if err := queue.CheckPayload(payload); err != nil {
+				return nil, fmt.Errorf("trigger %s: the payload merged over item %q: %w", name, it.ID, err)
 			}
 		}
 		jobs[i] = runJob(s, task, it.ID, manualKey(s.Name, it.ID, key), payload, at)

@@ -73,10 +73,15 @@ func merge(base, over map[string]any) map[string]any {
 }
 
 // buildItems returns the fan-out of a schedule: one Item per for_each entry,
-// or a single Item with ID "" when there is none.
+// or a single Item with ID "" when there is none. Each item's payload is
+// checked as an enqueue checks it (queue.CheckPayload), so that a config
+// loads only if every job it makes can be enqueued.
 func buildItems(payload map[string]any, forEach []map[string]any) ([]Item, error) {
 	if len(forEach) == 0 {
 		p, err := encodePayload(payload)
+		if err == nil {
+			err = queue.CheckPayload(p)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -97,6 +102,9 @@ func buildItems(payload map[string]any, forEach []map[string]any) ([]Item, error
 		}
 		seen[id] = i
 		p, err := encodePayload(merge(payload, e))
+		if err == nil {
+			err = queue.CheckPayload(p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", i+1, err)
 		}

@@ -147,8 +147,8 @@ func PrepareAlarms(alarms []NewAlarm, now time.Time) ([]NewAlarm, error) {
 		}
 		if len(a.Detail) == 0 {
 			a.Detail = json.RawMessage("{}")
-		} else if !json.Valid(a.Detail) {
-			return nil, fmt.Errorf("raise alarm %s: detail is not valid JSON", a.Key)
+		} else if err := CheckPayload(a.Detail); err != nil {
+			return nil, fmt.Errorf("raise alarm %s: detail: %w", a.Key, err)
 		}
 		jobs, err := PrepareJobs(a.Notify, now)
 		if err != nil {

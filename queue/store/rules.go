@@ -20,8 +20,9 @@ import (
 // its cursor was read.
 var ErrPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", ErrCursorMoved)
 
-// PrepareJobs validates jobs and fills their defaults: a fresh key
-// (RandomKey), the payload {}, DefaultMaxAttempts, and now as run_at.
+// PrepareJobs validates jobs (their payloads with CheckPayload) and fills
+// their defaults: a fresh key (RandomKey), the payload {},
+// DefaultMaxAttempts, and now as run_at.
 func PrepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 	out := make([]NewJob, len(jobs))
 	for i, j := range jobs {
@@ -33,8 +34,8 @@ func PrepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 		}
 		if len(j.Payload) == 0 {
 			j.Payload = json.RawMessage("{}")
-		} else if !json.Valid(j.Payload) {
-			return nil, fmt.Errorf("enqueue job %q: payload is not valid JSON", j.Key)
+		} else if err := CheckPayload(j.Payload); err != nil {
+			return nil, fmt.Errorf("enqueue job %q: %w", j.Key, err)
 		}
 		if j.MaxAttempts <= 0 {
 			j.MaxAttempts = DefaultMaxAttempts
@@ -223,4 +224,65 @@ func CollectCursors(each func(yield func(Cursor) bool) error) (map[string]Cursor
 		return nil, err
 	}
 	return out, nil
+}
+
+// Bounds of a job's payload, the same at every enqueue: a payload is shown
+// in listings and JSON output, decoded by task templates and merged into
+// notifications, so one stored row must not be too large or too deep for
+// any of them.
+const (
+	// MaxPayloadSize bounds a payload, in bytes.
+	MaxPayloadSize = 1 << 20
+	// MaxPayloadDepth bounds the nesting of a payload's objects and
+	// arrays: {"a": [1]} is two levels.
+	MaxPayloadDepth = 32
+)
+
+var (
+	// ErrPayloadTooLarge is wrapped by the error of a payload over
+	// MaxPayloadSize.
+	ErrPayloadTooLarge = errors.New("payload too large")
+	// ErrPayloadTooDeep is wrapped by the error of a payload nested deeper
+	// than MaxPayloadDepth.
+	ErrPayloadTooDeep = errors.New("payload nested too deep")
+	// ErrPayloadNotJSON is wrapped by the error of a payload that is not
+	// JSON.
+	ErrPayloadNotJSON = errors.New("payload is not valid JSON")
+)
+
+// CheckPayload reports a payload that is over MaxPayloadSize, nested deeper
+// than MaxPayloadDepth, or not JSON.
+func CheckPayload(p []byte) error {
+	if len(p) > MaxPayloadSize {
+		return fmt.Errorf("%w: %d bytes, more than %d (1 MiB)", ErrPayloadTooLarge, len(p), MaxPayloadSize)
+	}
+	if d := PayloadDepth(p); d > MaxPayloadDepth {
+		return fmt.Errorf("%w: more than %d levels of objects and arrays", ErrPayloadTooDeep, MaxPayloadDepth)
+	}
+	if !json.Valid(p) {
+		return ErrPayloadNotJSON
+	}
+	return nil
+}
+
+// PayloadDepth returns the deepest nesting of objects and arrays in p, a
+// JSON text, skipping strings; it does not validate p.
+func PayloadDepth(p []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '"':
+			for i++; i < len(p) && p[i] != '"'; i++ {
+				if p[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
 }

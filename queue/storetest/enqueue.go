@@ -3,7 +3,9 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,4 +208,66 @@ func testEveryProducerProgresses(t *testing.T, su *suite) {
 	})
 	close(stop)
 	wg.Wait()
+}
+
+// testPayloadBoundsAtEveryEnqueue: Enqueue, EnqueueBatch, Advance,
+// AdvanceBatch and an alarm's notifications refuse a payload nested deeper
+// than store.MaxPayloadDepth or over store.MaxPayloadSize, and write
+// nothing; a payload at the bounds is taken.
+func testPayloadBoundsAtEveryEnqueue(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	nested := func(n int) json.RawMessage {
+		return json.RawMessage(`{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	large := json.RawMessage(`{"a":"` + strings.Repeat("x", store.MaxPayloadSize) + `"}`)
+	bad := []struct {
+		payload json.RawMessage
+		want    error
+	}{
+		{nested(store.MaxPayloadDepth + 1), store.ErrPayloadTooDeep},
+		{nested(10000), store.ErrPayloadTooDeep},
+		{large, store.ErrPayloadTooLarge},
+		{json.RawMessage(`{"a":`), store.ErrPayloadNotJSON},
+	}
+	for i, b := range bad {
+		key := fmt.Sprintf("bad-%d", i)
+		job := store.NewJob{Type: "t", Key: key, Payload: b.payload}
+		if _, err := q.Enqueue(ctx, job); !errors.Is(err, b.want) {
+			t.Errorf("Enqueue of payload %d = %v, want %v", i, err, b.want)
+		}
+		if _, err := q.EnqueueBatch(ctx, []store.NewJob{{Type: "t", Key: key + "-ok"}, job}); !errors.Is(err, b.want) {
+			t.Errorf("EnqueueBatch of payload %d = %v, want %v", i, err, b.want)
+		}
+		sched := store.NewJob{Type: "t", Key: key + "-s", Schedule: key, ScheduledAt: t0, RunAt: t0, Payload: b.payload}
+		if _, err := q.Advance(ctx, store.Advance{Schedule: key, To: t0, Jobs: []store.NewJob{sched}}); !errors.Is(err, b.want) {
+			t.Errorf("Advance with payload %d = %v, want %v", i, err, b.want)
+		}
+		res, err := q.AdvanceBatch(ctx, []store.Advance{{Schedule: key, To: t0, Jobs: []store.NewJob{sched}}})
+		if err != nil || len(res) != 1 || !errors.Is(res[0].Err, b.want) {
+			t.Errorf("AdvanceBatch with payload %d = %+v, %v; want %v", i, res, err, b.want)
+		}
+		a := missedAlarm(key, "", t0, 0, "page")
+		a.Notify[0].Payload = b.payload
+		if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{a}}); !errors.Is(err, b.want) {
+			t.Errorf("RaiseAlarms with notification payload %d = %v, want %v", i, err, b.want)
+		}
+		a = missedAlarm(key, "", t0, 0)
+		a.Detail = b.payload
+		if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{a}}); !errors.Is(err, b.want) {
+			t.Errorf("RaiseAlarms with detail %d = %v, want %v", i, err, b.want)
+		}
+	}
+	st, err := q.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Total[store.StatePending] != 0 {
+		t.Errorf("%d jobs left by refused enqueues, want 0", st.Total[store.StatePending])
+	}
+	atBound := json.RawMessage(`{"a":"` + strings.Repeat("x", store.MaxPayloadSize-len(`{"a":""}`)) + `"}`)
+	for _, p := range []json.RawMessage{nested(store.MaxPayloadDepth), atBound} {
+		mustEnqueue(t, q, store.NewJob{Type: "t", Payload: p})
+	}
 }
