@@ -79,6 +79,50 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	}
 }
 
+// TestFailedOpenLeavesNoFileOpen opens a file of a newer schema ten times:
+// each Open fails, and none leaves a descriptor open on the file or the
+// lock files beside it (the write turn's, which the migration took).
+func TestFailedOpenLeavesNoFileOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q.db")
+	ctx := context.Background()
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.w.ExecContext(ctx, "PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	// Counted by where each descriptor points, so that the files other
+	// tests open meanwhile do not count.
+	open := func() []string {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("cannot list the process's descriptors: %v", err)
+		}
+		var in []string
+		for _, e := range ents {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(target, dir) {
+				in = append(in, target)
+			}
+		}
+		return in
+	}
+	if fds := open(); len(fds) != 0 {
+		t.Fatalf("open before the test: %v", fds)
+	}
+	for range 10 {
+		if _, err := Open(ctx, path, Config{}); !errors.Is(err, ErrSchemaTooNew) {
+			t.Fatalf("Open(newer) = %v, want ErrSchemaTooNew", err)
+		}
+	}
+	if fds := open(); len(fds) != 0 {
+		t.Errorf("%d descriptors left open by 10 failed opens: %v", len(fds), fds)
+	}
+}
+
 func TestOpenBadFilesGiveClearErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

@@ -144,60 +144,65 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	}
 	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
 		cancelAsked: make(chan struct{})}
+	if err := s.open(ctx); err != nil {
+		// Everything the open got so far, the write turn's lock files
+		// that a migration took among them.
+		s.closeDBs()
+		return nil, fmt.Errorf("open queue %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// open opens s's connections, migrates the file or checks its version, and
+// prepares the statements. On error, s holds what it opened, for closeDBs.
+func (s *Store) open(ctx context.Context) (err error) {
+	cfg, abs := s.cfg, s.abs
 	if !cfg.ReadOnly {
 		if _, err := createPrivate(abs); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.turn = newTurnLock(abs, cfg.Clock)
 		// One connection: writers in this process queue for it in Go instead
 		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
 		if s.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.w.SetMaxOpenConns(1)
 		s.w.SetMaxIdleConns(1)
 		s.w.SetConnMaxLifetime(0)
 		s.w.SetConnMaxIdleTime(0)
 		if err := s.retryBusy(ctx, s.migrate); err != nil {
-			s.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		if err := s.prepare(ctx); err != nil {
-			s.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 	}
 	if s.r, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, true)); err != nil {
-		s.closeDBs()
-		return nil, fmt.Errorf("open queue %s: %w", path, err)
+		return err
 	}
 	s.r.SetMaxOpenConns(4)
 	if !cfg.ReadOnly {
 		if s.ckpt, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.ckpt.SetMaxOpenConns(1)
+		return nil
 	}
-	if cfg.ReadOnly {
-		if err := s.retryBusy(ctx, s.checkVersion); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		var versioned int
-		if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		s.noVersions = versioned == 0
-		var retried int
-		if err := s.r.QueryRowContext(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		s.noRetriedAt = retried == 0
+	if err := s.retryBusy(ctx, s.checkVersion); err != nil {
+		return err
 	}
-	return s, nil
+	var versioned int
+	if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
+		return err
+	}
+	s.noVersions = versioned == 0
+	var retried int
+	if err := s.r.QueryRowContext(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
+		return err
+	}
+	s.noRetriedAt = retried == 0
+	return nil
 }
 
 // dsn builds the connection string. Pragmas live here so that every pooled
