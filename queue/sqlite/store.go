@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -37,10 +36,6 @@ type Config struct {
 	// among the processes writing the file (see turnLock); past it the
 	// write fails with an error saying so. Default: 2m.
 	WriteWait time.Duration
-	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
-	// an acknowledged enqueue then survives a process crash but not a power
-	// loss. Default: false (enqueues are fsynced).
-	NoSyncEnqueue bool
 	// ReadOnly opens the file for reads only: no migration, no writes.
 	ReadOnly bool
 	// PurgeBatch is how many rows one purge transaction deletes: small
@@ -87,12 +82,6 @@ type Store struct {
 
 	groupMu sync.Mutex
 	group   groupQueue // enqueues waiting to share a transaction
-	// uncounted is how many jobs this store inserted by autocommit since
-	// its last transaction that inserted jobs, which counted them: past
-	// maxUncounted, the next single enqueue takes a transaction, so that
-	// the jobs past the count mark, which every read of the counts
-	// counts, stay few.
-	uncounted atomic.Int64
 
 	types typesCache // the JSON arrays of the pool's type lists
 	// noVersions is set when a file older than job versions was opened
@@ -446,15 +435,7 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 		tx.tx.Rollback()
 		return err
 	}
-	if err := tx.tx.Commit(); err != nil {
-		return err
-	}
-	if tx.tail.moved {
-		// Every job past the mark is counted now, this store's autocommit
-		// inserts with them (none ran meanwhile: they need the writer).
-		s.uncounted.Store(0)
-	}
-	return nil
+	return tx.tx.Commit()
 }
 
 // Subscribe returns a channel that receives a value (coalesced) after each
