@@ -34,6 +34,11 @@ const forcedExitWait = 10 * time.Second
 // kill_grace: recording the results and closing the database.
 const stopMargin = 15 * time.Second
 
+// stopAfterPools is what a stop's budget keeps for after the pools have
+// returned: the HTTP server's shutdown, then closing the database. The
+// pools' writes end before (see queue.PoolConfig.StopTimeout).
+const stopAfterPools = httpShutdownWait
+
 // daemon runs the beat, the worker pools and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
 func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
@@ -84,6 +89,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	pc := queue.PoolConfig{
 		Workers:          sc.Workers,
 		ShutdownGrace:    sc.ShutdownGrace,
+		StopTimeout:      stopBudget(sc.ShutdownGrace, a.cfg) - stopAfterPools,
 		Lease:            sc.Lease,
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
@@ -248,6 +254,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		budget := stopBudget(sc.ShutdownGrace, a.cfg)
 		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace, "stop_budget", budget)
 		notifyOrLog(log, notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))
+		// The budget of the config running now: a reload may have changed
+		// the longest kill_grace since the pools started.
+		pools.setStopTimeout(budget - stopAfterPools)
 		stop()
 	}
 	var runErr error
