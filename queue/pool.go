@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -151,6 +152,7 @@ type Pool struct {
 	cutOnce     sync.Once
 	probes      liveness.Probes // see Probe
 	stops       stops           // running attempts' contexts, for cancel requests
+	keys        *rateKeys       // the keys of keyed rate limits, for claims
 
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
@@ -163,6 +165,9 @@ type Pool struct {
 type registered struct {
 	h  Handler
 	tc TypeConfig
+	// key is the store's Key of the type's limit (see rateKeys); nil
+	// without a keyed rate limit.
+	key func(id int64, payload json.RawMessage) (string, error)
 }
 
 // NewPool returns a Pool for q.
@@ -250,6 +255,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		cut:        make(chan struct{}),
 		probes:     liveness.New(),
 	}
+	p.keys = newRateKeys(p.log)
 	p.stopTimeout.Store(int64(cfg.StopTimeout))
 	return p, nil
 }
@@ -289,8 +295,12 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if err := tc.Rate.check(); err != nil {
 		return fmt.Errorf("register %s: %w", jobType, err)
 	}
+	reg := registered{h: h, tc: tc}
+	if tc.Rate.Key != nil {
+		reg.key = p.keys.keyFunc(jobType, tc.Rate)
+	}
 	p.mu.Lock()
-	p.handlers[jobType] = registered{h: h, tc: tc}
+	p.handlers[jobType] = reg
 	all, free := []string{}, []string{}
 	rates := rateTypes{unrated: []string{}}
 	var versions store.Versions
@@ -363,7 +373,9 @@ func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string,
 		if tc.Concurrency > 0 {
 			room = min(room, max(tc.Concurrency-running[t], 0))
 		}
-		rated = append(rated, store.RatedClaim{Type: t, Limit: tc.Rate.limit(), Versions: p.versions.Of(t), Room: room})
+		l := tc.Rate.limit()
+		l.Key = p.handlers[t].key
+		rated = append(rated, store.RatedClaim{Type: t, Limit: l, Versions: p.versions.Of(t), Room: room})
 	}
 	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions, rated
 }
@@ -741,6 +753,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Presence = &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: !l.hasRow}
 	}
 	if doClaim {
+		p.keys.next()
 		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions, Rated: rated,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
@@ -795,6 +808,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		case l.careful > 0:
 			l.careful--
 		}
+		p.keys.claimed(claimed)
 		for _, j := range claimed {
 			l.inflight++
 			l.running[j.Type]++
@@ -1052,6 +1066,11 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		r.Outcome, r.Finished = OutcomeReleased, r.Started
 		return r
 	}
+	if err := p.keys.doomed(j.ID); err != nil {
+		// Its rate limit's key function panicked: it cannot be limited.
+		r.Outcome, r.Finished, r.Error = OutcomeDead, r.Started, err.Error()
+		return r
+	}
 	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -1113,8 +1132,12 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 	l := r.limit()
 	var key string
-	if l.Key != nil {
-		key = l.Key(j.Payload)
+	if r.Key != nil {
+		var err error
+		if key, err = r.key(j.Payload); err != nil {
+			p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+			return
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, tripTimeout)
 	defer cancel()
