@@ -97,6 +97,12 @@ type PoolConfig struct {
 	// (the loop's trips and periodic maintenance), from the pool's
 	// goroutines: it must not block. Nil reports nothing.
 	ReclaimedFunc func(n int)
+	// WroteFunc, when set, is called after each write transaction of the
+	// pool's loop (results, claims, heartbeats, its row, which it renews
+	// at least every 30s) and of Announce, with nil when it committed and
+	// its error when it failed, from the calling goroutine: it must not
+	// block. Nil reports nothing.
+	WroteFunc func(err error)
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
@@ -584,6 +590,13 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	}
 }
 
+// wrote reports the outcome of a write transaction to WroteFunc.
+func (p *Pool) wrote(err error) {
+	if p.cfg.WroteFunc != nil {
+		p.cfg.WroteFunc(err)
+	}
+}
+
 // Probe returns a channel that the pool's loop closes the next time it
 // comes round to wait: at once when it is idle, after its transaction when
 // it is busy, during the shutdown too, and never while it is wedged (nor
@@ -769,6 +782,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	}
 	res, err := p.q.Trip(tctx, t)
 	cancel()
+	p.wrote(err)
 	if err != nil {
 		return err
 	}
