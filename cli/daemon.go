@@ -34,6 +34,11 @@ const forcedExitWait = 10 * time.Second
 // kill_grace: recording the results and closing the database.
 const stopMargin = 15 * time.Second
 
+// stopAfterPools is what a stop's budget keeps for after the pools have
+// returned: the HTTP server's shutdown, then closing the database. The
+// pools' writes end before (see queue.PoolConfig.StopTimeout).
+const stopAfterPools = httpShutdownWait
+
 // daemon runs the beat, the worker pools and maintenance until SIGTERM or
 // SIGINT, reloading the config on SIGHUP.
 func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
@@ -71,11 +76,6 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			q.Close()
 		}
 	}()
-	// A write before READY: a file that opens but cannot be written (a
-	// read-only mount, an immutable file) fails the start, not every job.
-	if _, err := q.Reclaim(ctx); err != nil {
-		return fmt.Errorf("database %s is not writable: %w", a.dbPath, err)
-	}
 	// The pool and the beat take their time from the store: on PostgreSQL
 	// that is the database server's clock, so that nodes whose own clocks
 	// disagree agree on what is due and whose lease expired.
@@ -86,17 +86,22 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	// Set before the pool and the beat run, which call it; nil when no
 	// listener serves the metrics.
 	var met *metrics
+	// The outcome of the last write of the pools and the beat, for
+	// /healthz and the metrics.
+	wr := &writes{}
 	pc := queue.PoolConfig{
 		Workers:          sc.Workers,
 		ShutdownGrace:    sc.ShutdownGrace,
+		StopTimeout:      stopBudget(sc.ShutdownGrace, a.cfg) - stopAfterPools,
 		Lease:            sc.Lease,
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
 		Process:          queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion()},
 		Clock:            clk,
 		Logger:           log,
+		WroteFunc:        wr.record,
 	}
-	bc := schedule.BeatConfig{Clock: clk, Logger: log}
+	bc := schedule.BeatConfig{Clock: clk, Logger: log, WroteFunc: wr.record}
 	// Set before the pool runs: a job of a schedule that ends dead or done
 	// may raise an alarm or a recovery at once (see Beat.JobEnded).
 	var beat *schedule.Beat
@@ -134,9 +139,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	var health *health
 	if listen != "" {
-		met = newMetrics(q, a.cfg, a.programVersion(), pools.gauges(), log)
+		met = newMetrics(q, a.cfg, a.programVersion(), pools.gauges(), wr, log)
 		met.DeadlineFunc = beat.Deadline
-		health = newHealth(a.clock, newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe})))
+		health = newHealth(a.clock, newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe})), wr)
 		var site http.Handler
 		if a.cfg.HTTP.Dashboard {
 			h := a.cfg.HTTP
@@ -183,12 +188,13 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		log.Info("http listening", "listen", srv.Addr().String(), "paths", paths,
 			"dashboard_login", site != nil && a.cfg.HTTP.Credentials(), "dashboard_actions", site != nil && a.cfg.HTTP.Actions)
 	}
-	// Seen alive from READY on. A database that cannot be written now (a
-	// read-only mount, a full disk) does not stop the daemon: the pool's
-	// loop writes the row at its first trip and backs off while it fails,
-	// as for every other write.
+	// Seen alive from READY on, and the write before READY: a database
+	// that opens but cannot be written (a read-only mount, an immutable
+	// file, a read-only PostgreSQL session, a full disk) fails the start,
+	// not every job. A write that fails later fails /healthz until one
+	// commits.
 	if err := pools.announce(ctx); err != nil {
-		log.Error("pool not announced", "err", err)
+		return fmt.Errorf("database %s is not writable: %w", a.dbPath, err)
 	}
 
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -252,6 +258,9 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		budget := stopBudget(sc.ShutdownGrace, a.cfg)
 		log.Info("scheduler stopping", "reason", reason, "grace", sc.ShutdownGrace, "stop_budget", budget)
 		notifyOrLog(log, notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))
+		// The budget of the config running now: a reload may have changed
+		// the longest kill_grace since the pools started.
+		pools.setStopTimeout(budget - stopAfterPools)
 		stop()
 	}
 	var runErr error

@@ -37,19 +37,44 @@ const (
 // between every pass or trip when busy.
 const healthEvery = 10 * time.Second
 
+// writes is the outcome of the daemon's last write to the database: each
+// write transaction of its pools and of the beat reports to it (their
+// WroteFunc). A database that opens and answers reads but takes no write
+// (a read-only mount, an immutable file, a read-only PostgreSQL session, a
+// full disk) fails each one. It is safe for concurrent use.
+type writes struct {
+	mu  sync.Mutex
+	err error // of the last write: nil when it committed
+}
+
+func (w *writes) record(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.err = err
+}
+
+// failed returns the error of the last write, nil when it committed.
+func (w *writes) failed() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 // health is what /healthz answers: the loops found stuck at the last look,
-// or that the daemon is stopping. It is safe for concurrent use.
+// the last write to the database failed, or the daemon is stopping. It is
+// safe for concurrent use.
 type health struct {
-	clock clock.Clock
-	live  *liveness
+	clock  clock.Clock
+	live   *liveness
+	writes *writes
 
 	mu       sync.Mutex
 	late     []string
 	stopping bool
 }
 
-func newHealth(c clock.Clock, live *liveness) *health {
-	return &health{clock: c, live: live}
+func newHealth(c clock.Clock, live *liveness, w *writes) *health {
+	return &health{clock: c, live: live, writes: w}
 }
 
 // run looks at the loops every healthEvery until ctx is done.
@@ -79,6 +104,7 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	late, stopping := h.late, h.stopping
 	h.mu.Unlock()
+	werr := h.writes.failed()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	switch {
@@ -88,6 +114,9 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case len(late) > 0:
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "stuck: %s did not answer within %s\n", strings.Join(late, ", "), healthEvery)
+	case werr != nil:
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "database not writable: the last write failed: %v\n", werr)
 	default:
 		fmt.Fprintln(w, "ok")
 	}

@@ -32,7 +32,7 @@ func TestHealthzNamesTheStuckLoop(t *testing.T) {
 		}
 		return answered()
 	}
-	h := newHealth(clk, newLiveness(map[string]func() <-chan struct{}{"pool": answered, "beat": beat}))
+	h := newHealth(clk, newLiveness(map[string]func() <-chan struct{}{"pool": answered, "beat": beat}), &writes{})
 	done := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() { cancel(); <-done }()

@@ -94,8 +94,8 @@ type poolGauge struct {
 }
 
 // newMetrics returns the metrics of a daemon on q running cfg, its build
-// version and its worker pools given.
-func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, log *slog.Logger) *metrics {
+// version, its worker pools and the outcome of its writes given.
+func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
@@ -139,8 +139,18 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 	}, []string{"version", "goversion"})
 	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 
+	writable := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "scheduler_database_writable",
+		Help: "1 while the daemon's last write to the database (a pool's or the beat's transaction) committed; 0 from a write that failed until one commits.",
+	}, func() float64 {
+		if w.failed() != nil {
+			return 0
+		}
+		return 1
+	})
+
 	m.reg.MustRegister(m.materialised, m.skipped, m.finished, m.reclaimed, m.alarms, m.notifyFailed,
-		m.duration, m.startDelay, buildInfo, m.db)
+		m.duration, m.startDelay, buildInfo, writable, m.db)
 	// One series per pool, labelled with its name ("default" for the
 	// tasks of no [pools.NAME]): a sum over pool is the daemon's.
 	for _, p := range pools {

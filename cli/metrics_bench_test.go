@@ -69,7 +69,7 @@ func benchScrape(b *testing.B, cfg *schedule.Config, db string) {
 			b.Fatal(err)
 		}
 		defer q.Close()
-		m := newMetrics(q, cfg, "bench", []poolGauge{{name: "default", workers: 8, busy: func() int { return 0 }}}, log)
+		m := newMetrics(q, cfg, "bench", []poolGauge{{name: "default", workers: 8, busy: func() int { return 0 }}}, &writes{}, log)
 		for b.Loop() {
 			mfs, err := m.reg.Gather()
 			if err != nil || len(mfs) == 0 {

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"scheduler/queue"
 	"scheduler/schedule"
@@ -103,6 +104,14 @@ func (wp *workerPools) announce(ctx context.Context) error {
 		errs = append(errs, wp.pools[name].Announce(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// setStopTimeout bounds each pool's coming stop (see
+// queue.Pool.SetStopTimeout).
+func (wp *workerPools) setStopTimeout(d time.Duration) {
+	for _, name := range wp.names {
+		wp.pools[name].SetStopTimeout(d)
+	}
 }
 
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).

@@ -32,7 +32,7 @@ func BenchmarkDrainCPU(b *testing.B) {
 			var trips int64
 			for b.Loop() {
 				b.StopTimer()
-				q := benchQueue(b, Config{NoSyncEnqueue: true})
+				q := benchQueue(b, Config{})
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}

@@ -19,14 +19,14 @@ func benchQueue(b *testing.B, cfg Config) *Queue {
 	return q
 }
 
-// BenchmarkEnqueue is one job per call, one transaction each: fsynced (the
-// default, for acknowledged enqueues) and not.
+// BenchmarkEnqueue is one job per call, one fsynced transaction each, on an
+// empty used_keys and on one of a million keys.
 func BenchmarkEnqueue(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		used int // keys of purged jobs in used_keys
-	}{{"sync=full", Config{}, 0}, {"sync=normal", Config{NoSyncEnqueue: true}, 0}, {"sync=normal/used=1e6", Config{NoSyncEnqueue: true}, 1e6}} {
+	}{{"used=0", Config{}, 0}, {"used=1e6", Config{}, 1e6}} {
 		b.Run(tc.name, func(b *testing.B) {
 			q := benchQueue(b, tc.cfg)
 			ctx := context.Background()
@@ -84,7 +84,7 @@ func BenchmarkDrain(b *testing.B) {
 			var total int
 			for b.Loop() {
 				b.StopTimer()
-				q := benchQueue(b, Config{NoSyncEnqueue: true})
+				q := benchQueue(b, Config{})
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}
@@ -133,7 +133,7 @@ func BenchmarkDrain(b *testing.B) {
 // BenchmarkLatency measures in-process enqueue -> handler start on an idle
 // pool, one job at a time.
 func BenchmarkLatency(b *testing.B) {
-	q := benchQueue(b, Config{NoSyncEnqueue: true})
+	q := benchQueue(b, Config{})
 	ctx := context.Background()
 	started := make(chan time.Time, 1)
 	p, _ := NewPool(q, PoolConfig{Workers: 8, MaintenanceEvery: -1})

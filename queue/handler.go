@@ -81,21 +81,27 @@ type Rate struct {
 	Per    time.Duration // the window of Starts
 	Burst  int           // starts allowed at once after a quiet spell; 0 means 1
 	// Key, when set, gives a limit per key, read from each job's payload
-	// (a customer, an account) when it is claimed; it must be safe for
-	// concurrent use. Among ready jobs of the type, the claim reads the
-	// first store.RateWindow in claim order to find those whose key
-	// allows a start. Nil: one limit for the type.
+	// (a customer, an account) when it is claimed; it must be quick and
+	// safe for concurrent use. Among ready jobs of the type, the claim
+	// reads the first store.RateWindow in claim order to find those whose
+	// key allows a start; the pool calls Key once per job, inside the
+	// claim's write transaction the first time a claim reads the job, and
+	// keeps its key for the claims after. A Key that panics fails its job:
+	// the job is dead at once, without running, its error the panic with
+	// its stack, which the pool also logs; the pool and the other jobs
+	// carry on. Nil: one limit for the type.
 	Key func(payload json.RawMessage) string
 }
 
 // limit is r as the store applies it: one start per Per/Starts, rounded up
-// to the nanosecond so that the limit is never exceeded.
+// to the nanosecond so that the limit is never exceeded. Its Key is the
+// pool's to set (see rateKeys).
 func (r Rate) limit() store.RateLimit {
 	every := r.Per / time.Duration(r.Starts)
 	if every*time.Duration(r.Starts) < r.Per {
 		every++
 	}
-	return store.RateLimit{Every: every, Burst: max(r.Burst, 1), Key: r.Key}
+	return store.RateLimit{Every: every, Burst: max(r.Burst, 1)}
 }
 
 func (r Rate) check() error {
@@ -128,12 +134,16 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 
 // RateNextStart returns when the rate limit r of jobType allows the next
 // start of a job with payload, and the key of its bucket ("" when r has no
-// Key). An instant not after now means at once.
+// Key). An instant not after now means at once. A Key that panics is an
+// error.
 func (q *Queue) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
 	l := r.limit()
 	var key string
-	if l.Key != nil {
-		key = l.Key(payload)
+	if r.Key != nil {
+		var err error
+		if key, err = r.key(payload); err != nil {
+			return time.Time{}, "", err
+		}
 	}
 	tat, err := q.RateTAT(ctx, jobType, key)
 	if err != nil || tat.IsZero() {

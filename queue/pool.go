@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,14 @@ type PoolConfig struct {
 	// ShutdownGrace is the time running jobs get after Run's ctx is done,
 	// before their contexts are cancelled. Default: 30s.
 	ShutdownGrace time.Duration
+	// StopTimeout bounds the stop, from the moment Run's ctx is done: each
+	// write of the stop (the pool's row, the heartbeats of running jobs,
+	// the results of those that return) ends by then, whatever the
+	// database does, so that Run returns within it unless a handler
+	// outlives it. Past it the pool writes nothing more: a result not yet
+	// recorded is lost, and its job runs again once its lease expires (as
+	// after a crash). See Pool.SetStopTimeout. Default: ShutdownGrace + 30s.
+	StopTimeout time.Duration
 	// WatchInterval is how often the pool checks whether another process
 	// wrote to the file (PRAGMA data_version, a read of shared memory)
 	// where it cannot watch the file. On Linux the pool watches the
@@ -88,6 +97,12 @@ type PoolConfig struct {
 	// (the loop's trips and periodic maintenance), from the pool's
 	// goroutines: it must not block. Nil reports nothing.
 	ReclaimedFunc func(n int)
+	// WroteFunc, when set, is called after each write transaction of the
+	// pool's loop (results, claims, heartbeats, its row, which it renews
+	// at least every 30s) and of Announce, with nil when it committed and
+	// its error when it failed, from the calling goroutine: it must not
+	// block. Nil reports nothing.
+	WroteFunc func(err error)
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
@@ -138,10 +153,12 @@ type Pool struct {
 	// of it.
 	idleUntil atomic.Int64
 
-	cut     chan struct{} // closed by Cut
-	cutOnce sync.Once
-	probes  liveness.Probes // see Probe
-	stops   stops           // running attempts' contexts, for cancel requests
+	cut         chan struct{} // closed by Cut
+	stopTimeout atomic.Int64  // StopTimeout, or what SetStopTimeout set
+	cutOnce     sync.Once
+	probes      liveness.Probes // see Probe
+	stops       stops           // running attempts' contexts, for cancel requests
+	keys        *rateKeys       // the keys of keyed rate limits, for claims
 
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
@@ -154,6 +171,9 @@ type Pool struct {
 type registered struct {
 	h  Handler
 	tc TypeConfig
+	// key is the store's Key of the type's limit (see rateKeys); nil
+	// without a keyed rate limit.
+	key func(id int64, payload json.RawMessage) (string, error)
 }
 
 // NewPool returns a Pool for q.
@@ -164,7 +184,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	if q.Store == nil {
 		return nil, errNoStore
 	}
-	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
+	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.StopTimeout < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
 		return nil, errors.New("new pool: negative setting")
 	}
 	if cfg.Workers == 0 {
@@ -187,6 +207,9 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	}
 	if cfg.ShutdownGrace == 0 {
 		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = cfg.ShutdownGrace + 30*time.Second
 	}
 	if cfg.WatchInterval == 0 {
 		cfg.WatchInterval = 2 * time.Second
@@ -223,7 +246,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Pool{
+	p := &Pool{
 		q:          q,
 		cfg:        cfg,
 		clock:      cfg.Clock,
@@ -237,7 +260,19 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		registered: make(chan struct{}, 1),
 		cut:        make(chan struct{}),
 		probes:     liveness.New(),
-	}, nil
+	}
+	p.keys = newRateKeys(p.log)
+	p.stopTimeout.Store(int64(cfg.StopTimeout))
+	return p, nil
+}
+
+// SetStopTimeout replaces StopTimeout for a stop that has not begun: a
+// daemon gives its pools what is left, of the stop budget it announced,
+// for their writes. It is safe to call from any goroutine.
+func (p *Pool) SetStopTimeout(d time.Duration) {
+	if d > 0 {
+		p.stopTimeout.Store(int64(d))
+	}
 }
 
 // Workers returns how many jobs the pool runs at once.
@@ -266,8 +301,12 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if err := tc.Rate.check(); err != nil {
 		return fmt.Errorf("register %s: %w", jobType, err)
 	}
+	reg := registered{h: h, tc: tc}
+	if tc.Rate.Key != nil {
+		reg.key = p.keys.keyFunc(jobType, tc.Rate)
+	}
 	p.mu.Lock()
-	p.handlers[jobType] = registered{h: h, tc: tc}
+	p.handlers[jobType] = reg
 	all, free := []string{}, []string{}
 	rates := rateTypes{unrated: []string{}}
 	var versions store.Versions
@@ -340,7 +379,9 @@ func (p *Pool) claimTypes(running map[string]int, idle int) (all, free []string,
 		if tc.Concurrency > 0 {
 			room = min(room, max(tc.Concurrency-running[t], 0))
 		}
-		rated = append(rated, store.RatedClaim{Type: t, Limit: tc.Rate.limit(), Versions: p.versions.Of(t), Room: room})
+		l := tc.Rate.limit()
+		l.Key = p.handlers[t].key
+		rated = append(rated, store.RatedClaim{Type: t, Limit: l, Versions: p.versions.Of(t), Room: room})
 	}
 	return p.allTypes, p.freeTypes, p.limitsLocked(running), p.versions, rated
 }
@@ -549,6 +590,13 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	}
 }
 
+// wrote reports the outcome of a write transaction to WroteFunc.
+func (p *Pool) wrote(err error) {
+	if p.cfg.WroteFunc != nil {
+		p.cfg.WroteFunc(err)
+	}
+}
+
 // Probe returns a channel that the pool's loop closes the next time it
 // comes round to wait: at once when it is idle, after its transaction when
 // it is busy, during the shutdown too, and never while it is wedged (nor
@@ -718,6 +766,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Presence = &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: !l.hasRow}
 	}
 	if doClaim {
+		p.keys.next()
 		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions, Rated: rated,
 			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
 	}
@@ -725,10 +774,15 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	// server commits it reports an error although it took effect, and its
 	// results, recorded again by the next trip, would fail their fences
 	// as stale. tripTimeout bounds a trip on a database that stopped
-	// answering instead.
+	// answering instead, and so does the stop's budget, ctx's deadline,
+	// once the pool stops.
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tripTimeout)
+	if p.stopping.Load() {
+		tctx, cancel = keepDeadline(ctx, tctx, cancel)
+	}
 	res, err := p.q.Trip(tctx, t)
 	cancel()
+	p.wrote(err)
 	if err != nil {
 		return err
 	}
@@ -768,6 +822,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		case l.careful > 0:
 			l.careful--
 		}
+		p.keys.claimed(claimed)
 		for _, j := range claimed {
 			l.inflight++
 			l.running[j.Type]++
@@ -827,12 +882,15 @@ func (l *loop) look(ctx context.Context, now time.Time, all []string, versions s
 // its kill grace). Until the last result is committed it heartbeats as
 // before, so that no lease of a job still running lapses and another pool
 // reclaims and runs it a second time (or makes it dead on its last
-// attempt). It claims and reclaims nothing. Results are recorded with a
-// context that outlives ctx.
+// attempt). It claims and reclaims nothing. Its writes outlive ctx, up to
+// the stop's timeout (see PoolConfig.StopTimeout); past it, it only waits
+// for the handlers to return.
 func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	p := l.p
 	p.stopping.Store(true)
-	bg := context.WithoutCancel(ctx)
+	budget := time.Duration(p.stopTimeout.Load())
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
 	l.absent(bg)
 	if l.inflight > 0 {
 		p.log.InfoContext(bg, "pool stopping", "running", l.inflight, "grace", p.cfg.ShutdownGrace)
@@ -841,14 +899,22 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	cut := p.cut
 	var timer <-chan time.Time
 	var timerAt time.Time
+	spent := false
 	for l.inflight > 0 {
 		p.probes.Answer()
 		l.collect()
-		if err := l.trip(bg, false); err != nil {
-			l.failures++
-			p.log.ErrorContext(bg, "pool write failed", "err", err, "failures", l.failures)
-		} else {
-			l.failures = 0
+		switch err := bg.Err(); {
+		case err != nil && !spent:
+			spent = true
+			p.log.ErrorContext(bg, "stop timeout spent: results are no longer recorded", "stop_timeout", budget, "running", l.inflight)
+		case err != nil:
+		default:
+			if err := l.trip(bg, false); err != nil {
+				l.failures++
+				p.log.ErrorContext(bg, "pool write failed", "err", err, "failures", l.failures)
+			} else {
+				l.failures = 0
+			}
 		}
 		if l.inflight == 0 {
 			break
@@ -857,7 +923,10 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 		if l.failures > 0 {
 			at = p.clock.Now().Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
 		}
-		if timer == nil || !at.Equal(timerAt) {
+		switch {
+		case spent:
+			timer = nil // nothing more to write: only the handlers are waited for
+		case timer == nil || !at.Equal(timerAt):
 			timerAt = at
 			timer = p.clock.After(at.Sub(p.clock.Now()))
 		}
@@ -892,7 +961,7 @@ func (l *loop) absent(ctx context.Context) {
 	if !l.hasRow {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, stopWriteTimeout)
 	defer cancel()
 	if err := p.q.Absent(ctx, p.cfg.Owner); err != nil {
 		p.log.WarnContext(ctx, "pool record not removed", "err", err)
@@ -902,16 +971,37 @@ func (l *loop) absent(ctx context.Context) {
 }
 
 // flush records pending results during shutdown, retrying a few times on a
-// busy database: an unrecorded result only means the lease expires and the
-// job runs again.
+// busy database, within ctx's deadline (the stop's): an unrecorded result
+// only means the lease expires and the job runs again.
 func (l *loop) flush(ctx context.Context) {
-	for try := 0; len(l.pending) > 0 && try < 3; try++ {
-		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	for try := 0; len(l.pending) > 0 && try < 3 && ctx.Err() == nil; try++ {
+		tctx, cancel := context.WithTimeout(ctx, stopWriteTimeout)
 		err := l.trip(tctx, false)
 		cancel()
 		if err != nil {
 			l.p.log.ErrorContext(ctx, "record results at shutdown", "err", err, "results", len(l.pending))
 		}
+	}
+	if len(l.pending) > 0 {
+		l.p.log.ErrorContext(ctx, "results not recorded at shutdown: their jobs run again once their leases expire", "results", len(l.pending))
+	}
+}
+
+// stopWriteTimeout bounds one write of the stop, within its budget.
+const stopWriteTimeout = 10 * time.Second
+
+// keepDeadline bounds wctx, a context for a write detached from ctx's
+// cancellation (cancel cancels it), by ctx's deadline too, if it has one:
+// context.WithoutCancel drops the deadline with the cancellation.
+func keepDeadline(ctx, wctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return wctx, cancel
+	}
+	wctx, cancelDeadline := context.WithDeadline(wctx, d)
+	return wctx, func() {
+		cancelDeadline()
+		cancel()
 	}
 }
 
@@ -990,6 +1080,11 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		r.Outcome, r.Finished = OutcomeReleased, r.Started
 		return r
 	}
+	if err := p.keys.doomed(j.ID); err != nil {
+		// Its rate limit's key function panicked: it cannot be limited.
+		r.Outcome, r.Finished, r.Error = OutcomeDead, r.Started, err.Error()
+		return r
+	}
 	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -1045,14 +1140,20 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 // pauseRate pauses the rate limit of j's type, or of its key, until until:
 // the remote side asked to slow down. It is written before the attempt's
 // result, so that the next claim, which comes after the result, sees it. A
-// failure to write it is logged; the job's own retry waits regardless.
+// failure to write it is logged; the job's own retry waits regardless. The
+// end of the shutdown grace, which cancels ctx, ends it too: the drain
+// waits for the result behind it.
 func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 	l := r.limit()
 	var key string
-	if l.Key != nil {
-		key = l.Key(j.Payload)
+	if r.Key != nil {
+		var err error
+		if key, err = r.key(j.Payload); err != nil {
+			p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+			return
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tripTimeout)
+	ctx, cancel := context.WithTimeout(ctx, tripTimeout)
 	defer cancel()
 	if err := p.q.Store.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
 		p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)

@@ -24,6 +24,7 @@ func (p *Pool) Announce(ctx context.Context) error {
 	now := p.clock.Now()
 	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
 		Presence: &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: true}})
+	p.wrote(err)
 	if err != nil {
 		return fmt.Errorf("announce pool %s: %w", p.cfg.Owner, err)
 	}

@@ -30,10 +30,6 @@ type Config struct {
 	// among the processes writing the file; past it the write fails with
 	// an error saying so. Default: 2m.
 	WriteWait time.Duration
-	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
-	// an acknowledged enqueue then survives a process crash but not a power
-	// loss. Default: false (enqueues are fsynced).
-	NoSyncEnqueue bool
 	// ReadOnly opens the database for reads only: no migration, no writes.
 	// It applies to both engines.
 	ReadOnly bool
@@ -78,7 +74,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	}
 	s, err := sqlite.Open(ctx, dsn, sqlite.Config{
 		Clock: cfg.Clock, Logger: cfg.Logger, BusyTimeout: cfg.BusyTimeout, WriteWait: cfg.WriteWait,
-		NoSyncEnqueue: cfg.NoSyncEnqueue, ReadOnly: cfg.ReadOnly, PurgeBatch: cfg.PurgeBatch, PurgePause: cfg.PurgePause,
+		ReadOnly: cfg.ReadOnly, PurgeBatch: cfg.PurgeBatch, PurgePause: cfg.PurgePause,
 		NoFileWatch: cfg.noFileWatch,
 	})
 	if err != nil {

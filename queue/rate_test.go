@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -285,6 +286,75 @@ func TestKeyedRateLimitPassesHeldKeys(t *testing.T) {
 			want := "[a1@0s b2@10m7s a2@1h0m0s a1@1h0m1s]"
 			if got := fmt.Sprint(slices.Delete(at, 1, 2)); got != want {
 				t.Errorf("starts %s but b1, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestRateKeyThatPanicsFailsItsJob: a key function that panics for one
+// payload fails that job, dead without running, its error the panic with
+// its stack; the pool carries on: the other jobs run, and so does one
+// enqueued afterwards. The key function runs once per job, however many
+// claims read the job (acme's second job, held back by its bucket, is read
+// by each).
+func TestRateKeyThatPanicsFailsItsJob(t *testing.T) {
+	t.Parallel()
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			q, _ := newEngineQueue(t, engine)
+			p := newTestPool(t, q, PoolConfig{Workers: 4})
+			var mu sync.Mutex
+			ran := map[string]bool{}
+			calls := map[string]int{}
+			p.Register("call", HandlerFunc(func(ctx context.Context, j *Job) error {
+				mu.Lock()
+				defer mu.Unlock()
+				ran[j.Key] = true
+				return nil
+			}), TypeConfig{Rate: Rate{Starts: 1, Per: time.Hour, Key: func(p json.RawMessage) string {
+				var v struct{ Customer string }
+				json.Unmarshal(p, &v)
+				mu.Lock()
+				calls[v.Customer]++
+				mu.Unlock()
+				if v.Customer == "boom" {
+					panic("no such customer")
+				}
+				return v.Customer
+			}}})
+			for _, k := range []string{"acme1", "boom1", "globex1", "acme2"} {
+				mustEnqueue(t, q, NewJob{Type: "call", Key: k, Payload: json.RawMessage(`{"customer":"` + strings.TrimRight(k, "12") + `"}`)})
+			}
+			runPool(t, p)
+			done := func(keys ...string) func() bool {
+				return func() bool {
+					for _, k := range keys {
+						if mustJob(t, q, k).State != StateDone {
+							return false
+						}
+					}
+					return mustJob(t, q, "boom1").State == StateDead
+				}
+			}
+			eventually(t, "acme1 and globex1 done, boom1 dead", done("acme1", "globex1"))
+			mustEnqueue(t, q, NewJob{Type: "call", Key: "initech1", Payload: json.RawMessage(`{"customer":"initech"}`)})
+			eventually(t, "initech1 done", done("initech1"))
+
+			j := mustJob(t, q, "boom1")
+			if !strings.Contains(j.LastError, "rate limit key: panic: no such customer") || !strings.Contains(j.LastError, "goroutine") {
+				t.Errorf("boom1's error %q, want the panic and its stack", j.LastError)
+			}
+			if st := mustJob(t, q, "acme2").State; st != StatePending {
+				t.Errorf("acme2 %s, want pending: its bucket allows one start an hour", st)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ran["boom1"] {
+				t.Errorf("boom1's handler ran")
+			}
+			if want := map[string]int{"acme": 2, "boom": 1, "globex": 1, "initech": 1}; !maps.Equal(calls, want) {
+				t.Errorf("key function calls %v, want %v: one per job", calls, want)
 			}
 		})
 	}

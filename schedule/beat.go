@@ -70,6 +70,12 @@ type BeatConfig struct {
 	// the commit recorded as skipped for a reason (an item's run counts
 	// once). Nil reports nothing.
 	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
+	// WroteFunc, when set, is called after each queue.AdvanceBatch call
+	// that commits a pass's instants, with nil when its transactions
+	// committed and an error when one failed (a cursor another beat moved
+	// is no failure), from the beat's goroutines: it must not block. Nil
+	// reports nothing.
+	WroteFunc func(err error)
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -98,6 +104,7 @@ type Beat struct {
 
 	materialisedFunc func(string, int)
 	skippedFunc      func(string, queue.SkipReason, int)
+	wroteFunc        func(error)
 	probes           liveness.Probes // see Probe
 	running          atomic.Bool
 
@@ -167,6 +174,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		deadSeen:         map[string]time.Time{},
 		materialisedFunc: bc.MaterialisedFunc,
 		skippedFunc:      bc.SkippedFunc,
+		wroteFunc:        bc.WroteFunc,
 	}, nil
 }
 
@@ -396,6 +404,22 @@ const (
 	maxCommitRows = queue.AdvanceBatchRows
 )
 
+// batchErr is the failure of an AdvanceBatch call that returned res and
+// err: err, else the first result's error that is not a cursor another
+// beat moved (the store gives each Advance of a transaction that failed its
+// error); nil when everything committed.
+func batchErr(res []queue.AdvanceResult, err error) error {
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if r.Err != nil && !errors.Is(r.Err, queue.ErrCursorMoved) {
+			return r.Err
+		}
+	}
+	return nil
+}
+
 // commitTicks commits the ticks that plan yields, in their order, by
 // AdvanceBatch calls on a goroutine of its own, and calls result with each
 // tick and its result, in the same order, from the calling goroutine once
@@ -424,6 +448,9 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 				advs[i] = t.adv
 			}
 			bt.res, bt.err = b.q.AdvanceBatch(ctx, advs)
+			if b.wroteFunc != nil {
+				b.wroteFunc(batchErr(bt.res, bt.err))
+			}
 			close(bt.done)
 		}
 	}()

@@ -18,23 +18,19 @@ import (
 
 const systemName = "scheduler"
 
-// Configuration labels (the cfg= key).
+// Configuration labels (the cfg= key). Every enqueue is fsynced on SQLite
+// (synchronous=FULL), the queue's only setting; on PostgreSQL every commit
+// waits as the server's synchronous_commit says.
 const (
-	// cfgDefault enqueues with synchronous=NORMAL, the setting every
-	// peerbench system runs with.
 	cfgDefault = "default"
-	// cfgSyncFull enqueues with the queue's default: fsynced commits.
-	cfgSyncFull      = "syncfull"
-	cfgBatch         = "batch100"
-	cfgBatchSyncFull = "batch100,syncfull"
-	// cfgOtherConn enqueues, fsynced, through a second queue.Queue on the
-	// same file: its own connections, as the CLI's -trigger in another
-	// process has, so the pool learns of each job only by watching the file.
-	cfgOtherConn = "otherconn,syncfull"
-	// cfgProducers and cfgProducersSyncFull enqueue one job per call from
-	// producers goroutines at once, whose calls share transactions.
-	cfgProducers         = "producers8"
-	cfgProducersSyncFull = "producers8,syncfull"
+	cfgBatch   = "batch100"
+	// cfgOtherConn enqueues through a second queue.Queue on the same file:
+	// its own connections, as the CLI's -trigger in another process has,
+	// so the pool learns of each job only by watching the file.
+	cfgOtherConn = "otherconn"
+	// cfgProducers enqueues one job per call from producers goroutines at
+	// once, whose calls share transactions.
+	cfgProducers = "producers8"
 	// cfgOtherNode, on PostgreSQL, enqueues through a second queue.Queue
 	// on the same database: a Store with connections of its own, as a
 	// daemon on another host has, so that the pool hears of each job only
@@ -42,7 +38,7 @@ const (
 	cfgOtherNode = "othernode"
 )
 
-var allCfgs = []string{cfgDefault, cfgSyncFull, cfgBatch, cfgBatchSyncFull, cfgOtherConn, cfgProducers, cfgProducersSyncFull}
+var allCfgs = []string{cfgDefault, cfgBatch, cfgOtherConn, cfgProducers}
 
 // producers is the number of enqueuing goroutines of the producers configs.
 const producers = 8
@@ -71,14 +67,9 @@ type bench struct {
 	profiling bool
 }
 
-// queueConfig is the queue.Config of a configuration label.
-func queueConfig(cfg string, log *errLog) queue.Config {
-	return queue.Config{
-		// NORMAL is what peerbench's systems run with; the queue's default
-		// (FULL) is measured by the syncfull configurations.
-		NoSyncEnqueue: cfg == cfgDefault || cfg == cfgBatch || cfg == cfgProducers,
-		Logger:        log.logger(),
-	}
+// queueConfig is the queue.Config of the benchmark's queues.
+func queueConfig(log *errLog) queue.Config {
+	return queue.Config{Logger: log.logger()}
 }
 
 // place returns where cfg's queue is to live, fresh, and a function that
@@ -105,7 +96,7 @@ func releasePlace(release func() error, err *error) {
 }
 
 func (b *bench) open(ctx context.Context, cfg, db string, withPool bool, log *errLog) (*queue.Queue, error) {
-	q, err := openQueue(ctx, db, queueConfig(cfg, log))
+	q, err := openQueue(ctx, db, queueConfig(log))
 	if err != nil {
 		return nil, err
 	}
@@ -114,23 +105,16 @@ func (b *bench) open(ctx context.Context, cfg, db string, withPool bool, log *er
 		pool = "queue.PoolConfig{Workers:" + strconv.Itoa(b.o.workers) + "}"
 	}
 	if b.schemas != nil {
-		// PostgreSQL has one enqueue configuration: every commit waits
-		// for the server's WAL flush as the server's synchronous_commit
-		// says (on by default), read back here. Config.NoSyncEnqueue is a
-		// SQLite setting; the syncfull configurations are not run.
+		// Every commit waits for the server's WAL flush as the server's
+		// synchronous_commit says (on by default), read back here.
 		fmt.Fprintf(b.stderr, "info system=%s cfg=%s synchronous_commit=%s queue=queue.Config{} pool=%s go=%s gomaxprocs=%d\n",
 			b.o.system(), cfg, b.syncCommit, pool, runtime.Version(), runtime.GOMAXPROCS(0))
 		return q, nil
 	}
-	noSync := queueConfig(cfg, nil).NoSyncEnqueue
-	sync := "FULL"
-	if noSync {
-		sync = "NORMAL"
-	}
 	// This line states the configuration passed to the queue; the effective
 	// pragmas are not read back, since this program runs no SQL on SQLite.
-	fmt.Fprintf(b.stderr, "info system=%s cfg=%s enqueue_sync=%s queue=queue.Config{NoSyncEnqueue:%t} pool=%s go=%s gomaxprocs=%d\n",
-		b.o.system(), cfg, sync, noSync, pool, runtime.Version(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(b.stderr, "info system=%s cfg=%s enqueue_sync=FULL queue=queue.Config{} pool=%s go=%s gomaxprocs=%d\n",
+		b.o.system(), cfg, pool, runtime.Version(), runtime.GOMAXPROCS(0))
 	return q, nil
 }
 
@@ -191,11 +175,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		cfg   string
 		batch int
 	}
-	cfgs := []enqueueCfg{{cfgSyncFull, 1}, {cfgBatch, batchSize}, {cfgBatchSyncFull, batchSize}, {cfgProducers, 1}, {cfgProducersSyncFull, 1}}
-	if b.schemas != nil { // no syncfull on PostgreSQL (see open)
-		cfgs = []enqueueCfg{{cfgBatch, batchSize}, {cfgProducers, 1}}
-	}
-	for _, c := range cfgs {
+	for _, c := range []enqueueCfg{{cfgBatch, batchSize}, {cfgProducers, 1}} {
 		if err := b.enqueueOnly(ctx, c.cfg, c.batch); err != nil {
 			return fmt.Errorf("%s: %w", c.cfg, err)
 		}
@@ -286,7 +266,7 @@ func (b *bench) enqueueOnly(ctx context.Context, cfg string, batch int) (err err
 	}
 	defer closeQueue(q, &err)
 	var enq enqueueResult
-	if cfg == cfgProducers || cfg == cfgProducersSyncFull {
+	if cfg == cfgProducers {
 		enq, err = enqueueConcurrently(ctx, q, b.o.jobs, producers)
 	} else {
 		enq, err = enqueueAll(ctx, q, b.o.jobs, batch)
@@ -395,9 +375,9 @@ func (b *bench) emitEnqueue(ctx context.Context, q *queue.Queue, cfg string, r e
 	dup, lost := max(inDB-n, 0), max(n-inDB, 0)
 	batch, workers := 1, 1
 	switch cfg {
-	case cfgBatch, cfgBatchSyncFull:
+	case cfgBatch:
 		batch = batchSize
-	case cfgProducers, cfgProducersSyncFull:
+	case cfgProducers:
 		workers = producers
 	}
 	b.emit(cfg, "enqueue", kv{"jobs", n}, kv{"workers", workers},
@@ -487,15 +467,16 @@ wait:
 	}
 }
 
-// latency runs the latency phase of cfg=default and, with -latsyncfull, of
-// cfg=syncfull, each on a fresh file with a fresh pool.
+// latency runs the latency phase of cfg=default, then on PostgreSQL of
+// cfg=othernode and otherproc, and on SQLite, with -latother, of
+// cfg=otherconn, each on a fresh file or schema with a fresh pool.
 func (b *bench) latency(ctx context.Context) error {
 	cfgs := []string{cfgDefault}
 	switch {
 	case b.schemas != nil:
 		cfgs = append(cfgs, cfgOtherNode, cfgOtherProc)
-	case b.o.latFull:
-		cfgs = append(cfgs, cfgSyncFull, cfgOtherConn)
+	case b.o.latOther:
+		cfgs = append(cfgs, cfgOtherConn)
 	}
 	for _, cfg := range cfgs {
 		if err := b.latencyRun(ctx, cfg); err != nil {
@@ -527,7 +508,7 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 	defer stopPool()
 	producer := q
 	if cfg == cfgOtherConn || cfg == cfgOtherNode {
-		if producer, err = openQueue(ctx, db, queueConfig(cfgSyncFull, log)); err != nil {
+		if producer, err = openQueue(ctx, db, queueConfig(log)); err != nil {
 			return fmt.Errorf("open producer: %w", err)
 		}
 		defer closeQueue(producer, &err)

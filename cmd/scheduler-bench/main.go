@@ -14,9 +14,9 @@
 // It drives only the exported queue API (Open, Enqueue, EnqueueBatch, NewPool,
 // Register, Run, Stats). On PostgreSQL it runs SQL of its own only to create
 // and drop a schema per configuration (see pgSchemas) and to read back the
-// server's synchronous_commit. PostgreSQL has one enqueue configuration,
-// the server's synchronous_commit (on by default: every commit waits for
-// the WAL flush); the syncfull lines, a SQLite setting, are not printed.
+// server's synchronous_commit. Every enqueue is durable when it returns:
+// fsynced on SQLite, and on PostgreSQL as the server's synchronous_commit
+// says (on by default: every commit waits for the WAL flush).
 // Its latency runs are cfg=default (enqueued through the pool's own
 // store), othernode (through a second store in this process) and
 // otherproc (from a second process, this program run with -produce): the
@@ -72,7 +72,7 @@ type options struct {
 	nodes      int    // -mode nodes: the number of nodes of the second run
 	produce    bool   // be the producer process of cfg=otherproc
 	extra      bool   // the enqueue lines of the other configurations
-	latFull    bool   // a second latency run with fsynced enqueues
+	latOther   bool   // the latency run cfg=otherconn
 	cpuProfile string
 	profPhase  string
 }
@@ -105,10 +105,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 1500*time.Millisecond, "latency: idle time after starting the pool before the first enqueue")
 	fs.DurationVar(&o.stall, "stall", 60*time.Second, "give up (and report lost jobs) after this long without progress")
 	fs.IntVar(&o.rep, "rep", 0, "repetition number, echoed as rep=")
-	fs.StringVar(&o.db, "db", "", "database file for cfg=default, deleted first (with its -wal and -shm) and kept afterwards; the other configurations use PATH.syncfull, PATH.batch100 and PATH.batch100-syncfull. Default: files in a temporary directory, removed afterwards")
+	fs.StringVar(&o.db, "db", "", "database file for cfg=default, deleted first (with its -wal and -shm) and kept afterwards; the other configurations use PATH.batch100, PATH.otherconn and PATH.producers8. Default: files in a temporary directory, removed afterwards")
 	fs.StringVar(&o.dsn, "dsn", "", "run on PostgreSQL: the database's URL (postgres://user:password@host:5432/name?sslmode=disable), as peerbench's PG_DSN; the lines say system=scheduler-pg. Not with -db")
-	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=syncfull (fsynced Enqueue), cfg=batch100 and cfg=batch100,syncfull (EnqueueBatch of 100), cfg=producers8 and cfg=producers8,syncfull (Enqueue from 8 goroutines at once)")
-	fs.BoolVar(&o.latFull, "latsyncfull", true, "latency: also run cfg=syncfull (fsynced Enqueue)")
+	fs.BoolVar(&o.extra, "extra", true, "throughput: also print enqueue lines for cfg=batch100 (EnqueueBatch of 100) and cfg=producers8 (Enqueue from 8 goroutines at once)")
+	fs.BoolVar(&o.latOther, "latother", true, "latency: also run cfg=otherconn, whose jobs come from a second queue on the file (SQLite)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&o.profPhase, "profphase", "", "what -cpuprofile covers: enqueue, drain or latency (of cfg=default), or all. Default: drain in throughput mode, latency in latency mode, all in nodes mode")
 	// peerbench flags that choose among its systems or tune their knobs.
@@ -263,8 +263,8 @@ func prepareFiles(db string) (dbFiles, func(), error) {
 	return files, func() {}, nil
 }
 
-// cfgFileName turns a cfg label into a file name part: "batch100,syncfull"
-// becomes "batch100-syncfull".
+// cfgFileName turns a cfg label into a file name part: a comma becomes a
+// dash.
 func cfgFileName(cfg string) string { return strings.ReplaceAll(cfg, ",", "-") }
 
 // removeDB deletes a database file and its WAL and shared-memory files.

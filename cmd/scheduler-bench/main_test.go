@@ -100,7 +100,7 @@ func checkSystemLines(t *testing.T, system string, lines []resultLine, want []st
 		}
 		wantWorkers := workers
 		switch {
-		case r["cfg"] == cfgProducers || r["cfg"] == cfgProducersSyncFull:
+		case r["cfg"] == cfgProducers:
 			wantWorkers = producers
 		case r["phase"] == "enqueue":
 			wantWorkers = 1
@@ -145,7 +145,7 @@ func checkSystemLines(t *testing.T, system string, lines []resultLine, want []st
 func TestThroughput(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "bench.db")
-	for _, p := range []string{db, db + "-wal", db + ".syncfull", db + ".batch100-syncfull-shm"} {
+	for _, p := range []string{db, db + "-wal", db + ".batch100", db + ".producers8-shm"} {
 		if err := os.WriteFile(p, []byte("stale, not a database"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -157,8 +157,7 @@ func TestThroughput(t *testing.T) {
 		t.Fatalf("run(%q): %v\nstderr:\n%s", args, err, stderr.String())
 	}
 	lines := parseResults(t, stdout.String())
-	checkLines(t, lines, []string{"default/enqueue", "default/drain", "syncfull/enqueue", "batch100/enqueue", "batch100,syncfull/enqueue",
-		"producers8/enqueue", "producers8,syncfull/enqueue"}, 300, 4, 7)
+	checkLines(t, lines, []string{"default/enqueue", "default/drain", "batch100/enqueue", "producers8/enqueue"}, 300, 4, 7)
 	checkStderr(t, stderr.String())
 	if _, err := os.Stat(db); err != nil {
 		t.Errorf("-db file not kept: %v", err)
@@ -174,7 +173,7 @@ func TestLatency(t *testing.T) {
 		t.Fatalf("run(%q): %v\nstderr:\n%s", args, err, stderr.String())
 	}
 	lines := parseResults(t, stdout.String())
-	checkLines(t, lines, []string{"default/latency", "syncfull/latency", "otherconn,syncfull/latency"}, 50, 4, 2)
+	checkLines(t, lines, []string{"default/latency", "otherconn/latency"}, 50, 4, 2)
 	checkStderr(t, stderr.String())
 }
 

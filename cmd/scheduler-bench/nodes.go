@@ -50,7 +50,7 @@ func (b *bench) nodesRun(ctx context.Context, n int, base float64) (jps float64,
 		if i == 0 {
 			q, err = b.open(ctx, cfg, db, true, log)
 		} else {
-			q, err = openQueue(ctx, db, queueConfig(cfg, log))
+			q, err = openQueue(ctx, db, queueConfig(log))
 		}
 		if err != nil {
 			return 0, fmt.Errorf("open node %d: %w", i+1, err)

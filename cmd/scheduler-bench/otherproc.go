@@ -30,7 +30,7 @@ const produceEnv = "SCHEDULER_BENCH_PRODUCE"
 // before its Enqueue. Printing after the last enqueue keeps the pipe out of
 // the measured path.
 func produce(ctx context.Context, o options, stdout io.Writer) (err error) {
-	q, err := openQueue(ctx, o.dsn, queueConfig(cfgSyncFull, nil))
+	q, err := openQueue(ctx, o.dsn, queueConfig(nil))
 	if err != nil {
 		return err
 	}

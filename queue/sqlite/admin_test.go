@@ -110,13 +110,12 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 
 // TestPurgeKeepsKeysUsed: the keys of purged jobs enqueued with a key are
 // kept in used_keys, generated keys are not (nothing can enqueue one
-// again), and an unsynced single enqueue (insertOne, a path of its own)
-// under a kept key inserts nothing. (The suite's PurgedKeysStayUsed checks
-// the other enqueue paths.)
+// again), and an enqueue under a kept key inserts nothing. (The suite's
+// PurgedKeysStayUsed checks the enqueue paths.)
 func TestPurgeKeepsKeysUsed(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewFake(t0)
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, NoSyncEnqueue: true})
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +149,7 @@ func TestPurgeKeepsKeysUsed(t *testing.T) {
 		t.Errorf("used keys = %q, want %q (not the generated %s)", kept, want, gen.Key)
 	}
 	if r := mustEnqueue(t, q, NewJob{Type: "t", Key: "one"}); r.Inserted || !r.Purged || r.ID != 0 {
-		t.Errorf("unsynced Enqueue of a purged key: %+v, want nothing inserted, Purged", r)
+		t.Errorf("Enqueue of a purged key: %+v, want nothing inserted, Purged", r)
 	}
 	if _, err := jobByRef(ctx, q, "one"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("job one was enqueued again: %v", err)

@@ -74,16 +74,13 @@ type countTail struct {
 	inserted map[string]int64
 	n        int64
 	counted  bool // countPastMark counted the jobs past the mark
-	moved    bool // writeCounts moved the mark
 }
 
 // maxUncounted bounds the jobs past the count mark, which every read of
 // the counts walks: a transaction that inserts jobs leaves its own past it
 // (no count to write, which is most of what a small one would write) until
 // the jobs past it would reach this many; then it counts them all and
-// moves the mark. A store's autocommit inserts count towards it too (see
-// Store.uncounted): a read walks at most this many jobs per process that
-// enqueues, beyond those.
+// moves the mark.
 const maxUncounted = 100
 
 const (
@@ -112,7 +109,6 @@ func (t txn) writeCounts(ctx context.Context) error {
 		if _, err := t.exec(ctx, moveCountMarkSQL); err != nil {
 			return fmt.Errorf("move the count mark: %w", err)
 		}
-		tl.moved = true
 	}
 	if len(t.counts) == 0 {
 		return nil

@@ -63,18 +63,18 @@ func TestMigrationFillsCounts(t *testing.T) {
 	}
 }
 
-// TestCountMark: an autocommit insert (an unsynced single enqueue) and a
-// small transaction's write no count; Stats and Handlers count their jobs
-// as pending through the jobs past the count mark, whatever their state is
-// since, and so does a read-only store. A purge counts the jobs past the
-// mark and moves it before it deletes any. After maxUncounted autocommit
-// inserts, a single enqueue takes a transaction, which counts them; and so
+// TestCountMark: a small transaction of enqueues (a single enqueue among
+// them) writes no count; Stats and Handlers count its jobs as pending
+// through the jobs past the count mark, whatever their state is since, and
+// so does a read-only store. A purge counts the jobs past the mark and
+// moves it before it deletes any. The enqueue that would leave
+// maxUncounted jobs past the mark counts them all and moves it; and so
 // does a transaction of maxUncounted jobs.
 func TestCountMark(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := clock.NewFake(t0)
-	q, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk, NoSyncEnqueue: true})
+	q, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,9 +136,9 @@ func TestCountMark(t *testing.T) {
 	enqueue("a", "a2")
 	enqueue("b", "b1")
 	if m, last := mark(); m != 0 || last != 3 {
-		t.Fatalf("mark %d with 3 jobs enqueued by autocommit inserts, last id %d; want 0 and 3", m, last)
+		t.Fatalf("mark %d with 3 jobs enqueued one by one, last id %d; want 0 and 3", m, last)
 	}
-	check("autocommit inserts")
+	check("single enqueues")
 	// Jobs past the mark change state: they count as pending through the
 	// mark and as moved through job_counts.
 	finishJob(t, q, "a1", OutcomeDone, "")
@@ -168,17 +168,17 @@ func TestCountMark(t *testing.T) {
 	}
 	check("a purge of jobs past the mark")
 
-	// maxUncounted autocommit inserts, then a transaction.
+	// Single enqueues up to maxUncounted jobs past the mark.
 	m0, _ := mark()
-	for i := range maxUncounted {
+	for i := range maxUncounted - 1 {
 		enqueue("b", fmt.Sprint("many", i))
 	}
-	if m, last := mark(); m != m0 || last != m0+maxUncounted {
-		t.Fatalf("mark %d after %d autocommit inserts from %d, last id %d; want it unmoved", m, maxUncounted, m0, last)
+	if m, last := mark(); m != m0 || last != m0+maxUncounted-1 {
+		t.Fatalf("mark %d after %d single enqueues from %d, last id %d; want it unmoved", m, maxUncounted-1, m0, last)
 	}
 	enqueue("b", "one more")
-	if m, last := mark(); m != last || last != m0+maxUncounted+1 {
-		t.Fatalf("mark %d after %d single enqueues, last id %d; want the last", m, maxUncounted+1, last)
+	if m, last := mark(); m != last || last != m0+maxUncounted {
+		t.Fatalf("mark %d after %d single enqueues, last id %d; want the last", m, maxUncounted, last)
 	}
 	check("many single enqueues")
 
@@ -217,7 +217,7 @@ func TestCountsOfAFileBeforeTheMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cfg := range []Config{{ReadOnly: true}, {NoSyncEnqueue: true}} {
+	for _, cfg := range []Config{{ReadOnly: true}, {}} {
 		s, err := Open(ctx, path, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 
 // Enqueue adds a job unless one with the same key exists, in which case it
 // inserts nothing and returns the existing job's id, or existed and was
-// purged since (Enqueued.Purged). The commit is fsynced (unless
-// Config.NoSyncEnqueue) before Enqueue returns.
+// purged since (Enqueued.Purged). The commit is fsynced before Enqueue
+// returns.
 func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, error) {
 	res, err := s.EnqueueBatch(ctx, []store.NewJob{j})
 	if err != nil {
@@ -38,38 +38,6 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 		return nil, fmt.Errorf("enqueue: %w", errReadOnly)
 	}
 	return s.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{}), turn: make(chan struct{})})
-}
-
-// insertOne inserts one job in an autocommit statement: a single INSERT is
-// atomic on its own, and skipping BEGIN and COMMIT is a third of the cost of
-// an unsynced enqueue. Synced enqueues take inTx, which sets synchronous on
-// the connection around the transaction.
-func (s *Store) insertOne(ctx context.Context, j store.NewJob, now time.Time) (store.Enqueued, error) {
-	if s.w == nil {
-		return store.Enqueued{}, errReadOnly
-	}
-	res := store.Enqueued{Key: j.Key}
-	// Exec runs the statement to its end, as SQLite needs of a statement
-	// that commits to checkpoint the WAL (wal_autocheckpoint) after it.
-	r, err := s.cached(insertJobSQL).ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-		ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
-	if err != nil {
-		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
-	}
-	if res.ID, res.Inserted, err = insertedID(r); err != nil {
-		return res, fmt.Errorf("insert job %q: %w", j.Key, err)
-	}
-	if res.Inserted {
-		return res, nil
-	}
-	err = s.cached(jobIDByKeySQL).QueryRowContext(ctx, j.Key).Scan(&res.ID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		res.Purged = true // not inserted and no job: the key is in used_keys
-	case err != nil:
-		return res, fmt.Errorf("look up existing job %q: %w", j.Key, err)
-	}
-	return res, nil
 }
 
 // generatedKeyGlob matches the keys store.RandomKey makes, and no key of a

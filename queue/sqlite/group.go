@@ -13,7 +13,7 @@ import (
 // writer connection does one transaction at a time, so while one runs, the
 // calls that arrive queue up, and the next transaction takes all of them.
 // Each call still returns only once the commit holding its jobs is done
-// (fsynced unless Config.NoSyncEnqueue), and each is all or nothing on its
+// (fsynced), and each is all or nothing on its
 // own: a savepoint per call undoes a failed call's rows alone. One
 // transaction per group instead of one per call is one WAL append and, for
 // fsynced enqueues, one fsync per group.
@@ -124,22 +124,6 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 	if len(live) == 0 {
 		return
 	}
-	if len(live) == 1 && len(live[0].jobs) == 1 && s.cfg.NoSyncEnqueue && !live[0].jobs[0].SkipIfActive &&
-		s.uncounted.Load() < maxUncounted {
-		// Alone and unsynced: one autocommit INSERT, no transaction.
-		c := live[0]
-		r, err := s.insertOne(c.ctx, c.jobs[0], c.now)
-		if err != nil {
-			c.err = fmt.Errorf("enqueue: %w", err)
-			return
-		}
-		if r.Inserted {
-			s.uncounted.Add(1)
-		}
-		c.res = []store.Enqueued{r}
-		s.notify()
-		return
-	}
 	// A group outlives any one caller's cancellation: the others' jobs are
 	// in it. Its lock waits are bounded by the busy timeout. A call alone
 	// keeps its own context.
@@ -147,7 +131,7 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 	if len(live) > 1 {
 		ctx = context.WithoutCancel(ctx)
 	}
-	err := s.inTx(ctx, !s.cfg.NoSyncEnqueue, func(tx txn) error {
+	err := s.inTx(ctx, true, func(tx txn) error {
 		for _, c := range live {
 			if len(live) == 1 {
 				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)

@@ -23,9 +23,9 @@ func TestGroupedCallFailsAlone(t *testing.T) {
 }
 
 func testGroupedCallFailsAlone(t *testing.T, many int) {
-	// Unsynced, so that a single enqueue alone (before, and first below) is
-	// an autocommit insert, past the count mark: the group counts them.
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: true})
+	// A single enqueue alone (before, and first below) leaves its job past
+	// the count mark: the group counts them.
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +108,10 @@ func testGroupedCallFailsAlone(t *testing.T, many int) {
 			t.Fatalf("job_counts holds %d pending t, %v; want %d: the mark moved past all", n, err, many+3)
 		}
 	}
-	// An autocommit insert after the group is counted too.
-	if _, err := q.insertOne(ctx, NewJob{Type: "t", Key: "after", MaxAttempts: 1, RunAt: t0, Version: 1}, t0); err != nil {
-		t.Fatal(err)
-	}
+	// A single enqueue after the group is counted too.
+	mustEnqueue(t, q, NewJob{Type: "t", Key: "after"})
 	if st, err := q.Stats(ctx); err != nil || st.Counts[StatePending]["t"] != many+4 {
-		t.Fatalf("Stats counts %v, %v after an autocommit insert; want %d pending t", st.Counts, err, many+4)
+		t.Fatalf("Stats counts %v, %v after a single enqueue; want %d pending t", st.Counts, err, many+4)
 	}
 }
 

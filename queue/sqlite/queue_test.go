@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"scheduler/clock"
 )
 
 func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
@@ -76,6 +74,50 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	_, err = Open(ctx, path, Config{ReadOnly: true})
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open(newer, read-only) = %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestFailedOpenLeavesNoFileOpen opens a file of a newer schema ten times:
+// each Open fails, and none leaves a descriptor open on the file or the
+// lock files beside it (the write turn's, which the migration took).
+func TestFailedOpenLeavesNoFileOpen(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q.db")
+	ctx := context.Background()
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.w.ExecContext(ctx, "PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	q.Close()
+	// Counted by where each descriptor points, so that the files other
+	// tests open meanwhile do not count.
+	open := func() []string {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("cannot list the process's descriptors: %v", err)
+		}
+		var in []string
+		for _, e := range ents {
+			if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(target, dir) {
+				in = append(in, target)
+			}
+		}
+		return in
+	}
+	if fds := open(); len(fds) != 0 {
+		t.Fatalf("open before the test: %v", fds)
+	}
+	for range 10 {
+		if _, err := Open(ctx, path, Config{}); !errors.Is(err, ErrSchemaTooNew) {
+			t.Fatalf("Open(newer) = %v, want ErrSchemaTooNew", err)
+		}
+	}
+	if fds := open(); len(fds) != 0 {
+		t.Errorf("%d descriptors left open by 10 failed opens: %v", len(fds), fds)
 	}
 }
 
@@ -166,14 +208,13 @@ func TestInstantsAreStoredAsIntegers(t *testing.T) {
 	}
 }
 
-// TestSingleEnqueuesKeepTheWALBounded enqueues, one by one and unsynced,
-// more jobs than the WAL holds before it is checkpointed: the WAL must have
+// TestSingleEnqueuesKeepTheWALBounded enqueues, one by one, more jobs than the WAL holds before it is checkpointed: the WAL must have
 // been checkpointed on the way. (An INSERT ... RETURNING closed before its
 // end commits without running SQLite's automatic checkpoint.)
 func TestSingleEnqueuesKeepTheWALBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	q, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Config{NoSyncEnqueue: true})
+	q, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,29 +363,5 @@ func TestNextWakePlan(t *testing.T) {
 		if strings.HasPrefix(detail, "SCAN jobs") && !strings.Contains(detail, "INDEX jobs_ready") {
 			t.Errorf("next wake scans the table: %s", detail)
 		}
-	}
-}
-
-// TestEnqueueIsIdempotentOnKeyUnsynced: an unsynced single enqueue, which
-// takes a path of its own (insertOne), under a known key inserts nothing
-// and returns the existing job. (The suite checks the default path.)
-func TestEnqueueIsIdempotentOnKeyUnsynced(t *testing.T) {
-	t.Parallel()
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0), NoSyncEnqueue: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	mustEnqueue(t, q, NewJob{Type: "t", Key: "before"})
-	first := mustEnqueue(t, q, NewJob{Type: "t", Key: "nightly|acme|2026-03-01T03:00:00Z"})
-	second := mustEnqueue(t, q, NewJob{Type: "other", Key: "nightly|acme|2026-03-01T03:00:00Z"})
-	if !first.Inserted || second.Inserted {
-		t.Errorf("Inserted = %v, %v; want true, false", first.Inserted, second.Inserted)
-	}
-	if second.ID != first.ID || first.ID == 0 {
-		t.Errorf("second enqueue returned id %d, want the existing %d", second.ID, first.ID)
-	}
-	if j := mustJob(t, q, first.Key); j.Type != "t" || j.ID != first.ID {
-		t.Errorf("job %d of type %q: the second enqueue changed the job", j.ID, j.Type)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -37,10 +36,6 @@ type Config struct {
 	// among the processes writing the file (see turnLock); past it the
 	// write fails with an error saying so. Default: 2m.
 	WriteWait time.Duration
-	// NoSyncEnqueue commits enqueues with synchronous=NORMAL instead of FULL:
-	// an acknowledged enqueue then survives a process crash but not a power
-	// loss. Default: false (enqueues are fsynced).
-	NoSyncEnqueue bool
 	// ReadOnly opens the file for reads only: no migration, no writes.
 	ReadOnly bool
 	// PurgeBatch is how many rows one purge transaction deletes: small
@@ -87,12 +82,6 @@ type Store struct {
 
 	groupMu sync.Mutex
 	group   groupQueue // enqueues waiting to share a transaction
-	// uncounted is how many jobs this store inserted by autocommit since
-	// its last transaction that inserted jobs, which counted them: past
-	// maxUncounted, the next single enqueue takes a transaction, so that
-	// the jobs past the count mark, which every read of the counts
-	// counts, stay few.
-	uncounted atomic.Int64
 
 	types typesCache // the JSON arrays of the pool's type lists
 	// noVersions is set when a file older than job versions was opened
@@ -144,60 +133,65 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	}
 	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
 		cancelAsked: make(chan struct{})}
+	if err := s.open(ctx); err != nil {
+		// Everything the open got so far, the write turn's lock files
+		// that a migration took among them.
+		s.closeDBs()
+		return nil, fmt.Errorf("open queue %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// open opens s's connections, migrates the file or checks its version, and
+// prepares the statements. On error, s holds what it opened, for closeDBs.
+func (s *Store) open(ctx context.Context) (err error) {
+	cfg, abs := s.cfg, s.abs
 	if !cfg.ReadOnly {
 		if _, err := createPrivate(abs); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.turn = newTurnLock(abs, cfg.Clock)
 		// One connection: writers in this process queue for it in Go instead
 		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
 		if s.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.w.SetMaxOpenConns(1)
 		s.w.SetMaxIdleConns(1)
 		s.w.SetConnMaxLifetime(0)
 		s.w.SetConnMaxIdleTime(0)
 		if err := s.retryBusy(ctx, s.migrate); err != nil {
-			s.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		if err := s.prepare(ctx); err != nil {
-			s.w.Close()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 	}
 	if s.r, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, true)); err != nil {
-		s.closeDBs()
-		return nil, fmt.Errorf("open queue %s: %w", path, err)
+		return err
 	}
 	s.r.SetMaxOpenConns(4)
 	if !cfg.ReadOnly {
 		if s.ckpt, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
+			return err
 		}
 		s.ckpt.SetMaxOpenConns(1)
+		return nil
 	}
-	if cfg.ReadOnly {
-		if err := s.retryBusy(ctx, s.checkVersion); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		var versioned int
-		if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		s.noVersions = versioned == 0
-		var retried int
-		if err := s.r.QueryRowContext(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
-			s.closeDBs()
-			return nil, fmt.Errorf("open queue %s: %w", path, err)
-		}
-		s.noRetriedAt = retried == 0
+	if err := s.retryBusy(ctx, s.checkVersion); err != nil {
+		return err
 	}
-	return s, nil
+	var versioned int
+	if err := s.r.QueryRowContext(ctx, versionsColumnSQL).Scan(&versioned); err != nil {
+		return err
+	}
+	s.noVersions = versioned == 0
+	var retried int
+	if err := s.r.QueryRowContext(ctx, retriedAtColumnSQL).Scan(&retried); err != nil {
+		return err
+	}
+	s.noRetriedAt = retried == 0
+	return nil
 }
 
 // dsn builds the connection string. Pragmas live here so that every pooled
@@ -441,15 +435,7 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 		tx.tx.Rollback()
 		return err
 	}
-	if err := tx.tx.Commit(); err != nil {
-		return err
-	}
-	if tx.tail.moved {
-		// Every job past the mark is counted now, this store's autocommit
-		// inserts with them (none ran meanwhile: they need the writer).
-		s.uncounted.Store(0)
-	}
-	return nil
+	return tx.tx.Commit()
 }
 
 // Subscribe returns a channel that receives a value (coalesced) after each

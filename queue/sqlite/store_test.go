@@ -23,14 +23,6 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, openFiles(sqlite.Config{}))
 }
 
-// TestStoreUnsyncedEnqueue runs the conformance suite with unsynced
-// enqueues, whose single jobs go in by autocommit inserts, which count
-// through the count mark rather than the transaction.
-func TestStoreUnsyncedEnqueue(t *testing.T) {
-	t.Parallel()
-	storetest.Run(t, openFiles(sqlite.Config{NoSyncEnqueue: true}))
-}
-
 // openFiles opens stores on a file of the test's own with cfg and the
 // clock given.
 func openFiles(cfg sqlite.Config) storetest.OpenFunc {

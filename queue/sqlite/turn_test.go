@@ -24,7 +24,7 @@ func TestWriterGetsItsTurnAgainstABusyWriter(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
-	daemon, err := Open(ctx, path, Config{NoSyncEnqueue: true})
+	daemon, err := Open(ctx, path, Config{})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

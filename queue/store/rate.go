@@ -22,9 +22,14 @@ import (
 type RateLimit struct {
 	Every time.Duration // at least 1ns
 	Burst int           // at least 1
-	// Key, when set, gives each job's bucket from its payload: a limit per
-	// key (a customer, an account). It must be safe for concurrent use.
-	Key func(payload json.RawMessage) string
+	// Key, when set, gives each job's bucket from its id and payload: a
+	// limit per key (a customer, an account). A claim calls it inside its
+	// transaction, for each of the up to RateWindow ready jobs it reads, so
+	// it must be quick; it must be safe for concurrent use. An error means
+	// that the job has no bucket: the claim takes it, within its room,
+	// without spending a start of any bucket, for the pool to fail it
+	// without running it.
+	Key func(id int64, payload json.RawMessage) (string, error)
 }
 
 // tolerance is how far ahead of now a bucket's TAT may be for a start to
@@ -119,10 +124,11 @@ func ClaimRated(jobs []*Job, rated []RatedClaim, n int, claim func(r RatedClaim,
 const RateWindow = 1000
 
 // RateCandidate is a ready job of a rated type, in claim order, with its
-// bucket's key.
+// bucket's key, or NoKey when the limit's Key failed for it.
 type RateCandidate struct {
-	ID  int64
-	Key string
+	ID    int64
+	Key   string
+	NoKey bool
 }
 
 // Candidate is the job id, of payload, as a candidate of r's claim: its
@@ -130,7 +136,9 @@ type RateCandidate struct {
 func (r RatedClaim) Candidate(id int64, payload string) RateCandidate {
 	c := RateCandidate{ID: id}
 	if r.Limit.Key != nil {
-		c.Key = r.Limit.Key(json.RawMessage(payload))
+		var err error
+		c.Key, err = r.Limit.Key(id, json.RawMessage(payload))
+		c.NoKey = err != nil
 	}
 	return c
 }
@@ -138,22 +146,31 @@ func (r RatedClaim) Candidate(id int64, payload string) RateCandidate {
 // RateKeys returns the distinct keys of cands, sorted: the buckets a claim
 // reads, in the order a claim locks them.
 func RateKeys(cands []RateCandidate) []string {
-	keys := make([]string, len(cands))
-	for i, c := range cands {
-		keys[i] = c.Key
+	keys := make([]string, 0, len(cands))
+	for _, c := range cands {
+		if !c.NoKey {
+			keys = append(keys, c.Key)
+		}
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
 }
 
 // TakeRated picks, among cands in claim order, the jobs whose buckets
-// allow a start at now, at most room of them. tats holds the buckets' TATs
-// by key (a missing key is a full bucket); it is updated in place for the
-// buckets that gave starts, which changed lists. wait is the earliest
-// next start of a bucket that held a candidate back, zero when none did.
+// allow a start at now, and those without a bucket (NoKey), at most room
+// of them. tats holds the buckets' TATs by key (a missing key is a full
+// bucket); it is updated in place for the buckets that gave starts, which
+// changed lists. wait is the earliest next start of a bucket that held a
+// candidate back, zero when none did.
 func TakeRated(l RateLimit, now time.Time, cands []RateCandidate, tats map[string]time.Time, room int) (picked []int64, changed []string, wait time.Time) {
 	seen := map[string]bool{}
 	for _, c := range cands {
+		if c.NoKey {
+			if len(picked) < room {
+				picked = append(picked, c.ID)
+			}
+			continue
+		}
 		tat, ok := l.take(tats[c.Key], now)
 		if !ok {
 			if w := l.NextStart(tats[c.Key]); wait.IsZero() || w.Before(wait) {

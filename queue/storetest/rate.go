@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -122,10 +123,10 @@ func testRateLimitPerKey(t *testing.T, su *suite) {
 	for i, c := range []string{"a", "a", "a", "b", "a", "b"} {
 		mustEnqueue(t, q, store.NewJob{Type: "r", Key: fmt.Sprint(c, i), Payload: json.RawMessage(`{"customer":"` + c + `"}`)})
 	}
-	key := func(p json.RawMessage) string {
+	key := func(_ int64, p json.RawMessage) (string, error) {
 		var v struct{ Customer string }
 		json.Unmarshal(p, &v)
-		return v.Customer
+		return v.Customer, nil
 	}
 	rc := store.RatedClaim{Type: "r", Limit: store.RateLimit{Every: time.Second, Burst: 1, Key: key}, Room: 10}
 	res := rateClaim(t, q, "A", clk.Now(), rc)
@@ -154,5 +155,52 @@ func testRateLimitPerKey(t *testing.T, su *suite) {
 	}
 	if res := rateClaim(t, q, "A", clk.Now(), rc); len(res.Claimed) != 1 || res.Claimed[0].Key != "a2" {
 		t.Fatalf("claimed %d jobs, want a2", len(res.Claimed))
+	}
+}
+
+// testRateLimitKeyFails: a job whose key the limit's Key cannot give (an
+// error: in a pool, a key function that panicked) has no bucket: the claim
+// takes it within its room without spending a start, and the other jobs
+// are limited by their keys as before.
+func testRateLimitKeyFails(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	for i, c := range []string{"a", "bad", "a", "bad", "b"} {
+		mustEnqueue(t, q, store.NewJob{Type: "r", Key: fmt.Sprint(c, i), Payload: json.RawMessage(`{"customer":"` + c + `"}`)})
+	}
+	asked := map[int64]int{}
+	key := func(id int64, p json.RawMessage) (string, error) {
+		asked[id]++
+		var v struct{ Customer string }
+		json.Unmarshal(p, &v)
+		if v.Customer == "bad" {
+			return "", errors.New("no key")
+		}
+		return v.Customer, nil
+	}
+	rc := store.RatedClaim{Type: "r", Limit: store.RateLimit{Every: time.Hour, Burst: 1, Key: key}, Room: 3}
+	res := rateClaim(t, q, "A", clk.Now(), rc)
+	var got []string
+	for _, j := range res.Claimed {
+		got = append(got, j.Key)
+	}
+	if fmt.Sprint(got) != "[a0 bad1 bad3]" || !res.RateWait.Equal(clk.Now().Add(time.Hour)) {
+		t.Fatalf("claimed %v, wait %v; want [a0 bad1 bad3] within the room of 3, wait 1h", got, res.RateWait)
+	}
+	for id, n := range asked {
+		if n != 1 {
+			t.Errorf("Key asked %d times for job %d in one claim", n, id)
+		}
+	}
+	if tat, err := q.RateTAT(context.Background(), "r", ""); err != nil || !tat.IsZero() {
+		t.Errorf("RateTAT of the empty key = %v, %v; want no bucket spent for the jobs without a key", tat, err)
+	}
+	res = rateClaim(t, q, "A", clk.Now(), rc)
+	got = got[:0]
+	for _, j := range res.Claimed {
+		got = append(got, j.Key)
+	}
+	if fmt.Sprint(got) != "[b4]" {
+		t.Fatalf("claimed %v next, want [b4]: a2 waits for its bucket", got)
 	}
 }

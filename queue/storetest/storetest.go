@@ -109,6 +109,7 @@ var tests = []struct {
 	{"OpenAlarmsSeeTheirNotifications", testOpenAlarmsSeeTheirNotifications},
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
+	{"RateLimitKeyFails", testRateLimitKeyFails},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
