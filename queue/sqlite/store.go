@@ -102,6 +102,9 @@ type Store struct {
 	// noRetriedAt is the same for a file older than the record of an
 	// operator's retries: its jobs show none (see jobsQuery).
 	noRetriedAt bool
+	// noPoolConfig is the same for a file older than the record of the
+	// config each daemon runs: its pools show none (see Daemons).
+	noPoolConfig bool
 
 	// watchFileFunc, when set (by tests, before Watch), stands in for
 	// watchFile.
@@ -196,6 +199,12 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 		s.noRetriedAt = retried == 0
+		var configured int
+		if err := s.r.QueryRowContext(ctx, poolConfigColumnSQL).Scan(&configured); err != nil {
+			s.closeDBs()
+			return nil, fmt.Errorf("open queue %s: %w", path, err)
+		}
+		s.noPoolConfig = configured == 0
 	}
 	return s, nil
 }
