@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,8 @@ const (
 	logKeyInstant   = "instant"
 	logKeyReason    = "reason"
 	logKeyPausedAt  = "paused_at"
+	logKeySince     = "since"
+	logKeyPingEvery = "ping_every"
 )
 
 // maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
@@ -49,6 +52,12 @@ const DefaultMaxSleep = 30 * time.Second
 // maxAdvanceRetries bounds how often one pass retries a schedule whose
 // cursor another beat moved.
 const maxAdvanceRetries = 5
+
+// pingEvery is how often a beat whose database does not answer pings it,
+// give or take half of it at random (so that the beats of many nodes do
+// not reach a recovering server in step); the pass runs as soon as a ping
+// answers.
+const pingEvery = time.Second
 
 // BeatConfig configures a Beat. Zero values select the defaults shown.
 type BeatConfig struct {
@@ -70,6 +79,8 @@ type BeatConfig struct {
 	// the commit recorded as skipped for a reason (an item's run counts
 	// once). Nil reports nothing.
 	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
+
+	jitter func(n time.Duration) time.Duration // uniform in [0, n); tests fix it
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -79,6 +90,15 @@ type BeatConfig struct {
 // due in few queue.AdvanceBatch transactions, each schedule all or nothing
 // in them, while it plans the next. Then it sleeps until the earliest next
 // instant, at most MaxSleep, or until Apply or Wake.
+//
+// A pass that fails is retried. When the database does not answer (a
+// ping fails too) the beat pings it every second, give or take half a
+// second, and runs the pass as soon as it answers; that pass measures the
+// lateness of the instants due at the start of the last attempt that
+// failed, not at its own: the wait for the database is not charged to
+// them, and an instant that fell due during an outage shorter than
+// misfire_grace runs. Any other failure is retried after a delay that
+// doubles from a second to MaxSleep, jittered.
 //
 // The cursor is the last instant materialised or deliberately passed. It
 // only moves forward: after a backward jump of the clock nothing is
@@ -100,12 +120,17 @@ type Beat struct {
 	skippedFunc      func(string, queue.SkipReason, int)
 	probes           liveness.Probes // see Probe
 	running          atomic.Bool
+	jitter           func(time.Duration) time.Duration
 
 	mu    sync.Mutex
 	cfg   *Config
 	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
 
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
+	// lateFrom, when not zero, is where the next pass measures the lateness
+	// of the instants due instead of its own start: the start of the last
+	// attempt that failed (see Run). Only Run's goroutine.
+	lateFrom time.Time
 
 	order   []*Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
 	orderOf *Config
@@ -128,9 +153,10 @@ type Beat struct {
 	held      bool                 // a recovery waits for an alarm's notification (see NotificationEnded); under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
-	// to wait, after its timer is set, with the time its pass ran at and the
-	// instant it waits for.
-	idleFunc func(now, next time.Time)
+	// to wait, after its timer is set, with the time its pass (or its ping
+	// of a database that does not answer) ran at, the instant it waits for
+	// and how long its timer is.
+	idleFunc func(now, next time.Time, wait time.Duration)
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
@@ -152,6 +178,14 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 	if bc.MaxSleep == 0 {
 		bc.MaxSleep = DefaultMaxSleep
 	}
+	if bc.jitter == nil {
+		bc.jitter = func(n time.Duration) time.Duration {
+			if n <= 0 {
+				return 0
+			}
+			return rand.N(n)
+		}
+	}
 	return &Beat{
 		q:        q,
 		clock:    bc.Clock,
@@ -159,6 +193,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
 		probes:   liveness.New(),
+		jitter:   bc.jitter,
 		cfg:      cfg,
 		since:    map[string]time.Time{},
 		paused:   map[string]bool{},
@@ -226,8 +261,8 @@ func (b *Beat) Config() *Config {
 }
 
 // Run materialises instants until ctx is done, then returns nil. A failed
-// pass is logged and retried after a delay that grows to MaxSleep; Run
-// itself fails only when called while another Run is active.
+// pass is logged and retried (see Beat); Run itself fails only when called
+// while another Run is active.
 func (b *Beat) Run(ctx context.Context) error {
 	if !b.running.CompareAndSwap(false, true) {
 		return errors.New("beat: already running")
@@ -253,24 +288,63 @@ func (b *Beat) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
+			b.lateFrom = now
+			if at := b.clock.Now(); b.q.Ping(ctx) != nil {
+				b.log.ErrorContext(ctx, "beat pass failed: database unreachable", logKeyPingEvery, pingEvery, logKeyErr, err)
+				if !b.awaitDatabase(ctx, at) {
+					return nil
+				}
+				continue
+			}
 			// The schedules that did advance still wake the beat on time.
 			retry = min(max(2*retry, time.Second), b.maxSleep)
-			wait = retry
-			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, retry, logKeyErr, err)
+			wait = retry - retry/2 + b.jitter(retry/2+1)
+			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, wait, logKeyErr, err)
 		default:
-			retry = 0
+			retry, b.lateFrom = 0, time.Time{}
 		}
 		if !next.IsZero() {
 			wait = min(wait, max(next.Sub(b.clock.Now()), 0))
 		}
 		timer := b.clock.After(wait)
 		if b.idleFunc != nil {
-			b.idleFunc(now, next)
+			b.idleFunc(now, next, wait)
 		}
 		b.probes.Answer()
 		b.sleep(ctx, timer)
 	}
 	return nil
+}
+
+// awaitDatabase pings the database, which did not answer a ping at at,
+// every pingEvery give or take half of it, until it answers (true) or ctx
+// is done (false). Each ping that fails moves lateFrom to its start.
+func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
+	since := b.lateFrom
+	b.lateFrom = at
+	for {
+		wait := pingEvery/2 + b.jitter(pingEvery)
+		timer := b.clock.After(wait)
+		if b.idleFunc != nil {
+			b.idleFunc(at, time.Time{}, wait)
+		}
+		b.probes.Answer()
+		b.sleep(ctx, timer)
+		if ctx.Err() != nil {
+			return false
+		}
+		at = b.clock.Now()
+		err := b.q.Ping(ctx)
+		if err == nil {
+			b.log.InfoContext(ctx, "database answers again: beat resumes", logKeySince, since)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		b.lateFrom = at
+		b.log.DebugContext(ctx, "database still unreachable", logKeyErr, err)
+	}
 }
 
 // sleep waits for ctx, timer or a wake-up, answering probes meanwhile.
@@ -638,7 +712,13 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 	if len(due) == 0 {
 		return nil, next
 	}
-	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
+	// After a failed attempt the lateness is measured where it failed (see
+	// Run): the beat's wait for the database is not charged to an instant.
+	late := now
+	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
+		late = b.lateFrom
+	}
+	runs, skips := planInstants(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
 	to := due[len(due)-1].at
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
