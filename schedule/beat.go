@@ -38,6 +38,11 @@ const (
 	logKeyPausedAt  = "paused_at"
 	logKeySince     = "since"
 	logKeyPingEvery = "ping_every"
+	logKeyConfig    = "config_sha256"
+	logKeyRuling    = "ruling_sha256"
+	logKeyConfigs   = "configs"
+	logKeyDaemons   = "daemons"
+	logKeyMaterial  = "materialises"
 )
 
 // maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
@@ -59,6 +64,11 @@ const maxAdvanceRetries = 5
 // answers.
 const pingEvery = time.Second
 
+// sitOutRecheck is how often a beat that sits out, its daemon's config not
+// the ruling one (see Agreement), reads the daemons' rows again, to take
+// over soon after the ruling daemon stops or reloads.
+const sitOutRecheck = 5 * time.Second
+
 // BeatConfig configures a Beat. Zero values select the defaults shown.
 type BeatConfig struct {
 	Clock  clock.Clock  // Default: clock.Real{}.
@@ -79,6 +89,13 @@ type BeatConfig struct {
 	// the commit recorded as skipped for a reason (an item's run counts
 	// once). Nil reports nothing.
 	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
+	// Process is the daemon the beat runs in, as the rows of its pools
+	// describe it. With Process.Config set (the hex SHA-256 of the config
+	// file, and ConfigAt when it was loaded) the beat materialises only
+	// while its config rules among the live daemons' (see Agreement), and
+	// logs when they disagree. Without it the beat materialises always and
+	// reads no daemon.
+	Process queue.Process
 
 	jitter func(n time.Duration) time.Duration // uniform in [0, n); tests fix it
 }
@@ -90,6 +107,12 @@ type BeatConfig struct {
 // due in few queue.AdvanceBatch transactions, each schedule all or nothing
 // in them, while it plans the next. Then it sleeps until the earliest next
 // instant, at most MaxSleep, or until Apply or Wake.
+//
+// With BeatConfig.Process.Config set, each pass first reads the rows of
+// the live daemons' pools: the beat materialises only while its daemon's
+// config is the ruling one (see Agreement) and otherwise sits out, looking
+// again every few seconds; it logs a warning each time what the daemons
+// run changes while they disagree, and a line once they agree again.
 //
 // A pass that fails is retried. When the database does not answer (a
 // ping fails too) the beat pings it every second, give or take half a
@@ -122,9 +145,15 @@ type Beat struct {
 	running          atomic.Bool
 	jitter           func(time.Duration) time.Duration
 
-	mu    sync.Mutex
-	cfg   *Config
-	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
+	mu        sync.Mutex
+	cfg       *Config
+	since     map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
+	process   queue.Process        // see BeatConfig.Process and SetProcess
+	agreement *Agreement           // as the last pass found it; nil before one, or without a config
+
+	// agreedAs sums up the agreement last logged (see noteAgreement). Only
+	// Run's goroutine.
+	agreedAs string
 
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
 	// lateFrom, when not zero, is where the next pass measures the lateness
@@ -196,6 +225,7 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		jitter:   bc.jitter,
 		cfg:      cfg,
 		since:    map[string]time.Time{},
+		process:  bc.Process,
 		paused:   map[string]bool{},
 
 		alarmFunc:        bc.AlarmFunc,
@@ -260,6 +290,28 @@ func (b *Beat) Config() *Config {
 	return b.cfg
 }
 
+// SetProcess replaces the description of the daemon the beat runs in (see
+// BeatConfig.Process), as after a reload that loaded another config, and
+// wakes the beat.
+func (b *Beat) SetProcess(pr queue.Process) {
+	b.mu.Lock()
+	b.process = pr
+	b.mu.Unlock()
+	b.Wake()
+}
+
+// Agreement returns what the live daemons run as the beat last read it,
+// and false before its first read or when the beat has no config (see
+// BeatConfig.Process). It is safe to call from any goroutine.
+func (b *Beat) Agreement() (Agreement, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.agreement == nil {
+		return Agreement{}, false
+	}
+	return *b.agreement, true
+}
+
 // Run materialises instants until ctx is done, then returns nil. A failed
 // pass is logged and retried (see Beat); Run itself fails only when called
 // while another Run is active.
@@ -273,14 +325,18 @@ func (b *Beat) Run(ctx context.Context) error {
 	var retry time.Duration
 	for ctx.Err() == nil {
 		now := b.clock.Now()
-		next, err := b.pass(ctx, now)
-		if ctx.Err() == nil {
-			// The alarms are judged after the instants due by now are
-			// materialised: an instant the downtime passed has its job.
-			due, aerr := b.evalAlarms(ctx, b.Config(), now)
-			err = errors.Join(err, aerr)
-			if !due.IsZero() && (next.IsZero() || due.Before(next)) {
-				next = due
+		var next time.Time
+		rules, err := b.agree(ctx, now)
+		if err == nil && rules {
+			next, err = b.pass(ctx, now)
+			if ctx.Err() == nil {
+				// The alarms are judged after the instants due by now are
+				// materialised: an instant the downtime passed has its job.
+				due, aerr := b.evalAlarms(ctx, b.Config(), now)
+				err = errors.Join(err, aerr)
+				if !due.IsZero() && (next.IsZero() || due.Before(next)) {
+					next = due
+				}
 			}
 		}
 		wait := b.maxSleep
@@ -300,6 +356,9 @@ func (b *Beat) Run(ctx context.Context) error {
 			retry = min(max(2*retry, time.Second), b.maxSleep)
 			wait = retry - retry/2 + b.jitter(retry/2+1)
 			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, wait, logKeyErr, err)
+		case !rules:
+			retry, b.lateFrom = 0, time.Time{}
+			wait = min(wait, sitOutRecheck)
 		default:
 			retry, b.lateFrom = 0, time.Time{}
 		}
@@ -344,6 +403,55 @@ func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 		}
 		b.lateFrom = at
 		b.log.DebugContext(ctx, "database still unreachable", logKeyErr, err)
+	}
+}
+
+// agree reads the daemons' rows and reports whether the config of this
+// beat's daemon rules (see Agreement), logging a change of their
+// agreement. A beat without a config rules and reads nothing.
+func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
+	b.mu.Lock()
+	self := b.process
+	b.mu.Unlock()
+	if self.Config == "" {
+		return true, nil
+	}
+	ds, err := b.q.Daemons(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read daemons: %w", err)
+	}
+	a := Agree(ds, self, now)
+	b.mu.Lock()
+	b.agreement = &a
+	b.mu.Unlock()
+	b.noteAgreement(ctx, self, a)
+	return a.SelfRules, nil
+}
+
+// noteAgreement logs a when it differs from the agreement last logged: a
+// warning while the live daemons run different configs, each time the
+// set of configs, the ruling one or this beat's part changes; a line
+// when they agree again.
+func (b *Beat) noteAgreement(ctx context.Context, self queue.Process, a Agreement) {
+	configs := map[string]bool{}
+	for _, d := range a.Daemons {
+		configs[d.Config] = true
+	}
+	as := ""
+	if !a.Agreed() {
+		as = fmt.Sprint(a.Ruling, a.SelfRules, slices.Sorted(maps.Keys(configs)))
+	}
+	if as == b.agreedAs {
+		return
+	}
+	was := b.agreedAs
+	b.agreedAs = as
+	switch {
+	case as != "":
+		b.log.WarnContext(ctx, "daemons run different configs", logKeyConfig, self.Config, logKeyRuling, a.Ruling,
+			logKeyMaterial, a.SelfRules, logKeyConfigs, a.Configs, logKeyDaemons, a.String())
+	case was != "":
+		b.log.InfoContext(ctx, "daemons agree on the config", logKeyConfig, self.Config)
 	}
 }
 
