@@ -105,6 +105,14 @@ func (wp *workerPools) announce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// setProcess makes every pool's row say pr of the daemon (see
+// queue.Pool.SetProcess).
+func (wp *workerPools) setProcess(pr queue.Process) {
+	for _, name := range wp.names {
+		wp.pools[name].SetProcess(pr)
+	}
+}
+
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
 func (wp *workerPools) cut() {
 	for _, name := range wp.names {
