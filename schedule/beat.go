@@ -64,6 +64,10 @@ const maxAdvanceRetries = 5
 // answers.
 const pingEvery = time.Second
 
+// pingTimeout bounds a ping of the database, so that a server that neither
+// answers nor refuses (a network partition) cannot hold the beat's loop.
+const pingTimeout = 5 * time.Second
+
 // sitOutRecheck is how often a beat that sits out, its daemon's config not
 // the ruling one (see Agreement), reads the daemons' rows again, to take
 // over soon after the ruling daemon stops or reloads.
@@ -345,7 +349,7 @@ func (b *Beat) Run(ctx context.Context) error {
 			return nil
 		case err != nil:
 			b.lateFrom = now
-			if at := b.clock.Now(); b.q.Ping(ctx) != nil {
+			if at := b.clock.Now(); b.ping(ctx) != nil {
 				b.log.ErrorContext(ctx, "beat pass failed: database unreachable", logKeyPingEvery, pingEvery, logKeyErr, err)
 				if !b.awaitDatabase(ctx, at) {
 					return nil
@@ -393,7 +397,7 @@ func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 			return false
 		}
 		at = b.clock.Now()
-		err := b.q.Ping(ctx)
+		err := b.ping(ctx)
 		if err == nil {
 			b.log.InfoContext(ctx, "database answers again: beat resumes", logKeySince, since)
 			return true
@@ -404,6 +408,13 @@ func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 		b.lateFrom = at
 		b.log.DebugContext(ctx, "database still unreachable", logKeyErr, err)
 	}
+}
+
+// ping reads the database, cheaply, within pingTimeout.
+func (b *Beat) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return b.q.Ping(ctx)
 }
 
 // agree reads the daemons' rows and reports whether the config of this
