@@ -198,7 +198,7 @@ func printDaemons(w io.Writer, rep statusReport) {
 		if c := newestConfig(rows[p]); c != nil {
 			config = fmt.Sprintf(", config %s", shortSHA(*c.ConfigSHA256))
 		}
-		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, pools, config, d.StartedAt, d.LastSeen))
+		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, config, pools, d.StartedAt, d.LastSeen))
 	}
 	switch {
 	case len(alive) > 0:
