@@ -228,6 +228,7 @@ type statusReport struct {
 	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
 	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
+	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
 }
 
 type waitingStatus struct {

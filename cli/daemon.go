@@ -82,6 +82,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	clk := q.Clock()
 	sc := a.cfg.Scheduler
 	host, _ := os.Hostname()
+	// The pools' rows record the config the daemon runs, and the beat
+	// materialises only while it is the newest among the live daemons'
+	// (see schedule.Agreement).
+	a.process = queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion(),
+		Config: queue.ConfigSHA256(a.cfgData), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
 	listen := a.listenAddr()
 	// Set before the pool and the beat run, which call it; nil when no
 	// listener serves the metrics.
@@ -96,12 +101,12 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		Lease:            sc.Lease,
 		MaintenanceEvery: sc.MaintenanceEvery,
 		RetainDone:       sc.RetainDone,
-		Process:          queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion()},
+		Process:          a.process,
 		Clock:            clk,
 		Logger:           log,
 		WroteFunc:        wr.record,
 	}
-	bc := schedule.BeatConfig{Clock: clk, Logger: log, WroteFunc: wr.record}
+	bc := schedule.BeatConfig{Clock: clk, Logger: log, WroteFunc: wr.record, Process: a.process}
 	// Set before the pool runs: a job of a schedule that ends dead or done
 	// may raise an alarm or a recovery at once (see Beat.JobEnded).
 	var beat *schedule.Beat
@@ -141,12 +146,14 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if listen != "" {
 		met = newMetrics(q, a.cfg, a.programVersion(), pools.gauges(), wr, log)
 		met.DeadlineFunc = beat.Deadline
+		met.AgreementFunc = beat.Agreement
 		health = newHealth(a.clock, newLiveness(pools.probes(map[string]func() <-chan struct{}{"beat": beat.Probe})), wr)
+		health.agreement = beat.Agreement
 		var site http.Handler
 		if a.cfg.HTTP.Dashboard {
 			h := a.cfg.HTTP
 			h.Listen = listen // the name it listens on is one the dashboard answers to
-			if site, err = newSite(q, h, beat.Config, beat.Deadline, clk, log); err != nil {
+			if site, err = newSite(q, h, beat, clk, log); err != nil {
 				return err
 			}
 		}
@@ -360,6 +367,15 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pools
 		return
 	}
 	diff := beat.Apply(cfg)
+	if sha := queue.ConfigSHA256(data); sha != a.process.Config {
+		// A new file is a new config: loaded now, it rules from now on
+		// (see schedule.Agreement). The same file reloaded keeps its time.
+		// After Apply: the beat never claims the new config's time for
+		// the old one's schedules.
+		a.process.Config, a.process.ConfigAt = sha, q.Clock().Now().Truncate(time.Millisecond).UTC()
+		pools.setProcess(a.process)
+		beat.SetProcess(a.process)
+	}
 	was, now := a.cfg.HTTP, cfg.HTTP
 	if a.o.http != "" {
 		was.Listen, now.Listen = "", "" // -http overrides it

@@ -67,6 +67,13 @@ type health struct {
 	clock  clock.Clock
 	live   *liveness
 	writes *writes
+	// agreement, when set, gives what the live daemons run as the beat
+	// last read it (schedule.Beat.Agreement): a disagreement is reported
+	// in the body of a 200, not as a failure. A health check that fails
+	// gets a daemon restarted, and a restart makes its config the newest,
+	// which then rules (see schedule.Agreement): the restart would hand
+	// the schedules to whichever file it loads.
+	agreement func() (schedule.Agreement, bool)
 
 	mu       sync.Mutex
 	late     []string
@@ -119,18 +126,38 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "database not writable: the last write failed: %v\n", werr)
 	default:
 		fmt.Fprintln(w, "ok")
+		if h.agreement == nil {
+			return
+		}
+		if a, ok := h.agreement(); ok && !a.Agreed() {
+			fmt.Fprintln(w, configsWarning(a))
+		}
 	}
+}
+
+// configsWarning says that the live daemons run different configs, which
+// rules, and what this daemon's beat does about it.
+func configsWarning(a schedule.Agreement) string {
+	part := "this daemon's beat sits out: its config is not the newest"
+	if a.SelfRules {
+		part = "this daemon's beat materialises: its config is the newest"
+	}
+	return fmt.Sprintf("configs differ: the live daemons run %d different configs; only the daemons of the newest one (sha256 %s) materialise instants; %s: %s",
+		a.Configs, shortSHA(a.Ruling), part, a)
 }
 
 // newSite returns the dashboard as the daemon serves it at "/": the pages
 // behind the login of h's credentials, and the actions when h enables them.
-func newSite(q *queue.Queue, h schedule.HTTP, cfg func() *schedule.Config, deadline func(string) (time.Time, bool), clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+// The pages show the config, the deadlines and the agreement of the
+// daemons' configs as beat has them.
+func newSite(q *queue.Queue, h schedule.HTTP, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: deadline, SessionFunc: auth.Session,
-		Clock: clk, Logger: log})
+	cfg := beat.Config
+	pages, err := dashboard.New(dashboard.Config{Queue: q, ConfigFunc: cfg, DeadlineFunc: beat.Deadline, SessionFunc: auth.Session,
+		AgreementFunc: beat.Agreement, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"scheduler/clock"
+	"scheduler/schedule"
 )
 
 // TestHealthzNamesTheStuckLoop: /healthz answers 200 while both loops
@@ -71,5 +72,38 @@ func TestHealthzNamesTheStuckLoop(t *testing.T) {
 	h.stop()
 	if code, body := serve(); code != http.StatusServiceUnavailable || !strings.Contains(body, "stopping") {
 		t.Fatalf("stopping: %d %q, want 503 stopping", code, body)
+	}
+}
+
+// TestHealthzReportsConfigsDiffer: while the live daemons run different
+// configs /healthz says so, and which rules, in the body of a 200: a
+// failing check would get the daemon restarted, which makes its config
+// the newest.
+func TestHealthzReportsConfigsDiffer(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	h := newHealth(clk, newLiveness(map[string]func() <-chan struct{}{}), &writes{})
+	a := schedule.Agreement{Configs: 1, Ruling: "aaa"}
+	h.agreement = func() (schedule.Agreement, bool) { return a, true }
+	serve := func() (int, string) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		return w.Code, w.Body.String()
+	}
+	if code, body := serve(); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("configs agree: %d %q, want 200 ok", code, body)
+	}
+	at := clk.Now()
+	a = schedule.Agreement{Configs: 2, Ruling: "bbbbbbbbbbbbbbbbbbbb", RulingAt: at, Daemons: []schedule.DaemonConfig{
+		{Host: "h", PID: 1, Config: "aaaaaaaaaaaaaaaaaaaa", ConfigAt: at.Add(-time.Hour), Self: true},
+		{Host: "h", PID: 2, Config: "bbbbbbbbbbbbbbbbbbbb", ConfigAt: at}}}
+	code, body := serve()
+	if code != http.StatusOK || !strings.HasPrefix(body, "ok\nconfigs differ: the live daemons run 2 different configs") {
+		t.Errorf("configs differ: %d %q, want 200 ok and the difference", code, body)
+	}
+	for _, want := range []string{"sha256 bbbbbbbbbbbb", "this daemon's beat sits out", "pid 1 on h: aaaaaaaaaaaa", "pid 2 on h: bbbbbbbbbbbb"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body %q does not say %q", body, want)
+		}
 	}
 }

@@ -83,6 +83,12 @@ type metrics struct {
 	// from the server's goroutines, which must make it safe for
 	// concurrent use.
 	DeadlineFunc func(schedule string) (time.Time, bool)
+	// AgreementFunc, when set, gives what the live daemons run as the
+	// beat last read it (schedule.Beat.Agreement), for
+	// scheduler_daemons_configs and scheduler_beat_materialising; false
+	// leaves them out. Set it before the listener serves; it must be safe
+	// for concurrent use.
+	AgreementFunc func() (schedule.Agreement, bool)
 }
 
 // poolGauge is what the metrics read of one worker pool: its name, its
@@ -258,7 +264,8 @@ func (m *metrics) NotificationFailed(task string) {
 
 // metricsCollector reads the gauges that reflect the database at each
 // scrape: jobs by task and state, each task's oldest ready job, and per
-// schedule its last success and completion, next run and pause.
+// schedule its last success and completion, next run and pause; and the
+// beat's view of the daemons' configs.
 type metricsCollector struct {
 	q     *queue.Queue
 	m     *metrics
@@ -292,11 +299,16 @@ var (
 		"1 while a schedule is paused, else 0.", []string{labelSchedule}, nil)
 	descDatabaseUp = prometheus.NewDesc("scheduler_database_up",
 		"1 when the scrape read the database, 0 when a read failed (the gauges read from it are then absent).", nil, nil)
+	descDaemonsConfigs = prometheus.NewDesc("scheduler_daemons_configs",
+		"Distinct configs the live daemons on the database run, as this daemon's beat last read their rows: 1 when they agree.", nil, nil)
+	descMaterialising = prometheus.NewDesc("scheduler_beat_materialising",
+		"1 while this daemon's beat materialises instants (its config is the newest among the live daemons'), 0 while it sits out.", nil, nil)
 )
 
 // Describe sends the collector's descriptions.
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descPaused, descDatabaseUp} {
+	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descPaused, descDatabaseUp,
+		descDaemonsConfigs, descMaterialising} {
 		ch <- d
 	}
 }
@@ -308,6 +320,16 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	cfg := c.cfg
 	c.mu.Unlock()
+	if f := c.m.AgreementFunc; f != nil {
+		if a, ok := f(); ok {
+			materialising := 0.0
+			if a.SelfRules {
+				materialising = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descDaemonsConfigs, prometheus.GaugeValue, float64(a.Configs))
+			ch <- prometheus.MustNewConstMetric(descMaterialising, prometheus.GaugeValue, materialising)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
 	if err := c.collect(ctx, cfg, ch); err != nil {

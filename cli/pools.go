@@ -114,6 +114,14 @@ func (wp *workerPools) setStopTimeout(d time.Duration) {
 	}
 }
 
+// setProcess makes every pool's row say pr of the daemon (see
+// queue.Pool.SetProcess).
+func (wp *workerPools) setProcess(pr queue.Process) {
+	for _, name := range wp.names {
+		wp.pools[name].SetProcess(pr)
+	}
+}
+
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
 func (wp *workerPools) cut() {
 	for _, name := range wp.names {

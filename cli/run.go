@@ -472,6 +472,9 @@ type app struct {
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.
 	met *metrics
+	// process is what the daemon's pools' rows say of it, with the config
+	// it runs (daemon and reload only).
+	process queue.Process
 }
 
 // registry returns a task registry with the program's own Go task types.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"scheduler/queue"
+	"scheduler/schedule"
 )
 
 // daemonView is a daemon's row in the pools table as -status shows it.
@@ -21,6 +22,19 @@ type daemonView struct {
 	StartedAt string `json:"started_at"`
 	LastSeen  string `json:"last_seen"`
 	Alive     bool   `json:"alive"`
+	// The config the daemon runs and when it loaded it; null for a
+	// daemon that records none (an older version, a program of its own).
+	ConfigSHA256   *string `json:"config_sha256"`
+	ConfigLoadedAt *string `json:"config_loaded_at"`
+}
+
+// configsView is what -status says of the configs of the live daemons.
+type configsView struct {
+	Count int `json:"count"` // distinct configs among them: 1 when they agree
+	// Ruling is the SHA-256 of the newest, the one whose daemons
+	// materialise instants; null when none records a config.
+	Ruling   *string `json:"ruling_sha256"`
+	RulingAt *string `json:"ruling_loaded_at"`
 }
 
 // lastSkipView is a schedule's newest skip in -status.
@@ -43,9 +57,18 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 	rep.Daemons = []daemonView{}
 	for _, d := range ds {
 		alive := d.Alive(now)
-		rep.Daemons = append(rep.Daemons, daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
-			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive})
+		v := daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
+			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive}
+		if d.Config != "" {
+			v.ConfigSHA256, v.ConfigLoadedAt = ptr(d.Config), ptr(rfc3339(d.ConfigAt, time.UTC))
+		}
+		rep.Daemons = append(rep.Daemons, v)
 		rep.DaemonAlive = rep.DaemonAlive || alive
+	}
+	ag := schedule.Agree(ds, queue.Process{}, now)
+	rep.Configs = &configsView{Count: ag.Configs}
+	if ag.Ruling != "" {
+		rep.Configs.Ruling, rep.Configs.RulingAt = ptr(ag.Ruling), ptr(rfc3339(ag.RulingAt, time.UTC))
 	}
 	for i := range rep.Schedules {
 		ss := &rep.Schedules[i]
@@ -171,7 +194,11 @@ func printDaemons(w io.Writer, rep statusReport) {
 		if n := len(rows[p]); n > 1 {
 			pools = fmt.Sprintf(", %d pools", n)
 		}
-		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, pools, d.StartedAt, d.LastSeen))
+		config := ""
+		if c := newestConfig(rows[p]); c != nil {
+			config = fmt.Sprintf(", config %s", shortSHA(*c.ConfigSHA256))
+		}
+		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, config, pools, d.StartedAt, d.LastSeen))
 	}
 	switch {
 	case len(alive) > 0:
@@ -182,6 +209,22 @@ func printDaemons(w io.Writer, rep statusReport) {
 	default:
 		fmt.Fprintf(w, "daemons\tWARNING: none alive; no daemon has run on this database since it stopped cleanly, or ever; queued jobs wait until one starts\n")
 	}
+	if c := rep.Configs; c != nil && c.Count > 1 {
+		fmt.Fprintf(w, "configs\tWARNING: the live daemons run %d different configs; only the daemons of the newest (sha256 %s, loaded at %s) materialise instants, with its schedules and fan-out items; the others sit out until they load it\n",
+			c.Count, shortSHA(*c.Ruling), *c.RulingAt)
+	}
+}
+
+// newestConfig returns the row of one daemon's rows that records the
+// config it loaded last; nil when none records one.
+func newestConfig(rows []daemonView) *daemonView {
+	var newest *daemonView
+	for i, d := range rows {
+		if d.ConfigSHA256 != nil && (newest == nil || *d.ConfigLoadedAt > *newest.ConfigLoadedAt) {
+			newest = &rows[i]
+		}
+	}
+	return newest
 }
 
 // printSkips prints the skips section of -status: the schedules with a

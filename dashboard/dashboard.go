@@ -36,6 +36,10 @@ type Config struct {
 	// SessionFunc tells who asks and what they may do; nil: everyone
 	// reads, no one acts (the zero Session).
 	SessionFunc func(r *http.Request) Session
+	// AgreementFunc returns what the live daemons run, as the beat last
+	// read it (schedule.Beat.Agreement): while their configs differ every
+	// page says so at its top. Nil, or false, shows nothing.
+	AgreementFunc func() (schedule.Agreement, bool)
 	// Clock gives "now" for relative times and the reasons a job waits.
 	// Default: the queue's clock.
 	Clock  clock.Clock
@@ -159,14 +163,36 @@ type page struct {
 	Session Session
 	Now     When
 	Refresh int // seconds between reloads by refresh.js; 0: none
+	// Configs says that the live daemons run different configs; empty
+	// while they agree.
+	Configs string
 	Data    any
+}
+
+// configsWarning is the warning of every page while the live daemons run
+// different configs.
+func (s *server) configsWarning() string {
+	if s.cfg.AgreementFunc == nil {
+		return ""
+	}
+	a, ok := s.cfg.AgreementFunc()
+	if !ok || a.Agreed() {
+		return ""
+	}
+	part := "this daemon's beat sits out: its config is not the newest"
+	if a.SelfRules {
+		part = "this daemon's beat materialises: its config is the newest"
+	}
+	return fmt.Sprintf("The live daemons run %d different configs: only the daemons of the newest one materialise instants, with its schedules and fan-out items; %s. %s.",
+		a.Configs, part, a)
 }
 
 // render writes the page name with data, or a 500 when rendering fails.
 // The page is rendered into a buffer first, so that a failure halfway does
 // not send half a page with a 200.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any) {
-	p := page{Title: title, Nav: nav, Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC), Refresh: 30, Data: data}
+	p := page{Title: title, Nav: nav, Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC), Refresh: 30,
+		Configs: s.configsWarning(), Data: data}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", p); err != nil {
 		s.log.ErrorContext(r.Context(), "page not rendered", "page", name, "err", err)

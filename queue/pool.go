@@ -135,8 +135,11 @@ type Pool struct {
 	// rates are allTypes split by whether they have a rate limit (see
 	// loop.look), replaced by Register as the lists are.
 	rates rateTypes
+	// process is what the pool's row says of its program: PoolConfig.Process
+	// until SetProcess replaces it.
+	process Process
 
-	registered chan struct{} // a Register while Run runs: claim the new type at once
+	registered chan struct{} // a Register or SetProcess while Run runs: claim the new type, write the row, at once
 
 	work     chan *Job
 	results  chan store.Result
@@ -166,6 +169,7 @@ type Pool struct {
 	announcedVersions store.Versions
 	announcedAt       time.Time
 	announcedOK       bool
+	announcedProcess  Process
 }
 
 type registered struct {
@@ -257,6 +261,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 		allTypes:   []string{},
 		freeTypes:  []string{},
 		rates:      rateTypes{unrated: []string{}},
+		process:    cfg.Process,
 		registered: make(chan struct{}, 1),
 		cut:        make(chan struct{}),
 		probes:     liveness.New(),
@@ -337,6 +342,41 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	default:
 	}
 	return nil
+}
+
+// SetProcess replaces what the pool's row says of its program, such as the
+// config it now runs (Process.Config and ConfigAt); a zero PID, Host or
+// Version keeps the pool's. A running pool rewrites its row at once, from
+// its loop. It is safe to call from any goroutine.
+func (p *Pool) SetProcess(pr Process) {
+	p.mu.Lock()
+	if pr.PID == 0 {
+		pr.PID = p.process.PID
+	}
+	if pr.Host == "" {
+		pr.Host = p.process.Host
+	}
+	if pr.Version == "" {
+		pr.Version = p.process.Version
+	}
+	p.process = pr
+	p.mu.Unlock()
+	select {
+	case p.registered <- struct{}{}:
+	default:
+	}
+}
+
+// processNow returns what the pool's row says of its program.
+func (p *Pool) processNow() Process {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.process
+}
+
+// sameProcess reports whether a and b describe a program alike.
+func sameProcess(a, b Process) bool {
+	return a.PID == b.PID && a.Host == b.Host && a.Version == b.Version && a.Config == b.Config && a.ConfigAt.Equal(b.ConfigAt)
 }
 
 // acceptedVersions returns accepts sorted, [1] when it is empty, or an
@@ -470,7 +510,8 @@ func (p *Pool) Run(ctx context.Context) error {
 	default:
 	}
 	l := &loop{p: p, running: map[string]int{}, avgRun: -1,
-		presented: p.announced, presentedVersions: p.announcedVersions, hasRow: p.announcedOK, nextPresence: p.announcedAt.Add(presenceEvery)}
+		presented: p.announced, presentedVersions: p.announcedVersions, presentedProcess: p.announcedProcess,
+		hasRow: p.announcedOK, nextPresence: p.announcedAt.Add(presenceEvery)}
 	l.run(ctx, wake, external)
 	l.drain(ctx, cancelHandlers)
 	close(p.work)
@@ -499,6 +540,7 @@ type loop struct {
 	// an idle pool.
 	presented         []string
 	presentedVersions store.Versions
+	presentedProcess  Process
 	hasRow            bool
 	nextPresence      time.Time
 	// blocked is true while ready jobs wait that the last claim could not
@@ -736,10 +778,12 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	doHeartbeat := l.inflight > 0 && !now.Before(l.nextHeartbeat)
 	all, free, limited, versions, rated := p.claimTypes(l.running, max(p.cfg.Workers-l.inflight, 0))
 	// The row that tells other processes which types (and versions) this
-	// pool runs: at the first trip, after a Register, and renewed while the
-	// pool runs.
+	// pool runs, and the config its program runs: at the first trip, after
+	// a Register or a SetProcess, and renewed while the pool runs.
+	process := p.processNow()
 	doPresence := !p.stopping.Load() && (!l.hasRow || !slices.Equal(all, l.presented) ||
-		!maps.EqualFunc(versions, l.presentedVersions, slices.Equal) || !now.Before(l.nextPresence))
+		!maps.EqualFunc(versions, l.presentedVersions, slices.Equal) || !sameProcess(process, l.presentedProcess) ||
+		!now.Before(l.nextPresence))
 	enqueued := l.enqueued
 	l.enqueued = false
 	if doClaim && !enqueued && len(l.pending) == 0 && !doReclaim && !doHeartbeat && !doPresence {
@@ -763,7 +807,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		t.Heartbeat = now.Add(p.cfg.Lease)
 	}
 	if doPresence {
-		t.Presence = &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: !l.hasRow}
+		t.Presence = &store.Presence{Types: all, Versions: versions, Process: process, First: !l.hasRow}
 	}
 	if doClaim {
 		p.keys.next()
@@ -790,7 +834,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	p.commits.Add(1)
 	p.report(l.pending, fenced, len(reclaimedJobs))
 	if doPresence {
-		l.presented, l.presentedVersions, l.hasRow, l.nextPresence = all, versions, true, now.Add(presenceEvery)
+		l.presented, l.presentedVersions, l.presentedProcess, l.hasRow, l.nextPresence = all, versions, process, true, now.Add(presenceEvery)
 	}
 	for i, r := range l.pending {
 		p.logResult(ctx, r, fenced[i])

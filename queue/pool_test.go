@@ -906,6 +906,37 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	}
 }
 
+// TestSetProcessRewritesTheRow: the row of a running pool records the
+// config of its process, and SetProcess (a reload) rewrites it at once,
+// without waiting for the renewal, keeping the pool's pid, host and
+// version.
+func TestSetProcessRewritesTheRow(t *testing.T) {
+	t.Parallel()
+	q, clk := newTestQueue(t)
+	ctx := context.Background()
+	loaded := t0.Add(-time.Minute)
+	p := newTestPool(t, q, PoolConfig{Owner: "me", Process: Process{PID: 42, Host: "h", Version: "v1", Config: "aaa", ConfigAt: loaded},
+		MaintenanceEvery: -1, MaxIdle: time.Hour, WatchInterval: time.Hour})
+	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	if err := p.Announce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "aaa" || !ds[0].ConfigAt.Equal(loaded) {
+		t.Fatalf("Daemons after Announce = %+v, %v; want config aaa loaded at %v", ds, err, loaded)
+	}
+	runPool(t, p)
+	clk.BlockUntil(3) // idle, its renewal presenceEvery away
+	p.SetProcess(Process{Config: "bbb", ConfigAt: t0})
+	eventually(t, "the row rewritten", func() bool {
+		ds, _ := q.Daemons(ctx)
+		return len(ds) == 1 && ds[0].Config == "bbb"
+	})
+	ds, _ := q.Daemons(ctx)
+	if d := ds[0]; !d.ConfigAt.Equal(t0) || d.PID != 42 || d.Host != "h" || d.Version != "v1" || !d.LastSeen.Equal(t0) {
+		t.Errorf("row after SetProcess = %+v; want config bbb loaded at %v, pid 42 on h, v1, seen at %v", d, t0, t0)
+	}
+}
+
 // TestPoolRowGoneAsStopBegins: a stopping pool claims nothing more, so its
 // row goes as the stop begins, not once its running jobs are done: no other
 // process counts on it to run a type or as a running daemon.

@@ -8,7 +8,8 @@ import (
 )
 
 // A running pool keeps one row in the pools table: the types it has handlers
-// for, the versions it accepts of them, and the process it runs in. It renews the row every presenceEvery, in
+// for, the versions it accepts of them, and the process it runs in (with the
+// config that process runs). It renews the row every presenceEvery, in
 // the same transaction as whatever else its loop writes then: every write
 // wakes the watches of the other processes on the database, so an idle pool
 // writes no more often than this.
@@ -21,13 +22,15 @@ const presenceEvery = store.PresenceEvery
 // it from the goroutine that calls Run, before Run.
 func (p *Pool) Announce(ctx context.Context) error {
 	all, _, _, versions, _ := p.claimTypes(nil, 0)
+	process := p.processNow()
 	now := p.clock.Now()
 	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
-		Presence: &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: true}})
+		Presence: &store.Presence{Types: all, Versions: versions, Process: process, First: true}})
 	p.wrote(err)
 	if err != nil {
 		return fmt.Errorf("announce pool %s: %w", p.cfg.Owner, err)
 	}
 	p.announced, p.announcedVersions, p.announcedAt, p.announcedOK = all, versions, now, true
+	p.announcedProcess = process
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,13 @@ const (
 	logKeyInstant   = "instant"
 	logKeyReason    = "reason"
 	logKeyPausedAt  = "paused_at"
+	logKeySince     = "since"
+	logKeyPingEvery = "ping_every"
+	logKeyConfig    = "config_sha256"
+	logKeyRuling    = "ruling_sha256"
+	logKeyConfigs   = "configs"
+	logKeyDaemons   = "daemons"
+	logKeyMaterial  = "materialises"
 )
 
 // maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
@@ -49,6 +57,21 @@ const DefaultMaxSleep = 30 * time.Second
 // maxAdvanceRetries bounds how often one pass retries a schedule whose
 // cursor another beat moved.
 const maxAdvanceRetries = 5
+
+// pingEvery is how often a beat whose database does not answer pings it,
+// give or take half of it at random (so that the beats of many nodes do
+// not reach a recovering server in step); the pass runs as soon as a ping
+// answers.
+const pingEvery = time.Second
+
+// pingTimeout bounds a ping of the database, so that a server that neither
+// answers nor refuses (a network partition) cannot hold the beat's loop.
+const pingTimeout = 5 * time.Second
+
+// sitOutRecheck is how often a beat that sits out, its daemon's config not
+// the ruling one (see Agreement), reads the daemons' rows again, to take
+// over soon after the ruling daemon stops or reloads.
+const sitOutRecheck = 5 * time.Second
 
 // BeatConfig configures a Beat. Zero values select the defaults shown.
 type BeatConfig struct {
@@ -76,6 +99,15 @@ type BeatConfig struct {
 	// is no failure), from the beat's goroutines: it must not block. Nil
 	// reports nothing.
 	WroteFunc func(err error)
+	// Process is the daemon the beat runs in, as the rows of its pools
+	// describe it. With Process.Config set (the hex SHA-256 of the config
+	// file, and ConfigAt when it was loaded) the beat materialises only
+	// while its config rules among the live daemons' (see Agreement), and
+	// logs when they disagree. Without it the beat materialises always and
+	// reads no daemon.
+	Process queue.Process
+
+	jitter func(n time.Duration) time.Duration // uniform in [0, n); tests fix it
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
@@ -85,6 +117,21 @@ type BeatConfig struct {
 // due in few queue.AdvanceBatch transactions, each schedule all or nothing
 // in them, while it plans the next. Then it sleeps until the earliest next
 // instant, at most MaxSleep, or until Apply or Wake.
+//
+// With BeatConfig.Process.Config set, each pass first reads the rows of
+// the live daemons' pools: the beat materialises only while its daemon's
+// config is the ruling one (see Agreement) and otherwise sits out, looking
+// again every few seconds; it logs a warning each time what the daemons
+// run changes while they disagree, and a line once they agree again.
+//
+// A pass that fails is retried. When the database does not answer (a
+// ping fails too) the beat pings it every second, give or take half a
+// second, and runs the pass as soon as it answers; that pass measures the
+// lateness of the instants due at the start of the last attempt that
+// failed, not at its own: the wait for the database is not charged to
+// them, and an instant that fell due during an outage shorter than
+// misfire_grace runs. Any other failure is retried after a delay that
+// doubles from a second to MaxSleep, jittered.
 //
 // The cursor is the last instant materialised or deliberately passed. It
 // only moves forward: after a backward jump of the clock nothing is
@@ -107,12 +154,23 @@ type Beat struct {
 	wroteFunc        func(error)
 	probes           liveness.Probes // see Probe
 	running          atomic.Bool
+	jitter           func(time.Duration) time.Duration
 
-	mu    sync.Mutex
-	cfg   *Config
-	since map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
+	mu        sync.Mutex
+	cfg       *Config
+	since     map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
+	process   queue.Process        // see BeatConfig.Process and SetProcess
+	agreement *Agreement           // as the last pass found it; nil before one, or without a config
+
+	// agreedAs sums up the agreement last logged (see noteAgreement). Only
+	// Run's goroutine.
+	agreedAs string
 
 	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
+	// lateFrom, when not zero, is where the next pass measures the lateness
+	// of the instants due instead of its own start: the start of the last
+	// attempt that failed (see Run). Only Run's goroutine.
+	lateFrom time.Time
 
 	order   []*Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
 	orderOf *Config
@@ -135,9 +193,10 @@ type Beat struct {
 	held      bool                 // a recovery waits for an alarm's notification (see NotificationEnded); under mu
 
 	// idleFunc, when set (by tests), is called each time the loop is about
-	// to wait, after its timer is set, with the time its pass ran at and the
-	// instant it waits for.
-	idleFunc func(now, next time.Time)
+	// to wait, after its timer is set, with the time its pass (or its ping
+	// of a database that does not answer) ran at, the instant it waits for
+	// and how long its timer is.
+	idleFunc func(now, next time.Time, wait time.Duration)
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
@@ -159,6 +218,14 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 	if bc.MaxSleep == 0 {
 		bc.MaxSleep = DefaultMaxSleep
 	}
+	if bc.jitter == nil {
+		bc.jitter = func(n time.Duration) time.Duration {
+			if n <= 0 {
+				return 0
+			}
+			return rand.N(n)
+		}
+	}
 	return &Beat{
 		q:        q,
 		clock:    bc.Clock,
@@ -166,8 +233,10 @@ func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
 		probes:   liveness.New(),
+		jitter:   bc.jitter,
 		cfg:      cfg,
 		since:    map[string]time.Time{},
+		process:  bc.Process,
 		paused:   map[string]bool{},
 
 		alarmFunc:        bc.AlarmFunc,
@@ -233,9 +302,31 @@ func (b *Beat) Config() *Config {
 	return b.cfg
 }
 
+// SetProcess replaces the description of the daemon the beat runs in (see
+// BeatConfig.Process), as after a reload that loaded another config, and
+// wakes the beat.
+func (b *Beat) SetProcess(pr queue.Process) {
+	b.mu.Lock()
+	b.process = pr
+	b.mu.Unlock()
+	b.Wake()
+}
+
+// Agreement returns what the live daemons run as the beat last read it,
+// and false before its first read or when the beat has no config (see
+// BeatConfig.Process). It is safe to call from any goroutine.
+func (b *Beat) Agreement() (Agreement, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.agreement == nil {
+		return Agreement{}, false
+	}
+	return *b.agreement, true
+}
+
 // Run materialises instants until ctx is done, then returns nil. A failed
-// pass is logged and retried after a delay that grows to MaxSleep; Run
-// itself fails only when called while another Run is active.
+// pass is logged and retried (see Beat); Run itself fails only when called
+// while another Run is active.
 func (b *Beat) Run(ctx context.Context) error {
 	if !b.running.CompareAndSwap(false, true) {
 		return errors.New("beat: already running")
@@ -246,14 +337,18 @@ func (b *Beat) Run(ctx context.Context) error {
 	var retry time.Duration
 	for ctx.Err() == nil {
 		now := b.clock.Now()
-		next, err := b.pass(ctx, now)
-		if ctx.Err() == nil {
-			// The alarms are judged after the instants due by now are
-			// materialised: an instant the downtime passed has its job.
-			due, aerr := b.evalAlarms(ctx, b.Config(), now)
-			err = errors.Join(err, aerr)
-			if !due.IsZero() && (next.IsZero() || due.Before(next)) {
-				next = due
+		var next time.Time
+		rules, err := b.agree(ctx, now)
+		if err == nil && rules {
+			next, err = b.pass(ctx, now)
+			if ctx.Err() == nil {
+				// The alarms are judged after the instants due by now are
+				// materialised: an instant the downtime passed has its job.
+				due, aerr := b.evalAlarms(ctx, b.Config(), now)
+				err = errors.Join(err, aerr)
+				if !due.IsZero() && (next.IsZero() || due.Before(next)) {
+					next = due
+				}
 			}
 		}
 		wait := b.maxSleep
@@ -261,24 +356,122 @@ func (b *Beat) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
+			b.lateFrom = now
+			if at := b.clock.Now(); b.ping(ctx) != nil {
+				b.log.ErrorContext(ctx, "beat pass failed: database unreachable", logKeyPingEvery, pingEvery, logKeyErr, err)
+				if !b.awaitDatabase(ctx, at) {
+					return nil
+				}
+				continue
+			}
 			// The schedules that did advance still wake the beat on time.
 			retry = min(max(2*retry, time.Second), b.maxSleep)
-			wait = retry
-			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, retry, logKeyErr, err)
+			wait = retry - retry/2 + b.jitter(retry/2+1)
+			b.log.ErrorContext(ctx, "beat pass failed", logKeyRetryIn, wait, logKeyErr, err)
+		case !rules:
+			retry, b.lateFrom = 0, time.Time{}
+			wait = min(wait, sitOutRecheck)
 		default:
-			retry = 0
+			retry, b.lateFrom = 0, time.Time{}
 		}
 		if !next.IsZero() {
 			wait = min(wait, max(next.Sub(b.clock.Now()), 0))
 		}
 		timer := b.clock.After(wait)
 		if b.idleFunc != nil {
-			b.idleFunc(now, next)
+			b.idleFunc(now, next, wait)
 		}
 		b.probes.Answer()
 		b.sleep(ctx, timer)
 	}
 	return nil
+}
+
+// awaitDatabase pings the database, which did not answer a ping at at,
+// every pingEvery give or take half of it, until it answers (true) or ctx
+// is done (false). Each ping that fails moves lateFrom to its start.
+func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
+	since := b.lateFrom
+	b.lateFrom = at
+	for {
+		wait := pingEvery/2 + b.jitter(pingEvery)
+		timer := b.clock.After(wait)
+		if b.idleFunc != nil {
+			b.idleFunc(at, time.Time{}, wait)
+		}
+		b.probes.Answer()
+		b.sleep(ctx, timer)
+		if ctx.Err() != nil {
+			return false
+		}
+		at = b.clock.Now()
+		err := b.ping(ctx)
+		if err == nil {
+			b.log.InfoContext(ctx, "database answers again: beat resumes", logKeySince, since)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		b.lateFrom = at
+		b.log.DebugContext(ctx, "database still unreachable", logKeyErr, err)
+	}
+}
+
+// ping reads the database, cheaply, within pingTimeout.
+func (b *Beat) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return b.q.Ping(ctx)
+}
+
+// agree reads the daemons' rows and reports whether the config of this
+// beat's daemon rules (see Agreement), logging a change of their
+// agreement. A beat without a config rules and reads nothing.
+func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
+	b.mu.Lock()
+	self := b.process
+	b.mu.Unlock()
+	if self.Config == "" {
+		return true, nil
+	}
+	ds, err := b.q.Daemons(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read daemons: %w", err)
+	}
+	a := Agree(ds, self, now)
+	b.mu.Lock()
+	b.agreement = &a
+	b.mu.Unlock()
+	b.noteAgreement(ctx, self, a)
+	return a.SelfRules, nil
+}
+
+// noteAgreement logs a when it differs from the agreement last logged: a
+// warning while the live daemons run different configs, each time the
+// set of configs, the ruling one or this beat's part changes; a line
+// when they agree again.
+func (b *Beat) noteAgreement(ctx context.Context, self queue.Process, a Agreement) {
+	configs := map[string]bool{}
+	for _, d := range a.Daemons {
+		configs[d.Config] = true
+	}
+	as := ""
+	if !a.Agreed() {
+		as = fmt.Sprint(a.Ruling, a.SelfRules, slices.Sorted(maps.Keys(configs)))
+	}
+	if as == b.agreedAs {
+		return
+	}
+	was := b.agreedAs
+	b.agreedAs = as
+	switch {
+	case as != "":
+		b.log.WarnContext(ctx, "daemons run different configs", logKeyConfig, self.Config, logKeyRuling, a.Ruling,
+			logKeyMaterial, a.SelfRules, logKeyConfigs, a.Configs, logKeyDaemons, a.String())
+	case was != "":
+		b.log.InfoContext(ctx, "daemons agree on the config", logKeyConfig, self.Config)
+	}
 }
 
 // sleep waits for ctx, timer or a wake-up, answering probes meanwhile.
@@ -665,7 +858,13 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 	if len(due) == 0 {
 		return nil, next
 	}
-	runs, skips := planInstants(due, now, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
+	// After a failed attempt the lateness is measured where it failed (see
+	// Run): the beat's wait for the database is not charged to an instant.
+	late := now
+	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
+		late = b.lateFrom
+	}
+	runs, skips := planInstants(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
 	to := due[len(due)-1].at
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next

@@ -392,26 +392,6 @@ func TestBeatLongDowntimeIsBounded(t *testing.T) {
 	}
 }
 
-func TestBeatRetriesAfterError(t *testing.T) {
-	t.Parallel()
-	q, clk := newTestQueue(t)
-	var logs syncBuffer
-	r := startBeatWith(t, q, mustParse(t, minutely), BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	q.Close()
-	clk.Advance(time.Minute) // the beat's own timer, for 12:01
-	got := r.settle()
-	if !got.next.IsZero() {
-		t.Errorf("next after a failed pass = %v, want zero", got.next)
-	}
-	// The retry timer (1s) makes the next pass.
-	clk.Advance(time.Second)
-	r.settle()
-	if n := strings.Count(logs.String(), "beat pass failed"); n < 2 {
-		t.Errorf("%d failed passes logged, want at least 2:\n%s", n, logs.String())
-	}
-	r.stop()
-}
-
 // TestBeatProbeNeedsTheLoop: a sleeping beat answers a probe at once; a
 // beat stuck in its loop answers none until it comes round again.
 func TestBeatProbeNeedsTheLoop(t *testing.T) {
@@ -423,7 +403,7 @@ func TestBeatProbeNeedsTheLoop(t *testing.T) {
 	}
 	wedged, unwedge := make(chan struct{}), make(chan struct{})
 	passes := 0
-	b.idleFunc = func(now, next time.Time) {
+	b.idleFunc = func(now, next time.Time, _ time.Duration) {
 		if passes++; passes == 2 {
 			close(wedged)
 			<-unwedge

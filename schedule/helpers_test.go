@@ -61,7 +61,10 @@ func waitFor[T any](t testing.TB, ch <-chan T) T {
 }
 
 // idle is what the beat reports each time its loop is about to wait.
-type idle struct{ now, next time.Time }
+type idle struct {
+	now, next time.Time
+	wait      time.Duration
+}
 
 // beatRun is a Beat running in the background, driven by a fake clock.
 type beatRun struct {
@@ -90,9 +93,9 @@ func startBeatWith(t testing.TB, q *queue.Queue, cfg *Config, bc BeatConfig) *be
 	}
 	r := &beatRun{t: t, b: b, clk: clk, idle: make(chan idle)}
 	ctx, cancel := context.WithCancel(context.Background())
-	b.idleFunc = func(now, next time.Time) {
+	b.idleFunc = func(now, next time.Time, wait time.Duration) {
 		select {
-		case r.idle <- idle{now, next}:
+		case r.idle <- idle{now, next, wait}:
 		case <-ctx.Done():
 		}
 	}

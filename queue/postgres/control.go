@@ -285,9 +285,21 @@ func (s *Store) LastConfig(ctx context.Context) (*store.StoredConfig, error) {
 	return c, nil
 }
 
+// daemonsSQL reads the pools' rows. A schema older than the record of
+// configs has no config columns (opened read-only, it is not migrated):
+// see daemonsOldSQL.
+const (
+	daemonsSQL    = `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`
+	daemonsOldSQL = `SELECT owner, pid, host, version, started_at, seen_at, '', NULL::timestamptz FROM pools ORDER BY seen_at DESC LIMIT 100`
+)
+
 // Daemons returns the recorded pools, most recently seen first (at most 100).
 func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
-	rows, err := s.pool.Query(ctx, `SELECT owner, pid, host, version, started_at, seen_at FROM pools ORDER BY seen_at DESC LIMIT 100`)
+	q := daemonsSQL
+	if s.noPoolConfig {
+		q = daemonsOldSQL
+	}
+	rows, err := s.pool.Query(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read daemons: %w", err)
 	}
@@ -295,10 +307,14 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 	var out []store.Daemon
 	for rows.Next() {
 		var d store.Daemon
-		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &d.StartedAt, &d.LastSeen); err != nil {
+		var loaded *time.Time
+		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &d.StartedAt, &d.LastSeen, &d.Config, &loaded); err != nil {
 			return nil, fmt.Errorf("read daemons: %w", err)
 		}
 		d.StartedAt, d.LastSeen = d.StartedAt.UTC(), d.LastSeen.UTC()
+		if d.Config != "" && loaded != nil {
+			d.ConfigAt = loaded.UTC()
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {

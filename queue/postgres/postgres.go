@@ -76,6 +76,9 @@ type Store struct {
 	// noCounts is the same for a schema older than job_counts: Stats and
 	// Handlers count the rows.
 	noCounts bool
+	// noPoolConfig is the same for a schema older than the record of the
+	// config each daemon runs: its pools show none (see Daemons).
+	noPoolConfig bool
 
 	stop chan struct{} // closed by Close: stops the clock's measurements
 	wg   sync.WaitGroup
@@ -244,13 +247,15 @@ func (s *Store) migrate(ctx context.Context) error {
 // schemaSQL reads, in one statement, what a read-only open must know of
 // the schema, which it does not migrate: its name, whether the scheduler's
 // tables are there, and which of the tables and columns added by later
-// migrations it has (see Store.noVersions, noRetriedAt and noCounts). It
+// migrations it has (see Store.noVersions, noRetriedAt, noCounts and
+// noPoolConfig). It
 // reads pg_catalog: the views of information_schema cost a fresh backend
 // 2 to 14 ms each to plan, the most of an operator's -status.
 const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
-	to_regclass('job_counts') IS NOT NULL`
+	to_regclass('job_counts') IS NOT NULL,
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
 
 // readSchema is migrate for a read-only store: the schema must hold the
 // scheduler's tables, of a version this program knows. It returns the
@@ -263,8 +268,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var schema string
-	var exists, versioned, retried, counted bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&schema, &exists, &versioned, &retried, &counted); err != nil {
+	var exists, versioned, retried, counted, configured bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&schema, &exists, &versioned, &retried, &counted, &configured); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -277,7 +282,7 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if have > len(ms) {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
 	}
-	s.noVersions, s.noRetriedAt, s.noCounts = !versioned, !retried, !counted
+	s.noVersions, s.noRetriedAt, s.noCounts, s.noPoolConfig = !versioned, !retried, !counted, !configured
 	return schema, nil
 }
 

@@ -451,8 +451,10 @@ func collectReclaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]store.Re
 
 // presenceSQL records that a pool runs, the types it has handlers for and
 // the versions it accepts of them.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions) VALUES ($1, $2, $3, $4, $5, $6, $6, $7)
-ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at`
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
+VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)
+ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
+	config_sha256 = excluded.config_sha256, config_at = excluded.config_at`
 
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
 
@@ -471,7 +473,12 @@ func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time)
 		versions = store.Versions{}
 	}
 	pr := p.Process
-	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions)
+	var configAt *time.Time // NULL without a config
+	if pr.Config != "" && !pr.ConfigAt.IsZero() {
+		at := pr.ConfigAt.Truncate(time.Millisecond)
+		configAt = &at
+	}
+	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions, cleanText(pr.Config), configAt)
 }
 
 // readPresence reads the results of queuePresence's statements.

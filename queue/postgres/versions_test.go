@@ -60,3 +60,42 @@ func TestReadOnlySchemaBeforeVersions(t *testing.T) {
 		t.Errorf("JobByKey after the migration = %+v, %v; want version 1", j, err)
 	}
 }
+
+// TestReadOnlySchemaBeforePoolConfig: a schema written before the pools'
+// rows recorded the config, opened read-only, lists its daemons without
+// one; opened to write, it gains the columns.
+func TestReadOnlySchemaBeforePoolConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := postgres.CreateAtVersion(ctx, dsn, 7); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := postgresConn(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ('A', '{t}', 7, 'h', 'v1', now(), now())`)
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := postgres.Open(ctx, dsn, postgres.Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := ro.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
+		t.Errorf("read-only Daemons of the old schema = %+v, %v; want A without a config", ds, err)
+	}
+	ro.Close()
+
+	s, err := postgres.Open(ctx, dsn, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ds, err := s.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
+		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
+	}
+}

@@ -24,8 +24,10 @@ const (
 // presenceSQL records that a pool runs, the types it has handlers for and
 // the versions it accepts of them. A row deleted by hand, or by a pool that
 // took this one for long gone, is written again.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)
-ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at`
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)
+ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
+	config_sha256 = excluded.config_sha256, config_at = excluded.config_at`
 
 // forgetPoolsSQL deletes the rows of pools gone for presenceKept.
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < ?`
@@ -41,10 +43,18 @@ func present(ctx context.Context, tx txn, owner string, pr store.Process, all, v
 			return fmt.Errorf("forget old pools: %w", err)
 		}
 	}
-	if _, err := tx.exec(ctx, presenceSQL, owner, all, pr.PID, pr.Host, pr.Version, ms(now), versions); err != nil {
+	if _, err := tx.exec(ctx, presenceSQL, owner, all, pr.PID, pr.Host, pr.Version, ms(now), versions, pr.Config, configAt(pr)); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil
+}
+
+// configAt is pr.ConfigAt as stored: 0 without a config.
+func configAt(pr store.Process) int64 {
+	if pr.Config == "" || pr.ConfigAt.IsZero() {
+		return 0
+	}
+	return ms(pr.ConfigAt)
 }
 
 const poolsTableSQL = `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'`
@@ -240,7 +250,15 @@ func presenceVersionsJSON(vs store.Versions) string {
 	return string(b)
 }
 
-const daemonsSQL = `SELECT owner, pid, host, version, started_at, seen_at FROM pools ORDER BY seen_at DESC LIMIT 100`
+// daemonsSQL reads the pools' rows. A file written by a program older
+// than the record of configs has no config columns (opened read-only, it
+// is not migrated): see daemonsOldSQL.
+const (
+	daemonsSQL    = `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`
+	daemonsOldSQL = `SELECT owner, pid, host, version, started_at, seen_at, '', 0 FROM pools ORDER BY seen_at DESC LIMIT 100`
+)
+
+const poolConfigColumnSQL = `SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'`
 
 // Daemons returns the recorded pools, most recently seen first (at most
 // 100): the running ones and those that crashed in the last week. A
@@ -254,7 +272,11 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 	if !ok {
 		return nil, nil
 	}
-	rows, err := s.r.QueryContext(ctx, daemonsSQL)
+	q := daemonsSQL
+	if s.noPoolConfig {
+		q = daemonsOldSQL
+	}
+	rows, err := s.r.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("read daemons: %w", err)
 	}
@@ -262,11 +284,14 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 	var out []store.Daemon
 	for rows.Next() {
 		var d store.Daemon
-		var st, seen int64
-		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &st, &seen); err != nil {
+		var st, seen, loaded int64
+		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &st, &seen, &d.Config, &loaded); err != nil {
 			return nil, fmt.Errorf("read daemons: %w", err)
 		}
 		d.StartedAt, d.LastSeen = time.UnixMilli(st).UTC(), time.UnixMilli(seen).UTC()
+		if d.Config != "" && loaded != 0 {
+			d.ConfigAt = time.UnixMilli(loaded).UTC()
+		}
 		out = append(out, d)
 	}
 	if err := rows.Err(); err != nil {

@@ -91,6 +91,9 @@ type Store struct {
 	// noRetriedAt is the same for a file older than the record of an
 	// operator's retries: its jobs show none (see jobsQuery).
 	noRetriedAt bool
+	// noPoolConfig is the same for a file older than the record of the
+	// config each daemon runs: its pools show none (see Daemons).
+	noPoolConfig bool
 
 	// watchFileFunc, when set (by tests, before Watch), stands in for
 	// watchFile.
@@ -191,6 +194,11 @@ func (s *Store) open(ctx context.Context) (err error) {
 		return err
 	}
 	s.noRetriedAt = retried == 0
+	var configured int
+	if err := s.r.QueryRowContext(ctx, poolConfigColumnSQL).Scan(&configured); err != nil {
+		return err
+	}
+	s.noPoolConfig = configured == 0
 	return nil
 }
 

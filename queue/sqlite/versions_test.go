@@ -60,3 +60,42 @@ func TestReadOnlyFileBeforeVersions(t *testing.T) {
 		t.Errorf("JobByKey after the migration = %+v, %v; want version 1", j, err)
 	}
 }
+
+// TestReadOnlyFileBeforePoolConfig: a file written before the pools' rows
+// recorded the config, opened read-only, lists its daemons without one;
+// opened to write, it gains the columns.
+func TestReadOnlyFileBeforePoolConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := CreateAtVersion(ctx, path, 14); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, 5*time.Second, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at) VALUES ('A', '["t"]', 7, 'h', 'v1', 0, 0)`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := Open(ctx, path, Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := ro.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
+		t.Errorf("read-only Daemons of the old schema = %+v, %v; want A without a config", ds, err)
+	}
+	ro.Close()
+
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
+		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
+	}
+}

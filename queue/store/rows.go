@@ -155,6 +155,11 @@ type Daemon struct {
 	Version   string
 	StartedAt time.Time
 	LastSeen  time.Time
+	// Config and ConfigAt are the process's Process.Config and
+	// Process.ConfigAt: "" and the zero time when it records no
+	// configuration.
+	Config   string
+	ConfigAt time.Time
 }
 
 // Alive reports whether d's row was renewed within AliveWithin of now.
@@ -220,4 +225,11 @@ type Process struct {
 	PID     int
 	Host    string
 	Version string // the program's version
+	// Config is the hex SHA-256 of the configuration the program runs
+	// (see ConfigSHA256); "" when it runs none. The store does not
+	// interpret it: the daemons on a database compare theirs.
+	Config string
+	// ConfigAt is when the program loaded Config, by the store's clock
+	// (on PostgreSQL the server's), to the millisecond; zero with no Config.
+	ConfigAt time.Time
 }

@@ -114,6 +114,56 @@ func testPresenceDaemonsHandlers(t *testing.T, su *suite) {
 	}
 }
 
+// testPresenceRecordsTheConfig: a pool's row records the config its
+// process runs and when it loaded it (to the millisecond), each renewal
+// writes the process's current one, and a pool that records none reads
+// back "" and the zero time.
+func testPresenceRecordsTheConfig(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	present := func(owner string, pr store.Process) {
+		t.Helper()
+		if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: clk.Now(), Presence: &store.Presence{Types: []string{"t"}, Process: pr}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byOwner := func() map[string]store.Daemon {
+		t.Helper()
+		ds, err := q.Daemons(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]store.Daemon{}
+		for _, d := range ds {
+			m[d.Owner] = d
+		}
+		return m
+	}
+	sha1 := store.ConfigSHA256([]byte("one"))
+	loaded := t0.Add(-time.Minute + 1234567*time.Microsecond) // 1.234567s past: stored as 1.234s
+	present("A", store.Process{PID: 7, Host: "h", Version: "v1", Config: sha1, ConfigAt: loaded})
+	present("B", store.Process{PID: 8, Host: "h", Version: "v1"})
+	ds := byOwner()
+	if a := ds["A"]; a.Config != sha1 || !a.ConfigAt.Equal(loaded.Truncate(time.Millisecond)) {
+		t.Errorf("A's row = %+v, want config %s loaded at %v", a, sha1, loaded.Truncate(time.Millisecond))
+	}
+	if b := ds["B"]; b.Config != "" || !b.ConfigAt.IsZero() {
+		t.Errorf("B's row = %+v, want no config and the zero time", b)
+	}
+
+	clk.Advance(time.Second)
+	sha2 := store.ConfigSHA256([]byte("two"))
+	present("A", store.Process{PID: 7, Host: "h", Version: "v1", Config: sha2, ConfigAt: clk.Now()})
+	ds = byOwner()
+	if a := ds["A"]; a.Config != sha2 || !a.ConfigAt.Equal(clk.Now()) || !a.StartedAt.Equal(t0) {
+		t.Errorf("A's row after a reload = %+v, want config %s loaded at %v, started at t0", a, sha2, clk.Now())
+	}
+	if b := ds["B"]; b.Config != "" {
+		t.Errorf("B's row after A's reload = %+v, want no config", b)
+	}
+}
+
 // testCancelRequestsReachTheOwner: a cancel requested on a running job is
 // reported to the pool that holds its lease, with the attempt and who
 // asked, and to no other; recorded cancelled, the job is reported no more.

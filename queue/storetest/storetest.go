@@ -78,6 +78,7 @@ var tests = []struct {
 	{"SaveConfigLastConfig", testSaveConfigLastConfig},
 	{"HeartbeatExtendsTheOwnersLeases", testHeartbeatExtendsTheOwnersLeases},
 	{"PresenceDaemonsHandlers", testPresenceDaemonsHandlers},
+	{"PresenceRecordsTheConfig", testPresenceRecordsTheConfig},
 	{"CancelRequestsReachTheOwner", testCancelRequestsReachTheOwner},
 	{"NextWake", testNextWake},
 	{"PurgedKeysStayUsed", testPurgedKeysStayUsed},
