@@ -7,8 +7,8 @@
 // The jobs the daemon runs are a small recorder program (testdata/recorder)
 // that appends a start and an end line, each fsynced, to a record file: key,
 // attempt, start and end. That record is written by the jobs themselves, so
-// it survives SIGKILL of the daemon, and the tests check it against the
-// database afterwards:
+// it survives SIGKILL of the daemon (which kills the jobs running then, whose
+// start lines stay), and the tests check it against the database afterwards:
 //
 //   - TestKillStorm: SIGKILL at random instants, dozens of times, under
 //     @every and seconds-field schedules, fan-out and concurrent CLI
@@ -23,6 +23,10 @@
 //   - TestTimeoutAndShutdownKillProcessGroups, TestForcedExitLeavesNoProcessGroup:
 //     no process of a job's group survives its timeout, the daemon's
 //     shutdown, or a forced exit (second SIGTERM).
+//   - TestKilledDaemonTakesItsCommands, TestPostgresKilledNodeTakesItsCommands:
+//     a command dies with its SIGKILLed daemon, with a process of its group
+//     and one that left it (setsid), before its job runs again elsewhere:
+//     no job runs twice at once, on SQLite or across PostgreSQL nodes.
 //   - TestConcurrentTriggers: 200 concurrent -trigger processes against a
 //     busy daemon all succeed, nothing reports a locked database, each run
 //     happens once.

@@ -171,7 +171,7 @@ func countKind(events []event, kind, prefix string) int {
 }
 
 // waitRecordersGone waits until every process that started a record line
-// has exited: a SIGKILLed daemon leaves its commands running.
+// has exited: a SIGKILLed daemon's commands die with it, a moment later.
 func waitRecordersGone(t testing.TB, path string) {
 	t.Helper()
 	eventually(t, "recorder processes to exit", func() bool {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"scheduler/tasks"
 )
 
 // binary is the scheduler built once for the end-to-end tests.
@@ -51,6 +53,11 @@ func releaseBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// The daemons some tests run in this process start their commands'
+	// supervisors from this binary.
+	if code, ok := tasks.RunSubprocess(os.Args); ok {
+		os.Exit(code)
+	}
 	dir, err := os.MkdirTemp("", "scheduler-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -25,7 +25,7 @@ import (
 	"scheduler/queue"
 )
 
-// DefaultKillGrace is how long a command's process group has between SIGTERM
+// DefaultKillGrace is how long a command's processes have between SIGTERM
 // and SIGKILL when a CommandConfig leaves KillGrace zero.
 const DefaultKillGrace = 10 * time.Second
 
@@ -33,9 +33,9 @@ const DefaultKillGrace = 10 * time.Second
 // quotes; the full tail goes to the job's output.
 const errorOutput = 1 << 10
 
-// outputDrain bounds how long a command's output is read after its process
-// group was killed. Only a process that left the group (setsid) and still
-// holds the output pipe keeps it open that long.
+// outputDrain bounds how long a command's output is read after every
+// process it started is gone. Only a process it did not start that holds
+// the output pipe (one it was handed to) keeps it open that long.
 const outputDrain = 2 * time.Second
 
 // inheritedEnv lists the variables a command takes from the daemon's own
@@ -80,20 +80,20 @@ type CommandConfig struct {
 	// PermanentExitCodes lists exit codes (1-255) after which retrying cannot
 	// help: such an exit fails the job permanently.
 	PermanentExitCodes []int
-	// KillGrace is how long the command's process group has to exit between
+	// KillGrace is how long the command's processes have to exit between
 	// SIGTERM and SIGKILL once the job's context is done. Default: 10s.
 	KillGrace time.Duration
 	// Clock times KillGrace and the output drain. Default: clock.Real{}.
 	Clock clock.Clock
 	// Logger receives process life-cycle events. Default: discard.
 	Logger *slog.Logger
-	// Groups, if set, tracks the command's process group while it runs.
+	// Groups, if set, tracks the command while it runs.
 	Groups *ProcessGroups
 	// Limits are the resource limits set in the command's process before
 	// the program runs. Default: none.
 	Limits Limits
-	// Launcher is the binary that sets Limits and then executes the
-	// program (see ExecLimited); used only when Limits sets any. Default:
+	// Launcher is the binary started as the command's supervisor, and as
+	// the launcher that sets Limits (see RunSubprocess). Default:
 	// DefaultLauncher, the running binary.
 	Launcher string
 }
@@ -105,18 +105,22 @@ type CommandConfig struct {
 // described in CommandConfig, plus SCHEDULER_JOB_ID, SCHEDULER_KEY,
 // SCHEDULER_ATTEMPT, SCHEDULER_SCHEDULE and SCHEDULER_SCHEDULED_AT (RFC 3339
 // in UTC, empty when the job stands for no instant). It runs in a new process
-// group. When the job's context is done the whole group gets SIGTERM and,
-// KillGrace later, SIGKILL; whatever is left of the group when the program
-// itself exits is killed at once, so no process it started outlives the
-// attempt. Its combined stdout and stderr, up to the last queue.MaxOutput
-// bytes, become the job's output.
+// group, under a supervisor: the daemon's binary started again (see
+// RunSubprocess), which is the parent of the program and of every process
+// orphaned below it. When the job's context is done the group and every
+// process the program started get SIGTERM and, KillGrace later, SIGKILL;
+// whatever is left of them when the program itself exits is killed at once;
+// and if the daemon dies, the supervisor kills them all at once. So no
+// process the command started outlives the attempt, nor the daemon. Its
+// combined stdout and stderr, up to the last queue.MaxOutput bytes, become
+// the job's output.
 //
 // Exit code 0 is success. An exit code in PermanentExitCodes, a payload the
 // arguments cannot be built from, or a program that cannot be started fails
 // the job permanently; any other exit code, a signal or the end of the
 // context is an ordinary failed attempt.
 //
-// With Limits, the process starts as the launcher (see ExecLimited), which
+// With Limits, the supervisor starts the launcher (the binary again), which
 // sets them on itself and then becomes the program: the same process, group
 // and pipes. A failure put down to a limit (see Limits) reads "memory limit
 // 512MiB exceeded" or "cpu time limit 10m exceeded", followed by the exit,
@@ -159,13 +163,13 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		limits:    cfg.Limits,
 		launcher:  cfg.Launcher,
 	}
-	switch l := cfg.Limits; {
-	case l.MemoryMax < 0 || l.CPUTimeMax < 0 || l.OpenFilesMax < 0:
+	if l := cfg.Limits; l.MemoryMax < 0 || l.CPUTimeMax < 0 || l.OpenFilesMax < 0 {
 		return nil, fmt.Errorf("limits %+v: negative", l)
-	case !l.IsZero() && c.launcher == "":
+	}
+	if c.launcher == "" {
 		launcher, err := DefaultLauncher()
 		if err != nil {
-			return nil, fmt.Errorf("command limits: find the launcher: %w", err)
+			return nil, fmt.Errorf("command supervisor: find the running binary: %w", err)
 		}
 		c.launcher = launcher
 	}
@@ -307,34 +311,13 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	if len(bytes.TrimSpace(stdin)) == 0 {
 		stdin = []byte("{}")
 	}
-
-	var cmd *exec.Cmd
-	var statusR *os.File
-	if c.limits.IsZero() {
-		cmd = exec.Command(name, args[1:]...)
-	} else {
-		// The launcher runs the program; it is looked up here, in the
-		// daemon's PATH, as exec.Command would.
-		path := name
-		if !strings.Contains(name, "/") {
-			if path, err = exec.LookPath(name); err != nil {
-				return nil, startError(name, err)
-			}
-		}
-		var statusW *os.File
-		cmd, statusR, statusW, err = launcherCmd(c.launcher, path, args, c.limits)
-		if err != nil {
-			return nil, fmt.Errorf("command %s: %w", name, err)
-		}
-		defer statusR.Close()
-		defer statusW.Close() // after Start; closing twice is harmless
+	path, err := programPath(name)
+	if err != nil {
+		return nil, startError(name, err)
 	}
-	cmd.Env = c.environ(job)
-	cmd.Dir = c.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	// The pipes are ours, not exec's: exec's copying goroutines would make
-	// Wait hang for as long as any grandchild holds stdout open.
+	// Wait hang for as long as any process holds stdout open.
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("command %s: create stdin pipe: %w", name, err)
@@ -345,9 +328,8 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		inW.Close()
 		return nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
 	start := c.clock.Now()
-	startErr := cmd.Start()
+	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, c.environ(job), c.dir, inR, outW)
 	inR.Close()
 	outW.Close()
 	if startErr != nil {
@@ -355,19 +337,11 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		outR.Close()
 		return nil, startError(name, startErr)
 	}
-	pid := cmd.Process.Pid
-	c.groups.add(pid)
-	defer c.groups.remove(pid)
+	defer sv.close()
+	c.groups.add(sv.pid(), sv.lifeline)
+	defer c.groups.remove(sv.pid())
+	pid, launchErr := sv.started(name, c.limits)
 	log := c.log.With(logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt, logKeyPID, pid)
-	var launchErr error
-	if statusR != nil {
-		// Until the launcher's execve, or its failure, its status pipe
-		// stays open: the launcher sets limits and runs no user code, so
-		// this wait is short. A failed launcher exits at once and is
-		// reaped below like any command.
-		cmd.ExtraFiles[0].Close()
-		launchErr = launchError(name, c.launcher, statusR, c.limits)
-	}
 	log.DebugContext(ctx, "command started")
 
 	var wg sync.WaitGroup
@@ -385,93 +359,79 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		// deadline, only end the output.
 		_, _ = io.Copy(tail, outR)
 	})
-	exited := make(chan exitResult, 1)
-	wg.Go(func() {
-		if err := waitExited(pid); err != nil {
-			// Reaping here leaves a window in which the group ID could be
-			// reused before the group is killed below; it is the best
-			// available where waiting without reaping is not.
-			exited <- exitResult{reaped: true, waitErr: cmd.Wait()}
-			return
-		}
-		exited <- exitResult{}
-	})
+	exited := make(chan programExit, 1)
+	wg.Go(func() { exited <- sv.wait() })
 
-	var res exitResult
+	var res programExit
 	select {
 	case res = <-exited:
 	case <-ctx.Done():
 		log.InfoContext(ctx, "command stopping", logKeySignal, "SIGTERM", logKeyErr, context.Cause(ctx))
-		c.signalGroup(ctx, log, pid, syscall.SIGTERM)
+		c.signal(ctx, log, sv, syscall.SIGTERM)
 		select {
 		case res = <-exited:
 		case <-c.clock.After(c.killGrace):
 			log.WarnContext(ctx, "command killed after grace", logKeySignal, "SIGKILL", logKeyGrace, c.killGrace)
-			c.signalGroup(ctx, log, pid, syscall.SIGKILL)
+			sv.kill()
 			res = <-exited
 		}
 	}
-	// The leader has exited but, unless reaped above, is not yet reaped, so
-	// the group ID is still ours: kill what is left of the group before Wait
-	// releases it.
-	c.signalGroup(ctx, log, pid, syscall.SIGKILL)
+	// The supervisor has exited, and with it every process the command
+	// started: the output ends unless a process it did not start holds
+	// the pipe.
 	inW.Close()
-	waitErr := res.waitErr
-	if !res.reaped {
-		waitErr = cmd.Wait()
-	}
 	select {
 	case <-readDone:
 	case <-c.clock.After(outputDrain):
-		log.WarnContext(ctx, "command output held open outside its process group")
+		log.WarnContext(ctx, "command output held open by a process it did not start")
 	}
 	outR.Close()
 	<-readDone
-	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, waitErr)
+	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, res.err)
 
 	out := tail.Bytes()
 	if launchErr != nil {
 		return out, launchErr
 	}
-	return out, c.exitError(ctx, name, cmd.ProcessState, waitErr, out)
+	return out, c.exitError(ctx, name, res, out)
 }
 
-// exitResult is how the leader's exit was observed: reaped is true when
-// waitErr is already Wait's result.
-type exitResult struct {
-	reaped  bool
-	waitErr error
+// programPath is where the program called name is: name itself when it
+// holds a slash (a relative path is the working directory's), otherwise
+// looked up in the daemon's PATH, as exec.Command would.
+func programPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	return exec.LookPath(name)
 }
 
-// signalGroup sends sig to the process group led by pgid. ESRCH, no process
-// left, is not a failure.
-func (c *Command) signalGroup(ctx context.Context, log *slog.Logger, pgid int, sig syscall.Signal) {
-	err := syscall.Kill(-pgid, sig)
-	if err != nil && !errors.Is(err, syscall.ESRCH) {
-		// Nothing can be returned from here that the caller could act on,
-		// and the command's own result is still the job's fate.
-		log.ErrorContext(ctx, "signal process group failed", logKeySignal, unix.SignalName(sig), logKeyErr, err)
+// signal sends sig to the command's supervisor, which passes it on. A
+// failure is logged: nothing the caller could act on can be returned, and
+// the command's own result is still the job's fate.
+func (c *Command) signal(ctx context.Context, log *slog.Logger, sv *supervisor, sig syscall.Signal) {
+	if err := sv.signal(sig); err != nil {
+		log.ErrorContext(ctx, "signal command supervisor failed", logKeySignal, unix.SignalName(sig), logKeyErr, err)
 	}
 }
 
-// exitError maps Wait's result to the job's fate.
-func (c *Command) exitError(ctx context.Context, name string, ps *os.ProcessState, waitErr error, out []byte) error {
-	if waitErr == nil {
+// exitError maps the program's exit to the job's fate.
+func (c *Command) exitError(ctx context.Context, name string, res programExit, out []byte) error {
+	if res.err != nil {
+		return fmt.Errorf("command %s: %w", name, res.err)
+	}
+	ws := res.ws
+	if ws.Exited() && ws.ExitStatus() == 0 {
 		return nil
 	}
-	var ee *exec.ExitError
-	if !errors.As(waitErr, &ee) {
-		return fmt.Errorf("command %s: wait: %w", name, waitErr)
-	}
 	var what string
-	ws, ok := ee.Sys().(syscall.WaitStatus)
 	switch {
-	case ok && ws.Signaled():
+	case ws.Signaled():
 		what = "killed by signal " + unix.SignalName(ws.Signal())
 	default:
-		what = "exit code " + strconv.Itoa(ee.ExitCode())
+		what = "exit code " + strconv.Itoa(ws.ExitStatus())
 	}
-	e := &runError{errs: []error{ee}}
+	e := &runError{}
 	stopped := ctx.Err()
 	if stopped != nil {
 		cause := context.Cause(ctx)
@@ -485,10 +445,9 @@ func (c *Command) exitError(ctx context.Context, name string, ps *os.ProcessStat
 		e.errs = append(e.errs, cause)
 	}
 	var over string
-	if stopped == nil && ok && !c.limits.IsZero() && ps != nil {
-		ru, _ := ps.SysUsage().(*syscall.Rusage)
+	if stopped == nil && !c.limits.IsZero() {
 		var detail string
-		if over, detail = c.limits.overLimit(ws, ru); over != "" {
+		if over, detail = c.limits.overLimit(ws, &res.ru); over != "" {
 			// The limit is what the operator needs; the exit is detail.
 			what = over + " (" + what + detail + ")"
 		}
@@ -498,7 +457,7 @@ func (c *Command) exitError(ctx context.Context, name string, ps *os.ProcessStat
 		e.msg += fmt.Sprintf("; output: %q", lastBytes(out, errorOutput))
 	}
 	switch {
-	case stopped == nil && c.permanent[ee.ExitCode()]:
+	case stopped == nil && c.permanent[ws.ExitStatus()]:
 		return queue.Permanent(e)
 	case over != "":
 		return limitError(c.limits, e)
@@ -507,8 +466,7 @@ func (c *Command) exitError(ctx context.Context, name string, ps *os.ProcessStat
 }
 
 // runError is a command that ran and failed. Its text is for people; its
-// chain holds the *exec.ExitError and, when the context ended the run, the
-// context's error.
+// chain holds, when the context ended the run, the context's error.
 type runError struct {
 	msg  string
 	errs []error

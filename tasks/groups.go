@@ -1,41 +1,43 @@
 package tasks
 
 import (
+	"os"
 	"sync"
-	"syscall"
 )
 
-// ProcessGroups tracks the process groups of running commands, so that a
-// program exiting in a hurry can kill them all. It is safe for concurrent
-// use; the zero value is ready.
+// ProcessGroups tracks running commands, so that a program exiting in a
+// hurry can kill them all. It is safe for concurrent use; the zero value is
+// ready.
 type ProcessGroups struct {
 	mu   sync.Mutex
-	live map[int]struct{}
+	live map[int]*os.File // lifeline by supervisor pid
 }
 
-func (g *ProcessGroups) add(pgid int) {
+func (g *ProcessGroups) add(pid int, lifeline *os.File) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.live == nil {
-		g.live = map[int]struct{}{}
+		g.live = map[int]*os.File{}
 	}
-	g.live[pgid] = struct{}{}
+	g.live[pid] = lifeline
 }
 
-func (g *ProcessGroups) remove(pgid int) {
+func (g *ProcessGroups) remove(pid int) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.live, pgid)
+	delete(g.live, pid)
 }
 
-// KillAll sends SIGKILL to every tracked process group and returns how many
-// it signalled. The commands' own goroutines then see their leaders exit.
+// KillAll kills every tracked command, its process group and every process
+// it started, and returns how many commands it killed. It closes their
+// lifelines: each supervisor sends SIGKILL at once and reaps, and the
+// commands' own goroutines then see their programs exit.
 func (g *ProcessGroups) KillAll() int {
 	if g == nil {
 		return 0
@@ -43,8 +45,8 @@ func (g *ProcessGroups) KillAll() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := 0
-	for pgid := range g.live {
-		if syscall.Kill(-pgid, syscall.SIGKILL) == nil {
+	for _, lifeline := range g.live {
+		if lifeline.Close() == nil {
 			n++
 		}
 	}

@@ -21,11 +21,18 @@ import (
 // command's program (see helperMain).
 const envHelper = "TASKS_TEST_HELPER"
 
-// TestMain lets the test binary be a launcher, as cmd/scheduler's main is,
-// and a program for the limits to bind (see helperMain).
+// TestMain lets the test binary be a command's supervisor and launcher, as
+// cmd/scheduler's main is, a program for the limits to bind (see
+// helperMain), and a daemon to kill (see daemonMain).
 func TestMain(m *testing.M) {
-	if ExecLimited(os.Args) {
-		os.Exit(LauncherFailed)
+	if code, ok := RunSubprocess(os.Args); ok {
+		os.Exit(code)
+	}
+	if dir := os.Getenv(envDaemon); dir != "" {
+		os.Exit(daemonMain(dir))
+	}
+	if os.Getenv(envOpenFiles) != "" {
+		os.Exit(openFilesMain())
 	}
 	if mode := os.Getenv(envHelper); mode != "" {
 		os.Exit(helperMain(mode, os.Args[1:]))
@@ -209,7 +216,7 @@ func TestCommandLaunchFailures(t *testing.T) {
 	}{
 		{"program not found", CommandConfig{Argv: []string{"no-such-program-x"}, Limits: l}, "executable file not found"},
 		{"program not executable", CommandConfig{Argv: []string{notExec}, Limits: l}, "start command " + notExec + ": permission denied"},
-		{"launcher without ExecLimited", CommandConfig{Argv: []string{"true"}, Limits: l, Launcher: "/bin/true"}, "must call tasks.ExecLimited"},
+		{"launcher without RunSubprocess", CommandConfig{Argv: []string{"true"}, Limits: l, Launcher: "/bin/true"}, "must call tasks.RunSubprocess"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +226,50 @@ func TestCommandLaunchFailures(t *testing.T) {
 				t.Errorf("run = %v (%s), want permanent, %q", err, fateOf(err), tt.want)
 			}
 		})
+	}
+}
+
+// envOpenFiles makes the test binary print the soft open-files limit that
+// a command gets without limits and with limits that leave open files
+// alone (see openFilesMain).
+const envOpenFiles = "TASKS_TEST_OPEN_FILES"
+
+func openFilesMain() int {
+	for _, l := range []Limits{{}, {MemoryMax: 1 << 30}} {
+		c, err := NewCommand(CommandConfig{Argv: sh(`ulimit -Sn`), Limits: l})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		out, err := c.run(context.Background(), testJob(`{}`))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.Stdout.Write(out)
+	}
+	return 0
+}
+
+// TestCommandLimitsKeepOpenFilesSoftLimit: the Go runtime raises its own
+// soft open-files limit; a command gets the daemon's original, with limits
+// that do not set open_files_max as without limits.
+func TestCommandLimitsKeepOpenFilesSoftLimit(t *testing.T) {
+	t.Parallel()
+	var hard syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &hard); err != nil {
+		t.Fatal(err)
+	}
+	if hard.Max < 256 {
+		t.Skipf("hard open-files limit %d: too low to lower the soft one", hard.Max)
+	}
+	// The daemon starts with a soft limit below its hard one, as under
+	// systemd (1024 of 524288).
+	daemon := exec.Command("/bin/sh", "-c", `ulimit -Sn 128 && exec "$@"`, "sh", os.Args[0], "-test.run=^$")
+	daemon.Env = append(os.Environ(), envOpenFiles+"=1")
+	out, err := daemon.CombinedOutput()
+	if err != nil || string(out) != "128\n128\n" {
+		t.Errorf("soft open-files limit without limits, then with memory_max: %q, %v; want 128 twice", out, err)
 	}
 }
 

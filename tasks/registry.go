@@ -91,9 +91,10 @@ func (r *Registry) Register(name string, h queue.Handler) error {
 	return nil
 }
 
-// KillRunning sends SIGKILL to the process groups of every command the
-// Registry's handlers are running, for a program that must exit without
-// waiting for them. It returns how many it signalled.
+// KillRunning kills every command the Registry's handlers are running, the
+// process group and every process each started, for a program that must
+// exit without waiting for them. It returns how many commands it killed;
+// their supervisors send the SIGKILLs at once (see ProcessGroups.KillAll).
 func (r *Registry) KillRunning() int { return r.groups.KillAll() }
 
 // Names returns the names of the registered Go handlers, sorted.

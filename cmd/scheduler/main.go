@@ -20,10 +20,11 @@ import (
 var version string
 
 func main() {
-	// A command with resource limits starts this binary as its launcher
-	// first: it sets the limits and becomes the command.
-	if tasks.ExecLimited(os.Args) {
-		os.Exit(tasks.LauncherFailed)
+	// Every command runs under this binary started again as its
+	// supervisor (and, with resource limits, as the launcher that sets
+	// them): such a process does its work here and exits.
+	if code, ok := tasks.RunSubprocess(os.Args); ok {
+		os.Exit(code)
 	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)

@@ -1,8 +1,8 @@
 // Command recorder is the job the chaos suite's schedules run. It appends a
 // "start" line to a record file when it begins and an "end" line when it
 // finishes, each with one write to a file opened O_APPEND and fsynced before
-// going on, so that the record outlives a SIGKILL of the daemon (the
-// recorder runs in its own process group and is not killed with it).
+// going on, so that the record outlives a SIGKILL of the daemon (which
+// kills a recorder then running: its start line stays, without an end).
 //
 // Lines are tab-separated:
 //

@@ -1,0 +1,271 @@
+package tasks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"scheduler/clock"
+)
+
+// Reserved first arguments by which a Command starts its binary again (see
+// RunSubprocess). No command of the scheduler's own command line is spelt
+// this way.
+const (
+	supervisorArg = "__scheduler-supervise"
+	launcherArg   = "__scheduler-exec-limited"
+)
+
+// Descriptors a Command gives its supervisor after stdin, stdout and
+// stderr: the read end of the lifeline, whose write end only the daemon
+// holds, and the write end of the status pipe.
+const (
+	lifelineFD = 3
+	statusFD   = 4
+)
+
+// Messages of the status pipe, from the supervisor to the daemon. Ready
+// comes first, alone, so that a binary that does not call RunSubprocess is
+// told from a supervisor; then one of started and failed; then, after
+// started, exited, once nothing the command started is left.
+const (
+	msgReady   = 'S'
+	msgStarted = 'P' // "P PID\n": the program runs.
+	msgFailed  = 'F' // "F STAGE ERRNO\n": it could not be started.
+	msgExited  = 'X' // "X WAITSTATUS UTIME_US STIME_US MAXRSS\n"
+)
+
+// reapPoll is how often a supervisor looks again at descendants it has
+// killed but that are not its own children, whose deaths it is not told of.
+const reapPoll = 100 * time.Millisecond
+
+// RunSubprocess runs the process as one of the processes a Command starts
+// from its own binary, when args, a process's os.Args, are theirs: the
+// supervisor that every command runs under, or the launcher that sets a
+// command's Limits. It returns ok false at once, doing nothing, for any
+// other args. Otherwise it returns when that process's work is done, and
+// main must exit with code at once.
+//
+// A binary that runs commands must call it first thing in main, before any
+// flag parsing: cmd/scheduler does; a team's own binary built on the
+// Registry must too, and so must the TestMain of a test binary whose tests
+// run commands. A Command started by a binary that does not call it fails
+// and says so.
+//
+// The supervisor is the program's parent. It starts the program in a new
+// process group and reaps its orphaned descendants (it is their
+// subreaper). When the program exits it kills what is left of the group
+// and every process descending from it, reaps them, and reports the
+// program's wait status to the daemon. SIGTERM from the daemon goes on to
+// the group and every descendant. When the daemon closes the lifeline, or
+// dies, the supervisor kills the group and every descendant at once.
+func RunSubprocess(args []string) (code int, ok bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	switch args[1] {
+	case supervisorArg:
+		return supervise(args), true
+	case launcherArg:
+		return launch(args), true
+	}
+	return 0, false
+}
+
+// supervise is the supervisor's whole life: args are
+// [argv0, supervisorArg, LIMITS, PATH, ARGV...], LIMITS as rlimitSpec
+// writes them, empty for none.
+func supervise(args []string) int {
+	status := os.NewFile(statusFD, "supervisor status")
+	if _, err := status.Write([]byte{msgReady}); err != nil {
+		// Not started by a Command: nobody to report to.
+		return 2
+	}
+	// Neither the program nor the launcher may hold these: the daemon
+	// learns that the supervisor is gone from the status pipe's end.
+	syscall.CloseOnExec(statusFD)
+	syscall.CloseOnExec(lifelineFD)
+	if len(args) < 5 {
+		reportFailure(status, "arguments", syscall.EINVAL)
+		return 2
+	}
+	spec, path, argv := args[2], args[3], args[4:]
+	if err := becomeSubreaper(); err != nil {
+		reportFailure(status, "subreaper", err)
+		return 2
+	}
+	// SIGCHLD wakes the loops below; SIGTERM is the daemon asking the
+	// command to stop. Both are noted from here on, so that none sent
+	// while the program starts is lost. SIGHUP and SIGINT, which the
+	// daemon never sends, are noted and ignored: a supervisor dying of a
+	// stray signal would leave the command to run on alone.
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGCHLD, syscall.SIGHUP, syscall.SIGINT)
+
+	var p *program
+	var stage string
+	var err error
+	if spec == "" {
+		p, err = startProgram(path, argv)
+		stage = "exec"
+	} else {
+		p, stage, err = startLauncher(spec, path, argv)
+	}
+	if err != nil {
+		reportFailure(status, stage, err)
+		return 0
+	}
+	fmt.Fprintf(status, "%c %d\n", msgStarted, p.pid)
+	// The program holds its own copies; the daemon's end of the stdin pipe
+	// must see EPIPE once the program and its processes are gone.
+	os.Stdin.Close()
+	os.Stdout.Close()
+
+	lost := make(chan struct{})
+	go watchLifeline(os.NewFile(lifelineFD, "lifeline"), lost)
+	p.wait(signals, lost)
+	ws, ru := p.reap()
+	reapAll(signals)
+	fmt.Fprintf(status, "%c %d %d %d %d\n", msgExited, uint32(ws),
+		ru.Utime.Nano()/1e3, ru.Stime.Nano()/1e3, ru.Maxrss)
+	return 0
+}
+
+// reportFailure tells the daemon why the program could not be started.
+func reportFailure(status io.Writer, stage string, err error) {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		errno = syscall.EINVAL
+	}
+	fmt.Fprintf(status, "%c %s %d\n", msgFailed, stage, int(errno))
+}
+
+// watchLifeline closes lost when the lifeline reaches its end: the daemon
+// closed its write end, or died. The daemon never writes to it.
+func watchLifeline(f *os.File, lost chan<- struct{}) {
+	defer close(lost)
+	var b [1]byte
+	for {
+		if _, err := f.Read(b[:]); err != nil {
+			return
+		}
+	}
+}
+
+// startProgram starts the program in a process group of its own.
+func startProgram(path string, argv []string) (*program, error) {
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   syscall.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &program{pid: pid}, nil
+}
+
+// startLauncher starts the launcher (see launch) in a process group of its
+// own, to set the limits of spec and become the program, and waits until
+// it has done so. On failure it returns the launcher's stage and error.
+func startLauncher(spec, path string, argv []string) (p *program, stage string, err error) {
+	self, err := DefaultLauncher()
+	if err != nil {
+		return nil, "launch", err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, "launch", err
+	}
+	defer r.Close()
+	pid, err := syscall.ForkExec(self, append([]string{self, launcherArg, spec, path}, argv...), &syscall.ProcAttr{
+		Env:   syscall.Environ(),
+		Files: []uintptr{0, 1, 2, w.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	w.Close()
+	if err != nil {
+		return nil, "launch", err
+	}
+	p = &program{pid: pid}
+	// The pipe ends at the program's execve, or at the launcher's exit.
+	b, err := io.ReadAll(r)
+	s, ready := strings.CutPrefix(string(b), launcherReady)
+	switch {
+	case err != nil:
+		stage = "launch"
+	case !ready:
+		stage, err = "launch", syscall.EINVAL
+	case s != "":
+		var num string
+		stage, num, _ = strings.Cut(s, " ")
+		n, _ := strconv.Atoi(num)
+		err = syscall.Errno(n)
+	default:
+		return p, "", nil
+	}
+	p.kill(syscall.SIGKILL)
+	p.reap()
+	return nil, stage, err
+}
+
+// wait returns once the program has exited, without reaping it, so that
+// its process group ID stays reserved. Meanwhile it passes SIGTERM on to
+// the group and every descendant, and kills them all once lost is closed.
+func (p *program) wait(signals <-chan os.Signal, lost <-chan struct{}) {
+	for !p.exited() {
+		select {
+		case <-lost:
+			lost = nil
+			p.kill(syscall.SIGKILL)
+		case sig := <-signals:
+			if sig == syscall.SIGTERM {
+				p.kill(syscall.SIGTERM)
+			}
+		}
+	}
+}
+
+// kill sends sig to the program's process group, then to every other
+// process descending from the supervisor. The program is not reaped yet,
+// so the group ID is still its own.
+func (p *program) kill(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pid, sig) // ESRCH: nobody left in the group
+	signalDescendants(sig, p.pid)
+}
+
+// reapAll kills and reaps every process left under the supervisor: the
+// processes orphaned in the command's tree are its children (it is their
+// subreaper), the others their descendants. It returns when none is left,
+// or when those left cannot be signalled (they changed user).
+func reapAll(signals <-chan os.Signal) {
+	clk := clock.Real{}
+	for {
+		for {
+			pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil { // ECHILD: no child left
+				return
+			}
+			if pid == 0 {
+				break
+			}
+		}
+		// Children are alive: kill every descendant, then wait for news.
+		if signalDescendants(syscall.SIGKILL, 0) == 0 {
+			return
+		}
+		select {
+		case <-signals:
+		case <-clk.After(reapPoll):
+		}
+	}
+}
