@@ -25,6 +25,8 @@ func (c *serverClock) Now() time.Time {
 
 func (c *serverClock) After(d time.Duration) <-chan time.Time { return c.base.After(d) }
 
+func (c *serverClock) Monotonic() time.Duration { return c.base.Monotonic() }
+
 // clockSamples is how many round trips one measurement makes; the one
 // answered fastest bounds the error best (by half its round trip).
 const clockSamples = 3
