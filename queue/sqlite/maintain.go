@@ -35,7 +35,7 @@ func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := s.inTx(ctx, false, func(tx txn) error {
 		var err error
-		rs, err = reclaim(ctx, tx, s.clock.Now())
+		rs, err = s.reclaim(ctx, tx, s.clock.Now())
 		return err
 	})
 	if err != nil {

@@ -61,15 +61,16 @@ type Config struct {
 // It is safe for concurrent use by many goroutines, and several processes
 // may open the same file.
 type Store struct {
-	path  string
-	abs   string
-	cfg   Config
-	clock clock.Clock
-	log   *slog.Logger
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // read-only pool
-	ckpt  *sql.DB // one connection for background checkpoints
-	turn  *turnLock
+	path   string
+	abs    string
+	cfg    Config
+	clock  clock.Clock
+	leases *store.Leases // judges leases across steps of clock
+	log    *slog.Logger
+	w      *sql.DB // the single writer connection
+	r      *sql.DB // read-only pool
+	ckpt   *sql.DB // one connection for background checkpoints
+	turn   *turnLock
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt // prepared on w
@@ -142,7 +143,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 	}
-	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
+	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, leases: store.NewLeases(cfg.Clock), log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
 		cancelAsked: make(chan struct{})}
 	if !cfg.ReadOnly {
 		if _, err := createPrivate(abs); err != nil {
