@@ -21,7 +21,7 @@ const presenceEvery = store.PresenceEvery
 // it from the goroutine that calls Run, before Run.
 func (p *Pool) Announce(ctx context.Context) error {
 	all, _, _, versions, _ := p.claimTypes(nil, 0)
-	now := p.clock.Now()
+	now, _ := p.steps.Read(p.clock) // the loop's periods start here (see loop.now)
 	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
 		Presence: &store.Presence{Types: all, Versions: versions, Process: p.cfg.Process, First: true}})
 	if err != nil {
