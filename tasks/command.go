@@ -346,7 +346,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		return nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
-	start := c.clock.Now()
+	start := c.clock.Monotonic()
 	startErr := cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -427,7 +427,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	}
 	outR.Close()
 	<-readDone
-	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, waitErr)
+	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Monotonic()-start, logKeyErr, waitErr)
 
 	out := tail.Bytes()
 	if launchErr != nil {

@@ -377,11 +377,11 @@ const sqliteBusy = 5 // SQLITE_BUSY
 // WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
 // handler that the busy timeout configures.
 func (s *Store) retryBusy(ctx context.Context, fn func(context.Context) error) error {
-	deadline := s.clock.Now().Add(max(s.cfg.BusyTimeout, s.cfg.WriteWait))
+	deadline := s.clock.Monotonic() + max(s.cfg.BusyTimeout, s.cfg.WriteWait)
 	wait := time.Millisecond
 	for {
 		err := fn(ctx)
-		if !isBusy(err) || !s.clock.Now().Before(deadline) {
+		if !isBusy(err) || s.clock.Monotonic() >= deadline {
 			return err
 		}
 		select {
