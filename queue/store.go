@@ -14,7 +14,9 @@ import (
 // hosts), may share one database: every rule below holds across them.
 //
 // Every time a Store writes or compares (a run_at, a lease, a cursor's
-// pause) comes from Clock, so that Stores sharing a database agree.
+// pause) comes from Clock, so that Stores sharing a database agree. A lease
+// is judged across steps of Clock's wall clock: a forward step takes none
+// early (see store.Leases).
 type Store interface {
 	// Name says where the rows are, for logs and errors: a file's path, or
 	// a database's address without its password.
