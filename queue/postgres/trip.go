@@ -767,7 +767,7 @@ SELECT
 
 // NextWake returns when the next pending job of one of types, of a version
 // versions accepts, becomes ready and when the earliest lease held by an
-// owner other than owner expires.
+// owner other than owner expires, as reclaim judges it (see store.Leases).
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
 	accepted, withVersions := acceptedArgs(versions.Split(types))
 	q := nextWakeSQL

@@ -62,8 +62,8 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 
 // NextWake returns when the next pending job of one of types, of a version
 // versions accepts, becomes ready and when the earliest lease held by an
-// owner other than owner expires (zero when none). It reads, without the
-// write lock.
+// owner other than owner expires (zero when none), as reclaim judges it (see
+// store.Leases). It reads, without the write lock.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
 	held, err := s.leases.Held(s.clock.Now(), func() (time.Time, error) {
 		st, err := s.readStmt(ctx, latestLeaseSQL)
