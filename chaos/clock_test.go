@@ -3,7 +3,6 @@ package chaos
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"sort"
 	"testing"
 	"time"
@@ -18,13 +17,7 @@ func clockSite(t *testing.T, config string) (*site, func(time.Duration)) {
 	s.env = append(s.env, "SCHEDULER_TEST_CLOCK_OFFSET_FILE="+offsetFile)
 	set := func(d time.Duration) {
 		t.Helper()
-		tmp := offsetFile + ".tmp"
-		if err := os.WriteFile(tmp, []byte(d.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, offsetFile); err != nil {
-			t.Fatal(err)
-		}
+		writeOffset(t, offsetFile, d)
 	}
 	set(0)
 	return s, set

@@ -34,6 +34,11 @@
 //     downtime and wall-clock jumps (through the test-only clock offset file
 //     that a binary built with the schedulertest tag honours when
 //     SCHEDULER_TEST_CLOCK_OFFSET_FILE is set; the suite builds it so).
+//   - TestClockStepsOnOneHost and TestPostgresNodeClockSteps: the wall
+//     clock stepped by +10 s, +60 s, -10 s and -60 s while commands run on
+//     leases shorter than the steps, of two daemons on one SQLite file and
+//     of one of three PostgreSQL nodes: no lease taken back, no command run
+//     twice, every instant run once, none early, none a misfire.
 //   - TestHostileConfigs, TestHostileDatabases, TestReadOnlyDatabase,
 //     TestFullDisk, TestUnwritableDatabaseBacksOff, FuzzLoadConfig,
 //     FuzzCommandArguments: broken inputs are rejected with a message naming

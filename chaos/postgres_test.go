@@ -139,9 +139,7 @@ type node struct {
 func spawnNode(t *testing.T, s *site, n int, offset time.Duration) *daemon {
 	t.Helper()
 	file := s.path(fmt.Sprintf("clock-offset-%d", n))
-	if err := os.WriteFile(file, []byte(offset.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeOffset(t, file, offset)
 	return s.spawnWith(s.db, []string{"SCHEDULER_TEST_CLOCK_OFFSET_FILE=" + file})
 }
 

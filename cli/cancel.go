@@ -52,7 +52,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 
 	wait := a.killGrace(j.Type) + cancelMargin
 	fmt.Fprintf(a.stderr, "job %d (%s) is running on %s: cancel requested, waiting up to %s for it to stop\n", j.ID, j.Key, j.Owner, wait)
-	end := a.clock.Now().Add(wait)
+	end := a.clock.Monotonic() + wait
 	// The request is committed: whatever stops the wait, it stays.
 	stopped := func(err error) error {
 		return fmt.Errorf("job %d (%s): cancel requested, stopped waiting for its daemon to stop it: %w", j.ID, j.Key, err)
@@ -70,7 +70,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 		default:
 			return fmt.Errorf("job %d (%s) ended %s before its daemon stopped it", j.ID, j.Key, now.State)
 		}
-		if !a.clock.Now().Before(end) {
+		if a.clock.Monotonic() >= end {
 			return fmt.Errorf("job %d (%s) still running on %s after %s: the cancel is requested and stays so; it stops when that daemon notices, or ends cancelled once its lease (until %s) expires and is reclaimed",
 				j.ID, j.Key, now.Owner, wait, rfc3339(now.LeaseUntil, time.UTC))
 		}

@@ -8,10 +8,18 @@ import "time"
 // Clock tells the time and makes timers. Implementations are safe for
 // concurrent use.
 type Clock interface {
-	// Now returns the current instant.
+	// Now returns the current instant, by the wall clock: a calendar
+	// instant, which a step of the clock moves.
 	Now() time.Time
 	// After returns a channel that receives the time once d has elapsed.
+	// A step of the wall clock neither hastens nor delays it.
 	After(d time.Duration) <-chan time.Time
+	// Monotonic returns the time elapsed since an origin of the clock's
+	// own, by a clock that never steps: the difference of two readings
+	// is the time that passed between them, whatever the wall clock did
+	// meanwhile. Durations between readings that matter (a period, a
+	// measurement) are taken from it, never from two readings of Now.
+	Monotonic() time.Duration
 }
 
 // Real is the wall clock.
@@ -22,3 +30,11 @@ func (Real) Now() time.Time { return time.Now() }
 
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Monotonic returns the process's monotonic clock: the time since the
+// package was initialised.
+func (Real) Monotonic() time.Duration { return time.Since(origin) }
+
+// origin is Real's origin. time.Since reads the monotonic clock when its
+// argument carries a reading of it, as a time.Now() value does.
+var origin = time.Now()

@@ -44,6 +44,82 @@ func TestFakeFiresTimersWhenDue(t *testing.T) {
 	}
 }
 
+// TestFakeStepMovesTheWallClockAlone: a step moves Now, not Monotonic,
+// and a timer fires after its duration of elapsed time whatever the wall
+// clock did, as a real timer does.
+func TestFakeStepMovesTheWallClockAlone(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	a := f.After(time.Minute)
+	f.Step(time.Hour)
+	if fired(a) {
+		t.Fatal("a forward step fired a timer")
+	}
+	if got, want := f.Now(), t0.Add(time.Hour); !got.Equal(want) || f.Monotonic() != 0 {
+		t.Fatalf("after Step(1h): Now() = %v, Monotonic() = %v; want %v, 0", got, f.Monotonic(), want)
+	}
+	f.Set(t0.Add(-time.Hour)) // a backward step
+	f.Advance(59 * time.Second)
+	if fired(a) {
+		t.Fatal("the timer fired before its minute passed")
+	}
+	f.Advance(time.Second)
+	if !fired(a) {
+		t.Fatal("the timer did not fire once its minute passed, after steps both ways")
+	}
+	if got, want := f.Monotonic(), time.Minute; got != want {
+		t.Errorf("Monotonic() = %v, want %v", got, want)
+	}
+	if got, want := f.Now(), t0.Add(-time.Hour+time.Minute); !got.Equal(want) {
+		t.Errorf("Now() = %v, want %v", got, want)
+	}
+}
+
+func TestStepsReportsStepsOfTheWallClock(t *testing.T) {
+	t.Parallel()
+	f := NewFake(t0)
+	var s Steps
+	read := func() time.Duration {
+		t.Helper()
+		now, d := s.Read(f)
+		if !now.Equal(f.Now()) {
+			t.Fatalf("Read returned %v, want Now() %v", now, f.Now())
+		}
+		return d
+	}
+	f.Step(time.Hour) // before the first reading: nothing to compare with
+	if d := read(); d != 0 {
+		t.Errorf("first Read: step %v, want 0", d)
+	}
+	f.Advance(time.Hour)
+	if d := read(); d != 0 {
+		t.Errorf("after Advance: step %v, want 0", d)
+	}
+	for _, tt := range []struct {
+		name  string
+		steps []time.Duration
+		want  time.Duration
+	}{
+		{"forward", []time.Duration{10 * time.Second}, 10 * time.Second},
+		{"backward", []time.Duration{-time.Minute}, -time.Minute},
+		{"two add up", []time.Duration{time.Minute, -10 * time.Second}, 50 * time.Second},
+		{"undone", []time.Duration{time.Minute, -time.Minute}, 0},
+		{"under StepMin", []time.Duration{StepMin / 2}, 0},
+	} {
+		f.Advance(time.Second)
+		for _, d := range tt.steps {
+			f.Step(d)
+		}
+		f.Advance(time.Second)
+		if d := read(); d != tt.want {
+			t.Errorf("%s: step %v, want %v", tt.name, d, tt.want)
+		}
+		if d := read(); d != 0 {
+			t.Errorf("%s: step %v at the next Read, want 0", tt.name, d)
+		}
+	}
+}
+
 func TestFakeBlockUntil(t *testing.T) {
 	t.Parallel()
 	f := NewFake(t0)

@@ -6,17 +6,22 @@ import (
 	"time"
 )
 
-// Fake is a Clock whose time moves only when Advance or Set is called. It is
-// safe for concurrent use.
+// Fake is a Clock whose time moves only when Advance, Set or Step is
+// called. It keeps a wall clock (Now) and a monotonic one (Monotonic), as
+// a real clock does: time passing (Advance) moves both and fires the
+// timers that fall due; a step (Step, or Set backwards) moves the wall
+// clock alone, and neither fires nor delays a timer. It is safe for
+// concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	now     time.Time
+	mono    time.Duration
 	waiters []*waiter
 }
 
 type waiter struct {
-	at time.Time
+	at time.Duration // on the monotonic clock
 	ch chan time.Time
 }
 
@@ -34,6 +39,14 @@ func (f *Fake) Now() time.Time {
 	return f.now
 }
 
+// Monotonic returns the fake time elapsed since NewFake: what Advance and
+// forward Sets added up to.
+func (f *Fake) Monotonic() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mono
+}
+
 // After returns a channel that receives the fake time once Advance has moved it
 // d or more past the time of this call. A non-positive d fires at once.
 func (f *Fake) After(d time.Duration) <-chan time.Time {
@@ -44,35 +57,53 @@ func (f *Fake) After(d time.Duration) <-chan time.Time {
 		ch <- f.now
 		return ch
 	}
-	f.waiters = append(f.waiters, &waiter{at: f.now.Add(d), ch: ch})
+	f.waiters = append(f.waiters, &waiter{at: f.mono + d, ch: ch})
 	f.cond.Broadcast()
 	return ch
 }
 
-// Advance moves the clock forward by d and fires every timer that falls due.
+// Advance lets d pass: it moves both clocks forward by d and fires every
+// timer that falls due. A negative d is Step(d): time never runs back.
 func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.setLocked(f.now.Add(d))
+	if d < 0 {
+		f.now = f.now.Add(d)
+		return
+	}
+	f.advanceLocked(d)
 }
 
-// Set moves the clock to t, forwards or backwards, and fires every timer that
-// falls due. Timers created before a backward jump keep their absolute
-// deadline, like a monotonic timer would not: tests of wall-clock jumps use
-// Set to model exactly that difference.
+// Set moves the wall clock to t. Forwards it is Advance(t - Now()): the
+// time passes, and the timers that fall due fire. Backwards it is a step
+// (see Step): no time passes, and no timer fires or moves.
 func (f *Fake) Set(t time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.setLocked(t)
+	if t.After(f.now) {
+		f.advanceLocked(t.Sub(f.now))
+		return
+	}
+	f.now = t
 }
 
-func (f *Fake) setLocked(t time.Time) {
-	f.now = t
-	sort.SliceStable(f.waiters, func(i, j int) bool { return f.waiters[i].at.Before(f.waiters[j].at) })
+// Step steps the wall clock by d, forwards or backwards, as an operator
+// or a time daemon setting the clock does: Now moves, Monotonic does not,
+// and no timer fires or moves.
+func (f *Fake) Step(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
+func (f *Fake) advanceLocked(d time.Duration) {
+	f.now = f.now.Add(d)
+	f.mono += d
+	sort.SliceStable(f.waiters, func(i, j int) bool { return f.waiters[i].at < f.waiters[j].at })
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
-		if !w.at.After(t) {
-			w.ch <- t
+		if w.at <= f.mono {
+			w.ch <- f.now
 			continue
 		}
 		kept = append(kept, w)

@@ -41,3 +41,7 @@ func (o *OffsetFile) Now() time.Time {
 
 // After returns time.After(d): durations are not affected by the offset.
 func (*OffsetFile) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Monotonic returns Real's: a change of the offset is a step of the wall
+// clock alone, as a real one is, and moves no elapsed time.
+func (*OffsetFile) Monotonic() time.Duration { return Real{}.Monotonic() }

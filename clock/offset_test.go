@@ -25,3 +25,23 @@ func TestOffsetFileShiftsTheWallClock(t *testing.T) {
 		t.Errorf("a malformed file changed the offset to %v", d)
 	}
 }
+
+// TestOffsetFileStepsTheWallClockAlone: a change of the offset moves Now
+// and not Monotonic, as a real step does; Steps sees it.
+func TestOffsetFileStepsTheWallClockAlone(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "offset")
+	o := &OffsetFile{Path: path}
+	var s Steps
+	s.Read(o)
+	m0 := o.Monotonic()
+	os.WriteFile(path, []byte("-1h"), 0o600)
+	o.readAt = time.Time{} // force a re-read
+	_, step := s.Read(o)
+	if step > -time.Hour+time.Second || step < -time.Hour-time.Second {
+		t.Errorf("Steps saw a step of %v, want about -1h", step)
+	}
+	if d := o.Monotonic() - m0; d < 0 || d > time.Minute {
+		t.Errorf("Monotonic moved %v across the step, want the little real time that passed", d)
+	}
+}

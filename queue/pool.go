@@ -163,6 +163,10 @@ type Pool struct {
 	stops       stops           // running attempts' contexts, for cancel requests
 	keys        *rateKeys       // the keys of keyed rate limits, for claims
 
+	// steps notices the steps of the clock's wall clock between the
+	// readings of Announce and Run's loop (see loop.now).
+	steps clock.Steps
+
 	// announced is the list of types Announce wrote to the pools table,
 	// at announcedAt; Run's loop takes it from there.
 	announced         []string
@@ -570,6 +574,30 @@ type loop struct {
 	// avgRun is a moving average of how long jobs take, -1 until the first
 	// result: it decides whether to prefetch.
 	avgRun time.Duration
+	// retime is set by a step of the clock (see now): the timer, set for
+	// a time by the clock before it, is set again.
+	retime bool
+}
+
+// now reads the clock. The loop's periods (the heartbeat, the presence
+// renewal, the look every wakeEvery) are instants of the clock at their
+// start plus the period; after a step of its wall clock they move with
+// it, so that a step back delays none of them and a step forward hastens
+// none. The heartbeat is due at once: the step moved the ends of the
+// pool's leases, as other processes judge them, by as much (see
+// store.Leases), and the pool renews them by the clock as it stands. The
+// instants of rows (run_at, other pools' leases, rate limits) are the
+// clock's: they stay.
+func (l *loop) now() time.Time {
+	now, step := l.p.steps.Read(l.p.clock)
+	if step != 0 {
+		l.p.log.Warn("clock stepped", "step", step, "now", now)
+		l.nextPresence = l.nextPresence.Add(step)
+		l.wakeAt = l.wakeAt.Add(step)
+		l.nextHeartbeat = now
+		l.retime = true
+	}
+	return now
 }
 
 func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
@@ -577,7 +605,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	// Reclaim at start-up: leases of a previous life of this host may be
 	// long expired.
 	l.claimMore = true
-	l.nextLease = p.clock.Now()
+	l.nextLease = l.now()
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for {
@@ -601,10 +629,10 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 		if l.claimMore && l.inflight < l.capacity() && l.failures == 0 {
 			continue
 		}
-		at := l.deadline()
-		if !at.Equal(timerAt) || timer == nil {
-			timerAt = at
-			timer = p.clock.After(at.Sub(p.clock.Now()))
+		at, now := l.deadline()
+		if !at.Equal(timerAt) || timer == nil || l.retime {
+			timerAt, l.retime = at, false
+			timer = p.clock.After(at.Sub(now))
 		}
 		if l.inflight == 0 {
 			p.idleUntil.Store(at.UnixNano())
@@ -687,14 +715,15 @@ func (l *loop) capacity() int {
 	return cfg.Workers + prefetch
 }
 
-// deadline is when the loop must look again without being woken.
-func (l *loop) deadline() time.Time {
+// deadline is when the loop must look again without being woken, and the
+// time it was read at.
+func (l *loop) deadline() (at, now time.Time) {
 	p := l.p
-	now := p.clock.Now()
+	now = l.now()
 	if l.failures > 0 {
-		return now.Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
+		return now.Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second)), now
 	}
-	at := now.Add(p.cfg.MaxIdle)
+	at = now.Add(p.cfg.MaxIdle)
 	wants := []time.Time{l.nextLease}
 	switch {
 	case l.inflight >= l.capacity():
@@ -718,7 +747,7 @@ func (l *loop) deadline() time.Time {
 	if l.nextPresence.Before(at) {
 		at = l.nextPresence
 	}
-	return at
+	return at, now
 }
 
 // collect takes every result already waiting.
@@ -769,7 +798,7 @@ const tripTimeout = 5 * time.Minute
 // due, heartbeat when due, and claim for the free slots when claim is set.
 func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	p := l.p
-	now := p.clock.Now()
+	now := l.now()
 	slots := l.capacity() - l.inflight
 	doClaim := claimJobs && l.claimMore && slots > 0 && !p.stopping.Load()
 	// A stopping pool only records and heartbeats: it takes on no job,
@@ -963,16 +992,17 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 		if l.inflight == 0 {
 			break
 		}
+		now := l.now()
 		at := l.nextHeartbeat
 		if l.failures > 0 {
-			at = p.clock.Now().Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
+			at = now.Add(min(time.Duration(l.failures)*100*time.Millisecond, 5*time.Second))
 		}
 		switch {
 		case spent:
 			timer = nil // nothing more to write: only the handlers are waited for
-		case timer == nil || !at.Equal(timerAt):
-			timerAt = at
-			timer = p.clock.After(at.Sub(p.clock.Now()))
+		case timer == nil || !at.Equal(timerAt) || l.retime:
+			timerAt, l.retime = at, false
+			timer = p.clock.After(at.Sub(now))
 		}
 		select {
 		case r := <-p.results:

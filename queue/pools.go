@@ -23,7 +23,7 @@ const presenceEvery = store.PresenceEvery
 func (p *Pool) Announce(ctx context.Context) error {
 	all, _, _, versions, _ := p.claimTypes(nil, 0)
 	process := p.processNow()
-	now := p.clock.Now()
+	now, _ := p.steps.Read(p.clock) // the loop's periods start here (see loop.now)
 	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
 		Presence: &store.Presence{Types: all, Versions: versions, Process: process, First: true}})
 	p.wrote(err)

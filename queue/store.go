@@ -14,7 +14,9 @@ import (
 // hosts), may share one database: every rule below holds across them.
 //
 // Every time a Store writes or compares (a run_at, a lease, a cursor's
-// pause) comes from Clock, so that Stores sharing a database agree.
+// pause) comes from Clock, so that Stores sharing a database agree. A lease
+// is judged across steps of Clock's wall clock: a forward step takes none
+// early (see store.Leases).
 type Store interface {
 	// Name says where the rows are, for logs and errors: a file's path, or
 	// a database's address without its password.
@@ -188,7 +190,9 @@ type Store interface {
 	Trip(ctx context.Context, t store.Trip) (store.TripResult, error)
 	// NextWake returns when the next pending job of one of types, of a
 	// version that versions accepts, becomes ready and when the earliest
-	// lease held by an owner other than owner expires (zero when none).
+	// lease held by an owner other than owner expires (zero when none), as
+	// reclaim judges it: after a forward step of the clock, later than its
+	// end (see store.Leases).
 	NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error)
 	// CancelRequests returns the cancel requests on the jobs owner runs.
 	CancelRequests(ctx context.Context, owner string) ([]store.CancelRequest, error)

@@ -328,7 +328,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		inW.Close()
 		return nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
 	}
-	start := c.clock.Now()
+	start := c.clock.Monotonic()
 	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, c.environ(job), c.dir, inR, outW)
 	inR.Close()
 	outW.Close()
@@ -387,7 +387,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	}
 	outR.Close()
 	<-readDone
-	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Now().Sub(start), logKeyErr, res.err)
+	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Monotonic()-start, logKeyErr, res.err)
 
 	out := tail.Bytes()
 	if launchErr != nil {

@@ -280,7 +280,7 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 		return nil
 	}
 
-	start := h.clock.Now()
+	start := h.clock.Monotonic()
 	resp, err := client.Do(req)
 	close(headersIn)
 	if err != nil {
@@ -297,7 +297,7 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	resp.Body.Close()
 	h.log.DebugContext(ctx, "http request done",
 		logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt,
-		logKeyStatus, resp.StatusCode, logKeyDuration, h.clock.Now().Sub(start))
+		logKeyStatus, resp.StatusCode, logKeyDuration, h.clock.Monotonic()-start)
 
 	out := make([]byte, 0, len(resp.Proto)+len(resp.Status)+2+len(snippet))
 	out = fmt.Appendf(out, "%s %s\n", resp.Proto, resp.Status)

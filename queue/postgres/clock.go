@@ -10,27 +10,44 @@ import (
 	"scheduler/clock"
 )
 
-// serverClock is the store's clock: the given clock corrected by its
-// measured offset to the database server's clock, so that nodes whose own
-// clocks differ write and compare the same instants (leases, cursors,
-// run_at). After is the given clock's: durations are not corrected.
+// serverClock is the store's clock: the database server's, as last
+// measured, carried forward by the given clock's monotonic clock, so that
+// nodes whose own clocks differ write and compare the same instants
+// (leases, cursors, run_at). A step of the node's wall clock moves none of
+// it; the measurements, every clockEvery, follow the server's clock as the
+// two drift apart, or as the server's is stepped. After and Monotonic are
+// the given clock's.
 type serverClock struct {
-	base   clock.Clock
-	offset atomic.Int64 // server minus base, in nanoseconds
+	base clock.Clock
+	at   atomic.Pointer[serverReading] // nil until the first measurement
+}
+
+// serverReading is one measurement: the server's clock read when the
+// base's monotonic clock read mono.
+type serverReading struct {
+	server time.Time
+	mono   time.Duration
 }
 
 func (c *serverClock) Now() time.Time {
-	return c.base.Now().Add(time.Duration(c.offset.Load()))
+	r := c.at.Load()
+	if r == nil {
+		return c.base.Now()
+	}
+	return r.server.Add(c.base.Monotonic() - r.mono)
 }
 
 func (c *serverClock) After(d time.Duration) <-chan time.Time { return c.base.After(d) }
+
+func (c *serverClock) Monotonic() time.Duration { return c.base.Monotonic() }
 
 // clockSamples is how many round trips one measurement makes; the one
 // answered fastest bounds the error best (by half its round trip).
 const clockSamples = 3
 
-// measure sets the offset from a few round trips of clock_timestamp(),
-// taking the server's reading as the midpoint of the fastest one.
+// measure reads the server's clock in a few round trips of
+// clock_timestamp(), taking its reading as made at the midpoint of the
+// fastest one, by the monotonic clock.
 func (c *serverClock) measure(ctx context.Context, pool *pgxpool.Pool) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -38,21 +55,20 @@ func (c *serverClock) measure(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	defer conn.Release()
 	best := time.Duration(-1)
-	var offset time.Duration
+	var r serverReading
 	for range clockSamples {
 		var server time.Time
-		t0 := c.base.Now()
+		m0 := c.base.Monotonic()
 		if err := conn.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&server); err != nil {
 			return err
 		}
-		t1 := c.base.Now()
-		rtt := t1.Sub(t0)
+		rtt := c.base.Monotonic() - m0
 		if best < 0 || rtt < best {
 			best = rtt
-			offset = server.Sub(t0.Add(rtt / 2))
+			r = serverReading{server: server, mono: m0 + rtt/2}
 		}
 	}
-	c.offset.Store(int64(offset))
+	c.at.Store(&r)
 	return nil
 }
 

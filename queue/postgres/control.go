@@ -125,8 +125,12 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
-		var err error
-		rs, err = reclaim(ctx, tx, d, ts(s.now()))
+		now := ts(s.now())
+		expired, err := s.expired(ctx, tx, now)
+		if err != nil {
+			return fmt.Errorf("reclaim: %w", err)
+		}
+		rs, err = reclaim(ctx, tx, d, now, expired)
 		return err
 	})
 	if err != nil {

@@ -109,3 +109,7 @@ func OpenWith(ctx context.Context, dsn string, cfg Config, edit func(*pgx.ConnCo
 	cfg.editConn = edit
 	return Open(ctx, dsn, cfg)
 }
+
+// MeasureClock measures the server's clock now, as the store does every
+// clockEvery.
+func (s *Store) MeasureClock(ctx context.Context) error { return s.clock.measure(ctx, s.pool) }

@@ -64,6 +64,7 @@ type Store struct {
 	name    string
 	channel string // the NOTIFY channel of the store's schema
 	clock   *serverClock
+	leases  *store.Leases // judges leases across steps of Clock()
 	log     *slog.Logger
 	cfg     Config
 	// noVersions is set when a schema older than job versions was opened
@@ -198,6 +199,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.followClock()
 	}
+	s.leases = store.NewLeases(s.Clock()) // after the first measurement, which is no step
 	s.wg.Add(1)
 	go s.notifyLoop()
 	return s, nil

@@ -115,7 +115,13 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 		return store.TripResult{}, fmt.Errorf("trip: %w", err)
 	}
 	defer conn.Release()
-	res, ready, err := trip(ctx, conn, t, fin)
+	var expired time.Time // the reclaim's: see store.Leases
+	if t.Reclaim {
+		if expired, err = s.expired(ctx, conn, t.Now); err != nil {
+			return store.TripResult{}, fmt.Errorf("trip: reclaim: %w", err)
+		}
+	}
+	res, ready, err := trip(ctx, conn, t, fin, expired)
 	if err != nil {
 		// The commit was not reached, or failed: end the transaction, so
 		// that the connection goes back to the pool. (Release destroys a
@@ -134,7 +140,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 // trip runs the transaction of t on conn, and commits it. ready reports
 // that the trip made jobs pending (a retry, a release, a reclaim) that pools
 // on other nodes may take, and must hear of.
-func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing) (res store.TripResult, ready bool, err error) {
+func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing, expired time.Time) (res store.TripResult, ready bool, err error) {
 	now := ts(t.Now)
 	d := store.CountDeltas{}
 	b := &pgx.Batch{}
@@ -143,7 +149,7 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing)
 		b.Queue(finishSQL, fin.args...)
 	}
 	if t.Reclaim {
-		b.Queue(reclaimSQL, now)
+		b.Queue(reclaimSQL, now, expired)
 	}
 	if !t.Heartbeat.IsZero() {
 		b.Queue(heartbeatSQL, ts(t.Heartbeat), t.Owner)
@@ -405,12 +411,12 @@ func (f *finishing) queueAttempts(b *pgx.Batch, ok []bool) bool {
 // reclaim: reclaim waits for no one and needs no lock of its own.
 const reclaimSQL = `WITH x AS (
 	SELECT id, attempt, max_attempts, owner, started_at FROM jobs
-	WHERE state = 'running' AND lease_until < $1
+	WHERE state = 'running' AND lease_until < $2
 	FOR UPDATE SKIP LOCKED
 ), u AS (
 	UPDATE jobs SET
 		state = CASE WHEN jobs.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN jobs.attempt >= jobs.max_attempts THEN 'dead' ELSE 'pending' END,
-		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1 END,
+		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1::timestamptz END,
 		run_at = $1, last_error = 'lease expired: worker ' || x.owner || ' stopped heartbeating', owner = NULL, lease_until = NULL
 	FROM x WHERE jobs.id = x.id
 	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error, jobs.type, jobs.state
@@ -420,8 +426,31 @@ const reclaimSQL = `WITH x AS (
 )
 SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY id`
 
-func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now time.Time) ([]store.Reclaimed, error) {
-	rows, err := tx.Query(ctx, reclaimSQL, now)
+// latestLeaseSQL reads the latest end of a running job's lease.
+const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
+
+// expired returns the instant before which a lease has expired at now, as
+// s.leases judges it across steps of the clock (see store.Leases.Held),
+// reading on q when it must.
+func (s *Store) expired(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, now time.Time) (time.Time, error) {
+	held, err := s.leases.Held(now, func() (time.Time, error) {
+		var t *time.Time
+		if err := q.QueryRow(ctx, latestLeaseSQL).Scan(&t); err != nil {
+			return time.Time{}, fmt.Errorf("latest lease: %w", err)
+		}
+		return fromTS(t), nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	return ts(now.Add(-held)), nil
+}
+
+// reclaim takes back the leases that end before expired, as at now.
+func reclaim(ctx context.Context, tx pgx.Tx, d store.CountDeltas, now, expired time.Time) ([]store.Reclaimed, error) {
+	rows, err := tx.Query(ctx, reclaimSQL, now, expired)
 	return collectReclaimed(d, rows, err)
 }
 
@@ -745,16 +774,24 @@ SELECT
 
 // NextWake returns when the next pending job of one of types, of a version
 // versions accepts, becomes ready and when the earliest lease held by an
-// owner other than owner expires.
+// owner other than owner expires, as reclaim judges it (see store.Leases).
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
 	accepted, withVersions := acceptedArgs(versions.Split(types))
 	q := nextWakeSQL
 	if withVersions {
 		q = nextWakeVersionsSQL
 	}
+	now := ts(s.now())
+	expired, err := s.expired(ctx, s.pool, now)
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
 	var r, l *time.Time
 	if err := s.pool.QueryRow(ctx, q, append([]any{owner}, accepted...)...).Scan(&r, &l); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	if l != nil {
+		*l = l.Add(now.Sub(expired)) // when reclaim takes it
 	}
 	return fromTS(r), fromTS(l), nil
 }

@@ -539,8 +539,32 @@ RETURNING type, state`
 const reclaimAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 VALUES (?, ?, ?, ?, ?, 'lease_expired', ?)`
 
-func reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
-	rows, err := tx.query(ctx, expiredSQL, ms(now))
+// latestLeaseSQL reads the latest end of a running job's lease.
+const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
+
+func latestLease(row *sql.Row) (time.Time, error) {
+	var v sql.NullInt64
+	if err := row.Scan(&v); err != nil {
+		return time.Time{}, fmt.Errorf("latest lease: %w", err)
+	}
+	return fromMS(v), nil
+}
+
+// reclaim takes back the leases expired at now, as s.leases judges them
+// across steps of the clock.
+func (s *Store) reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
+	held, err := s.leases.Held(now, func() (time.Time, error) {
+		return latestLease(tx.queryRow(ctx, latestLeaseSQL))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reclaim: %w", err)
+	}
+	return reclaim(ctx, tx, now, now.Add(-held))
+}
+
+// reclaim takes back the leases that end before expired, as at now.
+func reclaim(ctx context.Context, tx txn, now, expired time.Time) ([]store.Reclaimed, error) {
+	rows, err := tx.query(ctx, expiredSQL, ms(expired))
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}

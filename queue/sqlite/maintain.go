@@ -35,7 +35,7 @@ func (s *Store) Reclaim(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := s.inTx(ctx, false, func(tx txn) error {
 		var err error
-		rs, err = reclaim(ctx, tx, s.clock.Now())
+		rs, err = s.reclaim(ctx, tx, s.clock.Now())
 		return err
 	})
 	if err != nil {
@@ -96,13 +96,13 @@ func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64,
 	// one changed.
 	batch := func(queries ...string) (int64, error) {
 		var n int64
-		start := s.clock.Now()
+		start := s.clock.Monotonic()
 		defer func() {
 			if n == int64(s.cfg.PurgeBatch) && s.cfg.PurgePause > 0 {
 				// More to delete: rest first (see Config.PurgePause).
 				select {
 				case <-ctx.Done():
-				case <-s.clock.After(max(s.cfg.PurgePause, s.clock.Now().Sub(start))):
+				case <-s.clock.After(max(s.cfg.PurgePause, s.clock.Monotonic()-start)):
 				}
 			}
 		}()

@@ -56,15 +56,16 @@ type Config struct {
 // It is safe for concurrent use by many goroutines, and several processes
 // may open the same file.
 type Store struct {
-	path  string
-	abs   string
-	cfg   Config
-	clock clock.Clock
-	log   *slog.Logger
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // read-only pool
-	ckpt  *sql.DB // one connection for background checkpoints
-	turn  *turnLock
+	path   string
+	abs    string
+	cfg    Config
+	clock  clock.Clock
+	leases *store.Leases // judges leases across steps of clock
+	log    *slog.Logger
+	w      *sql.DB // the single writer connection
+	r      *sql.DB // read-only pool
+	ckpt   *sql.DB // one connection for background checkpoints
+	turn   *turnLock
 
 	stmtMu sync.RWMutex
 	stmts  map[string]*sql.Stmt // prepared on w
@@ -134,7 +135,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open queue %s: %w", path, err)
 		}
 	}
-	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
+	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, leases: store.NewLeases(cfg.Clock), log: cfg.Logger, waiters: map[chan struct{}]struct{}{},
 		cancelAsked: make(chan struct{})}
 	if err := s.open(ctx); err != nil {
 		// Everything the open got so far, the write turn's lock files
@@ -378,11 +379,11 @@ const sqliteBusy = 5 // SQLITE_BUSY
 // WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
 // handler that the busy timeout configures.
 func (s *Store) retryBusy(ctx context.Context, fn func(context.Context) error) error {
-	deadline := s.clock.Now().Add(max(s.cfg.BusyTimeout, s.cfg.WriteWait))
+	deadline := s.clock.Monotonic() + max(s.cfg.BusyTimeout, s.cfg.WriteWait)
 	wait := time.Millisecond
 	for {
 		err := fn(ctx)
-		if !isBusy(err) || !s.clock.Now().Before(deadline) {
+		if !isBusy(err) || s.clock.Monotonic() >= deadline {
 			return err
 		}
 		select {

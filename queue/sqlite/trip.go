@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			return err
 		}
 		if t.Reclaim {
-			if res.Reclaimed, err = reclaim(ctx, tx, t.Now); err != nil {
+			if res.Reclaimed, err = s.reclaim(ctx, tx, t.Now); err != nil {
 				return err
 			}
 		}
@@ -61,11 +62,25 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 
 // NextWake returns when the next pending job of one of types, of a version
 // versions accepts, becomes ready and when the earliest lease held by an
-// owner other than owner expires (zero when none). It reads, without the
-// write lock.
+// owner other than owner expires (zero when none), as reclaim judges it (see
+// store.Leases). It reads, without the write lock.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
+	held, err := s.leases.Held(s.clock.Now(), func() (time.Time, error) {
+		st, err := s.readStmt(ctx, latestLeaseSQL)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return latestLease(st.QueryRowContext(ctx))
+	})
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
 	plain, pairs := versions.Split(types)
-	return s.nextWake(ctx, owner, s.types.json(plain), pairsJSON(pairs))
+	ready, lease, err = s.nextWake(ctx, owner, s.types.json(plain), pairsJSON(pairs))
+	if !lease.IsZero() {
+		lease = lease.Add(held) // when reclaim takes it (see store.Leases)
+	}
+	return ready, lease, err
 }
 
 // Absent deletes owner's pool row: the pool stopped claiming.

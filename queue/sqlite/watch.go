@@ -133,7 +133,7 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	// may have followed it, its events read together with this one's.
 	var next <-chan time.Time
 	var settling bool
-	var settleStart time.Time
+	var settleStart time.Duration // by the monotonic clock, as the other marks
 	var settleN int
 	// While the file is busy, the watch pauses the file watch and reads
 	// every settleStep instead, whatever the rate of writes. This exists
@@ -153,9 +153,10 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	// the next read, within a settleStep.
 	var busy bool
 	var quiet int // reads in a row, while busy, that saw no change
-	// lastWrite is when the watch took the last write's event, and
-	// burstStart the first of those since the last gap of a settleStep.
-	var burstStart, lastWrite time.Time
+	// lastWrite is when the watch took the last write's event (negative:
+	// none since the pause), and burstStart the first of those since the
+	// last gap of a settleStep.
+	burstStart, lastWrite := time.Duration(0), time.Duration(-1)
 	// Taken before the first look, and again only once it fired: a
 	// request between two looks closes the one held.
 	cancelAsked := s.cancelSignal()
@@ -183,12 +184,12 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 			quiet++
 			next = s.clock.After(settleStep)
 		case busy:
-			busy, lastWrite = false, time.Time{}
+			busy, lastWrite = false, -1
 			if err := fw.Resume(); err != nil {
 				stopWatch(err)
 				continue
 			}
-			settling, settleStart, settleN = true, s.clock.Now(), settleFast
+			settling, settleStart, settleN = true, s.clock.Monotonic(), settleFast
 			continue // the read once more
 		case seen:
 			settling = false
@@ -197,9 +198,9 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 			// just after it, would show within its fsync: a few slower
 			// looks cover it without reading every settleStep behind a
 			// busy pool's every commit.
-			settling, settleStart, settleN = true, s.clock.Now(), settleFast
+			settling, settleStart, settleN = true, s.clock.Monotonic(), settleFast
 			next = s.clock.After(settleDelay(settleN + 1))
-		case settling && s.clock.Now().Sub(settleStart) < settleFor:
+		case settling && s.clock.Monotonic()-settleStart < settleFor:
 			settleN++
 			next = s.clock.After(settleDelay(settleN))
 		default:
@@ -221,12 +222,12 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 				if busy {
 					break // a write reported before the pause: the reads see it
 				}
-				now := s.clock.Now()
-				if lastWrite.IsZero() || now.Sub(lastWrite) >= settleStep {
+				now := s.clock.Monotonic()
+				if lastWrite < 0 || now-lastWrite >= settleStep {
 					burstStart = now
 				}
 				lastWrite = now
-				if now.Sub(burstStart) >= busyAfter {
+				if now-burstStart >= busyAfter {
 					if err := fw.Pause(); err != nil {
 						stopWatch(err)
 					} else {

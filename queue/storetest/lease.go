@@ -297,3 +297,60 @@ func testMaintainReports(t *testing.T, su *suite) {
 		t.Errorf("second Maintain = %+v, %v; want nothing done", rep, err)
 	}
 }
+
+// testForwardStepTakesNoLiveLease: after the clock steps forward past the
+// end of a lease, as every process on one host sees at once, a store takes
+// back no lease before its time is up by elapsed time: not the live
+// owner's, which it renews meanwhile by the clock as it stands, nor a dead
+// owner's, which it takes back once the lease has run its length. NextWake
+// says when that is. A store opened before the step sees it.
+func testForwardStepTakesNoLiveLease(t *testing.T, su *suite) {
+	t.Parallel()
+	a, b, clk := su.openTwo(t)
+	ctx := context.Background()
+	mustEnqueue(t, a, store.NewJob{Type: "t", Key: "live"})
+	mustEnqueue(t, a, store.NewJob{Type: "u", Key: "dead"})
+	claim(t, a, "A", t0, time.Minute, 1, "t")
+	claim(t, a, "C", t0, time.Minute, 1, "u") // C never heartbeats
+	clk.Advance(30 * time.Second)             // both leases have 30 s left
+	clk.Step(90 * time.Second)                // now a minute past their end by the wall clock
+
+	// reclaimed takes back what b's Reclaim and Trip take back, and counts it.
+	reclaimed := func() int {
+		t.Helper()
+		n, err := b.Reclaim(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Reclaim: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n + len(res.Reclaimed)
+	}
+	if n := reclaimed(); n != 0 {
+		t.Fatalf("just after a forward step of 90s, %d leases with 30s left were taken back", n)
+	}
+	_, lease, err := b.NextWake(ctx, "B", []string{"t", "u"}, nil)
+	if want := t0.Add(150 * time.Second); err != nil || !lease.Equal(want) {
+		t.Fatalf("NextWake: lease %v, %v; want %v, when the leases' minute is up by elapsed time", lease, err, want)
+	}
+	// The live owner heartbeats, on time by elapsed time.
+	if _, err := a.Trip(ctx, store.Trip{Owner: "A", Now: clk.Now(), Heartbeat: clk.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(29 * time.Second)
+	if n := reclaimed(); n != 0 {
+		t.Fatalf("%d leases were taken back a second before their minute was up by elapsed time", n)
+	}
+	clk.Advance(2 * time.Second)
+	if n := reclaimed(); n != 1 {
+		t.Fatalf("once the leases' minute was up %d were taken back, want the dead owner's", n)
+	}
+	if j := mustJob(t, a, "dead"); j.State != store.StatePending {
+		t.Errorf("the dead owner's job: %s, want pending again", j.State)
+	}
+	if j := mustJob(t, a, "live"); j.State != store.StateRunning || j.Owner != "A" {
+		t.Errorf("the live owner's job: %s under %q, want running under A", j.State, j.Owner)
+	}
+}

@@ -69,6 +69,7 @@ var tests = []struct {
 	{"RetryGrantsTheOriginalAttemptsEveryTime", testRetryGrantsTheOriginalAttemptsEveryTime},
 	{"RetryRecordsItsInstant", testRetryRecordsItsInstant},
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
+	{"ForwardStepTakesNoLiveLease", testForwardStepTakesNoLiveLease},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
 	{"ClaimTakesOnlyItsTypes", testClaimTakesOnlyItsTypes},
 	{"ClaimTakesOnlyAcceptedVersions", testClaimTakesOnlyAcceptedVersions},
