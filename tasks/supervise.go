@@ -19,7 +19,10 @@ import (
 // this way.
 const (
 	supervisorArg = "__scheduler-supervise"
-	launcherArg   = "__scheduler-exec-limited"
+	// supervisorRaceEnv is what a race-built daemon adds to its
+	// supervisors' environment (see startSupervisor).
+	supervisorRaceEnv = "GORACE=atexit_sleep_ms=0"
+	launcherArg       = "__scheduler-exec-limited"
 )
 
 // Descriptors a Command gives its supervisor after stdin, stdout and
@@ -82,6 +85,9 @@ func RunSubprocess(args []string) (code int, ok bool) {
 // [argv0, supervisorArg, LIMITS, PATH, ARGV...], LIMITS as rlimitSpec
 // writes them, empty for none.
 func supervise(args []string) int {
+	if raceBuild && os.Getenv("GORACE") == supervisorRaceEnv[len("GORACE="):] {
+		os.Unsetenv("GORACE") // set by startSupervisor for this process alone
+	}
 	status := os.NewFile(statusFD, "supervisor status")
 	if _, err := status.Write([]byte{msgReady}); err != nil {
 		// Not started by a Command: nobody to report to.

@@ -43,6 +43,12 @@ func startSupervisor(launcher, path string, args []string, l Limits, env []strin
 	if def, err := DefaultLauncher(); err == nil && launcher == def && len(os.Args) > 0 {
 		argv0 = os.Args[0] // what ps shows: the daemon's name, not /proc/self/exe
 	}
+	if raceBuild {
+		// The supervisor is this binary: without it, a race-built one
+		// would hold every command's end a second longer. The supervisor
+		// takes it out of the program's environment again.
+		env = append(env[:len(env):len(env)], supervisorRaceEnv)
+	}
 	cmd := &exec.Cmd{
 		Path:   launcher,
 		Args:   append([]string{argv0, supervisorArg, l.rlimitSpec(), path}, args...),
