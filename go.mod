@@ -1,4 +1,4 @@
-module scheduler
+module github.com/scheduler-run/scheduler
 
 go 1.26.8
 

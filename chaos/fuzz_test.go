@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/schedule"
-	"scheduler/tasks"
+	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // FuzzLoadConfig feeds the config loader arbitrary files, seeded with the

@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "scheduler")
 	recorder = filepath.Join(dir, "recorder")
-	for _, b := range []struct{ out, pkg string }{{binary, "scheduler/cmd/scheduler"}, {recorder, "./testdata/recorder"}} {
+	for _, b := range []struct{ out, pkg string }{{binary, "github.com/scheduler-run/scheduler/cmd/scheduler"}, {recorder, "./testdata/recorder"}} {
 		// No -race: the binaries are the system under test, not the test;
 		// the race detector would slow every process the storm starts. The
 		// schedulertest tag enables the clock-offset hook of clock_test.go.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // CancelledError is the cause (context.Cause) of the context of an attempt

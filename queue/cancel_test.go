@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // attemptsText renders a job's attempts as "1:cancelled ...".

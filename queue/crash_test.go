@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // crashRuns is how many times TestCrashKillNineLosesNothing kills its child;

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // The contract's errors (see package store), under the names callers of the

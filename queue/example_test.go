@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // A job is enqueued under a dedup key, run once by a pool, and a second

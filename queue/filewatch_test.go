@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // skipWithoutFileWatch skips a test of the file watch where the platform

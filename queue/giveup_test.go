@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // engines are the storage engines a test of the pool runs on: the budget

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Handler runs jobs of one type. Work's error decides the job's fate: nil is

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // AdvanceBatchRows bounds the rows (jobs, skips and the cursor) of the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Finished is one attempt's end as PoolConfig.FinishedFunc sees it.

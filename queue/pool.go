@@ -19,9 +19,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/internal/liveness"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/liveness"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // PoolConfig configures a Pool. Zero values select the defaults shown.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {

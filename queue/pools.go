@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // A running pool keeps one row in the pools table: the types it has handlers

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/postgres"
-	"scheduler/queue/sqlite"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // Config configures a Queue. Zero values select the defaults shown. The
 // settings below Logger apply to a SQLite file (see package
-// scheduler/queue/sqlite), except ReadOnly and PurgeBatch, which apply to
+// github.com/scheduler-run/scheduler/queue/sqlite), except ReadOnly and PurgeBatch, which apply to
 // both engines.
 type Config struct {
 	// Clock is the clock the queue decides with. On PostgreSQL it is
 	// corrected to the database server's clock (see package
-	// scheduler/queue/postgres), so that nodes agree. Default: clock.Real{}.
+	// github.com/scheduler-run/scheduler/queue/postgres), so that nodes agree. Default: clock.Real{}.
 	Clock  clock.Clock
 	Logger *slog.Logger // Default: discard.
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // newEngineQueues opens n queues on one fresh database of engine, as n

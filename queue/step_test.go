@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // TestPoolHeartbeatKeepsItsPeriodAcrossABackwardStep: when the wall clock

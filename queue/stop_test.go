@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sys/unix"
 
-	"scheduler/clock"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // newFreezableQueue is newEngineQueue with a function that makes every

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Store is a storage engine: it keeps the queue's rows and applies its rules,

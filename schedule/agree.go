@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Agreement is what the live daemons on one database run, as the rows of

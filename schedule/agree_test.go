@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func TestAgree(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Log attribute keys of alarms.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // onEngines runs fn on a fresh SQLite file and on a PostgreSQL schema of

@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/internal/liveness"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/liveness"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Log attribute keys.

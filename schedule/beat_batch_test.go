@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // batchStore records the schedules of each AdvanceBatch call, and fails as

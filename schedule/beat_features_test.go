@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 func TestBeatPauseResume(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 const minutely = `

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // benchmarkPass measures one beat pass per minute of fake time, each

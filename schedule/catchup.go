@@ -3,7 +3,7 @@ package schedule
 import (
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // maxInstantsPerAdvance bounds the instants of one schedule that one Advance

@@ -7,7 +7,7 @@ import (
 	"text/template"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Defaults of schedules.toml.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // ErrUnknownSchedule is wrapped by the control functions' error for a name

@@ -3,7 +3,7 @@ package schedule
 import (
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // DeadlineState is how a schedule with a start_within or a deadline stands,

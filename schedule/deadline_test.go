@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // TestDeadlineStateOf: each deadline state, from a schedule's newest

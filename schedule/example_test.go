@@ -5,7 +5,7 @@ import (
 	"log"
 	"time"
 
-	"scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule"
 )
 
 // Load a file, then preview the next runs of a schedule in its own zone.

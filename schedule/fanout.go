@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Item is one run of a schedule's fan-out: every instant of the schedule

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // t0 is the fake clock's start: Sunday 1 March 2026, 12:00 UTC.

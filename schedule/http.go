@@ -12,7 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"scheduler/internal/passhash"
+	"github.com/scheduler-run/scheduler/internal/passhash"
 )
 
 // HTTP is the [http] table: the listener that serves /metrics, /healthz

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // TestBeatReportsWhatItCommitted: MaterialisedFunc and SkippedFunc hear of

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // TestConfigPayloadWithinEnqueueBounds: a schedule whose payload, or an

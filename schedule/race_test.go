@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // TestRacingBeatsMaterialiseEachInstantOnce: two beats, each on its own

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"scheduler/internal/redact"
+	"github.com/scheduler-run/scheduler/internal/redact"
 )
 
 // Redacted is what a masked payload field, or a secret found in an

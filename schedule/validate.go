@@ -19,8 +19,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
 
-	"scheduler/internal/redact"
-	"scheduler/internal/tmplkey"
+	"github.com/scheduler-run/scheduler/internal/redact"
+	"github.com/scheduler-run/scheduler/internal/tmplkey"
 )
 
 // maxNameLen bounds task and schedule names.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"text/template"
 
-	"scheduler/internal/tmplkey"
+	"github.com/scheduler-run/scheduler/internal/tmplkey"
 )
 
 // explainKey returns err, the failure of argument template t over payload,

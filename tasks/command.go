@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // DefaultKillGrace is how long a command's processes have between SIGTERM

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // sh runs script with /bin/sh -c, the way a user's own command line might:

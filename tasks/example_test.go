@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"scheduler/queue"
-	"scheduler/tasks"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // A team's own binary registers its Go task types next to the built-in

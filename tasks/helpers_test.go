@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // failAfter is how long a test waits for an effect before it fails. It is a

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/internal/redact"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/redact"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Headers every HTTP request carries. They describe the job and cannot be

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 func newTestHTTP(t *testing.T, cfg HTTPConfig) *HTTP {

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // launcherFailed is the exit code of a launcher that could not set the

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // Limits are the resource limits of a command: setrlimit(2) limits set in

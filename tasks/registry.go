@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // ErrNoHandler is returned by Registry.Handler for a task whose Spec has

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 func TestRegistryRegister(t *testing.T) {

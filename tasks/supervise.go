@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // Reserved first arguments by which a Command starts its binary again (see

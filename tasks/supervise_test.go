@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // envDaemon, set to a directory, makes the test binary a daemon that runs

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // supervisor is the daemon's side of the process that supervises a running

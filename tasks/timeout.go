@@ -3,7 +3,7 @@ package tasks
 import (
 	"errors"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // timeoutText says that an attempt ran out of time, and how much it had

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // TestCommandTZFromSchedule: a job of a schedule gets TZ set to the

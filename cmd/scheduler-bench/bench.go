@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 const systemName = "scheduler"

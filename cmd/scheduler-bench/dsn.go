@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // isDSN reports whether db is a PostgreSQL URL, the form queue.Open takes

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue"
 )
 
 // nodesBatch is the EnqueueBatch size that fills the queue of a nodes run

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // TestMain runs the program itself when the test binary is started as the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule"
 )
 
 func TestConfigIsValid(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"scheduler/cli"
-	"scheduler/tasks"
+	"github.com/scheduler-run/scheduler/internal/cli"
+	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // version, when set with -ldflags "-X main.version=v1.2.3", is what

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func (s *Store) jobs(ctx context.Context, query string, args ...any) ([]*store.Job, error) {

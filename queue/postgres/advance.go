@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES ($1, $2, $3) ON CONFLICT (schedule) DO NOTHING`

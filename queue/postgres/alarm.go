@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const alarmColumns = `alarms.id, alarms.key, alarms.schedule, alarms.item, alarms.scheduled_at, alarms.kind, alarms.job_id,

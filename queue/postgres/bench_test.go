@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func benchStore(b *testing.B) *postgres.Store {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // TestServerClockIgnoresLocalSteps: the store's clock is the server's,

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // TestOpenConcurrently opens three stores on a new schema at once: the

@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
-	"scheduler/queue/storetest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/storetest"
 )
 
 // TestConformance runs the conformance suite, the behaviour every engine

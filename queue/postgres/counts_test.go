@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestMigrationFillsCounts: a schema migrated before job_counts existed

@@ -1,6 +1,6 @@
 // Package postgres is the PostgreSQL storage engine of the queue: one
 // database shared by any number of nodes. It implements queue.Store in the
-// terms of scheduler/queue/store, with the rules of the SQLite engine, and
+// terms of github.com/scheduler-run/scheduler/queue/store, with the rules of the SQLite engine, and
 // adds what many nodes need: claims that skip the rows another node holds
 // (FOR UPDATE SKIP LOCKED), a clock that follows the database server's, and
 // wake-ups through LISTEN/NOTIFY.
@@ -28,8 +28,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"scheduler/clock"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Config configures a Store. Zero values select the defaults shown.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestReadOnlyOpenCost: a read-only open, which every operator's command

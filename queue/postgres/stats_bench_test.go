@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/postgres"
-	"scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/postgres"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
 // BenchmarkStatsMillion measures what -status and a metrics scrape read of

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // pingSQL reads a little of the two tables the daemon lives on, whatever

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // casRows is how many cursors one moveCursorsSQL statement compares and

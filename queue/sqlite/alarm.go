@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const alarmColumns = `id, key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at`

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // BenchmarkInsertCeiling is the physical ceiling of one job per transaction

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const cancelStateSQL = `SELECT state FROM jobs WHERE id = ?`

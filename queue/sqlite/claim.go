@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const jobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // countSQL adds a transaction's change to one count of job_counts.

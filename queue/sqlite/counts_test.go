@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestMigrationFillsCounts: a file written before job_counts existed gets

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Enqueue adds a job unless one with the same key exists, in which case it

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // CountJobs counts every job by state and type, row by row: the truth that

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Enqueues from many goroutines share transactions (group commit): the

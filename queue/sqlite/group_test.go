@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // TestGroupedCallFailsAlone forms a group of calls behind a busy writer and

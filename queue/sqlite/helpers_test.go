@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const saveConfigSQL = `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestLastConfigReadOnly: the config a writer saved comes back, byte for

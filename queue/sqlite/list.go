@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // List returns the jobs f selects, newest (highest id) first. A list of one

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Maintain reclaims expired leases, then purges done jobs and skip records

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // A running pool keeps one row in the pools table: the types it has handlers

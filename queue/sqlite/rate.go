@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // rateCandidatesSQL reads the next ready jobs of one type in claim order,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestRateTATRoundsUp: a bucket's TAT is stored rounded up to the

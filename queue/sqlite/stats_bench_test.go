@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue/sqlite/sqlitetest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
 )
 
 // millionStore opens a store whose file holds 1,000,000 done jobs and 1,000

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // The statement cache exists for throughput: parsing SQL was the largest

@@ -19,9 +19,9 @@ import (
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 //go:embed migrations/*.sql

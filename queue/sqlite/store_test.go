@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/sqlite"
-	"scheduler/queue/storetest"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
+	"github.com/scheduler-run/scheduler/queue/storetest"
 )
 
 // *sqlite.Store is a queue.Store. The assertion lives in a test: the engine

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Trip is one write transaction of a pool: results, reclaim, heartbeat,

@@ -6,7 +6,7 @@ import (
 	"context"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // turnLock is a no-op where flock(2) is missing: writers of several

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // TestWriterGetsItsTurnAgainstABusyWriter checks that a process's writes

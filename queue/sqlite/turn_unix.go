@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // turnLock gives the processes that write one database their turns in

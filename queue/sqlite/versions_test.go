@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestReadOnlyFileBeforeVersions: a file written before jobs had versions,

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Watch sends on changed when another connection commits to the file,

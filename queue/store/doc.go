@@ -5,8 +5,8 @@
 // queue.Store, in these terms; an engine imports this package and knows
 // nothing of the queue above it, of cron, TOML or handlers.
 //
-// Two engines implement it: scheduler/queue/sqlite (one file, one host) and
-// scheduler/queue/postgres (one database, any number of nodes).
-// scheduler/queue/storetest is the behaviour both must show, run against
+// Two engines implement it: github.com/scheduler-run/scheduler/queue/sqlite (one file, one host) and
+// github.com/scheduler-run/scheduler/queue/postgres (one database, any number of nodes).
+// github.com/scheduler-run/scheduler/queue/storetest is the behaviour both must show, run against
 // each of them.
 package store

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"scheduler/clock"
+	"github.com/scheduler-run/scheduler/clock"
 )
 
 // Leases judges leases by a store's clock, across steps of its wall

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func testStatsLookupAndCancel(t *testing.T, su *suite) {

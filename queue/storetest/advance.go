@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func testAdvanceMovesCursorWithRowsAtomically(t *testing.T, su *suite) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // missed returns a missed alarm of s's item at at with notifications for

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // testConcurrentEnqueueDedupAcrossStores enqueues the same keys from two

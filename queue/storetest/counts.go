@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // JobCounter is what an engine's test hooks add to its store for this

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func testEnqueueIsIdempotentOnKey(t *testing.T, su *suite) {

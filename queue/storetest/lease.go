@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // claimOne claims the one ready job of type t for owner at now, on a

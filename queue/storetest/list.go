@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // testListFiltersNewestFirst: List selects by state, type, schedule and key

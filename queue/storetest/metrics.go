@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // testFinishesAndReadySince checks what a scrape of the metrics reads: a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // testHeartbeatExtendsTheOwnersLeases: a Trip's heartbeat extends the

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // rateClaim claims for owner at now with one rated type and nothing else.

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // OpenFunc opens a fresh, empty store for one test, whose time is c, and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 func testReclaimReturnsExpiredLeases(t *testing.T, su *suite) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // testClaimTakesOnlyAcceptedVersions: a claim takes, of each type, only

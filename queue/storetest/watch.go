@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"scheduler/clock"
-	"scheduler/queue"
-	"scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // watch runs q.Watch until the test ends and returns its channel once it

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/tasks"
+)
+
+// syncBuffer is a log sink that the daemon and the test share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestForcedExitWaitsForThePool: a second SIGTERM cuts the grace short,
+// but Run returns only once the pool has given the running job back; the
+// queue is not closed under it, so nothing fails on a closed database.
+func TestForcedExitWaitsForThePool(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "schedules.toml")
+	writeFile(t, config, `
+[scheduler]
+shutdown_grace = "5m"
+[tasks.block]
+max_attempts = 1
+[[schedule]]
+name = "b"
+cron = "0 0 1 1 *"
+task = "block"
+`)
+	started := make(chan struct{}, 1)
+	var returned atomic.Bool
+	block := queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		returned.Store(true)
+		return ctx.Err()
+	})
+	opts := Options{Tasks: func(r *tasks.Registry) error { return r.Register("block", block) }}
+	args := []string{"-config", config}
+	var logs syncBuffer
+	signals := make(chan os.Signal, 2)
+	exited := make(chan error, 1)
+	go func() { exited <- Run(context.Background(), args, &logs, &logs, signals, opts) }()
+	eventually(t, "daemon started", func() bool { return strings.Contains(logs.String(), "scheduler started") })
+	var out bytes.Buffer
+	if err := Run(context.Background(), append(args, "-trigger", "b"), &out, &out, nil, opts); err != nil {
+		t.Fatalf("-trigger: %v\n%s", err, out.String())
+	}
+	<-started
+	signals <- syscall.SIGTERM
+	eventually(t, "pool stopping", func() bool { return strings.Contains(logs.String(), "pool stopping") })
+	signals <- syscall.SIGTERM
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(deadline):
+		t.Fatalf("Run did not return after the second signal\n%s", logs.String())
+	}
+	if !errors.Is(err, errForced) {
+		t.Errorf("Run = %v, want the forced exit", err)
+	}
+	if !returned.Load() {
+		t.Fatal("Run returned while a job's handler still ran")
+	}
+	log := logs.String()
+	for _, bad := range []string{"database is closed", "level=ERROR"} {
+		if strings.Contains(log, bad) {
+			t.Errorf("forced exit logged %q:\n%s", bad, log)
+		}
+	}
+	q, err := queue.Open(context.Background(), filepath.Join(dir, "scheduler.db"), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	j, err := q.Job(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.State != queue.StatePending || j.Attempt != 0 {
+		t.Errorf("job after a forced exit: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
+	}
+}
+
+// fakeLoop answers probes at once while alive; a wedged one answers them
+// only once it is unwedged.
+type fakeLoop struct {
+	mu      sync.Mutex
+	wedged  bool
+	pending []chan struct{}
+}
+
+func (f *fakeLoop) probe() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch := make(chan struct{})
+	if f.wedged {
+		f.pending = append(f.pending, ch)
+	} else {
+		close(ch)
+	}
+	return ch
+}
+
+func (f *fakeLoop) wedge(w bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.wedged = w
+	if !w {
+		for _, ch := range f.pending {
+			close(ch)
+		}
+		f.pending = nil
+	}
+}
+
+// TestWatchdogNeedsEveryLoop: WATCHDOG=1 is sent only for an interval in
+// which the pool and the beat both answered and the database did; a
+// wedged loop stops it until it comes round again.
+func TestWatchdogNeedsEveryLoop(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	pool, beat := &fakeLoop{}, &fakeLoop{}
+	var pingErr atomic.Pointer[error]
+	var fed atomic.Int32
+	w := &watchdog{
+		clock: clk, interval: 10 * time.Second,
+		live: newLiveness(map[string]func() <-chan struct{}{"pool": pool.probe, "beat": beat.probe}),
+		ping: func(context.Context) error {
+			if e := pingErr.Load(); e != nil {
+				return *e
+			}
+			return nil
+		},
+		feed: func() { fed.Add(1) },
+		log:  slog.New(slog.DiscardHandler),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// tick moves to the next tick and waits until the watchdog has handled
+	// it (it then waits for the one after), returning whether it fed.
+	tick := func() bool {
+		t.Helper()
+		clk.BlockUntil(1)
+		before := fed.Load()
+		clk.Advance(w.interval)
+		clk.BlockUntil(1)
+		return fed.Load() > before
+	}
+	steps := []struct {
+		name string
+		do   func()
+		want bool
+	}{
+		{"all alive", func() {}, true},
+		{"pool wedged after its probe was answered", func() { pool.wedge(true) }, true},
+		{"pool wedged a whole interval", func() {}, false},
+		{"pool still wedged", func() {}, false},
+		{"pool came round", func() { pool.wedge(false) }, true},
+		{"beat wedged after its probe was answered", func() { beat.wedge(true) }, true},
+		{"beat wedged a whole interval", func() {}, false},
+		{"beat came round", func() { beat.wedge(false) }, true},
+		{"database fails", func() { e := errors.New("disk I/O error"); pingErr.Store(&e) }, false},
+		{"database back", func() { pingErr.Store(nil) }, true},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := tick(); got != s.want {
+			t.Errorf("%s: fed = %v, want %v", s.name, got, s.want)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/scheduler-run/scheduler/internal/passhash"
+)
+
+// maxPassword bounds what -hash-password reads: a line longer than this is
+// not a password typed or pasted on purpose.
+const maxPassword = 1024
+
+// hashPassword is -hash-password: it reads a password or a token, one line,
+// from in and prints its hash for [http] token_hash or an [[http.user]]'s
+// password_hash. From a terminal it asks twice without echo; from a pipe it
+// reads the first line. The password is never printed nor logged.
+func hashPassword(in io.Reader, stdout, stderr io.Writer) error {
+	var password string
+	if f, ok := in.(*os.File); ok && isTerminal(f) {
+		first, err := readHidden(f, stderr, "password: ")
+		if err != nil {
+			return err
+		}
+		again, err := readHidden(f, stderr, "again: ")
+		if err != nil {
+			return err
+		}
+		if first != again {
+			return errors.New("-hash-password: the two entries differ; nothing printed")
+		}
+		password = first
+	} else {
+		line, err := readLine(in)
+		if err != nil {
+			return err
+		}
+		password = line
+	}
+	if password == "" {
+		return usagef("-hash-password: empty password on standard input")
+	}
+	h, err := passhash.New(password, passhash.DefaultIterations)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, h.String())
+	return nil
+}
+
+// readLine reads one line from in, without its line ending.
+func readLine(in io.Reader) (string, error) {
+	r := bufio.NewReaderSize(io.LimitReader(in, maxPassword+2), maxPassword+2)
+	line, err := r.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("-hash-password: read standard input: %w", err)
+	}
+	if !strings.HasSuffix(line, "\n") && len(line) > maxPassword {
+		return "", usagef("-hash-password: a line longer than %d bytes on standard input", maxPassword)
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), nil
+}
+
+// readHidden prompts on stderr and reads a line from the terminal f with
+// its echo off, restoring the terminal's mode before it returns.
+func readHidden(f *os.File, stderr io.Writer, prompt string) (string, error) {
+	fmt.Fprint(stderr, prompt)
+	restore, err := noEcho(f)
+	if err != nil {
+		return "", fmt.Errorf("-hash-password: turn off the terminal's echo: %w", err)
+	}
+	line, err := readLine(f)
+	restore()
+	fmt.Fprintln(stderr)
+	return line, err
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scheduler-run/scheduler/clock"
+)
+
+// notifier speaks systemd's sd_notify protocol: datagrams of newline
+// separated KEY=VALUE assignments to the socket named by NOTIFY_SOCKET. Its
+// zero value (no socket) does nothing.
+type notifier struct {
+	addr *net.UnixAddr
+}
+
+// newNotifier reads NOTIFY_SOCKET from env; a name starting with '@' is in
+// the abstract namespace.
+func newNotifier(env func(string) string) notifier {
+	name := env("NOTIFY_SOCKET")
+	if name == "" {
+		return notifier{}
+	}
+	if strings.HasPrefix(name, "@") {
+		name = "\x00" + name[1:]
+	}
+	return notifier{addr: &net.UnixAddr{Name: name, Net: "unixgram"}}
+}
+
+// notify sends state; it returns nil when there is no socket.
+func (n notifier) notify(state string) error {
+	if n.addr == nil {
+		return nil
+	}
+	conn, err := net.DialUnix("unixgram", nil, n.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, err = conn.Write([]byte(state))
+	return err
+}
+
+// watchdogInterval returns how often to send WATCHDOG=1 (half the period
+// systemd set in WATCHDOG_USEC), or 0 when no watchdog is asked for or it is
+// meant for another process (WATCHDOG_PID).
+func watchdogInterval(env func(string) string) (time.Duration, error) {
+	usec := env("WATCHDOG_USEC")
+	if usec == "" {
+		return 0, nil
+	}
+	if pid := env("WATCHDOG_PID"); pid != "" && pid != strconv.Itoa(os.Getpid()) {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(usec, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, errors.New("WATCHDOG_USEC is not a positive number")
+	}
+	return time.Duration(n) * time.Microsecond / 2, nil
+}
+
+// liveness probes the daemon's loops. A loop is alive when it answered the
+// probe sent at the previous look: a loop comes round to its wait at least
+// that often unless it is stuck. It is safe for concurrent use.
+type liveness struct {
+	mu     sync.Mutex
+	probes map[string]func() <-chan struct{}
+	asked  map[string]<-chan struct{}
+}
+
+func newLiveness(probes map[string]func() <-chan struct{}) *liveness {
+	return &liveness{probes: probes, asked: map[string]<-chan struct{}{}}
+}
+
+// look returns, sorted, the loops that have not answered the probe of the
+// previous look, and probes every loop again.
+func (l *liveness) look() (late []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for name, probe := range l.probes {
+		if ch, ok := l.asked[name]; ok {
+			select {
+			case <-ch:
+			default:
+				late = append(late, name)
+			}
+		}
+		l.asked[name] = probe()
+	}
+	slices.Sort(late)
+	return late
+}
+
+// drop stops probing a loop that ended on purpose.
+func (l *liveness) drop(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.probes, name)
+	delete(l.asked, name)
+}
+
+// watchdog feeds systemd's watchdog every interval while the daemon is
+// alive: every loop answered its probe within the last interval and the
+// database answers a read.
+type watchdog struct {
+	clock    clock.Clock
+	interval time.Duration
+	live     *liveness
+	ping     func(context.Context) error
+	feed     func()
+	log      *slog.Logger
+}
+
+// run feeds the watchdog until ctx is done.
+func (w *watchdog) run(ctx context.Context) {
+	w.live.look()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.clock.After(w.interval):
+		}
+		late := w.live.look()
+		pctx, cancel := context.WithTimeout(ctx, w.interval)
+		perr := w.ping(pctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case len(late) > 0:
+			w.log.ErrorContext(ctx, "watchdog not fed: a loop is stuck", "loops", late, "interval", w.interval)
+		case perr != nil:
+			w.log.ErrorContext(ctx, "watchdog not fed: the database does not answer", "err", perr)
+		default:
+			w.feed()
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// Where the config and the database are found when no flag names them.
+const (
+	// envConfig names the config file; -config overrides it.
+	envConfig = "SCHEDULER_CONFIG"
+	// envDB names the database; -db overrides it, and it overrides the
+	// config's [scheduler].db.
+	envDB = "SCHEDULER_DB"
+	// localConfig is the config of a checkout or a working directory.
+	localConfig = "schedules.toml"
+	// installedConfig is the config of an installed host (README, "Running
+	// under systemd"), used when the working directory has none.
+	installedConfig = "/etc/scheduler/schedules.toml"
+)
+
+// configPath is the config file the command reads: -config, else
+// $SCHEDULER_CONFIG, else ./schedules.toml when it exists, else
+// /etc/scheduler/schedules.toml when that exists, else ./schedules.toml (so
+// that the error names the file a newcomer expects).
+func configPath(flagValue string, getenv func(string) string, exists func(string) bool) string {
+	switch {
+	case flagValue != "":
+		return flagValue
+	case getenv(envConfig) != "":
+		return getenv(envConfig)
+	case exists(localConfig):
+		return localConfig
+	case exists(installedConfig):
+		return installedConfig
+	}
+	return localConfig
+}
+
+// configCandidates are the files configPath looks at, in order: the one
+// -config or $SCHEDULER_CONFIG names, else the local and the installed one.
+func configCandidates(flagValue string, getenv func(string) string) []string {
+	switch {
+	case flagValue != "":
+		return []string{flagValue}
+	case getenv(envConfig) != "":
+		return []string{getenv(envConfig)}
+	}
+	return []string{localConfig, installedConfig}
+}
+
+// configNotFoundError is the error of a command that found no config file.
+type configNotFoundError struct {
+	looked []string // the paths looked at
+	err    error
+}
+
+func (e *configNotFoundError) Error() string {
+	return "no config file: not found at " + strings.Join(e.looked, " or ")
+}
+
+func (e *configNotFoundError) Unwrap() error { return e.err }
+
+// fileExists reports whether path names something that can be stat'ed; a
+// file that exists but cannot be read still counts, so that its error is
+// reported instead of silently falling back to another file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil || !os.IsNotExist(err)
+}
+
+// databasePath is the database: flag (-db), else $SCHEDULER_DB, else the
+// config's [scheduler].db (a relative path taken from the config file's
+// directory; default scheduler.db beside the config). Each may be a file's
+// path or a PostgreSQL URL (see isDSN); a URL is taken as it is. The flag
+// beats the environment, which beats the file, so that a unit's
+// EnvironmentFile= can hold a password that schedules.toml need not. The
+// daemon, -check and every operator command use it, so they agree on the
+// database given the same flags and environment.
+func databasePath(flag string, getenv func(string) string, config string, cfg *schedule.Config) string {
+	setting := ""
+	if cfg != nil {
+		setting = cfg.Scheduler.DB
+	}
+	return databasePathOf(flag, getenv, config, setting)
+}
+
+// databasePathOf is databasePath with the config's [scheduler].db given as
+// setting ("" for the default), such as one read from a broken file
+// (schedule.RecoverDB).
+func databasePathOf(flag string, getenv func(string) string, config, setting string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := getenv(envDB); env != "" {
+		return env
+	}
+	db := schedule.DefaultDB
+	if setting != "" {
+		db = setting
+	}
+	if isDSN(db) || filepath.IsAbs(db) {
+		return db
+	}
+	return filepath.Join(filepath.Dir(config), db)
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// skipView is a skipped run as the CLI shows it: the instant in its
+// schedule's zone.
+type skipView struct {
+	Schedule   string `json:"schedule"`
+	Item       string `json:"item"` // "": every item of the instant
+	Instant    string `json:"instant"`
+	Reason     string `json:"reason"`
+	RecordedAt string `json:"recorded_at"`
+}
+
+// zone returns the zone of the schedule name, UTC when the config is not
+// loaded or does not define it.
+func (a *app) zone(name string) *time.Location {
+	if a.cfg != nil {
+		if s, ok := a.cfg.Schedule(name); ok {
+			return s.Location
+		}
+	}
+	return time.UTC
+}
+
+func (a *app) viewSkip(s queue.Skip) skipView {
+	return skipView{Schedule: s.Schedule, Item: s.Item, Instant: rfc3339(s.ScheduledAt, a.zone(s.Schedule)),
+		Reason: string(s.Reason), RecordedAt: rfc3339(s.RecordedAt, time.UTC)}
+}
+
+// listSkipped is -skipped [NAME].
+func (a *app) listSkipped(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	skips, err := q.ListSkips(ctx, a.o.sched, a.o.limit)
+	if err != nil {
+		return err
+	}
+	views := make([]skipView, 0, len(skips))
+	for _, s := range skips {
+		views = append(views, a.viewSkip(s))
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, views)
+	}
+	if len(views) == 0 {
+		if a.o.sched != "" {
+			fmt.Fprintf(a.stdout, "no skipped runs of %s are kept\n", a.o.sched)
+		} else {
+			fmt.Fprintln(a.stdout, "no skipped runs are kept")
+		}
+		return nil
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "SCHEDULE\tITEM\tINSTANT\tREASON\tRECORDED\n")
+	for _, v := range views {
+		item := v.Item
+		if item == "" {
+			item = "(all)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", v.Schedule, item, v.Instant, v.Reason, v.RecordedAt)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(views) == a.o.limit {
+		fmt.Fprintf(a.stdout, "%d newest shown; more may be kept (raise -limit, up to %d)\n", len(views), queue.MaxList)
+	}
+	return nil
+}
+
+// skipOfKey looks up the skip of the instant that a dedup key of the form
+// schedule|item|instant names, for -job KEY when no job has the key.
+func (a *app) skipOfKey(ctx context.Context, q *queue.Queue, key string) (queue.Skip, bool, error) {
+	first, last := strings.Index(key, "|"), strings.LastIndex(key, "|")
+	if first < 0 || first == last {
+		return queue.Skip{}, false, nil
+	}
+	at, err := time.Parse(time.RFC3339, key[last+1:])
+	if err != nil {
+		return queue.Skip{}, false, nil
+	}
+	s, err := q.SkipAt(ctx, key[:first], key[first+1:last], at)
+	if errors.Is(err, queue.ErrNotFound) {
+		return queue.Skip{}, false, nil
+	}
+	return s, err == nil, err
+}
+
+// printSkippedJob is -job KEY for a key whose instant was skipped.
+func (a *app) printSkippedJob(key string, s queue.Skip) error {
+	v := a.viewSkip(s)
+	if a.o.json {
+		return writeJSON(a.stdout, struct {
+			Key     string   `json:"key"`
+			Skipped skipView `json:"skipped"`
+		}{key, v})
+	}
+	what := "every item"
+	if v.Item != "" {
+		what = "item " + v.Item
+	}
+	fmt.Fprintf(a.stdout, "no job has key %s: instant %s of schedule %s (%s) was skipped: %s (recorded %s)\n",
+		key, v.Instant, v.Schedule, what, skipReasonText(queue.SkipReason(v.Reason)), v.RecordedAt)
+	return nil
+}
+
+// skipReasonText explains a skip reason in a few words.
+func skipReasonText(reason queue.SkipReason) string {
+	switch reason {
+	case queue.SkipMisfire:
+		return "misfire, missed while no daemon ran and dropped by catch_up"
+	case queue.SkipOverlap:
+		return "overlap, the previous run of the item was still pending or running"
+	case queue.SkipPaused:
+		return "paused, the schedule was paused"
+	case queue.SkipDST:
+		return "dst, a wall time repeated by a daylight-saving change"
+	}
+	return string(reason)
+}
+
+// printResumed prints what -resume did.
+func (a *app) printResumed(name string, r schedule.Resumed) {
+	switch {
+	case !r.WasPaused:
+		fmt.Fprintf(a.stdout, "%s was not paused: nothing to do\n", name)
+	case a.o.skip:
+		fmt.Fprintf(a.stdout, "resumed %s: %d missed instants skipped (see -skipped %s)\n", name, r.Skipped, name)
+	default:
+		fmt.Fprintf(a.stdout, "resumed %s: missed instants follow catch_up: %d enqueued, %d skipped (see -skipped %s)\n", name, r.Runs, r.Skipped, name)
+	}
+}

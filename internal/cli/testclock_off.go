@@ -1,0 +1,15 @@
+//go:build !schedulertest
+
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/scheduler-run/scheduler/clock"
+)
+
+// programClock is the wall clock. A build without the schedulertest tag, as
+// every release is, has no test hook that could shift it.
+func programClock(func(string) string) (clock.Clock, error) { return clock.Real{}, nil }
+
+func warnTestClock(*slog.Logger, clock.Clock) {}

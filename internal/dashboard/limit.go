@@ -1,0 +1,293 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// Limits of the login. A failed login is counted before its password is
+// checked and given back when the password is right, so that requests that
+// arrive together cannot all pass a limit that none of them has counted yet.
+//
+// A login from a browser that has not logged in to the account before
+// counts against two limits: its address's, a wall for the rest of
+// loginWindow, and the account's, a wait that grows, which attackers on
+// many addresses share. A browser that has (it holds a signed cookie,
+// browserCookie) counts against its own limit only, so that the account's
+// owner still logs in while others guess the password.
+const (
+	// maxLoginFailures failed logins from one address, or one known
+	// browser, within loginWindow make it wait for the rest of the window.
+	maxLoginFailures = 5
+	loginWindow      = 5 * time.Minute
+	// userFreeFailures failed logins to one account from browsers new to
+	// it are checked at once; after that, each must wait for the one before
+	// it: userDelay, doubling with every further failure, at most
+	// userMaxDelay. The count starts again after userQuiet without a
+	// failure.
+	userFreeFailures = 10
+	userDelay        = time.Minute
+	userMaxDelay     = 15 * time.Minute
+	userQuiet        = 24 * time.Hour
+	// maxTracked bounds the addresses, browsers and unknown user names
+	// whose failures are counted.
+	maxTracked = 10000
+	// browserCookie names the cookie that marks a browser as having logged
+	// in to an account, for browserTTL after its last login.
+	browserCookie = "scheduler_browser"
+	browserTTL    = 30 * 24 * time.Hour
+)
+
+// failures counts the failed logins of one address or browser since start.
+type failures struct {
+	start time.Time
+	n     int
+}
+
+// accountFailures counts the failed logins to one account from browsers
+// new to it.
+type accountFailures struct {
+	n    int
+	last time.Time // of the last failure counted
+	next time.Time // no login is checked before
+}
+
+// reservation is a failure counted before its check, to give back when
+// the password is right.
+type reservation struct {
+	by       string    // key in Auth.failures
+	start    time.Time // of the window it was counted in
+	account  string    // key in Auth.accounts; "" when not counted there
+	prevNext time.Time // the account's next before this failure
+	setNext  time.Time // the account's next this failure set; zero: none
+}
+
+// limit names the limit a login hit, in its refusal.
+type limit string
+
+const (
+	limitAddress limit = "address"
+	limitBrowser limit = "browser"
+	limitAccount limit = "account"
+)
+
+// accountKey is what the account's failures are counted by: the token, or
+// the name typed, whether or not a user has it, so that the answers tell no
+// name apart.
+func accountKey(token, user string) string {
+	if token != "" {
+		return schedule.TokenUser
+	}
+	return "user " + user
+}
+
+// reserve counts a failed login by by (an address or a browser) and, unless
+// account is "", to account, before its check. It returns how long to wait
+// instead, and the limit that says so, when either limit is reached; then
+// nothing is counted.
+func (a *Auth) reserve(by, account string, now time.Time) (reservation, time.Duration, limit) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f := a.failures[by]
+	if f == nil || !now.Before(f.start.Add(loginWindow)) {
+		if f == nil && len(a.failures) >= maxTracked {
+			a.evictFailures(now)
+		}
+		f = &failures{start: now}
+		a.failures[by] = f
+	}
+	if f.n >= maxLoginFailures {
+		l := limitAddress
+		if strings.HasPrefix(by, "browser ") {
+			l = limitBrowser
+		}
+		return reservation{}, f.start.Add(loginWindow).Sub(now), l
+	}
+	res := reservation{by: by, start: f.start}
+	if account != "" {
+		u := a.accounts[account]
+		if u == nil || !now.Before(u.last.Add(userQuiet)) {
+			if u == nil && len(a.accounts) >= maxTracked {
+				a.evictAccounts(now)
+			}
+			u = &accountFailures{}
+			a.accounts[account] = u
+		}
+		if now.Before(u.next) {
+			return reservation{}, u.next.Sub(now), limitAccount
+		}
+		u.n++
+		u.last = now
+		res.account, res.prevNext = account, u.next
+		if u.n >= userFreeFailures {
+			u.next = now.Add(accountWait(u.n))
+			res.setNext = u.next
+		}
+	}
+	f.n++
+	return res, 0, ""
+}
+
+// accountWait is how long the failure number n to an account makes the
+// next login to it wait.
+func accountWait(n int) time.Duration {
+	d := userDelay << min(n-userFreeFailures, 10)
+	return min(d, userMaxDelay)
+}
+
+// giveBack takes back res: its login was right, or was never checked.
+func (a *Auth) giveBack(res reservation) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if f := a.failures[res.by]; f != nil && f.start.Equal(res.start) && f.n > 0 {
+		f.n--
+	}
+	if u := a.accounts[res.account]; u != nil && res.account != "" {
+		if u.n > 0 {
+			u.n--
+		}
+		if !res.setNext.IsZero() && u.next.Equal(res.setNext) {
+			u.next = res.prevNext
+		}
+	}
+}
+
+// evictFailures makes room in a.failures: the ended windows first, then
+// any. a.mu is held.
+func (a *Auth) evictFailures(now time.Time) {
+	for k, f := range a.failures {
+		if !now.Before(f.start.Add(loginWindow)) {
+			delete(a.failures, k)
+		}
+	}
+	for k := range a.failures {
+		if len(a.failures) < maxTracked {
+			break
+		}
+		delete(a.failures, k)
+	}
+}
+
+// evictAccounts makes room in a.accounts: the quiet ones first, then any
+// name that no user has. The accounts of the config are kept: there are
+// few, and forgetting their failures would give their guessers a new
+// start. a.mu is held.
+func (a *Auth) evictAccounts(now time.Time) {
+	for k, u := range a.accounts {
+		if !now.Before(u.last.Add(userQuiet)) {
+			delete(a.accounts, k)
+		}
+	}
+	for k := range a.accounts {
+		if len(a.accounts) < maxTracked {
+			break
+		}
+		if !a.configured(k) {
+			delete(a.accounts, k)
+		}
+	}
+}
+
+// configured reports whether the account key k is the token's or a user's
+// of the config.
+func (a *Auth) configured(k string) bool {
+	if k == schedule.TokenUser {
+		return !a.cfg.HTTP.TokenHash.IsZero()
+	}
+	name := strings.TrimPrefix(k, "user ")
+	_, ok := a.hashOf(name)
+	return ok && name != schedule.TokenUser
+}
+
+// hashOf returns the hash of who's secret: the token's for
+// schedule.TokenUser, else the user's of that name.
+func (a *Auth) hashOf(who string) (string, bool) {
+	h := a.cfg.HTTP
+	if who == schedule.TokenUser {
+		return h.TokenHash.String(), !h.TokenHash.IsZero()
+	}
+	for _, u := range h.Users {
+		if u.Name == who {
+			return u.PasswordHash.String(), true
+		}
+	}
+	return "", false
+}
+
+// browserMAC signs a browser cookie of who with a key derived from who's
+// hash: the cookie outlives a restart, needs nothing stored, and ends
+// with the password.
+func browserMAC(hash, who, expires, nonce string) []byte {
+	m := hmac.New(sha256.New, []byte("scheduler dashboard browser\x00"+hash))
+	m.Write([]byte(who + "\x00" + expires + "\x00" + nonce))
+	return m.Sum(nil)
+}
+
+// newBrowserCookie returns the cookie that marks r's browser as having
+// logged in as who.
+func (a *Auth) newBrowserCookie(r *http.Request, who string, now time.Time) *http.Cookie {
+	hash, ok := a.hashOf(who)
+	if !ok {
+		return nil
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	enc := base64.RawURLEncoding
+	nonce, expires := enc.EncodeToString(b[:]), strconv.FormatInt(now.Add(browserTTL).Unix(), 10)
+	value := strings.Join([]string{enc.EncodeToString([]byte(who)), expires, nonce,
+		enc.EncodeToString(browserMAC(hash, who, expires, nonce))}, ".")
+	return &http.Cookie{Name: browserCookie, Value: value, Path: "/login", MaxAge: int(browserTTL / time.Second),
+		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode}
+}
+
+// knownBrowser returns the id of r's browser when its cookie says that it
+// logged in as who, within browserTTL and with who's present secret.
+func (a *Auth) knownBrowser(r *http.Request, who string, now time.Time) (string, bool) {
+	c, err := r.Cookie(browserCookie)
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 4 {
+		return "", false
+	}
+	enc := base64.RawURLEncoding
+	name, err := enc.DecodeString(parts[0])
+	if err != nil || string(name) != who {
+		return "", false
+	}
+	expires, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || !now.Before(time.Unix(expires, 0)) {
+		return "", false
+	}
+	mac, err := enc.DecodeString(parts[3])
+	hash, ok := a.hashOf(who)
+	if err != nil || !ok || !hmac.Equal(mac, browserMAC(hash, who, parts[1], parts[2])) {
+		return "", false
+	}
+	return parts[2], true
+}
+
+// addressKey is what failed logins are counted by: an IPv4 address, or the
+// /64 of an IPv6 one, which one host usually holds whole.
+func addressKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}

@@ -1,0 +1,191 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+)
+
+// jobRow is one job on /jobs.
+type jobRow struct {
+	ID       int64
+	State    string
+	Type     string
+	Schedule string
+	Item     string
+	Instant  When
+	Attempts string
+	Created  When
+	Finished When
+	Key      string
+	Error    string // the last error of a dead job
+}
+
+// jobsFilter is the filter form of /jobs, as given.
+type jobsFilter struct {
+	State    string
+	Task     string
+	Schedule string
+	Key      string
+}
+
+// stateCount is one state's total from the job counts.
+type stateCount struct {
+	State string
+	N     int
+}
+
+// jobsPage is the data of /jobs.
+type jobsPage struct {
+	Filter jobsFilter
+	States []string
+	Counts []stateCount
+	Rows   []jobRow
+	Older  string // the link to the next page; "" on the last
+	Newest string // the link to the first page; "" on it
+	Note   string // what a filter by task or schedule cannot see
+}
+
+var jobStates = []string{string(queue.StatePending), string(queue.StateRunning), string(queue.StateDone),
+	string(queue.StateDead), string(queue.StateCancelled)}
+
+func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := jobsFilter{State: q.Get("state"), Task: strings.TrimSpace(q.Get("task")), Schedule: strings.TrimSpace(q.Get("schedule")),
+		Key: q.Get("key")}
+	if f.State != "" && !contains(jobStates, f.State) {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("state %q: want one of %s", f.State, strings.Join(jobStates, ", ")))
+		return
+	}
+	var before int64
+	if b := q.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("before %q: want a job id", b))
+			return
+		}
+		before = n
+	}
+	ctx := r.Context()
+	js, err := s.q.List(ctx, queue.Filter{State: queue.State(f.State), Type: f.Task, Schedule: f.Schedule, KeyPrefix: f.Key,
+		BeforeID: before, Limit: JobsPage})
+	if err != nil {
+		s.failRead(w, r, "jobs", err)
+		return
+	}
+	// The totals by state come from the counts kept beside the jobs: a
+	// few rows, however many jobs there are.
+	st, err := s.q.Stats(ctx)
+	if err != nil {
+		s.failRead(w, r, "job counts", err)
+		return
+	}
+	data := jobsPage{Filter: f, States: jobStates}
+	for _, state := range jobStates {
+		data.Counts = append(data.Counts, stateCount{State: state, N: st.Total[queue.State(state)]})
+	}
+	for _, j := range js {
+		loc := s.zone(j.Schedule)
+		row := jobRow{ID: j.ID, State: string(j.State), Type: j.Type, Schedule: j.Schedule, Item: j.Item,
+			Instant: s.when(j.ScheduledAt, loc), Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+			Created: s.when(j.CreatedAt, loc), Finished: s.when(j.FinishedAt, loc), Key: j.Key}
+		if j.State == queue.StateDead {
+			row.Error = orDash(firstLine(s.lastError(j), 160))
+		}
+		data.Rows = append(data.Rows, row)
+	}
+	link := func(before int64) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"state": f.State, "task": f.Task, "schedule": f.Schedule, "key": f.Key} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		if before > 0 {
+			v.Set("before", strconv.FormatInt(before, 10))
+		}
+		if len(v) == 0 {
+			return "/jobs"
+		}
+		return "/jobs?" + v.Encode()
+	}
+	if len(js) == JobsPage {
+		data.Older = link(js[len(js)-1].ID)
+	}
+	if before > 0 {
+		data.Newest = link(0)
+	}
+	if (f.Task != "" || f.Schedule != "") && f.Key == "" {
+		data.Note = fmt.Sprintf("A filter by task or schedule looks at the newest %d jobs of the walk (of the state, if one is chosen); older matches are not listed.", queue.ListScanBound)
+	}
+	s.render(w, r, http.StatusOK, "jobs", "Jobs", "jobs", data)
+}
+
+// alarmRow is one alarm on /alarms or a schedule's page.
+type alarmRow struct {
+	ID       int64
+	Kind     string
+	Schedule string
+	Item     string
+	Instant  When
+	JobID    int64
+	Open     bool
+	Raised   When
+	Error    string
+	Notified []jobRow // its notification jobs
+}
+
+// alarmsPage is the data of /alarms.
+type alarmsPage struct {
+	Schedule string
+	Rows     []alarmRow
+	More     bool
+}
+
+func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	name := strings.TrimSpace(r.URL.Query().Get("schedule"))
+	alarms, err := s.q.Alarms(ctx, name, AlarmsPage)
+	if err != nil {
+		s.failRead(w, r, "alarms", err)
+		return
+	}
+	data := alarmsPage{Schedule: name, More: len(alarms) == AlarmsPage}
+	for _, al := range alarms {
+		loc := s.zone(al.Schedule)
+		row := s.alarmRow(al, loc)
+		// One range of the key index per alarm: its notification jobs'
+		// keys start with its own.
+		js, err := s.q.List(ctx, queue.Filter{KeyPrefix: queue.NotifyKeyPrefix + al.Key + "|", Limit: alarmNotifications})
+		if err != nil {
+			s.failRead(w, r, fmt.Sprintf("notifications of alarm %d", al.ID), err)
+			return
+		}
+		for _, j := range js {
+			row.Notified = append(row.Notified, jobRow{ID: j.ID, State: string(j.State), Type: j.Type,
+				Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
+				Error: firstLine(s.lastError(j), 120)})
+		}
+		data.Rows = append(data.Rows, row)
+	}
+	s.render(w, r, http.StatusOK, "alarms", "Alarms", "alarms", data)
+}
+
+func (s *server) alarmRow(al queue.Alarm, loc *time.Location) alarmRow {
+	return alarmRow{ID: al.ID, Kind: string(al.Kind), Schedule: al.Schedule, Item: al.Item, Instant: s.when(al.ScheduledAt, loc),
+		JobID: al.JobID, Open: al.Open, Raised: s.when(al.RaisedAt, loc), Error: firstLine(al.Error, 160)}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

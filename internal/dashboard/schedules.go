@@ -1,0 +1,391 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// Deadline states of a schedule (its td.deadline).
+const (
+	deadlineNone   = "-"
+	deadlineOK     = "ok"
+	deadlineLate   = "late"
+	deadlineMissed = "missed"
+)
+
+// scheduleRow is a schedule as the schedules page shows it.
+type scheduleRow struct {
+	Name       string
+	Words      string // the expression in words
+	Expr       string
+	Zone       string
+	Task       string
+	Items      int
+	Next       []When
+	Paused     bool
+	PausedAt   When
+	Deadline   string // deadlineOK, deadlineLate, deadlineMissed or deadlineNone
+	DeadlineAt When   // the deadline the beat watches; zero when none is known
+	Strip      []Cell
+	Forms      []Form // trigger, pause or resume, when the session may act
+}
+
+// SchedulesPage is how many schedules one page of / lists: the page reads
+// each shown schedule's jobs, skips and alarms, so it lists a bounded few
+// however many schedules the configuration holds.
+const SchedulesPage = 50
+
+// schedulesFilter is the filter form of /, as given.
+type schedulesFilter struct {
+	Q     string // a part of the schedule's name
+	State string // "paused", "active" or "" for either
+	Alarm string // "open": only schedules with an open alarm; "" for any
+}
+
+// schedulesPage is the data of /.
+type schedulesPage struct {
+	Filter schedulesFilter
+	Rows   []scheduleRow
+	Total  int // how many schedules the filter matches
+	First  int // the position of Rows[0] among them, from 1
+	Last   int // the position of the last row among them
+	States []string
+	Next   string // the link to the next page; "" on the last
+	Prev   string // the link to the previous page; "" on the first
+	Note   string // what the filter cannot see
+}
+
+func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cfg := s.cfg.ConfigFunc()
+	q := r.URL.Query()
+	f := schedulesFilter{Q: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Alarm: q.Get("alarm")}
+	if f.State != "" && f.State != "paused" && f.State != "active" {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("state %q: want paused or active", f.State))
+		return
+	}
+	if f.Alarm != "" && f.Alarm != "open" {
+		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("alarm %q: want open", f.Alarm))
+		return
+	}
+	cursors, err := s.q.Cursors(ctx)
+	if err != nil {
+		s.failRead(w, r, "cursors", err)
+		return
+	}
+	data := schedulesPage{Filter: f, States: []string{"paused", "active"}}
+	// The schedules with an open alarm among the newest alarms: one read
+	// of the alarms' primary key. (OpenAlarms would see older ones too,
+	// but PostgreSQL compiles its plan, priced high for the EXISTS of its
+	// notifications, with JIT: some 250 ms at a million jobs.)
+	var alarmed map[string]bool
+	if f.Alarm == "open" {
+		als, err := s.q.Alarms(ctx, "", queue.MaxList)
+		if err != nil {
+			s.failRead(w, r, "alarms", err)
+			return
+		}
+		alarmed = map[string]bool{}
+		for _, al := range als {
+			if al.Open {
+				alarmed[al.Schedule] = true
+			}
+		}
+		if len(als) == queue.MaxList {
+			data.Note = fmt.Sprintf("The open alarms are looked for among the newest %d alarms; a schedule whose open alarm is older is not listed.", queue.MaxList)
+		}
+	}
+	// The filter and the order work on the configuration in memory and
+	// the cursors read above; only the page's schedules are read further.
+	var match []*schedule.Schedule
+	for _, sc := range cfg.Schedules {
+		paused := cursors[sc.Name].Paused
+		if (f.Q != "" && !strings.Contains(sc.Name, f.Q)) || (f.State == "paused" && !paused) ||
+			(f.State == "active" && paused) || (alarmed != nil && !alarmed[sc.Name]) {
+			continue
+		}
+		match = append(match, sc)
+	}
+	slices.SortFunc(match, func(a, b *schedule.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
+	data.Total, data.First, data.Last = len(match), lo+1, lo+len(shown)
+	link := func(key, name string) string {
+		v := url.Values{}
+		for k, x := range map[string]string{"q": f.Q, "state": f.State, "alarm": f.Alarm, key: name} {
+			if x != "" {
+				v.Set(k, x)
+			}
+		}
+		if len(v) == 0 {
+			return "/"
+		}
+		return "/?" + v.Encode()
+	}
+	if hi := lo + len(shown); hi < len(match) && len(shown) > 0 {
+		data.Next = link("after", shown[len(shown)-1].Name)
+	}
+	switch {
+	case lo > 0 && len(shown) > 0:
+		data.Prev = link("before", shown[0].Name)
+	case lo > 0:
+		data.Prev = link("", "") // past the last: back to the first page
+	}
+
+	// The schedules' reads, a few at a time: the page takes the time of
+	// the slowest share rather than of them all in turn (SQLite reads on
+	// several connections, PostgreSQL on several backends).
+	data.Rows = make([]scheduleRow, len(shown))
+	errs := make([]error, len(shown))
+	sem := make(chan struct{}, parallelReads)
+	var wg sync.WaitGroup
+	for i, sc := range shown {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data.Rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+		}()
+	}
+	wg.Wait()
+	sess := s.cfg.SessionFunc(r)
+	for i, err := range errs {
+		if err != nil {
+			s.failRead(w, r, "schedule "+shown[i].Name, err)
+			return
+		}
+		data.Rows[i].Forms = sess.ScheduleForms(data.Rows[i].Name, data.Rows[i].Paused)
+	}
+	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
+}
+
+// schedulesPageOf returns the page of match (sorted by name) that after or
+// before asks for, and the position of its first schedule in match: up to
+// SchedulesPage schedules named after after, or the SchedulesPage named
+// before before (the first page when fewer come before it), or the first
+// page. A key need not be a schedule's name, so a page stays in place when
+// a reload removes the schedule it starts from.
+func schedulesPageOf(match []*schedule.Schedule, after, before string, hasBefore bool) ([]*schedule.Schedule, int) {
+	lo := 0
+	switch {
+	case after != "":
+		lo, _ = slices.BinarySearchFunc(match, after, func(sc *schedule.Schedule, name string) int {
+			if sc.Name <= name {
+				return -1
+			}
+			return 1
+		})
+	case hasBefore:
+		hi, _ := slices.BinarySearchFunc(match, before, func(sc *schedule.Schedule, name string) int {
+			return strings.Compare(sc.Name, name)
+		})
+		lo = max(hi-SchedulesPage, 0)
+	}
+	return match[lo:min(lo+SchedulesPage, len(match))], lo
+}
+
+// parallelReads is how many schedules the schedules page reads at once:
+// as many as a SQLite store has reading connections.
+const parallelReads = 4
+
+// scheduleRow reads what the schedules page shows of sc: three bounded
+// reads (its newest jobs, skips and alarms).
+func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+	now := s.clock.Now()
+	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
+		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
+	next, err := schedule.NextRuns(cfg, sc.Name, nextRuns, schedule.NextOptions{From: now, Cursor: cur.At})
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	for _, n := range next {
+		row.Next = append(row.Next, s.when(n.At, sc.Location))
+	}
+	alarms, err := s.q.Alarms(ctx, sc.Name, deadlineAlarms)
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	if sc.StartWithin > 0 || sc.Deadline > 0 {
+		row.Deadline = deadlineState(alarms)
+		if s.cfg.DeadlineFunc != nil {
+			if at, ok := s.cfg.DeadlineFunc(sc.Name); ok {
+				row.DeadlineAt = s.when(at, sc.Location)
+			}
+		}
+	}
+	h, err := s.history(ctx, sc, alarms)
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	row.Strip = s.strip(sc, h.instants, "", true)
+	return row, scheduleData{history: h, alarms: alarms}, nil
+}
+
+// deadlineState is a schedule's deadline state from its newest alarms
+// (schedule.DeadlineStateOf): missed while one of them is an open missed
+// alarm, else late while one is an open late alarm, else ok (on time or
+// recovered, which the page does not tell apart).
+func deadlineState(alarms []queue.Alarm) string {
+	switch schedule.DeadlineStateOf(alarms, time.Time{}) {
+	case schedule.DeadlineMissed:
+		return deadlineMissed
+	case schedule.DeadlineLate:
+		return deadlineLate
+	}
+	return deadlineOK
+}
+
+// scheduleData is what a schedule's page reads beyond its row.
+type scheduleData struct {
+	history history
+	alarms  []queue.Alarm
+}
+
+// itemStrip is the strip of one fan-out item.
+type itemStrip struct {
+	Item  string
+	Cells []Cell
+}
+
+// runRow is one recent run on a schedule's page.
+type runRow struct {
+	ID       int64
+	Instant  When
+	Item     string
+	State    string
+	Attempts string
+	Finished When
+	Error    string
+}
+
+// skipRow is one recent skip on a schedule's page.
+type skipRow struct {
+	Instant When
+	Item    string
+	Reason  string
+	Href    string
+}
+
+// schedulePage is the data of /schedules/NAME.
+type schedulePage struct {
+	Row      scheduleRow
+	Item     string // the item asked for with ?item=; "" for all
+	Items    []itemStrip
+	Runs     []runRow
+	Skips    []skipRow
+	Alarms   []alarmRow
+	Notify   []string
+	Catchup  string
+	Overlap  string
+	Start    string // start_within; "-" when none
+	Deadline string // deadline; "-" when none
+}
+
+func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cfg := s.cfg.ConfigFunc()
+	name := r.PathValue("name")
+	sc, ok := cfg.Schedule(name)
+	if !ok {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no schedule named %q in %s", name, cfg.File))
+		return
+	}
+	item, one := r.URL.Query().Get("item"), r.URL.Query().Has("item")
+	if one && !hasItem(sc, item) {
+		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("schedule %s has no item %q", name, item))
+		return
+	}
+	cursors, err := s.q.Cursors(ctx)
+	if err != nil {
+		s.failRead(w, r, "cursors", err)
+		return
+	}
+	row, sd, err := s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+	if err != nil {
+		s.failRead(w, r, "schedule "+sc.Name, err)
+		return
+	}
+	row.Forms = s.cfg.SessionFunc(r).ScheduleForms(sc.Name, row.Paused)
+	data := schedulePage{Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
+		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
+	if one || len(sc.Items()) > 1 {
+		for _, it := range sc.Items() {
+			if one && it.ID != item {
+				continue
+			}
+			data.Items = append(data.Items, itemStrip{Item: it.ID, Cells: s.strip(sc, sd.history.instants, it.ID, false)})
+		}
+	}
+	for _, j := range sd.history.jobs {
+		if len(data.Runs) == scheduleRuns {
+			break
+		}
+		if one && j.Item != item {
+			continue
+		}
+		data.Runs = append(data.Runs, s.runRow(j, sc.Location))
+	}
+	for _, sk := range sd.history.skips {
+		if len(data.Skips) == scheduleRuns {
+			break
+		}
+		if one && sk.Item != item && sk.Item != "" {
+			continue
+		}
+		data.Skips = append(data.Skips, skipRow{Instant: s.when(sk.ScheduledAt, sc.Location), Item: sk.Item,
+			Reason: string(sk.Reason), Href: runHref(sc.Name, sk.Item, sk.ScheduledAt)})
+	}
+	for i, al := range sd.alarms {
+		if i == scheduleRuns {
+			break
+		}
+		data.Alarms = append(data.Alarms, s.alarmRow(al, sc.Location))
+	}
+	s.render(w, r, http.StatusOK, "schedule", "Schedule "+sc.Name, "schedules", data)
+}
+
+func (s *server) runRow(j *queue.Job, loc *time.Location) runRow {
+	return runRow{ID: j.ID, Instant: s.when(j.ScheduledAt, loc), Item: j.Item, State: string(j.State),
+		Attempts: fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
+		Error: firstLine(s.lastError(j), 120)}
+}
+
+func hasItem(sc *schedule.Schedule, item string) bool {
+	for _, it := range sc.Items() {
+		if it.ID == item {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.String()
+}
+
+// zone is the zone of schedule's times: its configured zone, UTC for a
+// job of no schedule or of one no longer configured.
+// lastError is j's last error as a page shows it: masked by the
+// redact_output patterns and redacted payload values of its task (already
+// done as it was stored, unless the task gained them since).
+func (s *server) lastError(j *queue.Job) string {
+	return s.cfg.ConfigFunc().Redactor(j.Type).Attempt(j.Payload, j.LastError)
+}
+
+func (s *server) zone(schedule string) *time.Location {
+	if sc, ok := s.cfg.ConfigFunc().Schedule(schedule); ok && sc.Location != nil {
+		return sc.Location
+	}
+	return time.UTC
+}

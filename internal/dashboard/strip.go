@@ -1,0 +1,248 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// Outcomes of a strip's cell (its data-outcome), from the one an operator
+// must see first.
+const (
+	outcomeDead      = "dead"
+	outcomeMissed    = "missed" // the deadline passed before the run succeeded
+	outcomeRunning   = "running"
+	outcomePending   = "pending"
+	outcomeCancelled = "cancelled"
+	outcomeSkipped   = "skipped"
+	outcomeRetried   = "retried" // done, after more than one attempt
+	outcomeDone      = "done"
+)
+
+// Cell is one instant of a strip.
+type Cell struct {
+	Instant When
+	Outcome string
+	Title   string // what happened, in words
+	Href    string // the run page
+}
+
+// instant is what the database keeps of one instant of a schedule: its
+// jobs (one per fan-out item), its skips, and whether its deadline or start
+// was missed.
+type instant struct {
+	at     time.Time
+	jobs   []*queue.Job
+	skips  []queue.Skip
+	missed map[string]bool // items ("" for all) with a missed alarm
+	late   map[string]bool // items with a late alarm
+}
+
+// history is the newest instants of a schedule the database keeps, oldest
+// first, at most StripLen, with the schedule's newest jobs (newest instant
+// first) and skips as read. Two reads, each bounded by StripLen times the
+// fan-out (at most queue.MaxList rows): a schedule with a wider fan-out
+// shows fewer instants. alarms are the schedule's newest alarms.
+type history struct {
+	instants []*instant
+	jobs     []*queue.Job
+	skips    []queue.Skip
+}
+
+func (s *server) history(ctx context.Context, sc *schedule.Schedule, alarms []queue.Alarm) (history, error) {
+	limit := min(StripLen*max(len(sc.Items()), 1), queue.MaxList)
+	jobs, err := s.q.ScheduleJobs(ctx, sc.Name, limit)
+	if err != nil {
+		return history{}, fmt.Errorf("jobs of %s: %w", sc.Name, err)
+	}
+	// ListSkips, not Skips: one range of skips_schedule_at, newest first,
+	// where Skips sorts every skip of the schedule.
+	skips, err := s.q.ListSkips(ctx, sc.Name, limit)
+	if err != nil {
+		return history{}, err
+	}
+	byAt := map[int64]*instant{}
+	get := func(at time.Time) *instant {
+		k := at.UnixMilli()
+		in := byAt[k]
+		if in == nil {
+			in = &instant{at: at, missed: map[string]bool{}, late: map[string]bool{}}
+			byAt[k] = in
+		}
+		return in
+	}
+	for _, j := range jobs {
+		if !j.ScheduledAt.IsZero() {
+			in := get(j.ScheduledAt)
+			in.jobs = append(in.jobs, j)
+		}
+	}
+	for _, sk := range skips {
+		in := get(sk.ScheduledAt)
+		in.skips = append(in.skips, sk)
+	}
+	keys := make([]int64, 0, len(byAt))
+	for k := range byAt {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) > StripLen {
+		keys = keys[len(keys)-StripLen:]
+	}
+	h := history{jobs: jobs, skips: skips}
+	for _, k := range keys {
+		h.instants = append(h.instants, byAt[k])
+	}
+	for _, al := range alarms {
+		if in := byAt[al.ScheduledAt.UnixMilli()]; in != nil && !al.ScheduledAt.IsZero() {
+			switch al.Kind {
+			case queue.AlarmMissed:
+				in.missed[al.Item] = true
+			case queue.AlarmLate:
+				in.late[al.Item] = true
+			}
+		}
+	}
+	return h, nil
+}
+
+// strip is the cells of instants for item (every item when all).
+func (s *server) strip(sc *schedule.Schedule, instants []*instant, item string, all bool) []Cell {
+	cells := make([]Cell, 0, len(instants))
+	for _, in := range instants {
+		var jobs []*queue.Job
+		var skips []queue.Skip
+		for _, j := range in.jobs {
+			if all || j.Item == item {
+				jobs = append(jobs, j)
+			}
+		}
+		for _, sk := range in.skips {
+			if all || sk.Item == item || sk.Item == "" {
+				skips = append(skips, sk)
+			}
+		}
+		if len(jobs) == 0 && len(skips) == 0 {
+			continue
+		}
+		missed := in.missed[""] || (all && len(in.missed) > 0) || in.missed[item]
+		late := in.late[""] || (all && len(in.late) > 0) || in.late[item]
+		c := s.cell(sc, in.at, jobs, skips, missed, late)
+		if !all && len(jobs) == 0 {
+			c.Href = runHref(sc.Name, item, in.at)
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+// cell is the cell of one instant: its outcome is the most severe of its
+// jobs' (a fan-out with one dead item is dead), missed when its deadline
+// passed before it succeeded, skipped when a skip is all it has.
+func (s *server) cell(sc *schedule.Schedule, at time.Time, jobs []*queue.Job, skips []queue.Skip, missed, late bool) Cell {
+	c := Cell{Instant: s.when(at, sc.Location)}
+	var worst *queue.Job
+	states := map[string]int{}
+	retried := false
+	for _, j := range jobs {
+		states[string(j.State)]++
+		if j.State == queue.StateDone && j.Attempt > 1 {
+			retried = true
+		}
+		if worst == nil || severity(j.State) < severity(worst.State) {
+			worst = j
+		}
+	}
+	switch {
+	case states[outcomeDead] > 0:
+		c.Outcome = outcomeDead
+	case missed:
+		c.Outcome = outcomeMissed
+	case states[outcomeRunning] > 0:
+		c.Outcome = outcomeRunning
+	case states[outcomePending] > 0:
+		c.Outcome = outcomePending
+	case states[outcomeCancelled] > 0:
+		c.Outcome = outcomeCancelled
+	case len(skips) > 0:
+		c.Outcome = outcomeSkipped
+	case retried:
+		c.Outcome = outcomeRetried
+	default:
+		c.Outcome = outcomeDone
+	}
+	var words []string
+	switch {
+	case len(jobs) == 1:
+		j := jobs[0]
+		w := string(j.State)
+		switch {
+		case j.Attempt > 1:
+			w += fmt.Sprintf(" after %d attempts", j.Attempt)
+		case j.State == queue.StateDead:
+			w += " after 1 attempt"
+		}
+		if j.State == queue.StateDead && j.LastError != "" {
+			w += ": " + firstLine(s.lastError(j), 80)
+		}
+		words = append(words, w)
+	case len(jobs) > 1:
+		var parts []string
+		for _, st := range []string{outcomeDone, outcomeCancelled, outcomePending, outcomeRunning, outcomeDead} {
+			if n := states[st]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, st))
+			}
+		}
+		words = append(words, fmt.Sprintf("%d items: %s", len(jobs), strings.Join(parts, ", ")))
+	}
+	for _, sk := range skips {
+		w := "skipped (" + string(sk.Reason) + ")"
+		if sk.Item != "" && len(jobs)+len(skips) > 1 {
+			w = sk.Item + " " + w
+		}
+		words = append(words, w)
+	}
+	if missed {
+		words = append(words, "deadline missed")
+	} else if late {
+		words = append(words, "started late")
+	}
+	c.Title = c.Instant.Text + ": " + strings.Join(words, "; ")
+	switch {
+	case worst != nil:
+		c.Href = fmt.Sprintf("/runs/%d", worst.ID)
+	case len(skips) > 0:
+		c.Href = runHref(sc.Name, skips[0].Item, at)
+	}
+	return c
+}
+
+// severity orders job states from the one an operator must see first.
+func severity(st queue.State) int {
+	switch st {
+	case queue.StateDead:
+		return 0
+	case queue.StateRunning:
+		return 1
+	case queue.StatePending:
+		return 2
+	case queue.StateCancelled:
+		return 3
+	}
+	return 4
+}
+
+// runHref is the link to the run of schedule's item at an instant.
+func runHref(schedule, item string, at time.Time) string {
+	v := url.Values{"schedule": {schedule}, "instant": {at.UTC().Format(time.RFC3339Nano)}}
+	if item != "" {
+		v.Set("item", item)
+	}
+	return "/run?" + v.Encode()
+}
