@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/daemon"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 )
@@ -65,11 +66,11 @@ func rfc3339(t time.Time, loc *time.Location) string {
 }
 
 func (a *app) checkConfig() error {
-	reg, err := a.registry()
+	reg, err := daemon.NewRegistry(a.opts.Tasks, a.clock, a.log)
 	if err != nil {
 		return err
 	}
-	if err := checkHandlers(reg, a.cfg); err != nil {
+	if err := daemon.CheckTasks(reg, a.cfg); err != nil {
 		printConfigErrors(a.stderr, err, "")
 		return &usageError{ErrReported}
 	}
@@ -81,7 +82,7 @@ func (a *app) checkConfig() error {
 	}
 	// What else the daemon's start would fail on, found without side
 	// effects: the environment systemd gives it, and the database.
-	if _, err := watchdogInterval(getenv); err != nil {
+	if err := daemon.CheckEnv(getenv); err != nil {
 		return usagef("%v", err)
 	}
 	if err := a.checkDatabase(); err != nil {
@@ -576,13 +577,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// logConfigWarnings logs what in cfg is probably a mistake but loads.
-func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
-	for _, e := range cfg.Warnings {
-		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
-	}
-}
-
 // nextView is a run as -next -json prints it.
 type nextView struct {
 	At   string `json:"at"`
@@ -1037,7 +1031,7 @@ func printBudgets(out io.Writer, cfg *schedule.Config) {
 	var rows [][4]string
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]
-		limits := taskLimits(t)
+		limits := daemon.TaskLimits(t)
 		if limits.IsZero() && t.GiveUpAfter == 0 && t.Rate == 0 {
 			continue
 		}
@@ -1075,4 +1069,9 @@ func printBudgets(out io.Writer, cfg *schedule.Config) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3])
 	}
 	w.Flush()
+}
+
+// taskNames are the names of cfg's tasks, sorted.
+func taskNames(cfg *schedule.Config) []string {
+	return slices.Sorted(maps.Keys(cfg.Tasks))
 }

@@ -14,10 +14,12 @@ import (
 	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/daemon"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/tasks"
@@ -260,7 +262,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	a := &app{o: o, stdout: stdout, stderr: stderr, log: log, clock: clk, opts: opts}
 	flagConfig := o.config
 	o.config = configPath(o.config, getenv, fileExists)
-	cfg, data, cerr := readConfig(o.config)
+	cfg, data, cerr := daemon.ReadConfig(o.config)
 	if errors.Is(cerr, fs.ErrNotExist) {
 		cerr = &configNotFoundError{looked: configCandidates(flagConfig, getenv), err: cerr}
 	}
@@ -291,7 +293,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	}
 
 	if o.mode == "" {
-		return redactErr(a.daemon(ctx, signals), a.db)
+		return redactErr(a.runDaemon(ctx, signals), a.db)
 	}
 	ctx, stop := commandContext(ctx, signals)
 	defer stop()
@@ -469,21 +471,4 @@ type app struct {
 	// dbRecovered is set when db is the [scheduler].db of a file that does
 	// not load (schedule.RecoverDB).
 	dbRecovered bool
-
-	// met holds the daemon's metrics while it serves them; nil otherwise.
-	met *metrics
-	// process is what the daemon's pools' rows say of it, with the config
-	// it runs (daemon and reload only).
-	process queue.Process
-}
-
-// registry returns a task registry with the program's own Go task types.
-func (a *app) registry() (*tasks.Registry, error) {
-	reg := tasks.NewRegistry(tasks.Config{Logger: a.log, Clock: a.clock})
-	if a.opts.Tasks != nil {
-		if err := a.opts.Tasks(reg); err != nil {
-			return nil, fmt.Errorf("register task types: %w", err)
-		}
-	}
-	return reg, nil
 }
