@@ -25,7 +25,7 @@ type Options struct {
 	// Version is what -version prints. Empty derives it from the build
 	// information the go command stamps into the binary.
 	Version string
-	// Stdin is what -hash-password reads the password from. Nil: os.Stdin.
+	// Stdin is what -hash-password and -payload - read. Nil: os.Stdin.
 	Stdin io.Reader
 }
 
