@@ -60,6 +60,8 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 	return openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
+// schedule returns the schedule name of the config; an unknown name is a
+// usage error that lists the names there are.
 func (a *app) schedule(name string) (*schedule.Schedule, error) {
 	s, ok := a.cfg.Schedule(name)
 	if !ok {
@@ -68,6 +70,7 @@ func (a *app) schedule(name string) (*schedule.Schedule, error) {
 	return s, nil
 }
 
+// scheduleNames are the names of the config's schedules, in its order.
 func (a *app) scheduleNames() []string {
 	var names []string
 	for _, s := range a.cfg.Schedules {

@@ -7,6 +7,8 @@ import (
 	"os"
 )
 
+// backupTo is -backup: a consistent copy of a SQLite database, written to
+// a file that must not exist.
 func (a *app) backupTo(ctx context.Context) error {
 	if isDSN(a.db) {
 		return usagef("-backup copies a SQLite file; database %s is PostgreSQL: back it up with pg_dump (pg_dump -Fc -f scheduler.dump \"$%s\")", a.dbPath, envDB)

@@ -20,6 +20,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// checkConfig is -check: the config, the task types it needs, the
+// commands' programs, the environment and the database, checked as the
+// daemon's start would check them, without writing anything; then each
+// schedule's next run and what the config sets up.
 func (a *app) checkConfig() error {
 	reg, err := daemon.NewRegistry(a.opts.Tasks, a.clock, a.log)
 	if err != nil {

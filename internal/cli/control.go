@@ -17,6 +17,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
+// triggerRun is -trigger: a run of a schedule now, one job per fan-out
+// item (or the one -item names), with -payload merged over its payload.
 func (a *app) triggerRun(ctx context.Context) error {
 	if _, err := a.schedule(a.o.trigger); err != nil {
 		return err
@@ -94,6 +96,7 @@ func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
 	return nil
 }
 
+// setPaused is -pause and -resume of schedule name.
 func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	if _, err := a.schedule(name); err != nil {
 		return err
@@ -130,6 +133,7 @@ func (a *app) printResumed(name string, r schedule.Resumed) {
 	}
 }
 
+// retryDead is -retry: a dead job, or every one, made pending again.
 func (a *app) retryDead(ctx context.Context) error {
 	q, err := a.openQueue(ctx, true)
 	if err != nil {

@@ -252,6 +252,7 @@ type listOptions struct {
 // defaultListLimit is how many rows -jobs and -skipped print without -limit.
 const defaultListLimit = 50
 
+// define defines the flags of the listings on fs.
 func (l *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&l.jobs, "jobs", false, "list jobs, newest first; narrow with -state, -task, -schedule and -key")
 	fs.BoolVar(&l.skipped, "skipped", false, "list skipped runs, newest instant first: of every schedule, or of the schedule NAME given after it")
@@ -296,6 +297,8 @@ func (l *listOptions) check(set map[string]bool) error {
 	return nil
 }
 
+// newLogger is the logger -log-format and -log-level ask for, writing to
+// w.
 func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {

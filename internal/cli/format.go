@@ -28,6 +28,8 @@ func instant(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(time.RFC3339Nano)
 }
 
+// optTime is t in UTC as RFC 3339, or "" for the zero time: a JSON field
+// left out.
 func optTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -55,6 +57,7 @@ func versionList(vs []int) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
+// orDash is s, or "-" when s is empty: a column with nothing to show.
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -73,12 +76,14 @@ func deref(p *string) string {
 // ptr returns a pointer to v, for a JSON value that may be null.
 func ptr[T any](v T) *T { return &v }
 
+// writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
 
+// durationOrNone is the age of the oldest ready job, or "none waiting".
 func durationOrNone(d time.Duration) string {
 	if d <= 0 {
 		return "none waiting"
@@ -91,6 +96,7 @@ func msDuration(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).String()
 }
 
+// firstLine is the first line of s, cut to n bytes with an ellipsis.
 func firstLine(s string, n int) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if len(s) > n {

@@ -49,6 +49,7 @@ func (a *app) listJobs(ctx context.Context) error {
 	return nil
 }
 
+// listDead is -dead: the dead jobs, newest first.
 func (a *app) listDead(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
@@ -222,6 +223,7 @@ func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 	}
 }
 
+// jobViews are js as the CLI shows them (see viewJob).
 func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
 	out := make([]jobView, 0, len(js))
 	for _, j := range js {

@@ -171,6 +171,7 @@ func (r *configReport) String() string {
 	return fmt.Sprintf("%s, as the daemon loaded it at %s (sha256 %s)", r.File, r.LoadedAt, shortSHA(r.SHA256))
 }
 
+// shortSHA is a SHA-256 as messages show it: its first 12 hex digits.
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]

@@ -114,6 +114,8 @@ func stateCounts(o queue.InstantOutcome) map[string]int {
 	return m
 }
 
+// worstState is the most severe state of m that has jobs (see
+// stateSeverity); "" when none has.
 func worstState(m map[queue.State]int) queue.State {
 	for _, st := range stateSeverity {
 		if m[st] > 0 {

@@ -168,6 +168,7 @@ func (e *interruptedError) Error() string {
 
 func (e *interruptedError) Unwrap() error { return e.err }
 
+// signalName is sig as the shell names it, such as SIGTERM.
 func signalName(sig os.Signal) string {
 	if s, ok := sig.(syscall.Signal); ok {
 		if name := unix.SignalName(s); name != "" {
@@ -236,6 +237,6 @@ func (a *app) programVersion() string {
 	return buildVersion(a.opts.Version, info, ok)
 }
 
-// env is the process environment, read once; tests of run pass their own
-// through the environment of a child process.
+// getenv reads the process environment. Tests give the command an
+// environment of their own through that of a child process.
 func getenv(k string) string { return os.Getenv(k) }

@@ -21,6 +21,7 @@ type skipView struct {
 	RecordedAt string `json:"recorded_at"`
 }
 
+// viewSkip is s as the CLI shows it.
 func (a *app) viewSkip(s queue.Skip) skipView {
 	return skipView{Schedule: s.Schedule, Item: s.Item, Instant: rfc3339(s.ScheduledAt, a.zone(s.Schedule)),
 		Reason: string(s.Reason), RecordedAt: rfc3339(s.RecordedAt, time.UTC)}

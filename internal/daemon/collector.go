@@ -28,6 +28,7 @@ type metricsCollector struct {
 	cfg *schedule.Config
 }
 
+// setConfig makes the scrapes read the schedules and tasks of cfg.
 func (c *metricsCollector) setConfig(cfg *schedule.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -92,6 +93,8 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 1)
 }
 
+// collect reads the database, then sends the gauges it gives: nothing
+// when a read fails.
 func (c *metricsCollector) collect(ctx context.Context, cfg *schedule.Config, ch chan<- prometheus.Metric) error {
 	st, err := c.q.Stats(ctx)
 	if err != nil {

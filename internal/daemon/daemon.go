@@ -118,6 +118,7 @@ func New(ctx context.Context, c Config) (*Daemon, error) {
 	return d, nil
 }
 
+// withDefaults is c with the defaults of its zero values filled in.
 func (c Config) withDefaults() Config {
 	if c.EnvFunc == nil {
 		c.EnvFunc = os.Getenv

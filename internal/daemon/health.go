@@ -29,6 +29,8 @@ type writes struct {
 	err error // of the last write: nil when it committed
 }
 
+// record is a WroteFunc: err is the outcome of a write, nil when it
+// committed.
 func (w *writes) record(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -62,6 +64,8 @@ type health struct {
 	stopping bool
 }
 
+// newHealth returns the health of the loops that live probes and of the
+// writes that w records; c times its looks.
 func newHealth(c clock.Clock, live *liveness, w *writes) *health {
 	return &health{clock: c, live: live, writes: w}
 }
@@ -89,6 +93,8 @@ func (h *health) stop() {
 	h.stopping = true
 }
 
+// ServeHTTP answers /healthz: 200 "ok", with a note when the live daemons
+// run different configs, or 503 with why.
 func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	late, stopping := h.late, h.stopping

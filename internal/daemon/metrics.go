@@ -197,6 +197,7 @@ func (m *metrics) setConfig(cfg *schedule.Config) {
 	m.precreate(cfg)
 }
 
+// precreate makes the series of cfg's schedules and tasks exist at 0.
 func (m *metrics) precreate(cfg *schedule.Config) {
 	for _, s := range cfg.Schedules {
 		m.materialised.WithLabelValues(s.Name)

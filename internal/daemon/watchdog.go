@@ -19,6 +19,8 @@ type liveness struct {
 	asked  map[string]<-chan struct{}
 }
 
+// newLiveness returns the liveness of the loops probes names: each probe
+// returns a channel the loop closes when it comes round.
 func newLiveness(probes map[string]func() <-chan struct{}) *liveness {
 	return &liveness{probes: probes, asked: map[string]<-chan struct{}{}}
 }
