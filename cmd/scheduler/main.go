@@ -1,6 +1,10 @@
 // Command scheduler runs recurring jobs from schedules.toml on a durable
 // queue, and inspects and controls that queue. See README.md; a program
 // with Go task types of its own is built on cmd/scheduler/app.
+//
+// main does only what main may: it serves the command's supervisor
+// processes, asks for the signals, and exits with the command's status.
+// The command itself is app.Run's.
 package main
 
 import (
