@@ -315,27 +315,10 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	if err != nil {
 		return nil, startError(name, err)
 	}
-
-	// The pipes are ours, not exec's: exec's copying goroutines would make
-	// Wait hang for as long as any process holds stdout open.
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("command %s: create stdin pipe: %w", name, err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
-	}
 	start := c.clock.Monotonic()
-	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, c.environ(job), c.dir, inR, outW)
-	inR.Close()
-	outW.Close()
-	if startErr != nil {
-		inW.Close()
-		outR.Close()
-		return nil, startError(name, startErr)
+	sv, inW, outR, err := c.startSupervised(name, path, args, job)
+	if err != nil {
+		return nil, err
 	}
 	defer sv.close()
 	c.groups.add(sv.pid(), sv.lifeline)
@@ -343,7 +326,45 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	pid, launchErr := sv.started(name, c.limits)
 	log := c.log.With(logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt, logKeyPID, pid)
 	log.DebugContext(ctx, "command started")
+	out, res := c.communicate(ctx, log, sv, stdin, inW, outR)
+	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Monotonic()-start, logKeyErr, res.err)
+	if launchErr != nil {
+		return out, launchErr
+	}
+	return out, c.exitError(ctx, name, res, out)
+}
 
+// startSupervised starts the program at path under its supervisor, and
+// returns with it the ends of the pipes the program does not hold: the
+// writer of its stdin and the reader of its output. The pipes are ours,
+// not exec's: exec's copying goroutines would make Wait hang for as long
+// as any process holds stdout open.
+func (c *Command) startSupervised(name, path string, args []string, job *queue.Job) (sv *supervisor, inW, outR *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("command %s: create stdin pipe: %w", name, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
+	}
+	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, c.environ(job), c.dir, inR, outW)
+	inR.Close()
+	outW.Close()
+	if startErr != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, startError(name, startErr)
+	}
+	return sv, inW, outR, nil
+}
+
+// communicate writes stdin to the program and reads the tail of its
+// output until it exits, stopping it when ctx ends (see await), and
+// returns that tail and how the program exited. It closes inW and outR.
+func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervisor, stdin []byte, inW, outR *os.File) ([]byte, programExit) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
@@ -361,21 +382,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	})
 	exited := make(chan programExit, 1)
 	wg.Go(func() { exited <- sv.wait() })
-
-	var res programExit
-	select {
-	case res = <-exited:
-	case <-ctx.Done():
-		log.InfoContext(ctx, "command stopping", logKeySignal, "SIGTERM", logKeyErr, context.Cause(ctx))
-		c.signal(ctx, log, sv, syscall.SIGTERM)
-		select {
-		case res = <-exited:
-		case <-c.clock.After(c.killGrace):
-			log.WarnContext(ctx, "command killed after grace", logKeySignal, "SIGKILL", logKeyGrace, c.killGrace)
-			sv.kill()
-			res = <-exited
-		}
-	}
+	res := c.await(ctx, log, sv, exited)
 	// The supervisor has exited, and with it every process the command
 	// started: the output ends unless a process it did not start holds
 	// the pipe.
@@ -387,13 +394,27 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	}
 	outR.Close()
 	<-readDone
-	log.DebugContext(ctx, "command exited", logKeyDuration, c.clock.Monotonic()-start, logKeyErr, res.err)
+	return tail.Bytes(), res
+}
 
-	out := tail.Bytes()
-	if launchErr != nil {
-		return out, launchErr
+// await waits for the program to exit. When ctx ends first, it stops it:
+// SIGTERM, then SIGKILL once the kill grace has passed.
+func (c *Command) await(ctx context.Context, log *slog.Logger, sv *supervisor, exited <-chan programExit) programExit {
+	select {
+	case res := <-exited:
+		return res
+	case <-ctx.Done():
 	}
-	return out, c.exitError(ctx, name, res, out)
+	log.InfoContext(ctx, "command stopping", logKeySignal, "SIGTERM", logKeyErr, context.Cause(ctx))
+	c.signal(ctx, log, sv, syscall.SIGTERM)
+	select {
+	case res := <-exited:
+		return res
+	case <-c.clock.After(c.killGrace):
+		log.WarnContext(ctx, "command killed after grace", logKeySignal, "SIGKILL", logKeyGrace, c.killGrace)
+		sv.kill()
+		return <-exited
+	}
 }
 
 // programPath is where the program called name is: name itself when it

@@ -531,31 +531,8 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 		if producerDone, err = b.produceElsewhere(ctx, db, rec); err != nil {
 			return err
 		}
-	} else {
-		for i := 0; i < n; i++ {
-			due := t0.Add(time.Duration(i) * every)
-			if d := time.Until(due); d > 0 {
-				if err := sleepCtx(ctx, d); err != nil {
-					return err
-				}
-			} else if -d > maxBehind {
-				maxBehind = -d
-			}
-			rec.enqAt[i].Store(rec.now())
-			for {
-				_, err := producer.Enqueue(ctx, newJob(i))
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				enqErrs++
-				if enqErrs > maxEnqueueErrs {
-					return fmt.Errorf("enqueue: too many errors, last: %w", err)
-				}
-			}
-		}
+	} else if maxBehind, enqErrs, err = produceHere(ctx, producer, rec, t0, n, every); err != nil {
+		return err
 	}
 	enqSecs := time.Since(t0).Seconds()
 	dbDone, werr := waitAll(ctx, q, rec, b.o.stall)
@@ -591,6 +568,37 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 		fmt.Fprintf(b.stderr, "scheduler-bench: latency: %v\n", werr)
 	}
 	return nil
+}
+
+// produceHere enqueues n jobs on producer, one every every from t0, and
+// records when each was enqueued. It returns how far behind its schedule
+// an enqueue fell at most, and how many enqueues failed and were retried.
+func produceHere(ctx context.Context, producer *queue.Queue, rec *recorder, t0 time.Time, n int, every time.Duration) (maxBehind time.Duration, enqErrs int, err error) {
+	for i := 0; i < n; i++ {
+		due := t0.Add(time.Duration(i) * every)
+		if d := time.Until(due); d > 0 {
+			if err := sleepCtx(ctx, d); err != nil {
+				return maxBehind, enqErrs, err
+			}
+		} else if -d > maxBehind {
+			maxBehind = -d
+		}
+		rec.enqAt[i].Store(rec.now())
+		for {
+			_, err := producer.Enqueue(ctx, newJob(i))
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return maxBehind, enqErrs, ctx.Err()
+			}
+			enqErrs++
+			if enqErrs > maxEnqueueErrs {
+				return maxBehind, enqErrs, fmt.Errorf("enqueue: too many errors, last: %w", err)
+			}
+		}
+	}
+	return maxBehind, enqErrs, nil
 }
 
 // endProfile stops the CPU profile if it covers exactly phase.

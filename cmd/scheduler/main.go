@@ -1,6 +1,10 @@
 // Command scheduler runs recurring jobs from schedules.toml on a durable
-// SQLite queue, and inspects and controls that queue. See README.md and the
-// cli package.
+// queue, and inspects and controls that queue. See README.md; a program
+// with Go task types of its own is built on cmd/scheduler/app.
+//
+// main does only what main may: it serves the command's supervisor
+// processes, asks for the signals, and exits with the command's status.
+// The command itself is app.Run's.
 package main
 
 import (
@@ -11,12 +15,12 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/scheduler-run/scheduler/internal/cli"
+	"github.com/scheduler-run/scheduler/cmd/scheduler/app"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // version, when set with -ldflags "-X main.version=v1.2.3", is what
-// -version prints; empty derives it from the build (see cli.Options).
+// -version prints; empty derives it from the build (see app.Options).
 var version string
 
 func main() {
@@ -28,9 +32,9 @@ func main() {
 	}
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, signals, cli.Options{Version: version})
-	if err != nil && !errors.Is(err, cli.ErrReported) {
+	err := app.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, signals, app.Options{Version: version})
+	if err != nil && !errors.Is(err, app.ErrReported) {
 		fmt.Fprintln(os.Stderr, "scheduler:", err)
 	}
-	os.Exit(cli.ExitCode(err))
+	os.Exit(app.ExitCode(err))
 }

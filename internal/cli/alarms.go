@@ -133,7 +133,7 @@ func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) st
 
 // printDeadlines prints the deadlines section of -status: the schedules
 // with a start_within or a deadline, their state and newest alarm.
-func printDeadlines(w io.Writer, rep statusReport) {
+func printDeadlines(w io.Writer, rep *statusReport) {
 	header := false
 	for _, s := range rep.Schedules {
 		if s.DeadlineState == "" {

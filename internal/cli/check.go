@@ -9,12 +9,86 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/scheduler-run/scheduler/internal/daemon"
+	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"golang.org/x/sys/unix"
 )
+
+// checkConfig is -check: the config, the task types it needs, the
+// commands' programs, the environment and the database, checked as the
+// daemon's start would check them, without writing anything; then each
+// schedule's next run and what the config sets up.
+func (a *app) checkConfig() error {
+	reg, err := daemon.NewRegistry(a.opts.Tasks, a.clock, a.log)
+	if err != nil {
+		return err
+	}
+	if err := daemon.CheckTasks(reg, a.cfg); err != nil {
+		printConfigErrors(a.stderr, err, "")
+		return &usageError{ErrReported}
+	}
+	for _, e := range a.cfg.Warnings {
+		fmt.Fprintln(a.stderr, "warning:", e)
+	}
+	if err := a.checkCommands(); err != nil {
+		return err
+	}
+	// What else the daemon's start would fail on, found without side
+	// effects: the environment systemd gives it, and the database.
+	if err := daemon.CheckEnv(getenv); err != nil {
+		return usagef("%v", err)
+	}
+	if err := a.checkDatabase(); err != nil {
+		return usagef("%v", err)
+	}
+	now := a.clock.Now()
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "SCHEDULE\tCRON\tZONE\tTASK\tITEMS\tNEXT RUN\n")
+	for _, s := range a.cfg.Schedules {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
+	}
+	w.Flush()
+	printBudgets(a.stdout, a.cfg)
+	printRedaction(a.stdout, a.cfg)
+	printPools(a.stdout, a.cfg)
+	printHTTP(a.stdout, a.cfg.HTTP)
+	fmt.Fprintf(a.stdout, "%s: ok, %s, %s, database %s\n", a.o.config,
+		plural(len(a.cfg.Schedules), "schedule"), plural(len(a.cfg.Tasks), "task"), a.dbPath)
+	return nil
+}
+
+// configOutcome is what the summary of a bad config's problems adds: -check
+// only reports, any other command did nothing.
+func configOutcome(o *options) string {
+	if o.mode == "check" {
+		return ""
+	}
+	return "; nothing was done"
+}
+
+// problemCount says how many problems es holds, such as "2 problems in
+// schedules.toml"; a list cut short at schedule.MaxConfigErrors says "more
+// than".
+func problemCount(es schedule.ConfigErrors) string {
+	n, more := len(es), ""
+	for _, e := range es {
+		if errors.Is(e, schedule.ErrTooManyProblems) {
+			n--
+			more = "more than "
+		}
+	}
+	file := ""
+	if len(es) > 0 && es[0].File != "" {
+		file = " in " + es[0].File
+	}
+	return more + plural(n, "problem") + file
+}
 
 // checkCommands reports, for -check, the command tasks whose program the
 // daemon could not start from here: the working directory and PATH of this
@@ -35,58 +109,6 @@ func (a *app) checkCommands() error {
 	}
 	return nil
 }
-
-// printHTTP says, for -check, what the [http] listener serves and to whom:
-// the listen address, the dashboard's login and actions, the host names it
-// answers to and the proxies whose X-Forwarded-For it reads; nothing when
-// [http] sets none of them.
-func printHTTP(out io.Writer, h schedule.HTTP) {
-	if h.Listen == "" && len(h.Hosts) == 0 && len(h.TrustedProxies) == 0 {
-		return
-	}
-	listen := h.Listen
-	if listen == "" {
-		listen = "none (-http sets one)"
-	}
-	dash := "off"
-	if h.Dashboard {
-		var who []string
-		if !h.TokenHash.IsZero() {
-			who = append(who, schedule.TokenUser)
-		}
-		for _, u := range h.Users {
-			who = append(who, u.Name)
-		}
-		dash = "read without login"
-		if len(who) > 0 {
-			dash = "login as " + strings.Join(who, ", ")
-		}
-		if h.Actions {
-			dash += ", actions on"
-		}
-	}
-	fmt.Fprintf(out, "http listen: %s; dashboard: %s\n", listen, dash)
-	if h.Dashboard {
-		hosts := []string{"localhost", "IP addresses"}
-		if host, _, err := net.SplitHostPort(h.Listen); err == nil && host != "" && host != "localhost" && net.ParseIP(host) == nil {
-			hosts = append(hosts, host)
-		}
-		fmt.Fprintf(out, "http hosts: %s\n", strings.Join(append(hosts, h.Hosts...), ", "))
-	}
-	if len(h.TrustedProxies) > 0 {
-		ps := make([]string, len(h.TrustedProxies))
-		for i, p := range h.TrustedProxies {
-			ps[i] = p.String()
-			if p.IsSingleIP() {
-				ps[i] = p.Addr().String()
-			}
-		}
-		fmt.Fprintf(out, "http trusted proxies: %s (the client is read from X-Forwarded-For or Forwarded)\n", strings.Join(ps, ", "))
-	}
-}
-
-// sqliteHeader starts every SQLite database file.
-const sqliteHeader = "SQLite format 3\x00"
 
 // checkDatabase reports, for -check, what would keep the daemon from
 // opening a.db, found without writing anything: for a SQLite file, a
@@ -140,6 +162,9 @@ func (a *app) checkDatabase() error {
 	return nil
 }
 
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
 // checkSQLiteHeader reports a file that does not start as a SQLite
 // database does.
 func checkSQLiteHeader(path string) error {
@@ -153,4 +178,156 @@ func checkSQLiteHeader(path string) error {
 		return fmt.Errorf("%s is not a SQLite database", path)
 	}
 	return nil
+}
+
+// printBudgets lists, for -check, the tasks that have resource limits, a
+// give_up_after or a rate limit, with what an attempt that exceeds a limit
+// becomes; nothing when no task has any.
+func printBudgets(out io.Writer, cfg *schedule.Config) {
+	var rows [][4]string
+	for _, name := range taskNames(cfg) {
+		t := cfg.Tasks[name]
+		limits := daemon.TaskLimits(t)
+		if limits.IsZero() && t.GiveUpAfter == 0 && t.Rate == 0 {
+			continue
+		}
+		row := [4]string{name, "-", "-", "-"}
+		if !limits.IsZero() {
+			row[1] = limits.String()
+			if limits.MemoryMax > 0 || limits.CPUTimeMax > 0 {
+				if limits.Retryable {
+					row[1] += " (retried when exceeded)"
+				} else {
+					row[1] += " (permanent when exceeded)"
+				}
+			}
+		}
+		if t.GiveUpAfter > 0 {
+			row[2] = queue.ShortDuration(t.GiveUpAfter)
+		}
+		if t.Rate > 0 {
+			row[3] = fmt.Sprintf("%d/%s", t.Rate, queue.ShortDuration(t.RatePer))
+			if t.RateKey != "" {
+				row[3] += " per " + t.RateKey
+			}
+			if t.RateBurst > 1 {
+				row[3] += fmt.Sprintf(", burst %d", t.RateBurst)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "TASK\tLIMITS\tGIVE UP AFTER\tRATE\n")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3])
+	}
+	w.Flush()
+}
+
+// printRedaction lists, for -check, the tasks that mask secrets: the
+// payload fields shown as [redacted] and the patterns masked in their
+// output and errors; nothing when no task has any.
+func printRedaction(out io.Writer, cfg *schedule.Config) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	header := false
+	for _, name := range taskNames(cfg) {
+		t := cfg.Tasks[name]
+		if len(t.Redact) == 0 && len(t.RedactOutput) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "TASK\tREDACTED FIELDS\tREDACTED OUTPUT\n")
+			header = true
+		}
+		patterns := make([]string, len(t.RedactOutput))
+		for i, p := range t.RedactOutput {
+			patterns[i] = strconv.Quote(p)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", name, orDash(strings.Join(t.Redact, ", ")), orDash(strings.Join(patterns, ", ")))
+	}
+	w.Flush()
+}
+
+// printPools lists, for -check, the worker pools when the config has
+// [pools.NAME] tables: each pool's workers and tasks, the default pool's
+// being the tasks of no table; nothing when it has none.
+func printPools(out io.Writer, cfg *schedule.Config) {
+	if len(cfg.Pools) == 0 {
+		return
+	}
+	var rest []string
+	for _, name := range taskNames(cfg) {
+		if cfg.PoolOf(name) == schedule.DefaultPool {
+			rest = append(rest, name)
+		}
+	}
+	workers := cfg.Scheduler.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0) // the pool's default
+	}
+	list := func(ts []string) string {
+		if len(ts) == 0 {
+			return "-"
+		}
+		return strings.Join(ts, ", ")
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "POOL\tWORKERS\tTASKS\n")
+	fmt.Fprintf(w, "%s\t%d\t%s\n", schedule.DefaultPool, workers, list(rest))
+	for _, p := range cfg.Pools {
+		fmt.Fprintf(w, "%s\t%d\t%s\n", p.Name, p.Workers, list(p.Tasks))
+	}
+	w.Flush()
+}
+
+// printHTTP says, for -check, what the [http] listener serves and to whom:
+// the listen address, the dashboard's login and actions, the host names it
+// answers to and the proxies whose X-Forwarded-For it reads; nothing when
+// [http] sets none of them.
+func printHTTP(out io.Writer, h schedule.HTTP) {
+	if h.Listen == "" && len(h.Hosts) == 0 && len(h.TrustedProxies) == 0 {
+		return
+	}
+	listen := h.Listen
+	if listen == "" {
+		listen = "none (-http sets one)"
+	}
+	dash := "off"
+	if h.Dashboard {
+		var who []string
+		if !h.TokenHash.IsZero() {
+			who = append(who, schedule.TokenUser)
+		}
+		for _, u := range h.Users {
+			who = append(who, u.Name)
+		}
+		dash = "read without login"
+		if len(who) > 0 {
+			dash = "login as " + strings.Join(who, ", ")
+		}
+		if h.Actions {
+			dash += ", actions on"
+		}
+	}
+	fmt.Fprintf(out, "http listen: %s; dashboard: %s\n", listen, dash)
+	if h.Dashboard {
+		hosts := []string{"localhost", "IP addresses"}
+		if host, _, err := net.SplitHostPort(h.Listen); err == nil && host != "" && host != "localhost" && net.ParseIP(host) == nil {
+			hosts = append(hosts, host)
+		}
+		fmt.Fprintf(out, "http hosts: %s\n", strings.Join(append(hosts, h.Hosts...), ", "))
+	}
+	if len(h.TrustedProxies) > 0 {
+		ps := make([]string, len(h.TrustedProxies))
+		for i, p := range h.TrustedProxies {
+			ps[i] = p.String()
+			if p.IsSingleIP() {
+				ps[i] = p.Addr().String()
+			}
+		}
+		fmt.Fprintf(out, "http trusted proxies: %s (the client is read from X-Forwarded-For or Forwarded)\n", strings.Join(ps, ", "))
+	}
 }

@@ -84,8 +84,8 @@ func TestMain(m *testing.M) {
 // deadline is the failure bound of every wait in these tests.
 const deadline = 3 * time.Minute
 
-// daemon is a scheduler process under test.
-type daemon struct {
+// daemonProcess is a scheduler process under test.
+type daemonProcess struct {
 	t    testing.TB
 	cmd  *exec.Cmd
 	dir  string
@@ -98,9 +98,9 @@ type daemon struct {
 
 // startDaemon runs the scheduler in dir with args, and waits until it logs
 // that it started.
-func startDaemon(t testing.TB, dir string, env []string, args ...string) *daemon {
+func startDaemon(t testing.TB, dir string, env []string, args ...string) *daemonProcess {
 	t.Helper()
-	d := &daemon{t: t, dir: dir, done: make(chan struct{})}
+	d := &daemonProcess{t: t, dir: dir, done: make(chan struct{})}
 	d.cond = sync.NewCond(&d.mu)
 	d.cmd = exec.Command(binary, args...)
 	d.cmd.Dir = dir
@@ -138,20 +138,20 @@ func startDaemon(t testing.TB, dir string, env []string, args ...string) *daemon
 	return d
 }
 
-func (d *daemon) log() string {
+func (d *daemonProcess) log() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.logs.String()
 }
 
 // waitLog waits until the daemon's log contains s, and returns the log.
-func (d *daemon) waitLog(s string) string {
+func (d *daemonProcess) waitLog(s string) string {
 	d.t.Helper()
 	return d.waitLogCount(s, 1)
 }
 
 // waitLogCount waits until s appears n times in the log.
-func (d *daemon) waitLogCount(s string, n int) string {
+func (d *daemonProcess) waitLogCount(s string, n int) string {
 	d.t.Helper()
 	timer := time.AfterFunc(deadline, func() {
 		d.mu.Lock()
@@ -177,7 +177,7 @@ func (d *daemon) waitLogCount(s string, n int) string {
 }
 
 // wait waits for the daemon to exit and returns its error.
-func (d *daemon) wait() error {
+func (d *daemonProcess) wait() error {
 	d.t.Helper()
 	select {
 	case <-d.done:
@@ -188,7 +188,7 @@ func (d *daemon) wait() error {
 	}
 }
 
-func (d *daemon) signal(sig os.Signal) {
+func (d *daemonProcess) signal(sig os.Signal) {
 	d.t.Helper()
 	if err := d.cmd.Process.Signal(sig); err != nil {
 		d.t.Fatal(err)

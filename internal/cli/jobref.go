@@ -97,15 +97,3 @@ func parseInstant(s string, loc *time.Location) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%q is not an instant", s)
 }
-
-// scheduleZone returns the zone of the schedule name in the config, or nil
-// when the config has no such schedule (or was not loaded).
-func (a *app) scheduleZone(name string) *time.Location {
-	if a.cfg == nil || name == "" {
-		return nil
-	}
-	if s, ok := a.cfg.Schedule(name); ok {
-		return s.Location
-	}
-	return nil
-}

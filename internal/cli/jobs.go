@@ -2,86 +2,18 @@ package cli
 
 import (
 	"context"
-	"flag"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule"
 )
-
-// listOptions are the flags of -jobs and -skipped.
-type listOptions struct {
-	jobs     bool
-	skipped  bool
-	alarms   bool
-	skipName string // -skipped NAME: the schedule, given after the flag
-	state    string
-	task     string
-	sched    string
-	limit    int
-}
-
-// defaultListLimit is how many rows -jobs and -skipped print without -limit.
-const defaultListLimit = 50
-
-func (l *listOptions) define(fs *flag.FlagSet) {
-	fs.BoolVar(&l.jobs, "jobs", false, "list jobs, newest first; narrow with -state, -task, -schedule and -key")
-	fs.BoolVar(&l.skipped, "skipped", false, "list skipped runs, newest instant first: of every schedule, or of the schedule NAME given after it")
-	fs.StringVar(&l.state, "state", "", "with -jobs: only jobs in `STATE` (pending, running, done, dead or cancelled)")
-	fs.StringVar(&l.task, "task", "", "with -jobs: only jobs of task `NAME`")
-	fs.BoolVar(&l.alarms, "alarms", false, "list alarms (late, missed, dead, misfire, recovered), newest first; narrow with -schedule")
-	fs.StringVar(&l.sched, "schedule", "", "with -jobs, -skipped or -alarms: only runs of schedule `NAME`")
-	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs, -skipped or -alarms: print at most `N` rows (1 to 1000)")
-}
-
-// parse parses args into fs, taking the word after -skipped, when it is not
-// a flag, as the schedule's name: "-skipped nightly -json".
-func (l *listOptions) parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if l.skipped && fs.NArg() > 0 && l.skipName == "" {
-		l.skipName = fs.Arg(0)
-		return fs.Parse(fs.Args()[1:])
-	}
-	return nil
-}
-
-// check rejects filters given without the command they refine.
-func (l *listOptions) check(set map[string]bool) error {
-	for _, f := range []string{"state", "task"} {
-		if set[f] && !set["jobs"] {
-			return usagef("-%s goes with -jobs", f)
-		}
-	}
-	if set["schedule"] && !set["jobs"] && !set["skipped"] && !set["alarms"] {
-		return usagef("-schedule goes with -jobs, -skipped or -alarms")
-	}
-	if set["limit"] && !set["jobs"] && !set["skipped"] && !set["alarms"] {
-		return usagef("-limit goes with -jobs, -skipped or -alarms")
-	}
-	if set["key"] && !set["trigger"] && !set["jobs"] {
-		return usagef("-key goes with -trigger or -jobs")
-	}
-	if l.limit < 1 || l.limit > queue.MaxList {
-		return usagef("-limit %d: want 1 to %d", l.limit, queue.MaxList)
-	}
-	if l.state != "" {
-		switch queue.State(l.state) {
-		case queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled:
-		default:
-			return usagef("-state %q: want pending, running, done, dead or cancelled", l.state)
-		}
-	}
-	if l.skipName != "" && l.sched != "" && l.skipName != l.sched {
-		return usagef("-skipped %s and -schedule %s name different schedules", l.skipName, l.sched)
-	}
-	if l.skipName != "" {
-		l.sched = l.skipName
-	}
-	return nil
-}
 
 // listJobs is -jobs.
 func (a *app) listJobs(ctx context.Context) error {
@@ -115,4 +47,187 @@ func (a *app) listJobs(ctx context.Context) error {
 		fmt.Fprintf(a.stdout, "%d newest shown; more may match (raise -limit, up to %d, or narrow the filters)\n", len(js), queue.MaxList)
 	}
 	return nil
+}
+
+// listDead is -dead: the dead jobs, newest first.
+func (a *app) listDead(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	dead, err := q.Dead(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, jobViews(dead, a.cfg))
+	}
+	if len(dead) == 0 {
+		fmt.Fprintln(a.stdout, "no dead jobs")
+		return nil
+	}
+	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "ID\tTYPE\tKEY\tATTEMPTS\tDIED\tLAST ERROR\n")
+	for _, j := range dead {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Type, j.Key, j.Attempt, j.MaxAttempts, rfc3339(j.FinishedAt, time.UTC), firstLine(a.cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError), 100))
+	}
+	return w.Flush()
+}
+
+// showJob is -job: a job, by id or key, with its attempts; or the skip of
+// the instant that a key names when no job has it.
+func (a *app) showJob(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	j, err := a.findJob(ctx, q, a.o.job)
+	if _, none := errors.AsType[*noJobError](err); none {
+		if s, ok, err := a.skipOfKey(ctx, q, a.o.job); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			return a.printSkippedJob(a.o.job, s)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	as, err := q.Attempts(ctx, j.ID)
+	if err != nil {
+		return err
+	}
+	v := a.jobDetail(j, as)
+	if a.o.json {
+		return writeJSON(a.stdout, v)
+	}
+	printJob(a.stdout, v)
+	return nil
+}
+
+// jobDetail is j as -job shows it: with its attempts, and its instant in
+// its schedule's zone; masked as its task in the config says.
+func (a *app) jobDetail(j *queue.Job, as []queue.Attempt) jobView {
+	v := viewJob(j, a.cfg)
+	r := a.cfg.Redactor(j.Type)
+	if loc := a.scheduleZone(j.Schedule); loc != nil && !j.ScheduledAt.IsZero() {
+		v.ScheduledAtZone, v.Zone = rfc3339(j.ScheduledAt, loc), loc.String()
+	}
+	for _, at := range as {
+		v.Attempts = append(v.Attempts, attemptView{Number: at.Number, Worker: at.Worker, StartedAt: rfc3339(at.StartedAt, time.UTC),
+			FinishedAt: rfc3339(at.FinishedAt, time.UTC), Outcome: string(at.Outcome), Error: r.Attempt(j.Payload, at.Error), Output: r.Attempt(j.Payload, at.Output)})
+	}
+	return v
+}
+
+// printJob prints -job's text: a line for each field that has a value,
+// then each attempt with its error and output.
+func printJob(out io.Writer, v jobView) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s\t%s\n", k, v)
+		}
+	}
+	row("id", strconv.FormatInt(v.ID, 10))
+	row("key", v.Key)
+	row("type", v.Type)
+	row("state", v.State)
+	row("attempts", fmt.Sprintf("%d of %d", v.Attempt, v.MaxAttempts))
+	row("version", strconv.Itoa(v.Version))
+	row("payload", string(v.Payload))
+	row("payload error", v.PayloadError)
+	row("schedule", v.Schedule)
+	row("item", v.Item)
+	if v.ScheduledAtZone != "" {
+		row("scheduled at", fmt.Sprintf("%s (%s %s)", v.ScheduledAt, v.ScheduledAtZone, v.Zone))
+	} else {
+		row("scheduled at", v.ScheduledAt)
+	}
+	row("run at", v.RunAt)
+	row("created", v.CreatedAt)
+	row("retried at", v.RetriedAt)
+	row("started", v.StartedAt)
+	row("finished", v.FinishedAt)
+	row("lease until", v.LeaseUntil)
+	row("owner", v.Owner)
+	row("last error", firstLine(v.LastError, 200))
+	w.Flush()
+	for _, at := range v.Attempts {
+		fmt.Fprintf(out, "\nattempt %d: %s, %s .. %s, worker %s\n", at.Number, at.Outcome, at.StartedAt, at.FinishedAt, at.Worker)
+		if at.Error != "" {
+			fmt.Fprintf(out, "  error: %s\n", strings.ReplaceAll(strings.TrimSpace(at.Error), "\n", "\n  "))
+		}
+		if at.Output != "" {
+			fmt.Fprintf(out, "  output:\n    %s\n", strings.ReplaceAll(strings.TrimRight(at.Output, "\n"), "\n", "\n    "))
+		}
+	}
+}
+
+// jobView is a job as the CLI shows it.
+type jobView struct {
+	ID          int64           `json:"id"`
+	Key         string          `json:"key"`
+	Type        string          `json:"type"`
+	State       string          `json:"state"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	Priority    int             `json:"priority"`
+	Version     int             `json:"version"` // of the payload's format
+	Payload     json.RawMessage `json:"payload"`
+	// PayloadError says why Payload is a marker instead of the stored
+	// payload (see payloadView).
+	PayloadError string `json:"payload_error,omitempty"`
+	Schedule     string `json:"schedule,omitempty"`
+	Item         string `json:"item,omitempty"`
+	ScheduledAt  string `json:"scheduled_at,omitempty"`
+	// ScheduledAtZone is ScheduledAt in Zone, the zone of the job's
+	// schedule in the config (-job only; absent when the config has no such
+	// schedule).
+	ScheduledAtZone string        `json:"scheduled_at_zone,omitempty"`
+	Zone            string        `json:"zone,omitempty"`
+	RunAt           string        `json:"run_at"`
+	CreatedAt       string        `json:"created_at"`
+	RetriedAt       string        `json:"retried_at,omitempty"` // the operator's latest -retry
+	StartedAt       string        `json:"started_at,omitempty"`
+	FinishedAt      string        `json:"finished_at,omitempty"`
+	LeaseUntil      string        `json:"lease_until,omitempty"`
+	Owner           string        `json:"owner,omitempty"`
+	LastError       string        `json:"last_error,omitempty"`
+	Attempts        []attemptView `json:"attempts,omitempty"`
+}
+
+type attemptView struct {
+	Number     int    `json:"number"`
+	Worker     string `json:"worker"`
+	StartedAt  string `json:"started_at"`
+	FinishedAt string `json:"finished_at"`
+	Outcome    string `json:"outcome"`
+	Error      string `json:"error,omitempty"`
+	Output     string `json:"output,omitempty"`
+}
+
+// viewJob is j as the CLI shows it, its secrets masked by the redact and
+// redact_output of its task in cfg (nil: none).
+func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
+	r := cfg.Redactor(j.Type)
+	payload, payloadErr := payloadView(r, j.Payload)
+	return jobView{
+		ID: j.ID, Key: j.Key, Type: j.Type, State: string(j.State), Attempt: j.Attempt, MaxAttempts: j.MaxAttempts,
+		Priority: j.Priority, Version: j.Version, Payload: payload, PayloadError: payloadErr, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
+		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
+		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
+		RetriedAt: optTime(j.RetriedAt),
+	}
+}
+
+// jobViews are js as the CLI shows them (see viewJob).
+func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
+	out := make([]jobView, 0, len(js))
+	for _, j := range js {
+		out = append(out, viewJob(j, cfg))
+	}
+	return out
 }

@@ -19,17 +19,6 @@ import (
 // operator out at the moment they need to act. -check and the daemon's start
 // never fall back: they are about the file.
 
-// readConfig loads the config file and returns the bytes it was made from,
-// which the daemon stores as the configuration it runs.
-func readConfig(path string) (*schedule.Config, []byte, error) {
-	data, err := schedule.ReadFile(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := schedule.Parse(path, data)
-	return cfg, data, err
-}
-
 // operatorCommand reports whether o selects a command that may work from the
 // configuration the daemon runs when the file is broken.
 func operatorCommand(o *options) bool {
@@ -114,20 +103,6 @@ func brokenSummary(path string, err error) string {
 	return fmt.Sprintf("%s cannot be loaded (%v)", path, err)
 }
 
-// storeRunningConfig records a.cfgData, the bytes of the config the daemon
-// now runs, in the database, with the file's absolute path so that an
-// operator command run from another directory can name it.
-func (a *app) storeRunningConfig(ctx context.Context, q *queue.Queue) error {
-	path, err := filepath.Abs(a.o.config)
-	if err != nil {
-		return fmt.Errorf("store running config: %w", err)
-	}
-	if _, err := q.SaveConfig(ctx, path, a.cfgData); err != nil {
-		return fmt.Errorf("database %s: %w", q.Name(), err)
-	}
-	return nil
-}
-
 // Values of configReport.State.
 const (
 	configLoaded  = "loaded"  // the file is what the daemon runs
@@ -196,6 +171,7 @@ func (r *configReport) String() string {
 	return fmt.Sprintf("%s, as the daemon loaded it at %s (sha256 %s)", r.File, r.LoadedAt, shortSHA(r.SHA256))
 }
 
+// shortSHA is a SHA-256 as messages show it: its first 12 hex digits.
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]

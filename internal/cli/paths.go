@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/scheduler-run/scheduler/internal/daemon"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -106,4 +110,42 @@ func databasePathOf(flag string, getenv func(string) string, config, setting str
 		return db
 	}
 	return filepath.Join(filepath.Dir(config), db)
+}
+
+// loadConfig finds the config file and reads it, and names the database.
+// A command other than the daemon and -check works from the config the
+// daemon runs when the file does not load (lastgood.go); the daemon and
+// -check print the file's problems and fail.
+func (a *app) loadConfig(ctx context.Context) error {
+	o := a.o
+	flagConfig := o.config
+	o.config = configPath(o.config, getenv, fileExists)
+	cfg, data, cerr := daemon.ReadConfig(o.config)
+	if errors.Is(cerr, fs.ErrNotExist) {
+		cerr = &configNotFoundError{looked: configCandidates(flagConfig, getenv), err: cerr}
+	}
+	a.db = databasePath(o.db, getenv, o.config, cfg)
+	if cerr != nil && data != nil && o.db == "" && getenv(envDB) == "" {
+		// A broken file whose db line still reads names the database.
+		if db, ok := schedule.RecoverDB(data); ok {
+			a.db, a.dbRecovered = databasePathOf("", getenv, o.config, db), true
+		}
+	}
+	a.dbPath = redactDSN(a.db)
+	if o.db == "" {
+		// From here on o.db says whether the database was named outside
+		// the file (lastgood.go, and the daemon's reload).
+		o.db = getenv(envDB)
+	}
+	switch {
+	case cerr == nil:
+		a.cfg, a.cfgData = cfg, data
+	case operatorCommand(o):
+		// A broken file: work from the config the daemon runs (lastgood.go).
+		return a.useLastGood(ctx, cerr)
+	default:
+		printConfigErrors(a.stderr, cerr, configOutcome(o))
+		return &usageError{ErrReported}
+	}
+	return nil
 }

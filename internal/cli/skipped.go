@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
 )
 
 // skipView is a skipped run as the CLI shows it: the instant in its
@@ -22,17 +21,7 @@ type skipView struct {
 	RecordedAt string `json:"recorded_at"`
 }
 
-// zone returns the zone of the schedule name, UTC when the config is not
-// loaded or does not define it.
-func (a *app) zone(name string) *time.Location {
-	if a.cfg != nil {
-		if s, ok := a.cfg.Schedule(name); ok {
-			return s.Location
-		}
-	}
-	return time.UTC
-}
-
+// viewSkip is s as the CLI shows it.
 func (a *app) viewSkip(s queue.Skip) skipView {
 	return skipView{Schedule: s.Schedule, Item: s.Item, Instant: rfc3339(s.ScheduledAt, a.zone(s.Schedule)),
 		Reason: string(s.Reason), RecordedAt: rfc3339(s.RecordedAt, time.UTC)}
@@ -131,16 +120,4 @@ func skipReasonText(reason queue.SkipReason) string {
 		return "dst, a wall time repeated by a daylight-saving change"
 	}
 	return string(reason)
-}
-
-// printResumed prints what -resume did.
-func (a *app) printResumed(name string, r schedule.Resumed) {
-	switch {
-	case !r.WasPaused:
-		fmt.Fprintf(a.stdout, "%s was not paused: nothing to do\n", name)
-	case a.o.skip:
-		fmt.Fprintf(a.stdout, "resumed %s: %d missed instants skipped (see -skipped %s)\n", name, r.Skipped, name)
-	default:
-		fmt.Fprintf(a.stdout, "resumed %s: missed instants follow catch_up: %d enqueued, %d skipped (see -skipped %s)\n", name, r.Runs, r.Skipped, name)
-	}
 }

@@ -3,280 +3,309 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
-// daemonView is a daemon's row in the pools table as -status shows it.
-type daemonView struct {
-	Owner     string `json:"owner"`
-	PID       int    `json:"pid"`
-	Host      string `json:"host"`
-	Version   string `json:"version"`
-	StartedAt string `json:"started_at"`
-	LastSeen  string `json:"last_seen"`
-	Alive     bool   `json:"alive"`
-	// The config the daemon runs and when it loaded it; null for a
-	// daemon that records none (an older version, a program of its own).
-	ConfigSHA256   *string `json:"config_sha256"`
-	ConfigLoadedAt *string `json:"config_loaded_at"`
+// statusReport is what -status prints. A value that does not exist (no job
+// waiting, a schedule never run, a paused schedule's next run) is null in
+// JSON, never 0 or "".
+type statusReport struct {
+	Database      string                    `json:"database"`
+	At            string                    `json:"at"`
+	Counts        map[string]map[string]int `json:"counts"` // state -> type -> jobs
+	Totals        map[string]int            `json:"totals"`
+	OldestReadyMS *int64                    `json:"oldest_ready_ms"` // null: none waiting
+	Dead          int                       `json:"dead"`
+	// RunningPools counts the daemons' worker pools; nil when the file
+	// predates their record.
+	RunningPools *int `json:"running_pools"`
+	// WaitingForHandler lists the types with ready jobs that no running
+	// pool has a handler for.
+	WaitingForHandler []waitingStatus `json:"waiting_for_handler"`
+	// WaitingForVersion lists, by type and version, the ready jobs of a
+	// type that running pools have a handler for but of a payload version
+	// that none of them accepts.
+	WaitingForVersion []versionWaitStatus `json:"waiting_for_version"`
+	RateLimited       []rateStatus        `json:"rate_limited"`
+	Schedules         []scheduleStatus    `json:"schedules"`
+	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
+	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
+	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
+	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
+	// stats are the counts as read, for the text.
+	stats queue.Stats
 }
 
-// configsView is what -status says of the configs of the live daemons.
-type configsView struct {
-	Count int `json:"count"` // distinct configs among them: 1 when they agree
-	// Ruling is the SHA-256 of the newest, the one whose daemons
-	// materialise instants; null when none records a config.
-	Ruling   *string `json:"ruling_sha256"`
-	RulingAt *string `json:"ruling_loaded_at"`
+type waitingStatus struct {
+	Type          string `json:"type"`
+	Ready         int    `json:"ready"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
 }
 
-// lastSkipView is a schedule's newest skip in -status.
-type lastSkipView struct {
-	Instant string `json:"instant"`
-	Item    string `json:"item"`
-	Reason  string `json:"reason"`
+type versionWaitStatus struct {
+	Type          string `json:"type"`
+	Version       int    `json:"version"`
+	Accepted      []int  `json:"accepted"` // the versions of Type the running pools accept
+	Ready         int    `json:"ready"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
 }
 
-// observeStatus adds to rep what -status shows beyond counts: the daemons
-// and whether one is alive, each schedule's last instant summed over its
-// fan-out items, and its skips of the last day. Every read is bounded: one
-// range of an index per schedule.
-func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
-	now := q.Clock().Now()
-	ds, err := q.Daemons(ctx)
+// rateStatus is a task with a rate limit that has jobs ready to run.
+type rateStatus struct {
+	Type          string `json:"type"`
+	Rate          string `json:"rate"`          // "10/1m"
+	Key           string `json:"key,omitempty"` // the task's rate_key: a limit per value
+	Pending       int    `json:"pending"`
+	OldestReadyMS int64  `json:"oldest_ready_ms"`
+	// NextStart is when the limit of a task without a key allows its next
+	// start, while it holds its jobs back; null when it allows one now, or
+	// the limit is per key.
+	NextStart *string `json:"next_start"`
+}
+
+type scheduleStatus struct {
+	Name       string  `json:"name"`
+	Cron       *string `json:"cron"` // null: not in the config
+	Zone       *string `json:"zone"` // null: not in the config
+	Paused     bool    `json:"paused"`
+	LastRun    *string `json:"last_run"` // null: never run
+	LastState  *string `json:"last_state"`
+	LastJobID  *int64  `json:"last_job_id"`
+	NextRun    *string `json:"next_run"` // null: paused or not in the config
+	Configured bool    `json:"configured"`
+
+	// The newest manual run (-trigger), at the time it was enqueued; null
+	// when the schedule was never triggered.
+	LastManualRun   *string `json:"last_manual_run"`
+	LastManualState *string `json:"last_manual_state"`
+	LastManualJobID *int64  `json:"last_manual_job_id"`
+
+	// The last instant's fan-out: its jobs and how many are in each state.
+	// LastState is then the most severe of them (dead, running, pending,
+	// cancelled, done).
+	LastItems  int            `json:"last_items,omitempty"`
+	LastStates map[string]int `json:"last_states,omitempty"`
+	// The same for the last manual run.
+	LastManualItems  int            `json:"last_manual_items,omitempty"`
+	LastManualStates map[string]int `json:"last_manual_states,omitempty"`
+	// last and lastManual are the jobs behind LastJobID and
+	// LastManualJobID, as read with the others: observeStatus sums their
+	// instants without reading them again.
+	last, lastManual *queue.Job
+	// Skipped instants in the last day (at most queue.MaxSkipCount), and
+	// the newest skip kept.
+	SkipsLastDay int           `json:"skips_last_day"`
+	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
+	// DeadlineState is "on time", "late", "missed" or "recovered" for a
+	// schedule with a start_within or deadline (see deadlineState); empty
+	// otherwise. LastAlarm is its newest alarm.
+	DeadlineState string         `json:"deadline_state,omitempty"`
+	LastAlarm     *lastAlarmView `json:"last_alarm,omitempty"`
+}
+
+// showStatus is -status: what the database holds and what the daemons
+// do, as JSON or as text.
+func (a *app) showStatus(ctx context.Context) error {
+	q, err := a.openQueue(ctx, false)
 	if err != nil {
 		return err
 	}
-	rep.Daemons = []daemonView{}
-	for _, d := range ds {
-		alive := d.Alive(now)
-		v := daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
-			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive}
-		if d.Config != "" {
-			v.ConfigSHA256, v.ConfigLoadedAt = ptr(d.Config), ptr(rfc3339(d.ConfigAt, time.UTC))
-		}
-		rep.Daemons = append(rep.Daemons, v)
-		rep.DaemonAlive = rep.DaemonAlive || alive
-	}
-	ag := schedule.Agree(ds, queue.Process{}, now)
-	rep.Configs = &configsView{Count: ag.Configs}
-	if ag.Ruling != "" {
-		rep.Configs.Ruling, rep.Configs.RulingAt = ptr(ag.Ruling), ptr(rfc3339(ag.RulingAt, time.UTC))
-	}
-	for i := range rep.Schedules {
-		ss := &rep.Schedules[i]
-		loc := a.zone(ss.Name)
-		if ss.last != nil {
-			// The instant as stored, to the millisecond: LastRun is printed
-			// to the second.
-			o, err := q.Instant(ctx, ss.Name, ss.last.ScheduledAt)
-			if err != nil {
-				return err
-			}
-			ss.LastItems, ss.LastStates = o.Jobs, stateCounts(o)
-			if o.Jobs > 0 {
-				ss.LastState = ptr(string(worstState(o.States)))
-			}
-		}
-		if ss.lastManual != nil {
-			if err := a.observeManual(ctx, q, ss); err != nil {
-				return err
-			}
-		}
-		if err := a.observeDeadline(ctx, q, ss); err != nil {
-			return err
-		}
-		sum, err := q.SkipSummary(ctx, ss.Name, now.Add(-24*time.Hour))
-		if err != nil {
-			return err
-		}
-		ss.SkipsLastDay = sum.Count
-		if sum.Last != nil {
-			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: string(sum.Last.Reason)}
-		}
-	}
-	return nil
-}
-
-// stateSeverity orders states from the one an operator must see first: an
-// instant with one dead item is dead, whatever its other items did.
-var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
-
-// stateCounts are o's jobs by state, as -status prints them.
-func stateCounts(o queue.InstantOutcome) map[string]int {
-	m := map[string]int{}
-	for st, n := range o.States {
-		m[string(st)] = n
-	}
-	return m
-}
-
-func worstState(m map[queue.State]int) queue.State {
-	for _, st := range stateSeverity {
-		if m[st] > 0 {
-			return st
-		}
-	}
-	return ""
-}
-
-// observeManual sums the schedule's last manual run over its items: the
-// jobs of one -trigger are the newest of the schedule's manual jobs up to
-// LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
-// items (see Store.Run).
-func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
-	j := ss.lastManual
-	prefix := j.Schedule + "|" + j.Item
-	if !strings.HasPrefix(j.Key, prefix+"|") {
-		return nil // not a key -trigger made: the one job stands alone
-	}
-	span := 1
-	if a.cfg != nil {
-		if s, ok := a.cfg.Schedule(ss.Name); ok {
-			span = len(s.Items())
-		}
-	}
-	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	defer q.Close()
+	rep, err := a.gatherStatus(ctx, q)
 	if err != nil {
 		return err
 	}
-	ss.LastManualItems, ss.LastManualStates = o.Jobs, stateCounts(o)
-	if o.Jobs > 0 {
-		ss.LastManualState = ptr(string(worstState(o.States)))
+	if a.o.json {
+		return writeJSON(a.stdout, rep)
 	}
-	return nil
+	return printStatus(a.stdout, rep)
 }
 
-// outcome is an OUTCOME column of -status: a run's state, or for a fan-out
-// the count of items in each state ("3 items: 2 done, 1 dead").
-func outcome(items int, states map[string]int, state string) string {
-	if items <= 1 {
-		return orDash(state)
+// gatherStatus reads what -status shows.
+func (a *app) gatherStatus(ctx context.Context, q *queue.Queue) (*statusReport, error) {
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return nil, err
 	}
-	var parts []string
-	for _, st := range slices.Backward(stateSeverity) {
-		if n := states[string(st)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, st))
-		}
+	last, manual, err := lastRuns(ctx, q)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("%d items: %s", items, strings.Join(parts, ", "))
+	cursors, err := q.Cursors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep := newStatusReport(a.dbPath, st)
+	if rep.Config, err = a.configStatus(ctx, q); err != nil {
+		return nil, err
+	}
+	if err := rep.setWaiting(ctx, q); err != nil {
+		return nil, err
+	}
+	if rep.RateLimited, err = a.rateStatus(ctx, q, st); err != nil {
+		return nil, err
+	}
+	rep.Schedules = a.scheduleStatuses(last, manual, cursors)
+	if err := a.observeStatus(ctx, q, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
-// printDaemons prints the daemon line of -status, a warning when none is
-// alive. A daemon with [pools.NAME] tables has a row per pool: it is one
-// daemon, with its count of pools.
-func printDaemons(w io.Writer, rep statusReport) {
-	type process struct {
-		pid  int
-		host string
+// newStatusReport is the report of the database db with its stats st.
+func newStatusReport(db string, st queue.Stats) *statusReport {
+	rep := &statusReport{Database: db, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
+		Totals: map[string]int{}, Dead: st.Dead, stats: st}
+	if st.OldestReady > 0 {
+		rep.OldestReadyMS = ptr(st.OldestReady.Milliseconds())
 	}
-	var alive []string
-	var order []process
-	rows := map[process][]daemonView{}
-	for _, d := range rep.Daemons {
-		if d.Alive {
-			p := process{d.PID, d.Host}
-			if rows[p] == nil {
-				order = append(order, p)
-			}
-			rows[p] = append(rows[p], d)
-		}
+	for s, m := range st.Counts {
+		rep.Counts[string(s)] = m
 	}
-	for _, p := range order {
-		d, pools := rows[p][0], ""
-		if n := len(rows[p]); n > 1 {
-			pools = fmt.Sprintf(", %d pools", n)
-		}
-		config := ""
-		if c := newestConfig(rows[p]); c != nil {
-			config = fmt.Sprintf(", config %s", shortSHA(*c.ConfigSHA256))
-		}
-		alive = append(alive, fmt.Sprintf("pid %d on %s (%s%s%s), up since %s, seen %s", d.PID, d.Host, d.Version, config, pools, d.StartedAt, d.LastSeen))
+	for s, n := range st.Total {
+		rep.Totals[string(s)] = n
 	}
-	switch {
-	case len(alive) > 0:
-		fmt.Fprintf(w, "daemons\t%d alive: %s\n", len(alive), strings.Join(alive, "; "))
-	case len(rep.Daemons) > 0:
-		fmt.Fprintf(w, "daemons\tWARNING: none alive; last seen %s (pid %d on %s); queued jobs wait until one starts\n",
-			rep.Daemons[0].LastSeen, rep.Daemons[0].PID, rep.Daemons[0].Host)
-	default:
-		fmt.Fprintf(w, "daemons\tWARNING: none alive; no daemon has run on this database since it stopped cleanly, or ever; queued jobs wait until one starts\n")
-	}
-	if c := rep.Configs; c != nil && c.Count > 1 {
-		fmt.Fprintf(w, "configs\tWARNING: the live daemons run %d different configs; only the daemons of the newest (sha256 %s, loaded at %s) materialise instants, with its schedules and fan-out items; the others sit out until they load it\n",
-			c.Count, shortSHA(*c.Ruling), *c.RulingAt)
-	}
+	return rep
 }
 
-// newestConfig returns the row of one daemon's rows that records the
-// config it loaded last; nil when none records one.
-func newestConfig(rows []daemonView) *daemonView {
-	var newest *daemonView
-	for i, d := range rows {
-		if d.ConfigSHA256 != nil && (newest == nil || *d.ConfigLoadedAt > *newest.ConfigLoadedAt) {
-			newest = &rows[i]
+// lastRuns reads each schedule's job of its newest instant, and its newest
+// manual run. LastRuns falls back to a manual run for a schedule with no
+// instant's job; that one shows as the manual run only.
+func lastRuns(ctx context.Context, q *queue.Queue) (last, manual map[string]*queue.Job, err error) {
+	if last, err = q.LastRuns(ctx); err != nil {
+		return nil, nil, err
+	}
+	if manual, err = q.LastManualRuns(ctx); err != nil {
+		return nil, nil, err
+	}
+	for name, j := range last {
+		if j.ScheduledAt.IsZero() {
+			delete(last, name)
 		}
 	}
-	return newest
+	return last, manual, nil
 }
 
-// printSkips prints the skips section of -status: the schedules with a
-// skip kept.
-func printSkips(w io.Writer, rep statusReport) {
-	header := false
-	for _, s := range rep.Schedules {
-		if s.LastSkip == nil {
+// setWaiting lists the ready jobs that no running pool takes: of a type
+// none has a handler for, or of a payload version none accepts.
+func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Queue) error {
+	hs, err := q.Handlers(ctx)
+	if err != nil {
+		return err
+	}
+	rep.WaitingForHandler = []waitingStatus{}
+	rep.WaitingForVersion = []versionWaitStatus{}
+	if !hs.Known {
+		return nil
+	}
+	rep.RunningPools = &hs.Pools
+	for _, w := range hs.Waiting {
+		if w.Version != 0 {
+			rep.WaitingForVersion = append(rep.WaitingForVersion, versionWaitStatus{Type: w.Type, Version: w.Version,
+				Accepted: w.Accepted, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
 			continue
 		}
-		if !header {
-			fmt.Fprintf(w, "\nSCHEDULE\tSKIPPED (LAST DAY)\tLAST SKIPPED INSTANT\tITEM\tREASON\n")
-			header = true
-		}
-		n := fmt.Sprint(s.SkipsLastDay)
-		if s.SkipsLastDay >= queue.MaxSkipCount {
-			n += "+"
-		}
-		item := s.LastSkip.Item
-		if item == "" {
-			item = "(all)"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, n, s.LastSkip.Instant, item, s.LastSkip.Reason)
+		rep.WaitingForHandler = append(rep.WaitingForHandler, waitingStatus{Type: w.Type, Ready: w.Ready, OldestReadyMS: w.Oldest.Milliseconds()})
 	}
-}
-
-// warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
-// to run what it queued. The trigger is committed by then: a failure to
-// look is a warning too, never the command's error.
-func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
-	ds, err := q.Daemons(ctx)
-	if err != nil {
-		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
-		return nil
-	}
-	now := q.Clock().Now()
-	for _, d := range ds {
-		if d.Alive(now) {
-			return nil
-		}
-	}
-	if len(ds) == 0 {
-		fmt.Fprintf(a.stderr, "warning: queued; no daemon is running on %s (none has been seen); it will run when one starts\n", a.dbPath)
-		return nil
-	}
-	fmt.Fprintf(a.stderr, "warning: queued; no daemon has been seen since %s (pid %d on %s); it will run when one starts\n",
-		rfc3339(ds[0].LastSeen, time.UTC), ds[0].PID, ds[0].Host)
 	return nil
 }
 
-// programVersion is the version the daemon records in its pool's row.
-func (a *app) programVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	return buildVersion(a.opts.Version, info, ok)
+// rateStatus lists the configured tasks with a rate limit that have jobs
+// ready to run, with when the limit of one without a key allows its next
+// start (one read of its bucket each).
+func (a *app) rateStatus(ctx context.Context, q *queue.Queue, st queue.Stats) ([]rateStatus, error) {
+	out := []rateStatus{}
+	if a.cfg == nil {
+		return out, nil
+	}
+	for _, name := range taskNames(a.cfg) {
+		t := a.cfg.Tasks[name]
+		since, ready := st.ReadySince[name]
+		if t.Rate == 0 || !ready {
+			continue
+		}
+		r := rateStatus{Type: name, Rate: fmt.Sprintf("%d/%s", t.Rate, queue.ShortDuration(t.RatePer)), Key: t.RateKey,
+			Pending: st.Counts[queue.StatePending][name], OldestReadyMS: st.At.Sub(since).Milliseconds()}
+		if t.RateKey == "" {
+			next, _, err := q.RateNextStart(ctx, name, t.TypeConfig().Rate, nil)
+			if err != nil {
+				return nil, err
+			}
+			if next.After(st.At) {
+				r.NextStart = ptr(rfc3339(next, a.cfg.Scheduler.Timezone))
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// scheduleStatuses are the schedules of -status: those of the config, in
+// its order, then those of jobs in the database that the config does not
+// have, by name.
+func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[string]queue.Cursor) []scheduleStatus {
+	var out []scheduleStatus
+	seen := map[string]bool{}
+	if a.cfg != nil {
+		for _, s := range a.cfg.Schedules {
+			seen[s.Name] = true
+			ss := scheduleStatus{Name: s.Name, Cron: ptr(s.Cron), Zone: ptr(s.Location.String()), Configured: true, Paused: cursors[s.Name].Paused}
+			if !ss.Paused {
+				if next := a.nextRun(s, cursors); next != "-" {
+					ss.NextRun = ptr(next)
+				}
+			}
+			ss.setLast(last[s.Name], manual[s.Name], s.Location)
+			out = append(out, ss)
+		}
+	}
+	var gone []string
+	for name := range last {
+		gone = append(gone, name)
+	}
+	for name := range manual {
+		gone = append(gone, name)
+	}
+	slices.Sort(gone)
+	for _, name := range slices.Compact(gone) {
+		if !seen[name] {
+			ss := scheduleStatus{Name: name, Paused: cursors[name].Paused}
+			ss.setLast(last[name], manual[name], time.UTC)
+			out = append(out, ss)
+		}
+	}
+	return out
+}
+
+// setLast fills the last scheduled run from last, the job of the newest
+// instant, and the last manual run from manual, either of them nil.
+func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
+	ss.last, ss.lastManual = last, manual
+	if last != nil {
+		ss.LastRun, ss.LastState, ss.LastJobID = ptr(rfc3339(last.ScheduledAt, loc)), ptr(string(last.State)), ptr(last.ID)
+	}
+	if manual != nil {
+		ss.LastManualRun, ss.LastManualState, ss.LastManualJobID = ptr(rfc3339(manual.CreatedAt, loc)), ptr(string(manual.State)), ptr(manual.ID)
+	}
+}
+
+// nextRun is the next run of s as the beat will see it: "@every" runs are
+// counted from the schedule's cursor.
+func (a *app) nextRun(s *schedule.Schedule, cursors map[string]queue.Cursor) string {
+	opts := schedule.NextOptions{From: a.clock.Now()}
+	if cur, ok := cursors[s.Name]; ok {
+		opts.Cursor = cur.At
+		if cur.At.After(opts.From) {
+			opts.From = cur.At
+		}
+	}
+	runs, err := schedule.NextRuns(a.cfg, s.Name, 1, opts)
+	if err != nil || len(runs) == 0 {
+		return "-"
+	}
+	return instant(runs[0].At, s.Location)
 }

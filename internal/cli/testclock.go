@@ -13,6 +13,8 @@ import (
 // Only a binary built with the schedulertest build tag reads it.
 const testClockEnv = "SCHEDULER_TEST_CLOCK_OFFSET_FILE"
 
+// programClock is the wall clock, shifted by the file that
+// SCHEDULER_TEST_CLOCK_OFFSET_FILE names in env when it names one.
 func programClock(env func(string) string) (clock.Clock, error) {
 	if path := env(testClockEnv); path != "" {
 		return &clock.OffsetFile{Path: path}, nil
@@ -20,6 +22,7 @@ func programClock(env func(string) string) (clock.Clock, error) {
 	return clock.Real{}, nil
 }
 
+// warnTestClock warns that clk is shifted, when it is.
 func warnTestClock(log *slog.Logger, clk clock.Clock) {
 	if o, ok := clk.(*clock.OffsetFile); ok {
 		log.Warn("test clock in use: the wall clock is shifted by the file in "+testClockEnv, "file", o.Path)

@@ -12,4 +12,5 @@ import (
 // every release is, has no test hook that could shift it.
 func programClock(func(string) string) (clock.Clock, error) { return clock.Real{}, nil }
 
+// warnTestClock does nothing: the clock is never shifted.
 func warnTestClock(*slog.Logger, clock.Clock) {}

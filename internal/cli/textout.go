@@ -20,6 +20,7 @@ type escapeWriter struct {
 	buf     []byte
 }
 
+// newEscapeWriter returns an escapeWriter to w.
 func newEscapeWriter(w io.Writer) *escapeWriter { return &escapeWriter{w: w} }
 
 // Write writes p escaped and reports len(p) on success.

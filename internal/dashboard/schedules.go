@@ -64,17 +64,15 @@ type schedulesPage struct {
 	Note   string // what the filter cannot see
 }
 
+// schedules is /: the schedules of the config that the filter matches, a
+// page at a time, by name, each with its next runs, deadline and strip.
 func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cfg := s.cfg.ConfigFunc()
 	q := r.URL.Query()
-	f := schedulesFilter{Q: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Alarm: q.Get("alarm")}
-	if f.State != "" && f.State != "paused" && f.State != "active" {
-		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("state %q: want paused or active", f.State))
-		return
-	}
-	if f.Alarm != "" && f.Alarm != "open" {
-		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("alarm %q: want open", f.Alarm))
+	f, err := parseSchedulesFilter(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	cursors, err := s.q.Cursors(ctx)
@@ -83,29 +81,69 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := schedulesPage{Filter: f, States: []string{"paused", "active"}}
-	// The schedules with an open alarm among the newest alarms: one read
-	// of the alarms' primary key. (OpenAlarms would see older ones too,
-	// but PostgreSQL compiles its plan, priced high for the EXISTS of its
-	// notifications, with JIT: some 250 ms at a million jobs.)
 	var alarmed map[string]bool
 	if f.Alarm == "open" {
-		als, err := s.q.Alarms(ctx, "", queue.MaxList)
-		if err != nil {
+		if alarmed, data.Note, err = s.openAlarmed(ctx); err != nil {
 			s.failRead(w, r, "alarms", err)
 			return
-		}
-		alarmed = map[string]bool{}
-		for _, al := range als {
-			if al.Open {
-				alarmed[al.Schedule] = true
-			}
-		}
-		if len(als) == queue.MaxList {
-			data.Note = fmt.Sprintf("The open alarms are looked for among the newest %d alarms; a schedule whose open alarm is older is not listed.", queue.MaxList)
 		}
 	}
 	// The filter and the order work on the configuration in memory and
 	// the cursors read above; only the page's schedules are read further.
+	match := matchSchedules(cfg, cursors, f, alarmed)
+	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
+	data.setPages(f, match, shown, lo)
+	rows, errs := s.scheduleRows(ctx, cfg, shown, cursors)
+	sess := s.cfg.SessionFunc(r)
+	for i, err := range errs {
+		if err != nil {
+			s.failRead(w, r, "schedule "+shown[i].Name, err)
+			return
+		}
+		rows[i].Forms = sess.ScheduleForms(rows[i].Name, rows[i].Paused)
+	}
+	data.Rows = rows
+	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
+}
+
+// parseSchedulesFilter reads the filter form of / from q.
+func parseSchedulesFilter(q url.Values) (schedulesFilter, error) {
+	f := schedulesFilter{Q: strings.TrimSpace(q.Get("q")), State: q.Get("state"), Alarm: q.Get("alarm")}
+	if f.State != "" && f.State != "paused" && f.State != "active" {
+		return f, fmt.Errorf("state %q: want paused or active", f.State)
+	}
+	if f.Alarm != "" && f.Alarm != "open" {
+		return f, fmt.Errorf("alarm %q: want open", f.Alarm)
+	}
+	return f, nil
+}
+
+// openAlarmed returns the schedules with an open alarm among the newest
+// alarms, read in one pass over the alarms' primary key, and a note when
+// older alarms went unseen. OpenAlarms would see older ones too, but on
+// PostgreSQL its plan, priced high for the EXISTS of its notifications, is
+// compiled with JIT, which a page cannot afford.
+func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, error) {
+	als, err := s.q.Alarms(ctx, "", queue.MaxList)
+	if err != nil {
+		return nil, "", err
+	}
+	alarmed := map[string]bool{}
+	for _, al := range als {
+		if al.Open {
+			alarmed[al.Schedule] = true
+		}
+	}
+	note := ""
+	if len(als) == queue.MaxList {
+		note = fmt.Sprintf("The open alarms are looked for among the newest %d alarms; a schedule whose open alarm is older is not listed.", queue.MaxList)
+	}
+	return alarmed, note, nil
+}
+
+// matchSchedules returns the schedules of cfg that f matches, by name;
+// alarmed, when not nil, holds the only names that may match.
+func matchSchedules(cfg *schedule.Config, cursors map[string]queue.Cursor, f schedulesFilter, alarmed map[string]bool) []*schedule.Schedule {
 	var match []*schedule.Schedule
 	for _, sc := range cfg.Schedules {
 		paused := cursors[sc.Name].Paused
@@ -116,8 +154,14 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		match = append(match, sc)
 	}
 	slices.SortFunc(match, func(a, b *schedule.Schedule) int { return strings.Compare(a.Name, b.Name) })
-	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
-	data.Total, data.First, data.Last = len(match), lo+1, lo+len(shown)
+	return match
+}
+
+// setPages sets the counts of the page shown, the schedules of match from
+// position lo, and the links to the pages before and after it, which keep
+// the filter f.
+func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*schedule.Schedule, lo int) {
+	p.Total, p.First, p.Last = len(match), lo+1, lo+len(shown)
 	link := func(key, name string) string {
 		v := url.Values{}
 		for k, x := range map[string]string{"q": f.Q, "state": f.State, "alarm": f.Alarm, key: name} {
@@ -131,20 +175,23 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		return "/?" + v.Encode()
 	}
 	if hi := lo + len(shown); hi < len(match) && len(shown) > 0 {
-		data.Next = link("after", shown[len(shown)-1].Name)
+		p.Next = link("after", shown[len(shown)-1].Name)
 	}
 	switch {
 	case lo > 0 && len(shown) > 0:
-		data.Prev = link("before", shown[0].Name)
+		p.Prev = link("before", shown[0].Name)
 	case lo > 0:
-		data.Prev = link("", "") // past the last: back to the first page
+		p.Prev = link("", "") // past the last: back to the first page
 	}
+}
 
-	// The schedules' reads, a few at a time: the page takes the time of
-	// the slowest share rather than of them all in turn (SQLite reads on
-	// several connections, PostgreSQL on several backends).
-	data.Rows = make([]scheduleRow, len(shown))
-	errs := make([]error, len(shown))
+// scheduleRows reads the rows of the schedules shown, a few at a time: the
+// page takes the time of the slowest share rather than of them all in turn
+// (SQLite reads on several connections, PostgreSQL on several backends).
+// errs holds each row's read error.
+func (s *server) scheduleRows(ctx context.Context, cfg *schedule.Config, shown []*schedule.Schedule, cursors map[string]queue.Cursor) (rows []scheduleRow, errs []error) {
+	rows = make([]scheduleRow, len(shown))
+	errs = make([]error, len(shown))
 	sem := make(chan struct{}, parallelReads)
 	var wg sync.WaitGroup
 	for i, sc := range shown {
@@ -152,19 +199,11 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			data.Rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+			rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
 		}()
 	}
 	wg.Wait()
-	sess := s.cfg.SessionFunc(r)
-	for i, err := range errs {
-		if err != nil {
-			s.failRead(w, r, "schedule "+shown[i].Name, err)
-			return
-		}
-		data.Rows[i].Forms = sess.ScheduleForms(data.Rows[i].Name, data.Rows[i].Paused)
-	}
-	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
+	return rows, errs
 }
 
 // schedulesPageOf returns the page of match (sorted by name) that after or
@@ -374,8 +413,6 @@ func orNone(d time.Duration) string {
 	return d.String()
 }
 
-// zone is the zone of schedule's times: its configured zone, UTC for a
-// job of no schedule or of one no longer configured.
 // lastError is j's last error as a page shows it: masked by the
 // redact_output patterns and redacted payload values of its task (already
 // done as it was stored, unless the task gained them since).
@@ -383,6 +420,8 @@ func (s *server) lastError(j *queue.Job) string {
 	return s.cfg.ConfigFunc().Redactor(j.Type).Attempt(j.Payload, j.LastError)
 }
 
+// zone is the zone of schedule's times: its configured zone, UTC for a
+// job of no schedule or of one no longer configured.
 func (s *server) zone(schedule string) *time.Location {
 	if sc, ok := s.cfg.ConfigFunc().Schedule(schedule); ok && sc.Location != nil {
 		return sc.Location

@@ -1,4 +1,4 @@
-package cli_test
+package app_test
 
 import (
 	"context"
@@ -8,17 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scheduler-run/scheduler/internal/cli"
+	"github.com/scheduler-run/scheduler/cmd/scheduler/app"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // A team's own binary: the scheduler command with a Go task type, "greet",
-// registered next to the built-in command and http ones. Its main would
-// pass os.Args[1:] and the process's signals; here it runs -check on a
-// config whose task "greet" has neither command nor url.
+// registered next to the built-in command and http ones. Its main calls
+// tasks.RunSubprocess first, then passes os.Args[1:] and the signals it
+// asked for with signal.Notify (see docs/extending.md); here it runs
+// -check on a config whose task "greet" has neither command nor url.
 func ExampleRun() {
-	dir, _ := os.MkdirTemp("", "cli-example")
+	dir, _ := os.MkdirTemp("", "app-example")
 	defer os.RemoveAll(dir)
 	config := filepath.Join(dir, "schedules.toml")
 	os.WriteFile(config, []byte(`
@@ -36,15 +37,15 @@ payload = { name = "acme" }
 		fmt.Println("hello", string(j.Payload))
 		return nil
 	})
-	opts := cli.Options{Tasks: func(r *tasks.Registry) error { return r.Register("greet", greet) }}
+	opts := app.Options{Tasks: func(r *tasks.Registry) error { return r.Register("greet", greet) }}
 
-	err := cli.Run(context.Background(), []string{"-check", "-config", config}, io.Discard, os.Stderr, nil, opts)
-	fmt.Println("exit", cli.ExitCode(err))
+	err := app.Run(context.Background(), []string{"-check", "-config", config}, io.Discard, os.Stderr, nil, opts)
+	fmt.Println("exit", app.ExitCode(err))
 
 	// Without the registration the same file is rejected.
 	var problems strings.Builder
-	err = cli.Run(context.Background(), []string{"-check", "-config", config}, io.Discard, &problems, nil, cli.Options{})
-	fmt.Println("exit without the Go handler", cli.ExitCode(err))
+	err = app.Run(context.Background(), []string{"-check", "-config", config}, io.Discard, &problems, nil, app.Options{})
+	fmt.Println("exit without the Go handler", app.ExitCode(err))
 	fmt.Println(strings.Contains(problems.String(), "no go handler registered"))
 	// Output:
 	// exit 0

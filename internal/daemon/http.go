@@ -1,4 +1,4 @@
-package cli
+package daemon
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,122 +28,6 @@ const (
 	httpMaxHeaderBytes    = 16 << 10
 	httpShutdownWait      = 5 * time.Second
 )
-
-// healthEvery is how often the health check probes the beat and the pool's
-// loop: a loop that has not answered the probe of the previous look,
-// healthEvery ago, is stuck, and /healthz answers 503. Both loops answer a
-// probe whenever they wait, which they do at least every 30s when idle and
-// between every pass or trip when busy.
-const healthEvery = 10 * time.Second
-
-// writes is the outcome of the daemon's last write to the database: each
-// write transaction of its pools and of the beat reports to it (their
-// WroteFunc). A database that opens and answers reads but takes no write
-// (a read-only mount, an immutable file, a read-only PostgreSQL session, a
-// full disk) fails each one. It is safe for concurrent use.
-type writes struct {
-	mu  sync.Mutex
-	err error // of the last write: nil when it committed
-}
-
-func (w *writes) record(err error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.err = err
-}
-
-// failed returns the error of the last write, nil when it committed.
-func (w *writes) failed() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// health is what /healthz answers: the loops found stuck at the last look,
-// the last write to the database failed, or the daemon is stopping. It is
-// safe for concurrent use.
-type health struct {
-	clock  clock.Clock
-	live   *liveness
-	writes *writes
-	// agreement, when set, gives what the live daemons run as the beat
-	// last read it (schedule.Beat.Agreement): a disagreement is reported
-	// in the body of a 200, not as a failure. A health check that fails
-	// gets a daemon restarted, and a restart makes its config the newest,
-	// which then rules (see schedule.Agreement): the restart would hand
-	// the schedules to whichever file it loads.
-	agreement func() (schedule.Agreement, bool)
-
-	mu       sync.Mutex
-	late     []string
-	stopping bool
-}
-
-func newHealth(c clock.Clock, live *liveness, w *writes) *health {
-	return &health{clock: c, live: live, writes: w}
-}
-
-// run looks at the loops every healthEvery until ctx is done.
-func (h *health) run(ctx context.Context) {
-	h.live.look()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.clock.After(healthEvery):
-		}
-		late := h.live.look()
-		h.mu.Lock()
-		h.late = late
-		h.mu.Unlock()
-	}
-}
-
-// stop makes /healthz answer 503 from now on: the daemon is stopping.
-func (h *health) stop() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.stopping = true
-}
-
-func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.mu.Lock()
-	late, stopping := h.late, h.stopping
-	h.mu.Unlock()
-	werr := h.writes.failed()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	switch {
-	case stopping:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "stopping")
-	case len(late) > 0:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "stuck: %s did not answer within %s\n", strings.Join(late, ", "), healthEvery)
-	case werr != nil:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "database not writable: the last write failed: %v\n", werr)
-	default:
-		fmt.Fprintln(w, "ok")
-		if h.agreement == nil {
-			return
-		}
-		if a, ok := h.agreement(); ok && !a.Agreed() {
-			fmt.Fprintln(w, configsWarning(a))
-		}
-	}
-}
-
-// configsWarning says that the live daemons run different configs, which
-// rules, and what this daemon's beat does about it.
-func configsWarning(a schedule.Agreement) string {
-	part := "this daemon's beat sits out: its config is not the newest"
-	if a.SelfRules {
-		part = "this daemon's beat materialises: its config is the newest"
-	}
-	return fmt.Sprintf("configs differ: the live daemons run %d different configs; only the daemons of the newest one (sha256 %s) materialise instants; %s: %s",
-		a.Configs, shortSHA(a.Ruling), part, a)
-}
 
 // newSite returns the dashboard as the daemon serves it at "/": the pages
 // behind the login of h's credentials, and the actions when h enables them.
@@ -229,4 +112,57 @@ func (s *httpServer) shutdown(ctx context.Context) {
 		s.srv.Close()
 	}
 	<-s.done
+}
+
+// buildHTTP makes the metrics, the health check and the HTTP server of
+// d.listen, listening but not serving yet.
+func (d *Daemon) buildHTTP(clk clock.Clock) error {
+	d.met = newMetrics(d.q, d.running, d.cfg.Version, d.pools.gauges(), d.writes, d.log)
+	d.met.DeadlineFunc = d.beat.Deadline
+	d.met.AgreementFunc = d.beat.Agreement
+	d.health = newHealth(d.cfg.Clock, newLiveness(d.probes()), d.writes)
+	d.health.agreement = d.beat.Agreement
+	var site http.Handler
+	if d.running.HTTP.Dashboard {
+		h := d.running.HTTP
+		h.Listen = d.listen // the name it listens on is one the dashboard answers to
+		var err error
+		if site, err = newSite(d.q, h, d.beat, clk, d.log); err != nil {
+			return err
+		}
+	}
+	srv, err := listenHTTP(d.listen, d.met, d.health, site, d.log)
+	if err != nil {
+		return err
+	}
+	d.srv, d.site = srv, site != nil
+	if public, _ := schedule.CheckListen(d.listen); public {
+		what := "the metrics"
+		if d.site {
+			what = "the metrics, and sees the dashboard's login page"
+		}
+		d.log.Warn("http listens beyond the loopback interface: anyone who reaches it reads "+what, "listen", d.listen)
+	}
+	return nil
+}
+
+// serveHTTP serves the HTTP server and runs the health check's looks. The
+// function it returns stops both and returns once they have.
+func (d *Daemon) serveHTTP(ctx context.Context) (stop func()) {
+	healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { d.health.run(healthCtx) })
+	wg.Go(d.srv.serve)
+	paths := "/metrics /healthz"
+	if d.site {
+		paths += " / (the dashboard)"
+	}
+	h := d.running.HTTP
+	d.log.Info("http listening", "listen", d.srv.Addr().String(), "paths", paths,
+		"dashboard_login", d.site && h.Credentials(), "dashboard_actions", d.site && h.Actions)
+	return func() {
+		d.srv.shutdown(ctx)
+		stopHealth()
+		wg.Wait()
+	}
 }

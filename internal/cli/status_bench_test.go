@@ -17,11 +17,10 @@ import (
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
-// BenchmarkScrapeMillion measures a scrape of /metrics (the registry's
-// Gather, database reads included) and -status, in process, on a queue of
+// BenchmarkStatusMillion measures -status -json, in process, on a queue of
 // 1,000,000 done jobs and 1,000 ready ones, with ten schedules: on a SQLite
 // file and, when SCHEDULER_TEST_POSTGRES is set, on a PostgreSQL schema.
-func BenchmarkScrapeMillion(b *testing.B) {
+func BenchmarkStatusMillion(b *testing.B) {
 	ctx := context.Background()
 	var conf strings.Builder
 	conf.WriteString("[tasks.type0]\ncommand = [\"true\"]\n")
@@ -43,7 +42,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 		if err := sqlitetest.FillMillion(ctx, path, 1_000_000, 1000, start); err != nil {
 			b.Fatal(err)
 		}
-		benchScrape(b, cfg, path)
+		benchStatus(b, cfg, path)
 	})
 	b.Run("postgres", func(b *testing.B) {
 		dsn := pgtest.DSN(b)
@@ -55,35 +54,19 @@ func BenchmarkScrapeMillion(b *testing.B) {
 		if err := pgtest.FillMillion(ctx, dsn, 1_000_000, 1000, start); err != nil {
 			b.Fatal(err)
 		}
-		benchScrape(b, cfg, dsn)
+		benchStatus(b, cfg, dsn)
 	})
 }
 
-// benchScrape measures a scrape and -status of the queue at db.
-func benchScrape(b *testing.B, cfg *schedule.Config, db string) {
+// benchStatus measures -status -json of the queue at db.
+func benchStatus(b *testing.B, cfg *schedule.Config, db string) {
 	ctx := context.Background()
-	log := slog.New(slog.DiscardHandler)
-	b.Run("scrape", func(b *testing.B) {
-		q, err := queue.Open(ctx, db, queue.Config{})
-		if err != nil {
+	o := &options{json: true, wait: time.Minute}
+	a := &app{o: o, cfg: cfg, db: db, dbPath: db, stdout: io.Discard, stderr: io.Discard,
+		log: slog.New(slog.DiscardHandler), clock: clock.Real{}}
+	for b.Loop() {
+		if err := a.showStatus(ctx); err != nil {
 			b.Fatal(err)
 		}
-		defer q.Close()
-		m := newMetrics(q, cfg, "bench", []poolGauge{{name: "default", workers: 8, busy: func() int { return 0 }}}, &writes{}, log)
-		for b.Loop() {
-			mfs, err := m.reg.Gather()
-			if err != nil || len(mfs) == 0 {
-				b.Fatalf("Gather = %d families, %v", len(mfs), err)
-			}
-		}
-	})
-	b.Run("status", func(b *testing.B) {
-		o := &options{json: true, wait: time.Minute}
-		a := &app{o: o, cfg: cfg, db: db, dbPath: db, stdout: io.Discard, stderr: io.Discard, log: log, clock: clock.Real{}}
-		for b.Loop() {
-			if err := a.showStatus(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }

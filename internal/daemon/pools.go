@@ -1,13 +1,9 @@
-package cli
+package daemon
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"runtime"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
@@ -169,36 +165,4 @@ func (wp *workerPools) poolAttrs() string {
 		s += fmt.Sprintf("%s=%d", name, wp.sizes[name])
 	}
 	return s
-}
-
-// printPools lists, for -check, the worker pools when the config has
-// [pools.NAME] tables: each pool's workers and tasks, the default pool's
-// being the tasks of no table; nothing when it has none.
-func printPools(out io.Writer, cfg *schedule.Config) {
-	if len(cfg.Pools) == 0 {
-		return
-	}
-	var rest []string
-	for _, name := range taskNames(cfg) {
-		if cfg.PoolOf(name) == schedule.DefaultPool {
-			rest = append(rest, name)
-		}
-	}
-	workers := cfg.Scheduler.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0) // the pool's default
-	}
-	list := func(ts []string) string {
-		if len(ts) == 0 {
-			return "-"
-		}
-		return strings.Join(ts, ", ")
-	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "POOL\tWORKERS\tTASKS\n")
-	fmt.Fprintf(w, "%s\t%d\t%s\n", schedule.DefaultPool, workers, list(rest))
-	for _, p := range cfg.Pools {
-		fmt.Fprintf(w, "%s\t%d\t%s\n", p.Name, p.Workers, list(p.Tasks))
-	}
-	w.Flush()
 }

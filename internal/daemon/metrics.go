@@ -1,17 +1,12 @@
-package cli
+package daemon
 
 import (
-	"context"
 	"log/slog"
-	"maps"
 	"runtime"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 )
@@ -103,6 +98,18 @@ type poolGauge struct {
 // version, its worker pools and the outcome of its writes given.
 func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
+	m.newCounters()
+	m.db = &metricsCollector{q: q, m: m, clock: q.Clock(), log: log, cfg: cfg}
+	m.reg.MustRegister(m.materialised, m.skipped, m.finished, m.reclaimed, m.alarms, m.notifyFailed,
+		m.duration, m.startDelay, buildInfo(version), writable(w), m.db)
+	m.registerPools(pools)
+	m.precreate(cfg)
+	return m
+}
+
+// newCounters makes the counters and histograms that the pools and the
+// beat feed.
+func (m *metrics) newCounters() {
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
 		Help: "Jobs the beat inserted for a schedule's instants: one per fan-out item of each run.",
@@ -137,15 +144,21 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 		Help:    "How long after it was due (its run_at) an attempt started, by task.",
 		Buckets: durationBuckets,
 	}, []string{labelTask})
-	m.db = &metricsCollector{q: q, m: m, clock: q.Clock(), log: log, cfg: cfg}
+}
 
-	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+// buildInfo is scheduler_build_info of the program's version.
+func buildInfo(version string) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "scheduler_build_info",
 		Help: "Always 1; its labels give the version of the program and of Go.",
 	}, []string{"version", "goversion"})
-	buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	g.WithLabelValues(version, runtime.Version()).Set(1)
+	return g
+}
 
-	writable := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+// writable is scheduler_database_writable, read from w.
+func writable(w *writes) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "scheduler_database_writable",
 		Help: "1 while the daemon's last write to the database (a pool's or the beat's transaction) committed; 0 from a write that failed until one commits.",
 	}, func() float64 {
@@ -154,11 +167,12 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 		}
 		return 1
 	})
+}
 
-	m.reg.MustRegister(m.materialised, m.skipped, m.finished, m.reclaimed, m.alarms, m.notifyFailed,
-		m.duration, m.startDelay, buildInfo, writable, m.db)
-	// One series per pool, labelled with its name ("default" for the
-	// tasks of no [pools.NAME]): a sum over pool is the daemon's.
+// registerPools registers the gauges of the pools: one series per pool,
+// labelled with its name ("default" for the tasks of no [pools.NAME]), so
+// that a sum over pool is the daemon's.
+func (m *metrics) registerPools(pools []poolGauge) {
 	for _, p := range pools {
 		m.reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -173,8 +187,6 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 			}, func() float64 { return float64(p.busy()) }),
 		)
 	}
-	m.precreate(cfg)
-	return m
 }
 
 // setConfig makes the series of cfg's schedules and tasks exist at 0 and
@@ -185,6 +197,7 @@ func (m *metrics) setConfig(cfg *schedule.Config) {
 	m.precreate(cfg)
 }
 
+// precreate makes the series of cfg's schedules and tasks exist at 0.
 func (m *metrics) precreate(cfg *schedule.Config) {
 	for _, s := range cfg.Schedules {
 		m.materialised.WithLabelValues(s.Name)
@@ -260,156 +273,4 @@ func (m *metrics) NotificationFailed(task string) {
 	if m != nil {
 		m.notifyFailed.WithLabelValues(task).Inc()
 	}
-}
-
-// metricsCollector reads the gauges that reflect the database at each
-// scrape: jobs by task and state, each task's oldest ready job, and per
-// schedule its last success and completion, next run and pause; and the
-// beat's view of the daemons' configs.
-type metricsCollector struct {
-	q     *queue.Queue
-	m     *metrics
-	clock clock.Clock
-	log   *slog.Logger
-
-	mu  sync.Mutex
-	cfg *schedule.Config
-}
-
-func (c *metricsCollector) setConfig(cfg *schedule.Config) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cfg = cfg
-}
-
-var (
-	descJobs = prometheus.NewDesc("scheduler_jobs",
-		"Jobs in the database by task and state (every daemon's).", []string{labelTask, labelState}, nil)
-	descOldestReady = prometheus.NewDesc("scheduler_oldest_ready_job_timestamp_seconds",
-		"When the oldest job of a task that is ready to run became ready (its run_at); absent while none waits.", []string{labelTask}, nil)
-	descLastSuccess = prometheus.NewDesc("scheduler_schedule_last_success_timestamp_seconds",
-		"When the newest successful job of a schedule finished; 0 when none is kept.", []string{labelSchedule}, nil)
-	descLastCompletion = prometheus.NewDesc("scheduler_schedule_last_completion_timestamp_seconds",
-		"When the newest job of a schedule that succeeded or went dead finished; 0 when none is kept.", []string{labelSchedule}, nil)
-	descNextRun = prometheus.NewDesc("scheduler_schedule_next_run_timestamp_seconds",
-		"The next instant of a schedule; absent while it is paused.", []string{labelSchedule}, nil)
-	descDeadline = prometheus.NewDesc("scheduler_schedule_deadline_timestamp_seconds",
-		"When the current run of a schedule must have succeeded by; absent when it has no deadline.", []string{labelSchedule}, nil)
-	descPaused = prometheus.NewDesc("scheduler_schedule_paused",
-		"1 while a schedule is paused, else 0.", []string{labelSchedule}, nil)
-	descDatabaseUp = prometheus.NewDesc("scheduler_database_up",
-		"1 when the scrape read the database, 0 when a read failed (the gauges read from it are then absent).", nil, nil)
-	descDaemonsConfigs = prometheus.NewDesc("scheduler_daemons_configs",
-		"Distinct configs the live daemons on the database run, as this daemon's beat last read their rows: 1 when they agree.", nil, nil)
-	descMaterialising = prometheus.NewDesc("scheduler_beat_materialising",
-		"1 while this daemon's beat materialises instants (its config is the newest among the live daemons'), 0 while it sits out.", nil, nil)
-)
-
-// Describe sends the collector's descriptions.
-func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descPaused, descDatabaseUp,
-		descDaemonsConfigs, descMaterialising} {
-		ch <- d
-	}
-}
-
-// Collect reads the database and sends the gauges. A read that fails
-// leaves the gauges it would have given out and sets
-// scheduler_database_up to 0, so that the rest of the scrape still serves.
-func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	cfg := c.cfg
-	c.mu.Unlock()
-	if f := c.m.AgreementFunc; f != nil {
-		if a, ok := f(); ok {
-			materialising := 0.0
-			if a.SelfRules {
-				materialising = 1
-			}
-			ch <- prometheus.MustNewConstMetric(descDaemonsConfigs, prometheus.GaugeValue, float64(a.Configs))
-			ch <- prometheus.MustNewConstMetric(descMaterialising, prometheus.GaugeValue, materialising)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-	defer cancel()
-	if err := c.collect(ctx, cfg, ch); err != nil {
-		c.log.Error("metrics: database read failed", "err", err)
-		ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 0)
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 1)
-}
-
-func (c *metricsCollector) collect(ctx context.Context, cfg *schedule.Config, ch chan<- prometheus.Metric) error {
-	st, err := c.q.Stats(ctx)
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(cfg.Schedules))
-	for _, s := range cfg.Schedules {
-		names = append(names, s.Name)
-	}
-	fin, err := c.q.Finishes(ctx, names)
-	if err != nil {
-		return err
-	}
-	cursors, err := c.q.Cursors(ctx)
-	if err != nil {
-		return err
-	}
-	now := c.clock.Now()
-
-	// Every configured task in every state, and any other type the
-	// database holds (a task a reload removed, a Go type).
-	tasks := map[string]bool{}
-	for name := range cfg.Tasks {
-		tasks[name] = true
-	}
-	for _, byType := range st.Counts {
-		for typ := range byType {
-			tasks[typ] = true
-		}
-	}
-	for _, task := range slices.Sorted(maps.Keys(tasks)) {
-		for _, state := range jobStates {
-			ch <- prometheus.MustNewConstMetric(descJobs, prometheus.GaugeValue, float64(st.Counts[state][task]), task, string(state))
-		}
-	}
-	for _, task := range slices.Sorted(maps.Keys(st.ReadySince)) {
-		ch <- prometheus.MustNewConstMetric(descOldestReady, prometheus.GaugeValue, seconds(st.ReadySince[task]), task)
-	}
-	for _, s := range cfg.Schedules {
-		f := fin[s.Name]
-		ch <- prometheus.MustNewConstMetric(descLastSuccess, prometheus.GaugeValue, seconds(f.LastSuccess), s.Name)
-		ch <- prometheus.MustNewConstMetric(descLastCompletion, prometheus.GaugeValue, seconds(f.LastCompletion), s.Name)
-		cur, ok := cursors[s.Name]
-		paused := 0.0
-		if cur.Paused {
-			paused = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descPaused, prometheus.GaugeValue, paused, s.Name)
-		if !cur.Paused {
-			from := now
-			if ok && cur.At.After(from) {
-				from = cur.At
-			}
-			if next := s.Next(from); !next.IsZero() {
-				ch <- prometheus.MustNewConstMetric(descNextRun, prometheus.GaugeValue, seconds(next), s.Name)
-			}
-		}
-		if f := c.m.DeadlineFunc; f != nil {
-			if at, ok := f(s.Name); ok {
-				ch <- prometheus.MustNewConstMetric(descDeadline, prometheus.GaugeValue, seconds(at), s.Name)
-			}
-		}
-	}
-	return nil
-}
-
-// seconds is t as Unix seconds, 0 for the zero time.
-func seconds(t time.Time) float64 {
-	if t.IsZero() {
-		return 0
-	}
-	return float64(t.UnixMilli()) / 1000
 }

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// showNext prints the next runs of a schedule: after now, or at or after
+// -from. "@every" runs are counted from the schedule's cursor in the
+// database, as the beat counts them.
+func (a *app) showNext(ctx context.Context) error {
+	s, err := a.schedule(a.o.next)
+	if err != nil {
+		return err
+	}
+	opts, err := a.nextOptions(ctx, s)
+	if err != nil {
+		return err
+	}
+	runs, err := schedule.NextRuns(a.cfg, s.Name, a.o.n, opts)
+	if err != nil {
+		return err
+	}
+	out := make([]nextView, len(runs))
+	for i, r := range runs {
+		out[i] = nextView{At: instant(r.At, s.Location), DST: r.DST, Note: r.Note}
+	}
+	if a.o.json {
+		return writeJSON(a.stdout, out)
+	}
+	w := bufio.NewWriter(a.stdout)
+	for _, r := range out {
+		if r.DST != "" {
+			fmt.Fprintf(w, "%s  %s: %s\n", r.At, r.DST, r.Note)
+		} else {
+			fmt.Fprintln(w, r.At)
+		}
+	}
+	return w.Flush()
+}
+
+// nextOptions is where -next counts s's runs from: now or -from, and the
+// schedule's cursor in the database when it has one. What it cannot know
+// it says on stderr.
+func (a *app) nextOptions(ctx context.Context, s *schedule.Schedule) (schedule.NextOptions, error) {
+	opts := schedule.NextOptions{From: a.clock.Now()}
+	counted := "now"
+	if a.o.from != "" {
+		from, err := parseFrom(a.o.from, s.Location)
+		if err != nil {
+			return opts, err
+		}
+		opts.From = from.Add(-time.Nanosecond) // runs at or after -from
+		counted = "-from"
+	}
+	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
+		if s.Spec().Every() > 0 {
+			fmt.Fprintf(a.stderr, "no database at %s: @every runs are counted from %s, not from the schedule's cursor\n", a.dbPath, counted)
+		}
+	} else {
+		q, err := a.openQueue(ctx, false)
+		if err != nil {
+			return opts, err
+		}
+		cursors, err := q.Cursors(ctx)
+		q.Close()
+		if err != nil {
+			return opts, err
+		}
+		cur, ok := cursors[s.Name]
+		switch {
+		case !ok && s.Spec().Every() > 0:
+			fmt.Fprintf(a.stderr, "schedule %s has not started in %s: @every runs are counted from %s; the daemon counts them from when it starts the schedule\n", s.Name, a.dbPath, counted)
+		case ok:
+			opts.Cursor = cur.At
+			if a.o.from == "" && cur.At.After(opts.From) {
+				opts.From = cur.At // the beat runs nothing at or before its cursor
+			}
+			if cur.Paused {
+				fmt.Fprintf(a.stderr, "schedule %s is paused: these runs happen only after -resume\n", s.Name)
+			}
+		}
+	}
+	if s.Spec().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
+		// Counted from -from itself, as the beat counts from a new cursor.
+		opts.From = opts.From.Add(time.Nanosecond)
+	}
+	return opts, nil
+}
+
+// nextView is a run as -next -json prints it.
+type nextView struct {
+	At   string `json:"at"`
+	DST  string `json:"dst,omitempty"`  // "moved" or "folded"
+	Note string `json:"note,omitempty"` // what the daylight-saving rule did
+}
+
+// parseFrom reads -from for -next: RFC 3339, or a wall time in loc written
+// YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS.
+func parseFrom(s string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("-from %q: want RFC 3339 (2026-11-01T00:00:00-04:00), or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone (%s)", s, loc)
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// daemonView is a daemon's row in the pools table as -status shows it.
+type daemonView struct {
+	Owner     string `json:"owner"`
+	PID       int    `json:"pid"`
+	Host      string `json:"host"`
+	Version   string `json:"version"`
+	StartedAt string `json:"started_at"`
+	LastSeen  string `json:"last_seen"`
+	Alive     bool   `json:"alive"`
+	// The config the daemon runs and when it loaded it; null for a
+	// daemon that records none (an older version, a program of its own).
+	ConfigSHA256   *string `json:"config_sha256"`
+	ConfigLoadedAt *string `json:"config_loaded_at"`
+}
+
+// configsView is what -status says of the configs of the live daemons.
+type configsView struct {
+	Count int `json:"count"` // distinct configs among them: 1 when they agree
+	// Ruling is the SHA-256 of the newest, the one whose daemons
+	// materialise instants; null when none records a config.
+	Ruling   *string `json:"ruling_sha256"`
+	RulingAt *string `json:"ruling_loaded_at"`
+}
+
+// lastSkipView is a schedule's newest skip in -status.
+type lastSkipView struct {
+	Instant string `json:"instant"`
+	Item    string `json:"item"`
+	Reason  string `json:"reason"`
+}
+
+// observeStatus adds to rep what -status shows beyond counts: the daemons
+// and whether one is alive, each schedule's last instant summed over its
+// fan-out items, and its skips of the last day. Every read is bounded: one
+// range of an index per schedule.
+func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
+	now := q.Clock().Now()
+	ds, err := q.Daemons(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Daemons = []daemonView{}
+	for _, d := range ds {
+		alive := d.Alive(now)
+		v := daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
+			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive}
+		if d.Config != "" {
+			v.ConfigSHA256, v.ConfigLoadedAt = ptr(d.Config), ptr(rfc3339(d.ConfigAt, time.UTC))
+		}
+		rep.Daemons = append(rep.Daemons, v)
+		rep.DaemonAlive = rep.DaemonAlive || alive
+	}
+	ag := schedule.Agree(ds, queue.Process{}, now)
+	rep.Configs = &configsView{Count: ag.Configs}
+	if ag.Ruling != "" {
+		rep.Configs.Ruling, rep.Configs.RulingAt = ptr(ag.Ruling), ptr(rfc3339(ag.RulingAt, time.UTC))
+	}
+	for i := range rep.Schedules {
+		ss := &rep.Schedules[i]
+		loc := a.zone(ss.Name)
+		if ss.last != nil {
+			// The instant as stored, to the millisecond: LastRun is printed
+			// to the second.
+			o, err := q.Instant(ctx, ss.Name, ss.last.ScheduledAt)
+			if err != nil {
+				return err
+			}
+			ss.LastItems, ss.LastStates = o.Jobs, stateCounts(o)
+			if o.Jobs > 0 {
+				ss.LastState = ptr(string(worstState(o.States)))
+			}
+		}
+		if ss.lastManual != nil {
+			if err := a.observeManual(ctx, q, ss); err != nil {
+				return err
+			}
+		}
+		if err := a.observeDeadline(ctx, q, ss); err != nil {
+			return err
+		}
+		sum, err := q.SkipSummary(ctx, ss.Name, now.Add(-24*time.Hour))
+		if err != nil {
+			return err
+		}
+		ss.SkipsLastDay = sum.Count
+		if sum.Last != nil {
+			ss.LastSkip = &lastSkipView{Instant: rfc3339(sum.Last.ScheduledAt, loc), Item: sum.Last.Item, Reason: string(sum.Last.Reason)}
+		}
+	}
+	return nil
+}
+
+// stateSeverity orders states from the one an operator must see first: an
+// instant with one dead item is dead, whatever its other items did.
+var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
+
+// stateCounts are o's jobs by state, as -status prints them.
+func stateCounts(o queue.InstantOutcome) map[string]int {
+	m := map[string]int{}
+	for st, n := range o.States {
+		m[string(st)] = n
+	}
+	return m
+}
+
+// worstState is the most severe state of m that has jobs (see
+// stateSeverity); "" when none has.
+func worstState(m map[queue.State]int) queue.State {
+	for _, st := range stateSeverity {
+		if m[st] > 0 {
+			return st
+		}
+	}
+	return ""
+}
+
+// observeManual sums the schedule's last manual run over its items: the
+// jobs of one -trigger are the newest of the schedule's manual jobs up to
+// LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
+// items (see Store.Run).
+func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+	j := ss.lastManual
+	prefix := j.Schedule + "|" + j.Item
+	if !strings.HasPrefix(j.Key, prefix+"|") {
+		return nil // not a key -trigger made: the one job stands alone
+	}
+	span := 1
+	if a.cfg != nil {
+		if s, ok := a.cfg.Schedule(ss.Name); ok {
+			span = len(s.Items())
+		}
+	}
+	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	if err != nil {
+		return err
+	}
+	ss.LastManualItems, ss.LastManualStates = o.Jobs, stateCounts(o)
+	if o.Jobs > 0 {
+		ss.LastManualState = ptr(string(worstState(o.States)))
+	}
+	return nil
+}

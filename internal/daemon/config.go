@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// UsageError is a start that New refused for something the operator
+// gave: a task that no handler can run, a watchdog setting systemd would
+// not give, an address that would show the dashboard to anyone without a
+// login. The command exits with its usage status for it.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// ReadConfig loads the config file at path and returns the bytes it was
+// made from, which the daemon stores as the config it runs.
+func ReadConfig(path string) (*schedule.Config, []byte, error) {
+	data, err := schedule.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := schedule.Parse(path, data)
+	return cfg, data, err
+}
+
+// storeRunningConfig records the bytes of the config the daemon now runs
+// in the database, with the file's absolute path, so that an operator
+// command run from another directory can name it. Operator commands fall
+// back to it when the file does not load.
+func (d *Daemon) storeRunningConfig(ctx context.Context) error {
+	path, err := filepath.Abs(d.cfg.File)
+	if err != nil {
+		return fmt.Errorf("store running config: %w", err)
+	}
+	if _, err := d.q.SaveConfig(ctx, path, d.data); err != nil {
+		return fmt.Errorf("database %s: %w", d.q.Name(), err)
+	}
+	return nil
+}
+
+// logConfigWarnings logs what in cfg is probably a mistake but loads.
+func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
+	for _, e := range cfg.Warnings {
+		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
+	}
+}

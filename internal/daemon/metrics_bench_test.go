@@ -1,0 +1,76 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
+	"github.com/scheduler-run/scheduler/schedule"
+)
+
+// BenchmarkScrapeMillion measures a scrape of /metrics (the registry's
+// Gather, database reads included), in process, on a queue of
+// 1,000,000 done jobs and 1,000 ready ones, with ten schedules: on a SQLite
+// file and, when SCHEDULER_TEST_POSTGRES is set, on a PostgreSQL schema.
+func BenchmarkScrapeMillion(b *testing.B) {
+	ctx := context.Background()
+	var conf strings.Builder
+	conf.WriteString("[tasks.type0]\ncommand = [\"true\"]\n")
+	for i := range 10 {
+		fmt.Fprintf(&conf, "[[schedule]]\nname = \"schedule%d\"\ncron = \"0 0 1 1 *\"\ntask = \"type0\"\n", i)
+	}
+	cfg, err := schedule.Parse("schedules.toml", []byte(conf.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now().Add(-2 * time.Hour)
+	b.Run("sqlite", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "q.db")
+		q, err := queue.Open(ctx, path, queue.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.Close()
+		if err := sqlitetest.FillMillion(ctx, path, 1_000_000, 1000, start); err != nil {
+			b.Fatal(err)
+		}
+		benchScrape(b, cfg, path)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		dsn := pgtest.DSN(b)
+		q, err := queue.Open(ctx, dsn, queue.Config{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		q.Close()
+		if err := pgtest.FillMillion(ctx, dsn, 1_000_000, 1000, start); err != nil {
+			b.Fatal(err)
+		}
+		benchScrape(b, cfg, dsn)
+	})
+}
+
+// benchScrape measures a scrape of the queue at db.
+func benchScrape(b *testing.B, cfg *schedule.Config, db string) {
+	ctx := context.Background()
+	q, err := queue.Open(ctx, db, queue.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	log := slog.New(slog.DiscardHandler)
+	m := newMetrics(q, cfg, "bench", []poolGauge{{name: "default", workers: 8, busy: func() int { return 0 }}}, &writes{}, log)
+	for b.Loop() {
+		mfs, err := m.reg.Gather()
+		if err != nil || len(mfs) == 0 {
+			b.Fatalf("Gather = %d families, %v", len(mfs), err)
+		}
+	}
+}

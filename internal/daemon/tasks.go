@@ -1,0 +1,71 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/tasks"
+)
+
+// NewRegistry returns a task registry with the program's own Go task
+// types, which register adds (nil adds none).
+func NewRegistry(register func(*tasks.Registry) error, clk clock.Clock, log *slog.Logger) (*tasks.Registry, error) {
+	reg := tasks.NewRegistry(tasks.Config{Logger: log, Clock: clk})
+	if register != nil {
+		if err := register(reg); err != nil {
+			return nil, fmt.Errorf("register task types: %w", err)
+		}
+	}
+	return reg, nil
+}
+
+// CheckTasks builds every task's handler, so that -check, the start and a
+// reload reject alike what the pools could not run. The error is a
+// schedule.ConfigErrors naming each task.
+func CheckTasks(reg *tasks.Registry, cfg *schedule.Config) error {
+	var errs schedule.ConfigErrors
+	for _, name := range taskNames(cfg) {
+		if _, err := reg.Handler(name, taskSpec(cfg.Tasks[name])); err != nil {
+			errs = append(errs, &schedule.ConfigError{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// taskSpec is what the tasks package needs of a [tasks.NAME] table.
+func taskSpec(t *schedule.Task) tasks.Spec {
+	return tasks.Spec{
+		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
+		URL: t.URL, Method: t.Method, Headers: t.Headers, FollowRedirects: t.FollowRedirects, KillGrace: t.KillGrace,
+		Limits: TaskLimits(t),
+	}
+}
+
+// TaskLimits is what the tasks package needs of a task's resource limits.
+func TaskLimits(t *schedule.Task) tasks.Limits {
+	return tasks.Limits{MemoryMax: t.MemoryMax, CPUTimeMax: t.CPUTimeMax, OpenFilesMax: t.OpenFilesMax, Retryable: t.RetryOverLimit}
+}
+
+// taskNames are the names of cfg's tasks, sorted.
+func taskNames(cfg *schedule.Config) []string {
+	return slices.Sorted(maps.Keys(cfg.Tasks))
+}
+
+// scheduleZones maps each schedule of cfg to its zone, the TZ its command
+// jobs get. A job carries its schedule's name, so the zone it runs in is
+// the one the running config gives that schedule: after a reload that
+// changes a zone, jobs already queued run in the new one.
+func scheduleZones(cfg *schedule.Config) map[string]string {
+	zones := make(map[string]string, len(cfg.Schedules))
+	for _, s := range cfg.Schedules {
+		zones[s.Name] = s.Location.String()
+	}
+	return zones
+}
