@@ -132,6 +132,12 @@ func TestMetricsScrape(t *testing.T) {
 			t.Errorf("before any run: %s = %v (present %v), want %v", series, got, ok, want)
 		}
 	}
+	// The Go runtime's and the process's own metrics, as any daemon has.
+	for _, series := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"} {
+		if got, ok := before[series]; !ok || got <= 0 {
+			t.Errorf("%s = %v (present %v), want a positive value", series, got, ok)
+		}
+	}
 
 	mustCLI(t, dir, "-trigger", "yearly")
 	mustCLI(t, dir, "-trigger", "yearly", "-key", "second")

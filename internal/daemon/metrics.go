@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
@@ -101,7 +102,8 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 	m.newCounters()
 	m.db = &metricsCollector{q: q, m: m, clock: q.Clock(), log: log, cfg: cfg}
 	m.reg.MustRegister(m.materialised, m.skipped, m.finished, m.reclaimed, m.alarms, m.notifyFailed,
-		m.duration, m.startDelay, buildInfo(version), writable(w), m.db)
+		m.duration, m.startDelay, buildInfo(version), writable(w), m.db,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.registerPools(pools)
 	m.precreate(cfg)
 	return m
