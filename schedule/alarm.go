@@ -158,10 +158,10 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		// The next limit due: of the first instant whose limit is still
 		// ahead (an instant between the mark and it had no job to judge).
 		if s.StartWithin > 0 {
-			wakeAt(s.spec.nextEvent(cur.At, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
+			wakeAt(s.expr.NextFrom(cur.At, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
 		}
 		if s.Deadline > 0 {
-			nextDeadline[s.Name] = s.spec.nextEvent(cur.At, later(nm.Missed, now.Add(-s.Deadline))).Add(s.Deadline)
+			nextDeadline[s.Name] = s.expr.NextFrom(cur.At, later(nm.Missed, now.Add(-s.Deadline))).Add(s.Deadline)
 			wakeAt(nextDeadline[s.Name])
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
 // Log attribute keys.
@@ -832,10 +833,10 @@ func (b *Beat) forget(name string, since time.Time) {
 type tick struct {
 	s         *Schedule
 	cur       queue.Cursor
-	due       []instant
+	due       []cron.Instant
 	truncated bool
 	runs      []time.Time
-	skips     []skipped
+	skips     []cron.Skip
 	to, next  time.Time
 	adv       queue.Advance
 	moved     *moved // the cursor's creation or restart, if the tick commits one
@@ -849,12 +850,12 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 		after = now
 	}
 	if cur.Paused {
-		return nil, s.spec.nextEvent(cur.At, after)
+		return nil, s.expr.NextFrom(cur.At, after)
 	}
 	// The instants due first, then the next one: in this order the second
-	// is the answer Spec.step has kept from the first.
-	due, truncated := s.spec.between(cur.At, now, maxInstantsPerAdvance)
-	next := s.spec.nextEvent(cur.At, after)
+	// is the answer cron.Expr has kept from the first.
+	due, truncated := s.expr.Between(cur.At, now, maxInstantsPerAdvance)
+	next := s.expr.NextFrom(cur.At, after)
 	if len(due) == 0 {
 		return nil, next
 	}
@@ -864,9 +865,9 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
 		late = b.lateFrom
 	}
-	runs, skips := planInstants(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
-	to := due[len(due)-1].at
-	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
+	runs, skips := cron.Plan(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, false)
+	to := due[len(due)-1].At
+	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, reason(queue.SkipMisfire), now)
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
 }
 
@@ -883,7 +884,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 	b.report(s.Name, adv, res)
 	if truncated {
 		b.log.WarnContext(ctx, "missed instants passed over without a record",
-			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].at)
+			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].At)
 	}
 	lines := 0
 	for _, sk := range adv.Skips {

@@ -211,22 +211,6 @@ func BenchmarkBeatFanOut100000(b *testing.B) {
 	benchmarkPass(b, sb.String(), n)
 }
 
-// BenchmarkSpecNext measures the DST-aware next-instant computation.
-func BenchmarkSpecNext(b *testing.B) {
-	for _, expr := range []string{"*/15 * * * *", "30 2 * * *", "0 0 29 2 *"} {
-		b.Run(expr, func(b *testing.B) {
-			s := mustSpec(b, expr, "America/New_York")
-			at := t0
-			for b.Loop() {
-				at = s.Next(at)
-				if at.Year() > 2400 {
-					at = t0
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkParseBrokenConfig20000 parses a 1.3 MB file of 20,000 schedules,
 // each with a bad cron expression. The loader stops after MaxConfigErrors
 // problems and must not spend time proportional to the file's size for each

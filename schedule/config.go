@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
 // Defaults of schedules.toml.
@@ -49,7 +50,7 @@ type Config struct {
 	// default pool, of Scheduler.Workers (see PoolOf).
 	Pools []*Pool
 	// Warnings are what is probably a mistake but loads, such as the cron
-	// "0 3 * * * *" (see Spec): in line order, for -check and the daemon to
+	// "0 3 * * * *" (see cron.Expr.Warning): in line order, for -check and the daemon to
 	// report.
 	Warnings []*ConfigError
 
@@ -266,34 +267,6 @@ func (t *Task) redactFunc() func(j *queue.Job, s string) string {
 	return func(j *queue.Job, s string) string { return r.Attempt(j.Payload, s) }
 }
 
-// CatchUp is a schedule's policy for instants missed while nothing ran it:
-// downtime, a pause, or a forward jump of the clock.
-type CatchUp string
-
-// Catch-up policies. An instant counts as missed when it is materialised
-// later than Scheduler.MisfireGrace, or was passed during a pause;
-// instants within the grace of a running schedule always run.
-const (
-	// CatchUpLatest runs the most recent missed instant once, unless an
-	// instant on time runs anyway, and skips the others. The default.
-	CatchUpLatest CatchUp = "latest"
-	// CatchUpAll runs each missed instant, the newest CatchUpLimit of them,
-	// and skips the older ones.
-	CatchUpAll CatchUp = "all"
-	// CatchUpNone skips every missed instant.
-	CatchUpNone CatchUp = "none"
-)
-
-// UnmarshalText accepts "latest", "all" or "none".
-func (c *CatchUp) UnmarshalText(b []byte) error {
-	switch v := CatchUp(b); v {
-	case CatchUpLatest, CatchUpAll, CatchUpNone:
-		*c = v
-		return nil
-	}
-	return fmt.Errorf("%q is not a catch-up policy: want latest, all or none", b)
-}
-
 // Overlap is a schedule's policy for an instant that comes while a job of
 // the same schedule and item is still pending or running.
 type Overlap string
@@ -322,7 +295,7 @@ type Schedule struct {
 	// Name identifies the schedule (key name): its cursor, its jobs' dedup
 	// keys. Letters, digits and "-_.:@/".
 	Name string
-	// Cron is the expression as written (key cron); see Spec.
+	// Cron is the expression as written (key cron); see cron.Expr.
 	Cron string
 	// Location is the zone Cron is read in: its CRON_TZ= prefix, else the
 	// schedule's timezone key, else Scheduler.Timezone.
@@ -335,8 +308,8 @@ type Schedule struct {
 	// see Item.
 	ForEach []map[string]any
 	// CatchUp is the policy for missed instants (key catch_up). Default:
-	// CatchUpLatest.
-	CatchUp CatchUp
+	// cron.CatchUpLatest.
+	CatchUp cron.CatchUp
 	// CatchUpLimit is how many missed instants CatchUpAll runs (key
 	// catch_up_limit, 1 to MaxCatchUpLimit). Default: 100.
 	CatchUpLimit int
@@ -356,7 +329,7 @@ type Schedule struct {
 	// (key notify). Default: Scheduler.Notify; an empty array: none.
 	Notify []string
 
-	spec  *Spec
+	expr  *cron.Expr
 	items []Item
 }
 
@@ -367,16 +340,16 @@ func (s *Schedule) Watched() bool {
 	return s.StartWithin > 0 || s.Deadline > 0 || len(s.Notify) > 0
 }
 
-// Spec returns the parsed cron expression.
-func (s *Schedule) Spec() *Spec { return s.spec }
+// Expr returns the parsed cron expression.
+func (s *Schedule) Expr() *cron.Expr { return s.expr }
 
 // Items returns the fan-out: one Item per for_each entry, or one Item with
 // ID "" for a schedule without for_each. The caller must not modify it.
 func (s *Schedule) Items() []Item { return s.items }
 
 // Next returns the first instant after after at which s fires; see
-// Spec.Next.
-func (s *Schedule) Next(after time.Time) time.Time { return s.spec.Next(after) }
+// cron.Expr.Next.
+func (s *Schedule) Next(after time.Time) time.Time { return s.expr.Next(after) }
 
 // ConfigError is one problem of a configuration file.
 type ConfigError struct {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
 func TestLoadExample(t *testing.T) {
@@ -56,7 +58,7 @@ func TestLoadExample(t *testing.T) {
 		t.Fatalf("Schedule(nightly-report) = %v, %v", s, ok)
 	}
 	if s.Cron != "0 3 * * *" || s.Location.String() != "Europe/Istanbul" || s.Task != "report" ||
-		s.CatchUp != CatchUpLatest || s.CatchUpLimit != DefaultCatchUpLimit || s.Overlap != OverlapSkip {
+		s.CatchUp != cron.CatchUpLatest || s.CatchUpLimit != DefaultCatchUpLimit || s.Overlap != OverlapSkip {
 		t.Errorf("nightly-report = %+v", s)
 	}
 	items := s.Items()
@@ -73,7 +75,7 @@ func TestLoadExample(t *testing.T) {
 		}
 	}
 	hb, _ := cfg.Schedule("heartbeat")
-	if hb.Spec().Every() != 5*time.Minute || hb.Overlap != OverlapAllow || len(hb.Items()) != 1 || hb.Items()[0].ID != "" || string(hb.Items()[0].Payload) != "{}" {
+	if hb.Expr().Every() != 5*time.Minute || hb.Overlap != OverlapAllow || len(hb.Items()) != 1 || hb.Items()[0].ID != "" || string(hb.Items()[0].Payload) != "{}" {
 		t.Errorf("heartbeat = %+v items %v", hb, hb.Items())
 	}
 	if _, ok := cfg.Schedule("nope"); ok {
@@ -402,7 +404,7 @@ func TestLoadErrorFields(t *testing.T) {
 	if ce.File != want.File || ce.Line != want.Line || ce.Table != want.Table || ce.Job != want.Job || ce.Field != want.Field {
 		t.Errorf("ConfigError = %+v, want %+v", *ce, want)
 	}
-	if !errors.Is(err, ErrNeverFires) {
+	if !errors.Is(err, cron.ErrNeverFires) {
 		t.Errorf("errors.Is(%v, ErrNeverFires) = false", err)
 	}
 	var pe toml.ParseError

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
 // ErrUnknownSchedule is wrapped by the control functions' error for a name
@@ -252,13 +253,13 @@ func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string
 // the schedule, in one Advance; it returns how many run and how many were
 // skipped.
 func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
-	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
+	due, _ := s.expr.Between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
-		to = due[len(due)-1].at
+		to = due[len(due)-1].At
 	}
-	run, skips := planInstants(due, now, noGrace, s.CatchUp, s.CatchUpLimit, pauseReason(cur.PausedAt), skipMissed)
-	adv := buildAdvance(cfg, s, cur.At, to, run, skips, now)
+	run, skips := cron.Plan(due, now, cron.NoGrace, s.CatchUp, s.CatchUpLimit, skipMissed)
+	adv := buildAdvance(cfg, s, cur.At, to, run, skips, pauseReason(cur.PausedAt), now)
 	adv.Paused, adv.Resume = true, true
 	if _, err := q.Advance(ctx, adv); err != nil {
 		return 0, 0, err
@@ -288,14 +289,14 @@ type NextOptions struct {
 	From time.Time
 	// Cursor is the schedule's durable cursor (queue.Cursor.At). The beat
 	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
-	// from From. Calendar specs ignore it.
+	// from From. Calendar expressions ignore it.
 	Cursor time.Time
 }
 
 // NextRun is one upcoming run of a schedule.
 type NextRun struct {
 	At time.Time // in the schedule's zone
-	// DST is DSTMoved or DSTFolded when a daylight-saving rule acted on the
+	// DST is cron.DSTMoved or cron.DSTFolded when a daylight-saving rule acted on the
 	// run, and Note says how in words; both are empty otherwise.
 	DST  string
 	Note string
@@ -312,7 +313,7 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 		return nil, fmt.Errorf("next %s: %d instants: want 1 to %d", name, n, MaxNextN)
 	}
 	out := make([]NextRun, 0, min(n, 1024))
-	if every := s.spec.every; every > 0 {
+	if every := s.expr.Every(); every > 0 {
 		at := opts.From.Add(every)
 		if c := opts.Cursor; !c.IsZero() {
 			// The first Cursor+kD after From, k floored for a From
@@ -330,10 +331,10 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 		return out, nil
 	}
 	for t := opts.From; len(out) < n; {
-		if t = s.spec.Next(t); t.IsZero() {
+		if t = s.expr.Next(t); t.IsZero() {
 			break
 		}
-		mark, note := s.spec.dstMark(t)
+		mark, note := s.expr.DSTMark(t)
 		out = append(out, NextRun{At: t, DST: mark, Note: note})
 	}
 	return out, nil
@@ -356,11 +357,11 @@ func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, fro
 	}
 	var instants []time.Time
 	limit := min(MaxBackfill, MaxBackfillJobs/len(s.items))
-	t := s.spec.Next(from.Add(-time.Nanosecond))
-	if s.spec.every > 0 {
+	t := s.expr.Next(from.Add(-time.Nanosecond))
+	if s.expr.Every() > 0 {
 		t = from
 	}
-	for ; !t.IsZero() && !t.After(to); t = s.spec.Next(t) {
+	for ; !t.IsZero() && !t.After(to); t = s.expr.Next(t) {
 		if len(instants) == limit {
 			return nil, fmt.Errorf("backfill %s: more than %d instants of %d items in range", name, limit, len(s.items))
 		}

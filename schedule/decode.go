@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/scheduler-run/scheduler/schedule/cron"
+	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
 // The file decodes in two steps so that one bad value does not hide the
@@ -216,7 +220,7 @@ func parseSize(s string) (int64, error) {
 type zone struct{ loc *time.Location }
 
 func (z *zone) UnmarshalText(b []byte) error {
-	loc, err := loadZone(string(b))
+	loc, err := cron.LoadZone(string(b))
 	if err != nil {
 		return err
 	}
@@ -228,7 +232,7 @@ func (z *zone) UnmarshalText(b []byte) error {
 type cronText string
 
 func (c *cronText) UnmarshalText(b []byte) error {
-	if _, err := ParseSpec(string(b), time.UTC); err != nil {
+	if _, err := cron.Parse(string(b), time.UTC); err != nil {
 		return err
 	}
 	*c = cronText(b)
@@ -438,7 +442,7 @@ func fits(raw any, t reflect.Type) bool {
 
 func wantType(v any) string {
 	switch v.(type) {
-	case *string, *duration, *size, *rate, *zone, *cronText, *CatchUp, *Overlap:
+	case *string, *duration, *size, *rate, *zone, *cronText, *cron.CatchUp, *Overlap:
 		return "a string"
 	case *int:
 		return "an integer"
@@ -554,6 +558,11 @@ func (l *loader) findTwins() {
 			l.twins[canonical] = true
 		}
 	}
+}
+
+// keyHint suggests the keys of a table nearest to an unknown key.
+func keyHint(key string, known map[string]bool) string {
+	return suggest.Hint(key, slices.Collect(maps.Keys(known)))
 }
 
 // knownIn reports whether name is a key the table of file key k may hold.

@@ -43,7 +43,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, s := range cfg.Schedules {
-			if s.Spec() == nil || len(s.Items()) == 0 || cfg.Tasks[s.Task] == nil {
+			if s.Expr() == nil || len(s.Items()) == 0 || cfg.Tasks[s.Task] == nil {
 				t.Fatalf("schedule %q incomplete: %+v", s.Name, s)
 			}
 			// Now, and past 2037 where zones follow their rules.
@@ -51,7 +51,7 @@ func FuzzParse(f *testing.F) {
 				if _, err := NextN(cfg, s.Name, from, 3); err != nil {
 					t.Fatalf("NextN(%s): %v", s.Name, err)
 				}
-				s.Spec().between(from, from.Add(time.Hour), 100)
+				s.Expr().Between(from, from.Add(time.Hour), 100)
 			}
 		}
 	})

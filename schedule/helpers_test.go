@@ -17,6 +17,24 @@ import (
 // t0 is the fake clock's start: Sunday 1 March 2026, 12:00 UTC.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+func mustZone(t testing.TB, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatalf("LoadLocation(%q): %v", name, err)
+	}
+	return loc
+}
+
+func mustTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatalf("time.Parse(%q): %v", s, err)
+	}
+	return v
+}
+
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake
 // clock set to t0.
 func newTestQueue(t testing.TB) (*queue.Queue, *clock.Fake) {

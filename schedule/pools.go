@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
 // DefaultPool is the name of the pool that runs the tasks no [pools.NAME]
@@ -87,7 +89,7 @@ func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 			case seen[task]:
 				l.errorf(tw, "task %q is named twice", task)
 			case cfg.Tasks[task] == nil:
-				if hint := didYouMean(suggest(task, known)); hint != "" {
+				if hint := suggest.Hint(task, known); hint != "" {
 					l.errorf(tw, "task %q is not defined%s", task, hint)
 				} else {
 					l.errorf(tw, "task %q is not defined: add a [tasks.%s] table", task, task)

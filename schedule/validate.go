@@ -21,6 +21,8 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/redact"
 	"github.com/scheduler-run/scheduler/internal/tmplkey"
+	"github.com/scheduler-run/scheduler/schedule/cron"
+	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
 // maxNameLen bounds task and schedule names.
@@ -523,7 +525,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		job = fmt.Sprintf("#%d", i+1)
 	}
 	w := where{table: "schedule", job: job, path: []string{"schedule", elem(i)}}
-	s := &Schedule{CatchUp: CatchUpLatest, CatchUpLimit: DefaultCatchUpLimit, Overlap: OverlapAllow}
+	s := &Schedule{CatchUp: cron.CatchUpLatest, CatchUpLimit: DefaultCatchUpLimit, Overlap: OverlapAllow}
 
 	var name string
 	switch {
@@ -548,17 +550,17 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	var tz zone
 	if l.decode(raw.Timezone, &tz, w.with("timezone")) {
 		loc = tz.loc
-		if cronOK && hasZonePrefix(string(expr)) {
+		if cronOK && cron.HasZonePrefix(string(expr)) {
 			l.errorf(w.with("timezone"), "cron has a CRON_TZ= prefix: give the zone once")
 		}
 	}
 	if cronOK {
-		spec, err := ParseSpec(string(expr), loc)
+		spec, err := cron.Parse(string(expr), loc)
 		if err != nil {
 			l.add(w.with("cron"), err)
 		} else {
-			s.Cron, s.spec, s.Location = string(expr), spec, spec.Location()
-			if msg := spec.warning(); msg != "" {
+			s.Cron, s.expr, s.Location = string(expr), spec, spec.Location()
+			if msg := spec.Warning(); msg != "" {
 				line := 0
 				if l.loc != nil {
 					line = l.loc.line(w.with("cron").path...)
@@ -574,7 +576,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 		l.errorf(w.with("task"), "missing")
 	case l.decode(raw.Task, &s.Task, w.with("task")):
 		if _, ok := cfg.Tasks[s.Task]; !ok {
-			if hint := didYouMean(suggest(s.Task, slices.Sorted(maps.Keys(cfg.Tasks)))); hint != "" {
+			if hint := suggest.Hint(s.Task, slices.Sorted(maps.Keys(cfg.Tasks))); hint != "" {
 				l.errorf(w.with("task"), "task %q is not defined%s", s.Task, hint)
 			} else {
 				l.errorf(w.with("task"), "task %q is not defined: add a [tasks.%s] table", s.Task, s.Task)
@@ -615,7 +617,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	l.decode(raw.CatchUp, &s.CatchUp, w.with("catch_up"))
 	if l.decode(raw.CatchUpLimit, &s.CatchUpLimit, w.with("catch_up_limit")) {
 		switch {
-		case s.CatchUp != CatchUpAll:
+		case s.CatchUp != cron.CatchUpAll:
 			l.errorf(w.with("catch_up_limit"), "applies only to catch_up = \"all\"")
 		case s.CatchUpLimit < 1 || s.CatchUpLimit > MaxCatchUpLimit:
 			l.errorf(w.with("catch_up_limit"), "%d: want 1 to %d", s.CatchUpLimit, MaxCatchUpLimit)
@@ -664,7 +666,7 @@ func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
 		case seen[task]:
 			l.errorf(at, "task %q is named twice", task)
 		case cfg.Tasks[task] == nil:
-			if hint := didYouMean(suggest(task, slices.Sorted(maps.Keys(cfg.Tasks)))); hint != "" {
+			if hint := suggest.Hint(task, slices.Sorted(maps.Keys(cfg.Tasks))); hint != "" {
 				l.errorf(at, "task %q is not defined%s", task, hint)
 			} else {
 				l.errorf(at, "task %q is not defined: add a [tasks.%s] table", task, task)
@@ -786,7 +788,7 @@ func templateError(whose string, i int, arg string, t *template.Template, data m
 		return fmt.Errorf("argument %d %q: key %q of %s is null", i, arg, kp.Key(), whose)
 	}
 	last := kp.Path[len(kp.Path)-1]
-	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, kp.Key(), didYouMean(suggest(last, kp.Have)), kp.Holder())
+	return fmt.Errorf("argument %d %q: %s has no key %q%s; %s", i, arg, whose, kp.Key(), suggest.Hint(last, kp.Have), kp.Holder())
 }
 
 // CommandEnv is where the daemon would run commands: what CheckCommands

@@ -635,7 +635,7 @@ func (a *app) showNext(ctx context.Context) error {
 		counted = "-from"
 	}
 	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
-		if s.Spec().Every() > 0 {
+		if s.Expr().Every() > 0 {
 			fmt.Fprintf(a.stderr, "no database at %s: @every runs are counted from %s, not from the schedule's cursor\n", a.dbPath, counted)
 		}
 	} else {
@@ -650,7 +650,7 @@ func (a *app) showNext(ctx context.Context) error {
 		}
 		cur, ok := cursors[s.Name]
 		switch {
-		case !ok && s.Spec().Every() > 0:
+		case !ok && s.Expr().Every() > 0:
 			fmt.Fprintf(a.stderr, "schedule %s has not started in %s: @every runs are counted from %s; the daemon counts them from when it starts the schedule\n", s.Name, a.dbPath, counted)
 		case ok:
 			opts.Cursor = cur.At
@@ -662,7 +662,7 @@ func (a *app) showNext(ctx context.Context) error {
 			}
 		}
 	}
-	if s.Spec().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
+	if s.Expr().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
 		// Counted from -from itself, as the beat counts from a new cursor.
 		opts.From = opts.From.Add(time.Nanosecond)
 	}

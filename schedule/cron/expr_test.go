@@ -1,4 +1,4 @@
-package schedule
+package cron
 
 import (
 	"errors"
@@ -25,21 +25,21 @@ func mustTime(t testing.TB, s string) time.Time {
 	return v
 }
 
-func mustSpec(t testing.TB, expr, zone string) *Spec {
+func mustExpr(t testing.TB, expr, zone string) *Expr {
 	t.Helper()
-	s, err := ParseSpec(expr, mustZone(t, zone))
+	s, err := Parse(expr, mustZone(t, zone))
 	if err != nil {
-		t.Fatalf("ParseSpec(%q, %s): %v", expr, zone, err)
+		t.Fatalf("Parse(%q, %s): %v", expr, zone, err)
 	}
 	return s
 }
 
-// TestSpecNext walks Next from after and compares the instants it returns.
+// TestExprNext walks Next from after and compares the instants it returns.
 // The 2026 transitions: America/New_York 8 March 02:00 EST -> 03:00 EDT and
 // 1 November 02:00 EDT -> 01:00 EST; Europe/London 29 March 01:00 GMT ->
 // 02:00 BST and 25 October 02:00 BST -> 01:00 GMT; Australia/Lord_Howe
 // 5 April 02:00 +11 -> 01:30 +1030 and 4 October 02:00 +1030 -> 02:30 +11.
-func TestSpecNext(t *testing.T) {
+func TestExprNext(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -167,7 +167,7 @@ func TestSpecNext(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := mustSpec(t, tt.expr, tt.zone)
+			s := mustExpr(t, tt.expr, tt.zone)
 			after := mustTime(t, tt.after)
 			for i, w := range tt.want {
 				want := mustTime(t, w)
@@ -184,9 +184,9 @@ func TestSpecNext(t *testing.T) {
 	}
 }
 
-// TestSpecSeries checks the whole series, runs and skipped repeats, that the
+// TestExprSeries checks the whole series, runs and skipped repeats, that the
 // beat walks.
-func TestSpecSeries(t *testing.T) {
+func TestExprSeries(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
@@ -220,15 +220,15 @@ func TestSpecSeries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := mustSpec(t, tt.expr, tt.zone)
-			got, truncated := s.between(mustTime(t, tt.from), mustTime(t, tt.to), 100)
+			s := mustExpr(t, tt.expr, tt.zone)
+			got, truncated := s.Between(mustTime(t, tt.from), mustTime(t, tt.to), 100)
 			if truncated {
 				t.Errorf("between truncated")
 			}
 			var gotS []string
 			for _, in := range got {
-				v := in.at.Format(time.RFC3339)
-				if in.dst {
+				v := in.At.Format(time.RFC3339)
+				if in.DST {
 					v += " dst"
 				}
 				gotS = append(gotS, v)
@@ -240,7 +240,7 @@ func TestSpecSeries(t *testing.T) {
 	}
 }
 
-func TestSpecBetweenTruncates(t *testing.T) {
+func TestExprBetweenTruncates(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name          string
@@ -261,30 +261,30 @@ func TestSpecBetweenTruncates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := mustSpec(t, tt.expr, "UTC")
-			got, truncated := s.between(mustTime(t, tt.from), mustTime(t, tt.to), tt.keep)
+			s := mustExpr(t, tt.expr, "UTC")
+			got, truncated := s.Between(mustTime(t, tt.from), mustTime(t, tt.to), tt.keep)
 			if len(got) != tt.wantN || truncated != tt.wantTruncated {
 				t.Fatalf("between = %d instants, truncated %v; want %d, %v", len(got), truncated, tt.wantN, tt.wantTruncated)
 			}
 			if tt.wantN == 0 {
 				return
 			}
-			if want := mustTime(t, tt.wantFirst); !got[0].at.Equal(want) {
-				t.Errorf("between first = %v, want %v", got[0].at, want)
+			if want := mustTime(t, tt.wantFirst); !got[0].At.Equal(want) {
+				t.Errorf("between first = %v, want %v", got[0].At, want)
 			}
-			if want := mustTime(t, tt.to); !got[len(got)-1].at.Equal(want) {
-				t.Errorf("between last = %v, want %v", got[len(got)-1].at, want)
+			if want := mustTime(t, tt.to); !got[len(got)-1].At.Equal(want) {
+				t.Errorf("between last = %v, want %v", got[len(got)-1].At, want)
 			}
 			for i := 1; i < len(got); i++ {
-				if !got[i].at.After(got[i-1].at) {
-					t.Fatalf("between not increasing at %d: %v then %v", i, got[i-1].at, got[i].at)
+				if !got[i].At.After(got[i-1].At) {
+					t.Fatalf("between not increasing at %d: %v then %v", i, got[i-1].At, got[i].At)
 				}
 			}
 		})
 	}
 }
 
-func TestParseSpecErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -333,12 +333,12 @@ func TestParseSpecErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := ParseSpec(tt.expr, time.UTC)
+			_, err := Parse(tt.expr, time.UTC)
 			if err == nil {
-				t.Fatalf("ParseSpec(%q) = nil error, want %q", tt.expr, tt.wantErr)
+				t.Fatalf("Parse(%q) = nil error, want %q", tt.expr, tt.wantErr)
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseSpec(%q) = %v, want it to contain %q", tt.expr, err, tt.wantErr)
+				t.Errorf("Parse(%q) = %v, want it to contain %q", tt.expr, err, tt.wantErr)
 			}
 			if got := errors.Is(err, ErrNeverFires); got != tt.never {
 				t.Errorf("errors.Is(%v, ErrNeverFires) = %v, want %v", err, got, tt.never)
@@ -347,7 +347,7 @@ func TestParseSpecErrors(t *testing.T) {
 	}
 }
 
-func TestParseSpecAccepts(t *testing.T) {
+func TestParseAccepts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
@@ -371,9 +371,9 @@ func TestParseSpecAccepts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := ParseSpec(tt.expr, nil)
+			s, err := Parse(tt.expr, nil)
 			if err != nil {
-				t.Fatalf("ParseSpec(%q): %v", tt.expr, err)
+				t.Fatalf("Parse(%q): %v", tt.expr, err)
 			}
 			if got := s.Every(); got != tt.wantEvery {
 				t.Errorf("Every() = %v, want %v", got, tt.wantEvery)
@@ -388,7 +388,7 @@ func TestParseSpecAccepts(t *testing.T) {
 	}
 }
 
-func TestSpecWarning(t *testing.T) {
+func TestExprWarning(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -411,7 +411,7 @@ func TestSpecWarning(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := mustSpec(t, tt.expr, "UTC").warning()
+			got := mustExpr(t, tt.expr, "UTC").Warning()
 			if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("warning(%q) = %q, want %q", tt.expr, got, tt.want)
 			}
@@ -419,11 +419,11 @@ func TestSpecWarning(t *testing.T) {
 	}
 }
 
-// TestSpecStepMemo: step's kept answer is the one computed afresh, for the
+// TestExprStepMemo: step's kept answer is the one computed afresh, for the
 // time it was computed for and for every time up to the instant it
 // returned, across the daylight-saving transitions of several zones, and
 // never for that instant itself.
-func TestSpecStepMemo(t *testing.T) {
+func TestExprStepMemo(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ expr, zone, from string }{
 		{"*/15 * * * *", "America/New_York", "2026-03-08T00:50:00-05:00"},
@@ -435,7 +435,7 @@ func TestSpecStepMemo(t *testing.T) {
 		{"*/20 * * * *", "Australia/Lord_Howe", "2026-10-03T23:00:00+10:30"},
 		{"* * * * *", "UTC", "2026-03-01T12:00:00Z"},
 	} {
-		s := mustSpec(t, c.expr, c.zone)
+		s := mustExpr(t, c.expr, c.zone)
 		x := mustTime(t, c.from)
 		for range 40 {
 			y, dst := s.step(x)
