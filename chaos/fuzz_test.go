@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -31,8 +32,8 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("[tasks.t]\ncommand = [\"true\"]\n[[schedule]]\nname = \"a\"\ncron = \"bad\"\nCron = \"@daily\"\ntask = \"t\"\n" +
 		"[[sChedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := schedule.Parse("fuzz.toml", data)
-		_, err2 := schedule.Parse("fuzz.toml", data)
+		cfg, err := config.Parse("fuzz.toml", data)
+		_, err2 := config.Parse("fuzz.toml", data)
 		if (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
 			t.Fatalf("Parse is not deterministic:\n%v\n---\n%v", err, err2)
 		}
@@ -40,7 +41,7 @@ func FuzzLoadConfig(f *testing.F) {
 			if cfg != nil {
 				t.Fatalf("Parse returned a Config and an error")
 			}
-			var errs schedule.ConfigErrors
+			var errs config.Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
 				t.Fatalf("error %v (%T) is not a non-empty ConfigErrors", err, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Log attribute keys of alarms.
@@ -24,35 +25,10 @@ const (
 // are remembered, so that a pass proposes each once.
 const deadLookback = 5 * time.Minute
 
-// AlarmPayload is the JSON payload of an alarm's notification jobs, and the
-// detail stored with the alarm. Times are RFC 3339 in the schedule's zone;
-// empty when there is none.
-type AlarmPayload struct {
-	Schedule string `json:"schedule"`
-	Item     string `json:"item"`
-	// Instant is the instant the alarm is about; empty for a manual run's
-	// job. For a misfire, the newest instant skipped.
-	Instant string `json:"instant"`
-	Kind    string `json:"kind"`
-	// Deadline is the limit the alarm is about: the instant plus
-	// start_within for a late alarm, plus deadline otherwise (empty when
-	// the schedule has none).
-	Deadline string `json:"deadline"`
-	// LastSuccess is when the schedule's newest successful instant
-	// finished, as the alarm was raised.
-	LastSuccess string `json:"last_success"`
-	JobID       int64  `json:"job_id"`
-	LastError   string `json:"last_error"`
-	// Skipped counts the instants a misfire skipped (one alarm per beat
-	// step that skipped any); 0 for the other kinds. Always present, so
-	// that a notify command's template may read it whatever the kind.
-	Skipped int `json:"skipped"`
-}
-
 // proposed is an alarm the evaluation proposes, with what its payload
 // needs once the batch is known.
 type proposed struct {
-	s     *Schedule // nil for a schedule no longer configured
+	s     *config.Schedule // nil for a schedule no longer configured
 	a     queue.NewAlarm
 	limit time.Time // the deadline of the payload
 	skips int
@@ -65,8 +41,8 @@ type proposed struct {
 // transaction, logs each alarm this process raised, and returns the
 // earliest time a start_within or deadline falls due (zero if none).
 // Only Run's goroutine calls it.
-func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time.Time, error) {
-	var watched []*Schedule
+func (b *Beat) evalAlarms(ctx context.Context, cfg *config.Config, now time.Time) (time.Time, error) {
+	var watched []*config.Schedule
 	for _, s := range cfg.Schedules {
 		if s.Watched() {
 			watched = append(watched, s)
@@ -158,10 +134,10 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		// The next limit due: of the first instant whose limit is still
 		// ahead (an instant between the mark and it had no job to judge).
 		if s.StartWithin > 0 {
-			wakeAt(s.expr.NextFrom(cur.At, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
+			wakeAt(s.Expr().NextFrom(cur.At, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
 		}
 		if s.Deadline > 0 {
-			nextDeadline[s.Name] = s.expr.NextFrom(cur.At, later(nm.Missed, now.Add(-s.Deadline))).Add(s.Deadline)
+			nextDeadline[s.Name] = s.Expr().NextFrom(cur.At, later(nm.Missed, now.Add(-s.Deadline))).Add(s.Deadline)
 			wakeAt(nextDeadline[s.Name])
 		}
 	}
@@ -241,7 +217,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 // are judged: an instant skipped, or passed over by a restart, has no run
 // to be late. A cancelled job raises nothing. With no limit the mark
 // follows the cursor, so that a limit added later judges from then on.
-func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
+func (b *Beat) judgeInstants(ctx context.Context, cfg *config.Config, s *config.Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
 	if d <= 0 {
 		return later(mark, cursor), nil, nil
 	}
@@ -252,7 +228,7 @@ func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind
 	if !through.After(mark) {
 		return mark, nil, nil
 	}
-	limit := max(alarmRows, 2*len(s.items))
+	limit := max(alarmRows, 2*len(s.Items()))
 	jobs, err := b.q.InstantJobs(ctx, s.Name, mark, through, limit)
 	if err != nil {
 		return mark, nil, err
@@ -297,7 +273,7 @@ func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind
 // alarmError is the error of j that an alarm about it carries, masked by
 // its task's redaction as the daemon's config has it now: the job stored
 // its error masked, but maybe under a config that redacted less.
-func alarmError(cfg *Config, j *queue.Job) string {
+func alarmError(cfg *config.Config, j *queue.Job) string {
 	return cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError)
 }
 
@@ -309,7 +285,7 @@ const alarmRows = 1000
 // skips share their recorded time) that skipped instants of s in (mark,
 // cursor], keyed by the newest instant it skipped: the skips of a step
 // commit with the cursor's move, so every evaluation sees the same groups.
-func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time.Time) (time.Time, []proposed, error) {
+func (b *Beat) judgeMisfires(ctx context.Context, s *config.Schedule, mark, cursor time.Time) (time.Time, []proposed, error) {
 	if !cursor.After(mark) {
 		return mark, nil, nil
 	}
@@ -350,7 +326,7 @@ func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time
 // judgeDead raises a dead alarm for each job of s that went dead after
 // mark (less deadLookback; see there), once, from the dead jobs of every
 // schedule read once per pass.
-func (b *Beat) judgeDead(cfg *Config, s *Schedule, dead []*queue.Job, mark time.Time) []proposed {
+func (b *Beat) judgeDead(cfg *config.Config, s *config.Schedule, dead []*queue.Job, mark time.Time) []proposed {
 	var out []proposed
 	for _, j := range dead {
 		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
@@ -381,7 +357,7 @@ func (b *Beat) judgeDead(cfg *Config, s *Schedule, dead []*queue.Job, mark time.
 // must get the alarm before its recovery, or the recovery would find
 // nothing to resolve and the alarm would stay open there. The end of that
 // notification wakes the beat (NotificationEnded).
-func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, map[string]time.Time, error) {
+func (b *Beat) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, error) {
 	open, err := b.q.OpenAlarms(ctx, queue.MaxAlarmRows)
 	if err != nil {
 		return nil, nil, err
@@ -456,7 +432,7 @@ func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.A
 		}
 		a := p.a
 		a.Key = alarmKey(a)
-		payload := AlarmPayload{Schedule: name, Item: a.Item, Instant: inZone(a.ScheduledAt, loc), Kind: string(a.Kind),
+		payload := config.AlarmPayload{Schedule: name, Item: a.Item, Instant: inZone(a.ScheduledAt, loc), Kind: string(a.Kind),
 			Deadline: inZone(p.limit, loc), LastSuccess: inZone(lastSuccess[name], loc), JobID: a.JobID,
 			LastError: a.Error, Skipped: p.skips}
 		detail, err := json.Marshal(payload)

@@ -15,6 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // onEngines runs fn on a fresh SQLite file and on a PostgreSQL schema of
@@ -73,13 +74,13 @@ func alarmList(t *testing.T, q *queue.Queue) []string {
 
 // notifications returns the payloads of the notification jobs, oldest
 // first.
-func notifications(t *testing.T, q *queue.Queue) []AlarmPayload {
+func notifications(t *testing.T, q *queue.Queue) []config.AlarmPayload {
 	t.Helper()
 	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: queue.NotifyKeyPrefix, Limit: 1000})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
-	out := make([]AlarmPayload, len(js))
+	out := make([]config.AlarmPayload, len(js))
 	for i, j := range js {
 		if j.Schedule != "" {
 			t.Errorf("notification %s belongs to schedule %q", j.Key, j.Schedule)
@@ -221,7 +222,7 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 			t.Fatalf("notifications = %+v, want 4", ns)
 		}
 		missed := ns[2]
-		wantMissed := AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
+		wantMissed := config.AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
 			Deadline: "2026-03-01T12:40:00Z", LastSuccess: "2026-03-01T12:31:00Z", JobID: b.ID, LastError: "exit status 1"}
 		if missed != wantMissed {
 			t.Errorf("missed payload = %+v, want %+v", missed, wantMissed)

@@ -17,6 +17,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
@@ -158,7 +159,7 @@ type Beat struct {
 	jitter           func(time.Duration) time.Duration
 
 	mu        sync.Mutex
-	cfg       *Config
+	cfg       *config.Config
 	since     map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
 	process   queue.Process        // see BeatConfig.Process and SetProcess
 	agreement *Agreement           // as the last pass found it; nil before one, or without a config
@@ -173,8 +174,8 @@ type Beat struct {
 	// attempt that failed (see Run). Only Run's goroutine.
 	lateFrom time.Time
 
-	order   []*Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
-	orderOf *Config
+	order   []*config.Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
+	orderOf *config.Config
 
 	alarmFunc func(schedule, kind string)
 	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
@@ -201,7 +202,7 @@ type Beat struct {
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
-func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
+func NewBeat(q *queue.Queue, cfg *config.Config, bc BeatConfig) (*Beat, error) {
 	switch {
 	case q == nil:
 		return nil, errors.New("new beat: nil queue")
@@ -270,13 +271,13 @@ func (b *Beat) Probe() <-chan struct{} { return b.probes.Ask() }
 // changed, start from now: instants before now, under either expression,
 // are not materialised. Apply returns the difference; a nil cfg changes
 // nothing.
-func (b *Beat) Apply(cfg *Config) Diff {
+func (b *Beat) Apply(cfg *config.Config) config.Diff {
 	if cfg == nil {
-		return Diff{}
+		return config.Diff{}
 	}
 	now := b.clock.Now().Truncate(time.Second)
 	b.mu.Lock()
-	d := Compare(b.cfg, cfg)
+	d := config.Compare(b.cfg, cfg)
 	for _, name := range d.Added {
 		b.since[name] = now
 	}
@@ -297,7 +298,7 @@ func (b *Beat) Apply(cfg *Config) Diff {
 }
 
 // Config returns the configuration in use.
-func (b *Beat) Config() *Config {
+func (b *Beat) Config() *config.Config {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.cfg
@@ -532,7 +533,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			}
 		}
 		cursors := readCursors(ctx, b.q, seen)
-		var lost []*Schedule
+		var lost []*config.Schedule
 		failed := false
 		plan := func(yield func(*tick)) {
 			for _, s := range todo {
@@ -579,7 +580,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 		if failed {
 			break
 		}
-		slices.SortFunc(lost, func(x, y *Schedule) int { return strings.Compare(x.Name, y.Name) })
+		slices.SortFunc(lost, func(x, y *config.Schedule) int { return strings.Compare(x.Name, y.Name) })
 		todo = lost
 	}
 	return next, errors.Join(errs...)
@@ -690,9 +691,9 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 // order in which AdvanceBatch commits them: a batch of neighbours in it
 // writes neighbouring pages of the indexes that begin with the name. It is
 // kept for the config last asked about.
-func (b *Beat) byName(cfg *Config) []*Schedule {
+func (b *Beat) byName(cfg *config.Config) []*config.Schedule {
 	if b.orderOf != cfg {
-		b.order = slices.SortedFunc(slices.Values(cfg.Schedules), func(x, y *Schedule) int {
+		b.order = slices.SortedFunc(slices.Values(cfg.Schedules), func(x, y *config.Schedule) int {
 			return strings.Compare(x.Name, y.Name)
 		})
 		b.orderOf = cfg
@@ -763,7 +764,7 @@ func (r *cursorReader) close() error {
 // the other schedules' ticks: 10,000 new schedules are a few transactions,
 // not 10,000. since holds the pass's restart marks; the one of s is
 // dropped once it holds (see moved).
-func (b *Beat) advance(cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
+func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
 	from := cur.At // where the commit finds the cursor; zero: it creates one
 	mark, marked := since[s.Name]
 	move := true
@@ -831,7 +832,7 @@ func (b *Beat) forget(name string, since time.Time) {
 // tick is the part of one schedule in a pass: the Advance that commits its
 // due instants, and what the log says of them once committed.
 type tick struct {
-	s         *Schedule
+	s         *config.Schedule
 	cur       queue.Cursor
 	due       []cron.Instant
 	truncated bool
@@ -844,18 +845,18 @@ type tick struct {
 
 // materialise plans the instants of s in (cursor, now]: the tick that
 // commits them, or none when nothing is due, and the next instant.
-func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
+func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
 		after = now
 	}
 	if cur.Paused {
-		return nil, s.expr.NextFrom(cur.At, after)
+		return nil, s.Expr().NextFrom(cur.At, after)
 	}
 	// The instants due first, then the next one: in this order the second
 	// is the answer cron.Expr has kept from the first.
-	due, truncated := s.expr.Between(cur.At, now, maxInstantsPerAdvance)
-	next := s.expr.NextFrom(cur.At, after)
+	due, truncated := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
+	next := s.Expr().NextFrom(cur.At, after)
 	if len(due) == 0 {
 		return nil, next
 	}
@@ -943,7 +944,7 @@ func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.
-func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason queue.SkipReason) {
+func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at time.Time, reason queue.SkipReason) {
 	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
 		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
 }
@@ -951,7 +952,7 @@ func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Ti
 // notePause logs a schedule's pause or resume, made by an operator command
 // in another process, when the beat first sees it (a schedule paused when
 // the beat starts is logged as paused).
-func (b *Beat) notePause(ctx context.Context, s *Schedule, cur queue.Cursor) {
+func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur queue.Cursor) {
 	was, seen := b.paused[s.Name]
 	b.paused[s.Name] = cur.Paused
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // benchmarkPass measures one beat pass per minute of fake time, each
@@ -30,7 +31,7 @@ func benchmarkPass(b *testing.B, file string, rowsPerPass int) {
 	})
 }
 
-func runPasses(b *testing.B, q *queue.Queue, clk *clock.Fake, cfg *Config, rowsPerPass int) {
+func runPasses(b *testing.B, q *queue.Queue, clk *clock.Fake, cfg *config.Config, rowsPerPass int) {
 	beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
@@ -209,23 +210,4 @@ func BenchmarkBeatFanOut100000(b *testing.B) {
 	}
 	sb.WriteString("]\n")
 	benchmarkPass(b, sb.String(), n)
-}
-
-// BenchmarkParseBrokenConfig20000 parses a 1.3 MB file of 20,000 schedules,
-// each with a bad cron expression. The loader stops after MaxConfigErrors
-// problems and must not spend time proportional to the file's size for each
-// error: -check and a SIGHUP reload of such a file stay within a second.
-func BenchmarkParseBrokenConfig20000(b *testing.B) {
-	var sb strings.Builder
-	sb.WriteString("[tasks.t]\ncommand = [\"true\"]\n")
-	for i := range 20000 {
-		fmt.Fprintf(&sb, "\n[[schedule]]\nname = \"s%d\"\ncron = \"61 * * * *\"\ntask = \"t\"\n", i)
-	}
-	data := []byte(sb.String())
-	for b.Loop() {
-		if _, err := Parse("huge.toml", data); err == nil {
-			b.Fatal("a file of bad cron expressions parsed")
-		}
-	}
-	b.ReportMetric(float64(len(data))/1024, "KB")
 }

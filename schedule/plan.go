@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
@@ -35,17 +36,17 @@ func pauseReason(pausedAt time.Time) func(time.Time) queue.SkipReason {
 // to, materialising runs for every item and recording skips for the whole
 // schedule (Item ""): queue.SkipDST for a repeated wall time, the reason
 // missReason gives for a missed instant.
-func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) queue.SkipReason, now time.Time) queue.Advance {
+func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) queue.SkipReason, now time.Time) queue.Advance {
 	adv := queue.Advance{Schedule: s.Name, From: from, To: to}
 	task := cfg.Tasks[s.Task]
 	if len(runs) > 0 {
-		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.items))
+		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.Items()))
 	}
 	for _, at := range runs {
 		at = at.UTC()
-		for _, it := range s.items {
+		for _, it := range s.Items() {
 			j := runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at)
-			j.SkipIfActive = s.Overlap == OverlapSkip
+			j.SkipIfActive = s.Overlap == config.OverlapSkip
 			adv.Jobs = append(adv.Jobs, j)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // cancelMargin is what -cancel waits for a running job beyond its kill
@@ -90,7 +90,7 @@ func (a *app) killGrace(jobType string) time.Duration {
 			return t.KillGrace
 		}
 	}
-	return schedule.DefaultKillGrace
+	return config.DefaultKillGrace
 }
 
 // canceller names who runs -cancel, for the job's record: user@host and

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // checkCommands reports, for -check, the command tasks whose program the
@@ -25,7 +25,7 @@ func (a *app) checkCommands() error {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	errs, warnings := schedule.CheckCommands(a.cfg, schedule.CommandEnv{Dir: wd, Path: getenv("PATH")})
+	errs, warnings := config.CheckCommands(a.cfg, config.CommandEnv{Dir: wd, Path: getenv("PATH")})
 	for _, w := range warnings {
 		fmt.Fprintln(a.stderr, "warning:", w)
 	}
@@ -40,7 +40,7 @@ func (a *app) checkCommands() error {
 // the listen address, the dashboard's login and actions, the host names it
 // answers to and the proxies whose X-Forwarded-For it reads; nothing when
 // [http] sets none of them.
-func printHTTP(out io.Writer, h schedule.HTTP) {
+func printHTTP(out io.Writer, h config.HTTPSettings) {
 	if h.Listen == "" && len(h.Hosts) == 0 && len(h.TrustedProxies) == 0 {
 		return
 	}
@@ -52,7 +52,7 @@ func printHTTP(out io.Writer, h schedule.HTTP) {
 	if h.Dashboard {
 		var who []string
 		if !h.TokenHash.IsZero() {
-			who = append(who, schedule.TokenUser)
+			who = append(who, config.TokenUser)
 		}
 		for _, u := range h.Users {
 			who = append(who, u.Name)

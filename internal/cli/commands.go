@@ -18,6 +18,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // openQueue opens the database for a subcommand. No subcommand creates a
@@ -37,7 +38,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 	return openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
-func (a *app) schedule(name string) (*schedule.Schedule, error) {
+func (a *app) schedule(name string) (*config.Schedule, error) {
 	s, ok := a.cfg.Schedule(name)
 	if !ok {
 		return nil, usagef("%s: no schedule named %q (have: %s)", a.o.config, name, strings.Join(a.scheduleNames(), ", "))
@@ -113,12 +114,12 @@ func configOutcome(o *options) string {
 }
 
 // problemCount says how many problems es holds, such as "2 problems in
-// schedules.toml"; a list cut short at schedule.MaxConfigErrors says "more
+// schedules.toml"; a list cut short at config.MaxErrors says "more
 // than".
-func problemCount(es schedule.ConfigErrors) string {
+func problemCount(es config.Errors) string {
 	n, more := len(es), ""
 	for _, e := range es {
-		if errors.Is(e, schedule.ErrTooManyProblems) {
+		if errors.Is(e, config.ErrTooManyProblems) {
 			n--
 			more = "more than "
 		}
@@ -533,7 +534,7 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 
 // nextRun is the next run of s as the beat will see it: "@every" runs are
 // counted from the schedule's cursor.
-func (a *app) nextRun(s *schedule.Schedule, cursors map[string]queue.Cursor) string {
+func (a *app) nextRun(s *config.Schedule, cursors map[string]queue.Cursor) string {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	if cur, ok := cursors[s.Name]; ok {
 		opts.Cursor = cur.At
@@ -577,7 +578,7 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // logConfigWarnings logs what in cfg is probably a mistake but loads.
-func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
+func logConfigWarnings(log *slog.Logger, cfg *config.Config) {
 	for _, e := range cfg.Warnings {
 		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
 	}
@@ -910,7 +911,7 @@ func optTime(t time.Time) string {
 
 // viewJob is j as the CLI shows it, its secrets masked by the redact and
 // redact_output of its task in cfg (nil: none).
-func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
+func viewJob(j *queue.Job, cfg *config.Config) jobView {
 	r := cfg.Redactor(j.Type)
 	payload, payloadErr := payloadView(r, j.Payload)
 	return jobView{
@@ -922,7 +923,7 @@ func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 	}
 }
 
-func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
+func jobViews(js []*queue.Job, cfg *config.Config) []jobView {
 	out := make([]jobView, 0, len(js))
 	for _, j := range js {
 		out = append(out, viewJob(j, cfg))
@@ -1033,7 +1034,7 @@ func (a *app) backupTo(ctx context.Context) error {
 // printBudgets lists, for -check, the tasks that have resource limits, a
 // give_up_after or a rate limit, with what an attempt that exceeds a limit
 // becomes; nothing when no task has any.
-func printBudgets(out io.Writer, cfg *schedule.Config) {
+func printBudgets(out io.Writer, cfg *config.Config) {
 	var rows [][4]string
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -59,8 +60,8 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	logConfigWarnings(log, a.cfg)
 	if a.o.http != "" && a.cfg.HTTP.Dashboard && !a.cfg.HTTP.Credentials() {
-		if public, _ := schedule.CheckListen(a.o.http); public {
-			return usagef("-http %s: %v", a.o.http, schedule.ErrDashboardNeedsLogin)
+		if public, _ := config.CheckListen(a.o.http); public {
+			return usagef("-http %s: %v", a.o.http, config.ErrDashboardNeedsLogin)
 		}
 	}
 
@@ -162,7 +163,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 			return err
 		}
 		a.met = met
-		if public, _ := schedule.CheckListen(listen); public {
+		if public, _ := config.CheckListen(listen); public {
 			what := "the metrics"
 			if site != nil {
 				what = "the metrics, and sees the dashboard's login page"
@@ -325,7 +326,7 @@ func (a *app) listenAddr() string {
 // stopBudget is the longest a stop may take: the pool's shutdown grace (a
 // reload does not change it), the longest kill grace of a command of cfg,
 // and stopMargin.
-func stopBudget(grace time.Duration, cfg *schedule.Config) time.Duration {
+func stopBudget(grace time.Duration, cfg *config.Config) time.Duration {
 	var kill time.Duration
 	for _, t := range cfg.Tasks {
 		kill = max(kill, t.KillGrace)
@@ -351,7 +352,7 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pools
 		err = checkHandlers(reg, cfg)
 	}
 	if err != nil {
-		if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
+		if es, ok := errors.AsType[config.Errors](err); ok {
 			for _, e := range es {
 				log.Error("reload rejected: config error", "file", e.File, "line", e.Line, "err", e.Error())
 			}
@@ -430,7 +431,7 @@ func splitScheduler(keys []string, o *options) (applied, waiting []string) {
 // reloadAttrs are the attributes of the "config reloaded" line: each kind
 // of change that happened, with the changed keys of each changed schedule
 // and task; "changes=none" when the file changed nothing.
-func reloadAttrs(d schedule.Diff, scheduler []string) []any {
+func reloadAttrs(d config.Diff, scheduler []string) []any {
 	var attrs []any
 	add := func(key string, v any, n int) {
 		if n > 0 {
@@ -451,7 +452,7 @@ func reloadAttrs(d schedule.Diff, scheduler []string) []any {
 }
 
 // taskSpec is what the tasks package needs of a [tasks.NAME] table.
-func taskSpec(t *schedule.Task) tasks.Spec {
+func taskSpec(t *config.Task) tasks.Spec {
 	return tasks.Spec{
 		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
 		URL: t.URL, Method: t.Method, Headers: t.Headers, FollowRedirects: t.FollowRedirects, KillGrace: t.KillGrace,
@@ -460,17 +461,17 @@ func taskSpec(t *schedule.Task) tasks.Spec {
 }
 
 // taskLimits is what the tasks package needs of a task's resource limits.
-func taskLimits(t *schedule.Task) tasks.Limits {
+func taskLimits(t *config.Task) tasks.Limits {
 	return tasks.Limits{MemoryMax: t.MemoryMax, CPUTimeMax: t.CPUTimeMax, OpenFilesMax: t.OpenFilesMax, Retryable: t.RetryOverLimit}
 }
 
 // checkHandlers builds every task's handler, so that -check and reload
 // reject what registerTasks would.
-func checkHandlers(reg *tasks.Registry, cfg *schedule.Config) error {
-	var errs schedule.ConfigErrors
+func checkHandlers(reg *tasks.Registry, cfg *config.Config) error {
+	var errs config.Errors
 	for _, name := range taskNames(cfg) {
 		if _, err := reg.Handler(name, taskSpec(cfg.Tasks[name])); err != nil {
-			errs = append(errs, &schedule.ConfigError{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
+			errs = append(errs, &config.Error{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
 		}
 	}
 	if len(errs) > 0 {
@@ -479,6 +480,6 @@ func checkHandlers(reg *tasks.Registry, cfg *schedule.Config) error {
 	return nil
 }
 
-func taskNames(cfg *schedule.Config) []string {
+func taskNames(cfg *config.Config) []string {
 	return slices.Sorted(maps.Keys(cfg.Tasks))
 }

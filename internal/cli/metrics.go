@@ -14,6 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // The label values the metrics pre-create, so that a rate over a series that
@@ -101,7 +102,7 @@ type poolGauge struct {
 
 // newMetrics returns the metrics of a daemon on q running cfg, its build
 // version, its worker pools and the outcome of its writes given.
-func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
+func newMetrics(q *queue.Queue, cfg *config.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
@@ -180,12 +181,12 @@ func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []po
 // setConfig makes the series of cfg's schedules and tasks exist at 0 and
 // makes the scrape read cfg: after a reload. Series of schedules and tasks
 // that cfg no longer has stay until restart, as their counts do.
-func (m *metrics) setConfig(cfg *schedule.Config) {
+func (m *metrics) setConfig(cfg *config.Config) {
 	m.db.setConfig(cfg)
 	m.precreate(cfg)
 }
 
-func (m *metrics) precreate(cfg *schedule.Config) {
+func (m *metrics) precreate(cfg *config.Config) {
 	for _, s := range cfg.Schedules {
 		m.materialised.WithLabelValues(s.Name)
 		for _, r := range skipReasons {
@@ -273,10 +274,10 @@ type metricsCollector struct {
 	log   *slog.Logger
 
 	mu  sync.Mutex
-	cfg *schedule.Config
+	cfg *config.Config
 }
 
-func (c *metricsCollector) setConfig(cfg *schedule.Config) {
+func (c *metricsCollector) setConfig(cfg *config.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg = cfg
@@ -340,7 +341,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 1)
 }
 
-func (c *metricsCollector) collect(ctx context.Context, cfg *schedule.Config, ch chan<- prometheus.Metric) error {
+func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch chan<- prometheus.Metric) error {
 	st, err := c.q.Stats(ctx)
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Where the config and the database are found when no flag names them.
@@ -80,30 +80,30 @@ func fileExists(path string) bool {
 // EnvironmentFile= can hold a password that schedules.toml need not. The
 // daemon, -check and every operator command use it, so they agree on the
 // database given the same flags and environment.
-func databasePath(flag string, getenv func(string) string, config string, cfg *schedule.Config) string {
+func databasePath(flag string, getenv func(string) string, configFile string, cfg *config.Config) string {
 	setting := ""
 	if cfg != nil {
 		setting = cfg.Scheduler.DB
 	}
-	return databasePathOf(flag, getenv, config, setting)
+	return databasePathOf(flag, getenv, configFile, setting)
 }
 
 // databasePathOf is databasePath with the config's [scheduler].db given as
 // setting ("" for the default), such as one read from a broken file
-// (schedule.RecoverDB).
-func databasePathOf(flag string, getenv func(string) string, config, setting string) string {
+// (config.RecoverDB).
+func databasePathOf(flag string, getenv func(string) string, configFile, setting string) string {
 	if flag != "" {
 		return flag
 	}
 	if env := getenv(envDB); env != "" {
 		return env
 	}
-	db := schedule.DefaultDB
+	db := config.DefaultDB
 	if setting != "" {
 		db = setting
 	}
 	if isDSN(db) || filepath.IsAbs(db) {
 		return db
 	}
-	return filepath.Join(filepath.Dir(config), db)
+	return filepath.Join(filepath.Dir(configFile), db)
 }

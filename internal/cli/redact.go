@@ -7,13 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // printRedaction lists, for -check, the tasks that mask secrets: the
 // payload fields shown as [redacted] and the patterns masked in their
 // output and errors; nothing when no task has any.
-func printRedaction(out io.Writer, cfg *schedule.Config) {
+func printRedaction(out io.Writer, cfg *config.Config) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	header := false
 	for _, name := range taskNames(cfg) {

@@ -20,6 +20,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -155,7 +156,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if o.mode != "" {
 			return nil, usagef("-http goes with the daemon, not -%s", o.mode)
 		}
-		if _, err := schedule.CheckListen(o.http); err != nil {
+		if _, err := config.CheckListen(o.http); err != nil {
 			return nil, usagef("-http: %v", err)
 		}
 	}
@@ -267,7 +268,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	a.db = databasePath(o.db, getenv, o.config, cfg)
 	if cerr != nil && data != nil && o.db == "" && getenv(envDB) == "" {
 		// A broken file whose db line still reads names the database.
-		if db, ok := schedule.RecoverDB(data); ok {
+		if db, ok := config.RecoverDB(data); ok {
 			a.db, a.dbRecovered = databasePathOf("", getenv, o.config, db), true
 		}
 	}
@@ -436,7 +437,7 @@ func buildVersion(override string, info *debug.BuildInfo, ok bool) string {
 // printConfigErrors prints every problem of a config, one per line, then
 // their count followed by outcome (see configOutcome).
 func printConfigErrors(w io.Writer, err error, outcome string) {
-	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
+	if es, ok := errors.AsType[config.Errors](err); ok {
 		for _, e := range es {
 			fmt.Fprintln(w, e)
 		}
@@ -449,7 +450,7 @@ func printConfigErrors(w io.Writer, err error, outcome string) {
 // app holds what every subcommand needs.
 type app struct {
 	o   *options
-	cfg *schedule.Config // nil when the subcommand can do without
+	cfg *config.Config // nil when the subcommand can do without
 	// db is the database, a file's path or a PostgreSQL URL, to open it
 	// with (openDatabase); dbPath names it in messages and logs: the path,
 	// or the URL without its password (redactDSN). Nothing else shows db.
@@ -467,7 +468,7 @@ type app struct {
 	fileErr error
 	running *queue.StoredConfig
 	// dbRecovered is set when db is the [scheduler].db of a file that does
-	// not load (schedule.RecoverDB).
+	// not load (config.RecoverDB).
 	dbRecovered bool
 
 	// met holds the daemon's metrics while it serves them; nil otherwise.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Deadline states of a schedule (its td.deadline).
@@ -106,7 +107,7 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	}
 	// The filter and the order work on the configuration in memory and
 	// the cursors read above; only the page's schedules are read further.
-	var match []*schedule.Schedule
+	var match []*config.Schedule
 	for _, sc := range cfg.Schedules {
 		paused := cursors[sc.Name].Paused
 		if (f.Q != "" && !strings.Contains(sc.Name, f.Q)) || (f.State == "paused" && !paused) ||
@@ -115,7 +116,7 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		}
 		match = append(match, sc)
 	}
-	slices.SortFunc(match, func(a, b *schedule.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(match, func(a, b *config.Schedule) int { return strings.Compare(a.Name, b.Name) })
 	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
 	data.Total, data.First, data.Last = len(match), lo+1, lo+len(shown)
 	link := func(key, name string) string {
@@ -173,18 +174,18 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 // before before (the first page when fewer come before it), or the first
 // page. A key need not be a schedule's name, so a page stays in place when
 // a reload removes the schedule it starts from.
-func schedulesPageOf(match []*schedule.Schedule, after, before string, hasBefore bool) ([]*schedule.Schedule, int) {
+func schedulesPageOf(match []*config.Schedule, after, before string, hasBefore bool) ([]*config.Schedule, int) {
 	lo := 0
 	switch {
 	case after != "":
-		lo, _ = slices.BinarySearchFunc(match, after, func(sc *schedule.Schedule, name string) int {
+		lo, _ = slices.BinarySearchFunc(match, after, func(sc *config.Schedule, name string) int {
 			if sc.Name <= name {
 				return -1
 			}
 			return 1
 		})
 	case hasBefore:
-		hi, _ := slices.BinarySearchFunc(match, before, func(sc *schedule.Schedule, name string) int {
+		hi, _ := slices.BinarySearchFunc(match, before, func(sc *config.Schedule, name string) int {
 			return strings.Compare(sc.Name, name)
 		})
 		lo = max(hi-SchedulesPage, 0)
@@ -198,7 +199,7 @@ const parallelReads = 4
 
 // scheduleRow reads what the schedules page shows of sc: three bounded
 // reads (its newest jobs, skips and alarms).
-func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
@@ -358,7 +359,7 @@ func (s *server) runRow(j *queue.Job, loc *time.Location) runRow {
 		Error: firstLine(s.lastError(j), 120)}
 }
 
-func hasItem(sc *schedule.Schedule, item string) bool {
+func hasItem(sc *config.Schedule, item string) bool {
 	for _, it := range sc.Items() {
 		if it.ID == item {
 			return true

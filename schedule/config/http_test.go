@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"strings"
@@ -162,7 +162,7 @@ func TestLoadHTTPDashboard(t *testing.T) {
 
 func TestHTTPEqual(t *testing.T) {
 	t.Parallel()
-	load := func(table string) HTTP {
+	load := func(table string) HTTPSettings {
 		t.Helper()
 		cfg, err := Parse("s.toml", []byte(httpBase+"\n"+table))
 		if err != nil {

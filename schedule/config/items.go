@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
 )
@@ -29,17 +28,17 @@ type Item struct {
 	keys []string // the for_each entry's own keys, sorted
 }
 
-// DedupKey returns the dedup key of the job for one instant of one item of a
-// schedule: "schedule|item|instant", the instant in UTC as RFC 3339 with
-// seconds. The beat and Backfill use the same key, so materialising an
-// instant twice inserts one job.
-func DedupKey(schedule, item string, at time.Time) string {
-	return schedule + "|" + item + "|" + at.UTC().Format(time.RFC3339)
-}
+// Sets reports whether the item's for_each entry sets key.
+func (it Item) Sets(key string) bool { return slices.Contains(it.keys, key) }
 
-// manualKey returns the dedup key of a manual run.
-func manualKey(schedule, item, key string) string {
-	return schedule + "|" + item + "|manual|" + key
+// Merge returns the item's payload with the keys of over merged over it,
+// as a JSON object.
+func (it Item) Merge(over map[string]any) (json.RawMessage, error) {
+	base, err := DecodeObject(it.Payload)
+	if err != nil {
+		return nil, err
+	}
+	return encodePayload(merge(base, over))
 }
 
 // itemID returns the ID of a for_each item.
@@ -125,9 +124,9 @@ func encodePayload(m map[string]any) (json.RawMessage, error) {
 	return b, nil
 }
 
-// decodeObject decodes a JSON object; empty input is an empty object.
+// DecodeObject decodes a JSON object, such as a payload; empty input is an empty object.
 // Numbers keep their text, as the command handler decodes them.
-func decodeObject(b json.RawMessage) (map[string]any, error) {
+func DecodeObject(b json.RawMessage) (map[string]any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return map[string]any{}, nil
 	}
@@ -144,21 +143,4 @@ func decodeObject(b json.RawMessage) (map[string]any, error) {
 		return nil, errors.New("decode payload as a json object: got null")
 	}
 	return m, nil
-}
-
-// runJob is the job of one run of schedule s for one fan-out item, at the
-// instant at (which is also its earliest start).
-func runJob(s *Schedule, task *Task, item, key string, payload json.RawMessage, at time.Time) queue.NewJob {
-	return queue.NewJob{
-		Key:         key,
-		Type:        s.Task,
-		Payload:     payload,
-		Priority:    task.Priority,
-		Version:     task.Version,
-		RunAt:       at,
-		MaxAttempts: task.MaxAttempts,
-		Schedule:    s.Name,
-		Item:        item,
-		ScheduledAt: at,
-	}
 }

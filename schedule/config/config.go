@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ type Config struct {
 	// Schedules holds the [[schedule]] tables in file order.
 	Schedules []*Schedule
 	// HTTP holds the [http] table: the metrics and health listener.
-	HTTP HTTP
+	HTTP HTTPSettings
 	// Pools holds the [pools.NAME] tables, sorted by name: workers of
 	// their own for the tasks each names. The tasks of none run in the
 	// default pool, of Scheduler.Workers (see PoolOf).
@@ -52,7 +52,7 @@ type Config struct {
 	// Warnings are what is probably a mistake but loads, such as the cron
 	// "0 3 * * * *" (see cron.Expr.Warning): in line order, for -check and the daemon to
 	// report.
-	Warnings []*ConfigError
+	Warnings []*Error
 
 	byName map[string]*Schedule
 	poolOf map[string]string // task -> the [pools.NAME] that names it
@@ -246,7 +246,7 @@ func (t *Task) rate() queue.Rate {
 // key cannot be read from (not an object, or lacking a field the template
 // reads) shares the limit of the empty key "".
 func rateKeyOf(tmpl *template.Template, payload json.RawMessage) (string, error) {
-	data, err := decodeObject(payload)
+	data, err := DecodeObject(payload)
 	if err != nil {
 		return "", err
 	}
@@ -351,8 +351,8 @@ func (s *Schedule) Items() []Item { return s.items }
 // cron.Expr.Next.
 func (s *Schedule) Next(after time.Time) time.Time { return s.expr.Next(after) }
 
-// ConfigError is one problem of a configuration file.
-type ConfigError struct {
+// Error is one problem of a configuration file.
+type Error struct {
 	File string // the file, as given to Load or Parse
 	Line int    // 1-based line; 0 when unknown
 	// Table is "scheduler", "task", "schedule", "http" or "pool": where
@@ -369,7 +369,7 @@ type ConfigError struct {
 }
 
 // Error formats e as file:line: schedule "name": field cron: problem.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -392,14 +392,14 @@ func (e *ConfigError) Error() string {
 }
 
 // Unwrap returns the underlying problem.
-func (e *ConfigError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// ConfigErrors is every problem found in a configuration file, in line
+// Errors is every problem found in a configuration file, in line
 // order. Load and Parse return it as their error.
-type ConfigErrors []*ConfigError
+type Errors []*Error
 
 // Error lists the problems, one per line.
-func (es ConfigErrors) Error() string {
+func (es Errors) Error() string {
 	lines := make([]string, len(es))
 	for i, e := range es {
 		lines[i] = e.Error()
@@ -408,7 +408,7 @@ func (es ConfigErrors) Error() string {
 }
 
 // Unwrap returns the problems, for errors.As and errors.Is.
-func (es ConfigErrors) Unwrap() []error {
+func (es Errors) Unwrap() []error {
 	out := make([]error, len(es))
 	for i, e := range es {
 		out[i] = e
@@ -418,7 +418,7 @@ func (es ConfigErrors) Unwrap() []error {
 
 // Load reads, decodes and validates the configuration file at path. Nothing
 // is returned unless everything is valid: a bad file yields a nil Config and
-// a ConfigErrors listing every problem found.
+// an Errors listing every problem found.
 func Load(path string) (*Config, error) {
 	data, err := ReadFile(path)
 	if err != nil {
@@ -428,11 +428,11 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a configuration held in data; name is used in
-// errors and as Config.File. See Load. Data over MaxConfigSize or nested
-// deeper than MaxConfigDepth is refused before it is decoded.
+// errors and as Config.File. See Load. Data over MaxSize or nested
+// deeper than MaxDepth is refused before it is decoded.
 func Parse(name string, data []byte) (*Config, error) {
 	if err := checkBounds(name, data); err != nil {
-		return nil, ConfigErrors{err}
+		return nil, Errors{err}
 	}
 	l := newLoader(name, data)
 	cfg := l.load()

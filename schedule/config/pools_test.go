@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -130,7 +130,7 @@ worker = 2
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Parse("schedules.toml", []byte(tt.toml))
-			var es ConfigErrors
+			var es Errors
 			if !errors.As(err, &es) || len(es) != 1 {
 				t.Fatalf("Parse = %v, want one problem", err)
 			}

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -102,9 +102,9 @@ func TestLoadAlarmErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := Parse("t.toml", []byte(tt.file))
-			var errs ConfigErrors
+			var errs Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("Parse = %v, want ConfigErrors", err)
+				t.Fatalf("Parse = %v, want Errors", err)
 			}
 			if len(errs) != 1 {
 				t.Errorf("Parse found %d problems, want 1:\n%v", len(errs), err)

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"encoding/json"
@@ -565,7 +565,7 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 				if l.loc != nil {
 					line = l.loc.line(w.with("cron").path...)
 				}
-				cfg.Warnings = append(cfg.Warnings, &ConfigError{File: l.file, Line: line,
+				cfg.Warnings = append(cfg.Warnings, &Error{File: l.file, Line: line,
 					Table: w.table, Job: w.job, Field: "cron", Err: errors.New(msg)})
 			}
 		}
@@ -684,7 +684,7 @@ var alarmPayloadSample = func() map[string]any {
 	if err != nil {
 		panic(err)
 	}
-	m, err := decodeObject(b)
+	m, err := DecodeObject(b)
 	if err != nil {
 		panic(err)
 	}
@@ -726,7 +726,7 @@ func (l *loader) checkTemplates(w, items where, s *Schedule, argv []string, tmpl
 	var first error
 	failed := 0
 	for n, it := range s.items {
-		data, err := decodeObject(it.Payload)
+		data, err := DecodeObject(it.Payload)
 		if err != nil {
 			l.add(items, err)
 			return
@@ -813,7 +813,7 @@ type CommandEnv struct {
 //
 // Unlike Load it reads the file system, so -check calls it and a reload does
 // not. Lines are read again from cfg.File; they are 0 if it cannot be read.
-func CheckCommands(cfg *Config, env CommandEnv) (errs, warnings ConfigErrors) {
+func CheckCommands(cfg *Config, env CommandEnv) (errs, warnings Errors) {
 	var loc *locator
 	if data, err := os.ReadFile(cfg.File); err == nil {
 		loc = locate(string(data))
@@ -838,12 +838,12 @@ func CheckCommands(cfg *Config, env CommandEnv) (errs, warnings ConfigErrors) {
 				field, path = "dir", []string{"tasks", name, "dir"}
 			}
 		}
-		problem := func(list *ConfigErrors, err error) {
+		problem := func(list *Errors, err error) {
 			line := 0
 			if loc != nil {
 				line = loc.line(path...)
 			}
-			*list = append(*list, &ConfigError{File: cfg.File, Line: line, Table: "task", Job: name, Field: field, Err: err})
+			*list = append(*list, &Error{File: cfg.File, Line: line, Table: "task", Job: name, Field: field, Err: err})
 		}
 		if field == "dir" {
 			problem(&errs, fmt.Errorf("working directory %s does not exist or is not a directory", dir))

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"cmp"
@@ -245,11 +245,11 @@ type loader struct {
 	data      string
 	md        toml.MetaData
 	loc       *locator
-	errs      ConfigErrors
+	errs      Errors
 	failed    map[string]bool // locator paths whose value did not decode
 	names     map[int]string  // schedule names by position, for messages
 	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
-	truncated bool            // MaxConfigErrors reached: some values were not decoded
+	truncated bool            // MaxErrors reached: some values were not decoded
 	notified  map[string]bool // notify tasks whose templates were run over an alarm's payload
 }
 
@@ -277,30 +277,30 @@ func (l *loader) add(w where, err error) {
 	if l.loc != nil {
 		line = l.loc.line(w.path...)
 	}
-	l.errs = append(l.errs, &ConfigError{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
+	l.errs = append(l.errs, &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
 }
 
 func (l *loader) errorf(w where, format string, args ...any) {
 	l.add(w, fmt.Errorf(format, args...))
 }
 
-func (l *loader) sortedErrors() ConfigErrors {
-	slices.SortStableFunc(l.errs, func(a, b *ConfigError) int {
+func (l *loader) sortedErrors() Errors {
+	slices.SortStableFunc(l.errs, func(a, b *Error) int {
 		return cmp.Compare(lineOrder(a.Line), lineOrder(b.Line))
 	})
 	if l.truncated {
-		l.errs = append(l.errs, &ConfigError{File: l.file,
-			Err: fmt.Errorf("%w: stopped looking after %d", ErrTooManyProblems, MaxConfigErrors)})
+		l.errs = append(l.errs, &Error{File: l.file,
+			Err: fmt.Errorf("%w: stopped looking after %d", ErrTooManyProblems, MaxErrors)})
 	}
 	return l.errs
 }
 
-// MaxConfigErrors is how many problems Load reports before it stops
+// MaxErrors is how many problems Load reports before it stops
 // decoding the rest of a file.
-const MaxConfigErrors = 100
+const MaxErrors = 100
 
-// ErrTooManyProblems is wrapped by the last ConfigError of a list cut short
-// at MaxConfigErrors: it is a note, not a problem of its own.
+// ErrTooManyProblems is wrapped by the last Error of a list cut short
+// at MaxErrors: it is a note, not a problem of its own.
 var ErrTooManyProblems = errors.New("too many problems")
 
 // lineOrder puts problems without a line last.
@@ -311,7 +311,7 @@ func lineOrder(line int) int {
 	return line
 }
 
-// syntaxError is a TOML syntax error; the line is in ConfigError.
+// syntaxError is a TOML syntax error; the line is in Error.
 type syntaxError struct{ pe toml.ParseError }
 
 func (e *syntaxError) Error() string { return e.pe.Message }
@@ -325,9 +325,9 @@ func (l *loader) decodeFile() (rawFile, bool) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			l.errs = append(l.errs, &ConfigError{File: l.file, Line: pe.Position.Line, Err: &syntaxError{pe: pe}})
+			l.errs = append(l.errs, &Error{File: l.file, Line: pe.Position.Line, Err: &syntaxError{pe: pe}})
 		} else {
-			l.errs = append(l.errs, &ConfigError{File: l.file, Err: err})
+			l.errs = append(l.errs, &Error{File: l.file, Err: err})
 		}
 		return raw, false
 	}
@@ -345,7 +345,7 @@ func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 	if !present(p) || l.twins[pathKey(w.path)] {
 		return false
 	}
-	if len(l.errs) >= MaxConfigErrors {
+	if len(l.errs) >= MaxErrors {
 		// The decoder's error path rescans the whole file: a file with
 		// thousands of bad values would take seconds per thousand. It is
 		// rejected already; stop looking.

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"strconv"
@@ -249,7 +249,7 @@ func closeMultiline(s string, i int, delim string) int {
 // [scheduler] table or as scheduler.db at the top. Operator commands use it
 // to find the daemon's database while the file is broken elsewhere.
 func RecoverDB(data []byte) (string, bool) {
-	if len(data) > MaxConfigSize {
+	if len(data) > MaxSize {
 		return "", false
 	}
 	src := string(data)

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -13,28 +13,28 @@ import (
 // tables would take the daemon's memory at a reload; the file is measured
 // before it is decoded.
 const (
-	// MaxConfigSize bounds a configuration file, in bytes. A file of a
+	// MaxSize bounds a configuration file, in bytes. A file of a
 	// thousand schedules with their payloads and fan-outs is well under a
 	// MiB; the bound leaves room for large payloads and for_each lists
 	// while keeping what one decode holds in memory small.
-	MaxConfigSize = 4 << 20
-	// MaxConfigDepth bounds the nesting of a configuration: each part of a
+	MaxSize = 4 << 20
+	// MaxDepth bounds the nesting of a configuration: each part of a
 	// table header or of a dotted key, and each array or inline table a
 	// value opens, is one level. A config's own tables take three
 	// ([[http.user]] with a key, a [tasks.NAME] key); the rest is left to
 	// payloads and for_each items.
-	MaxConfigDepth = 32
+	MaxDepth = 32
 )
 
-// ErrConfigTooLarge is wrapped by the error of a file over MaxConfigSize.
-var ErrConfigTooLarge = errors.New("config too large")
+// ErrTooLarge is wrapped by the error of a file over MaxSize.
+var ErrTooLarge = errors.New("config too large")
 
-// ErrConfigTooDeep is wrapped by the error of a file nested deeper than
-// MaxConfigDepth.
-var ErrConfigTooDeep = errors.New("config nested too deep")
+// ErrTooDeep is wrapped by the error of a file nested deeper than
+// MaxDepth.
+var ErrTooDeep = errors.New("config nested too deep")
 
 // ReadFile reads the configuration file at path as Load does: at most
-// MaxConfigSize+1 bytes, so that Parse refuses a larger file without the
+// MaxSize+1 bytes, so that Parse refuses a larger file without the
 // whole of it in memory.
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -42,22 +42,22 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
 	return data, nil
 }
 
-// checkBounds reports a configuration over MaxConfigSize or nested deeper
-// than MaxConfigDepth, before anything decodes it.
-func checkBounds(file string, data []byte) *ConfigError {
-	if len(data) > MaxConfigSize {
-		return &ConfigError{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrConfigTooLarge, MaxConfigSize)}
+// checkBounds reports a configuration over MaxSize or nested deeper
+// than MaxDepth, before anything decodes it.
+func checkBounds(file string, data []byte) *Error {
+	if len(data) > MaxSize {
+		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
 	}
-	if line, depth, key := nestingOver(data, MaxConfigDepth); line > 0 {
-		return &ConfigError{File: file, Line: line, Err: fmt.Errorf("%w: depth %d in %s, more than the %d a config may have (each part of a table header or dotted key, and each array or inline table, is a level)",
-			ErrConfigTooDeep, depth, key, MaxConfigDepth)}
+	if line, depth, key := nestingOver(data, MaxDepth); line > 0 {
+		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: depth %d in %s, more than the %d a config may have (each part of a table header or dotted key, and each array or inline table, is a level)",
+			ErrTooDeep, depth, key, MaxDepth)}
 	}
 	return nil
 }

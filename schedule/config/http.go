@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -15,9 +15,9 @@ import (
 	"github.com/scheduler-run/scheduler/internal/passhash"
 )
 
-// HTTP is the [http] table: the listener that serves /metrics, /healthz
+// HTTPSettings is the [http] table: the listener that serves /metrics, /healthz
 // and the dashboard, and who may act on the dashboard.
-type HTTP struct {
+type HTTPSettings struct {
 	// Listen is the host:port to listen on (key listen). Empty, the
 	// default, starts no listener. The daemon's -http flag overrides it.
 	Listen string
@@ -62,11 +62,11 @@ type HTTPUser struct {
 }
 
 // Credentials reports whether anyone can log in: a token or a user.
-func (h HTTP) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) > 0 }
+func (h HTTPSettings) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) > 0 }
 
 // Equal reports whether h and o configure the same listener, dashboard and
 // credentials.
-func (h HTTP) Equal(o HTTP) bool {
+func (h HTTPSettings) Equal(o HTTPSettings) bool {
 	return h.Listen == o.Listen && h.Dashboard == o.Dashboard && h.Actions == o.Actions &&
 		h.TokenHash.Equal(o.TokenHash) && slices.Equal(h.Hosts, o.Hosts) && slices.Equal(h.TrustedProxies, o.TrustedProxies) &&
 		slices.EqualFunc(h.Users, o.Users, func(a, b HTTPUser) bool {
@@ -258,7 +258,7 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 		if cfg.HTTP.Dashboard {
 			what = "the metrics, and the dashboard's login goes over plain HTTP unless a TLS proxy is in front"
 		}
-		cfg.Warnings = append(cfg.Warnings, &ConfigError{File: l.file, Line: line, Table: "http", Field: "listen",
+		cfg.Warnings = append(cfg.Warnings, &Error{File: l.file, Line: line, Table: "http", Field: "listen",
 			Err: fmt.Errorf("%s listens beyond the loopback interface: anyone who reaches it reads %s", addr, what)})
 	}
 }

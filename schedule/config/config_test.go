@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"encoding/json"
@@ -379,9 +379,9 @@ func TestLoadErrors(t *testing.T) {
 			if cfg != nil {
 				t.Errorf("Parse returned a Config with an error")
 			}
-			var errs ConfigErrors
+			var errs Errors
 			if !errors.As(err, &errs) {
-				t.Fatalf("Parse = %v, want ConfigErrors", err)
+				t.Fatalf("Parse = %v, want Errors", err)
 			}
 			if len(errs) != 1 {
 				t.Errorf("Parse found %d problems, want 1:\n%v", len(errs), err)
@@ -396,13 +396,13 @@ func TestLoadErrors(t *testing.T) {
 func TestLoadErrorFields(t *testing.T) {
 	t.Parallel()
 	_, err := Parse("t.toml", []byte("[tasks.t]\n[[schedule]]\nname = \"a\"\ncron = \"0 0 31 2 *\"\ntask = \"t\"\n"))
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("Parse = %v, want a *ConfigError", err)
+		t.Fatalf("Parse = %v, want a *Error", err)
 	}
-	want := ConfigError{File: "t.toml", Line: 4, Table: "schedule", Job: "a", Field: "cron"}
+	want := Error{File: "t.toml", Line: 4, Table: "schedule", Job: "a", Field: "cron"}
 	if ce.File != want.File || ce.Line != want.Line || ce.Table != want.Table || ce.Job != want.Job || ce.Field != want.Field {
-		t.Errorf("ConfigError = %+v, want %+v", *ce, want)
+		t.Errorf("Error = %+v, want %+v", *ce, want)
 	}
 	if !errors.Is(err, cron.ErrNeverFires) {
 		t.Errorf("errors.Is(%v, ErrNeverFires) = false", err)
@@ -557,25 +557,6 @@ func TestItemID(t *testing.T) {
 	}
 }
 
-func TestDedupKey(t *testing.T) {
-	t.Parallel()
-	ny := mustZone(t, "America/New_York")
-	tests := []struct {
-		schedule, item string
-		at             time.Time
-		want           string
-	}{
-		{"s", "", time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), "s||2026-03-01T12:00:00Z"},
-		{"nightly", "customer=acme", time.Date(2026, 11, 1, 1, 30, 0, 0, ny), "nightly|customer=acme|2026-11-01T05:30:00Z"},
-		{"s", "x", time.Date(2026, 3, 1, 12, 0, 0, 999, time.UTC), "s|x|2026-03-01T12:00:00Z"},
-	}
-	for _, tt := range tests {
-		if got := DedupKey(tt.schedule, tt.item, tt.at); got != tt.want {
-			t.Errorf("DedupKey(%q, %q, %v) = %q, want %q", tt.schedule, tt.item, tt.at, got, tt.want)
-		}
-	}
-}
-
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	base := mustParse(t, `
@@ -626,7 +607,7 @@ payload = { x = 1 }
 }
 
 // TestLoadStopsAfterTooManyProblems: a file with thousands of bad values is
-// rejected after MaxConfigErrors problems, with a last line saying so.
+// rejected after MaxErrors problems, with a last line saying so.
 func TestLoadStopsAfterTooManyProblems(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
@@ -635,12 +616,12 @@ func TestLoadStopsAfterTooManyProblems(t *testing.T) {
 		fmt.Fprintf(&b, "[[schedule]]\nname = \"s%d\"\ncron = \"61 * * * *\"\ntask = \"t\"\n", i)
 	}
 	_, err := Parse("t.toml", []byte(b.String()))
-	es, ok := errors.AsType[ConfigErrors](err)
+	es, ok := errors.AsType[Errors](err)
 	if !ok {
-		t.Fatalf("Parse = %v, want ConfigErrors", err)
+		t.Fatalf("Parse = %v, want Errors", err)
 	}
-	if len(es) != MaxConfigErrors+1 || !strings.Contains(es[len(es)-1].Error(), "too many problems") {
-		t.Errorf("%d problems, last %q; want %d and a final note", len(es), es[len(es)-1], MaxConfigErrors+1)
+	if len(es) != MaxErrors+1 || !strings.Contains(es[len(es)-1].Error(), "too many problems") {
+		t.Errorf("%d problems, last %q; want %d and a final note", len(es), es[len(es)-1], MaxErrors+1)
 	}
 }
 
@@ -675,9 +656,9 @@ task = "noop"
 	}, "\n")
 	for i := range 50 {
 		_, err := Parse("t.toml", []byte(file))
-		var errs ConfigErrors
+		var errs Errors
 		if !errors.As(err, &errs) {
-			t.Fatalf("load %d: %v, want ConfigErrors", i, err)
+			t.Fatalf("load %d: %v, want Errors", i, err)
 		}
 		var got []string
 		for _, e := range errs {

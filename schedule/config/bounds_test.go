@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -83,8 +83,8 @@ func TestDeepConfigIsRefusedBeforeDecoding(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	cfg, err := Parse("deep.toml", data)
 	runtime.ReadMemStats(&after)
-	if cfg != nil || !errors.Is(err, ErrConfigTooDeep) {
-		t.Fatalf("Parse of a 4000-deep config = %v, %v; want ErrConfigTooDeep", cfg, err)
+	if cfg != nil || !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("Parse of a 4000-deep config = %v, %v; want ErrTooDeep", cfg, err)
 	}
 	if want := "deep.toml:9: config nested too deep: depth 33 in payload, "; !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %q does not start with %q", err, want)
@@ -94,32 +94,32 @@ func TestDeepConfigIsRefusedBeforeDecoding(t *testing.T) {
 	}
 
 	// Within the bound it loads.
-	if _, err := Parse("ok.toml", []byte(deepConfig(MaxConfigDepth-2))); err != nil {
+	if _, err := Parse("ok.toml", []byte(deepConfig(MaxDepth-2))); err != nil {
 		t.Errorf("Parse of a config at the depth bound: %v", err)
 	}
 }
 
-// TestLargeConfigIsRefused: Load refuses a file over MaxConfigSize, naming
+// TestLargeConfigIsRefused: Load refuses a file over MaxSize, naming
 // it, and reads no more of it than the bound.
 func TestLargeConfigIsRefused(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "big.toml")
-	body := deepConfig(1) + "# " + strings.Repeat("x", MaxConfigSize) + "\n"
+	body := deepConfig(1) + "# " + strings.Repeat("x", MaxSize) + "\n"
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := Load(path)
-	if cfg != nil || !errors.Is(err, ErrConfigTooLarge) {
-		t.Fatalf("Load of a %d-byte config = %v, %v; want ErrConfigTooLarge", len(body), cfg, err)
+	if cfg != nil || !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Load of a %d-byte config = %v, %v; want ErrTooLarge", len(body), cfg, err)
 	}
 	if !strings.HasPrefix(err.Error(), path+": config too large") {
 		t.Errorf("error %q does not name the file", err)
 	}
 	data, err := ReadFile(path)
-	if err != nil || len(data) != MaxConfigSize+1 {
-		t.Errorf("ReadFile read %d bytes (%v), want %d", len(data), err, MaxConfigSize+1)
+	if err != nil || len(data) != MaxSize+1 {
+		t.Errorf("ReadFile read %d bytes (%v), want %d", len(data), err, MaxSize+1)
 	}
-	if _, err := Parse("ok.toml", []byte(deepConfig(1)+"# "+strings.Repeat("x", MaxConfigSize-200)+"\n")); err != nil {
+	if _, err := Parse("ok.toml", []byte(deepConfig(1)+"# "+strings.Repeat("x", MaxSize-200)+"\n")); err != nil {
 		t.Errorf("Parse of a config under the size bound: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParse feeds the loader arbitrary files: it must never panic, return a
-// Config only without error, and describe every problem with a ConfigError.
+// Config only without error, and describe every problem with an Error.
 // The seed corpus is in testdata/fuzz/FuzzParse; the files of testdata are
 // added too.
 func FuzzParse(f *testing.F) {
@@ -30,13 +30,13 @@ func FuzzParse(f *testing.F) {
 			if cfg != nil {
 				t.Fatalf("Parse returned a Config and %v", err)
 			}
-			var errs ConfigErrors
+			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
-				t.Fatalf("Parse error %v (%T) is not a non-empty ConfigErrors", err, err)
+				t.Fatalf("Parse error %v (%T) is not a non-empty Errors", err, err)
 			}
 			for _, e := range errs {
 				if e.Err == nil || e.File != "fuzz.toml" || e.Line < 0 {
-					t.Fatalf("malformed ConfigError %+v", e)
+					t.Fatalf("malformed Error %+v", e)
 				}
 				_ = e.Error()
 			}
@@ -48,8 +48,14 @@ func FuzzParse(f *testing.F) {
 			}
 			// Now, and past 2037 where zones follow their rules.
 			for _, from := range []time.Time{t0, time.Date(2040, 12, 31, 1, 0, 0, 0, time.UTC)} {
-				if _, err := NextN(cfg, s.Name, from, 3); err != nil {
-					t.Fatalf("NextN(%s): %v", s.Name, err)
+				// The next runs and their daylight-saving marks, as the
+				// next command computes them.
+				at := from
+				for range 3 {
+					if at = s.Next(at); at.IsZero() {
+						break
+					}
+					s.Expr().DSTMark(at)
 				}
 				s.Expr().Between(from, from.Add(time.Hour), 100)
 			}

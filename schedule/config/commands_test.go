@@ -1,4 +1,4 @@
-package schedule
+package config
 
 import (
 	"os"
@@ -73,7 +73,7 @@ func TestCheckCommands(t *testing.T) {
 				dir = workDir
 			}
 			errs, warns := CheckCommands(cfg, CommandEnv{Dir: dir, Path: path})
-			check := func(kind string, got ConfigErrors, want string) {
+			check := func(kind string, got Errors, want string) {
 				t.Helper()
 				if want == "" {
 					if len(got) != 0 {
