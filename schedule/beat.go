@@ -17,6 +17,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
@@ -82,19 +83,10 @@ type BeatConfig struct {
 	// MaxSleep is the longest the beat sleeps between passes, so that it
 	// notices wall-clock jumps and suspends. Default: 30s.
 	MaxSleep time.Duration
-	// AlarmFunc, when set, is called with the schedule and kind of each
-	// alarm this beat raised, after its commit, from Run's goroutine; it
-	// must not block. An alarm raised by another process is not reported.
-	AlarmFunc func(schedule, kind string)
-	// MaterialisedFunc, when set, is called once a pass committed the due
-	// instants of a schedule, with the number of jobs it inserted (one
-	// per fan-out item of each run), from the beat's goroutine: it must
-	// not block. Nil reports nothing.
-	MaterialisedFunc func(schedule string, jobs int)
-	// SkippedFunc, when set, is called likewise with the number of runs
-	// the commit recorded as skipped for a reason (an item's run counts
-	// once). Nil reports nothing.
-	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
+	// EventFunc, when set, is called with each Event of the beat's work,
+	// after the commit it reports, from Run's goroutine: it must not
+	// block. Nil reports nothing.
+	EventFunc func(Event)
 	// WroteFunc, when set, is called after each queue.AdvanceBatch call
 	// that commits a pass's instants, with nil when its transactions
 	// committed and an error when one failed (a cursor another beat moved
@@ -151,12 +143,11 @@ type Beat struct {
 	maxSleep time.Duration
 	wake     chan struct{}
 
-	materialisedFunc func(string, int)
-	skippedFunc      func(string, queue.SkipReason, int)
-	wroteFunc        func(error)
-	probes           liveness.Probes // see Probe
-	running          atomic.Bool
-	jitter           func(time.Duration) time.Duration
+	eventFunc func(Event)
+	wroteFunc func(error)
+	probes    liveness.Probes // see Probe
+	running   atomic.Bool
+	jitter    func(time.Duration) time.Duration
 
 	mu        sync.Mutex
 	cfg       *config.Config
@@ -177,22 +168,11 @@ type Beat struct {
 	order   []*config.Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
 	orderOf *config.Config
 
-	alarmFunc func(schedule, kind string)
-	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
-	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
-	deadAfter time.Time               // where a truncated read of dead jobs goes on; only Run's goroutine
+	before map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
 	// after are the cursors as the last pass left them: as read, moved by
-	// its commits. Another beat's moves since are not in it: the alarms'
-	// judgement, which reads it, then judges less, never wrongly. Only
-	// Run's goroutine.
-	after map[string]queue.Cursor
-	// marks caches the alarm marks: read once, then kept as this beat
-	// writes them (another beat's marks, being monotonic, only save work).
-	// Only Run's goroutine.
-	marks     map[string]queue.AlarmMark
-	deadlines map[string]time.Time // see Deadline; under mu
-	alarmed   map[string]bool      // schedules with open alarms at the last pass (see JobEnded); under mu
-	held      bool                 // a recovery waits for an alarm's notification (see NotificationEnded); under mu
+	// its commits. Only Run's goroutine.
+	after  map[string]queue.Cursor
+	alarms *alarm.Evaluator // judges the alarms after each pass
 
 	// idleFunc, when set (by tests), is called each time the loop is about
 	// to wait, after its timer is set, with the time its pass (or its ping
@@ -228,10 +208,11 @@ func NewBeat(q *queue.Queue, cfg *config.Config, bc BeatConfig) (*Beat, error) {
 			return rand.N(n)
 		}
 	}
+	log := bc.Logger.With(logKeyComponent, "beat")
 	return &Beat{
 		q:        q,
 		clock:    bc.Clock,
-		log:      bc.Logger.With(logKeyComponent, "beat"),
+		log:      log,
 		maxSleep: bc.MaxSleep,
 		wake:     make(chan struct{}, 1),
 		probes:   liveness.New(),
@@ -241,11 +222,9 @@ func NewBeat(q *queue.Queue, cfg *config.Config, bc BeatConfig) (*Beat, error) {
 		process:  bc.Process,
 		paused:   map[string]bool{},
 
-		alarmFunc:        bc.AlarmFunc,
-		deadSeen:         map[string]time.Time{},
-		materialisedFunc: bc.MaterialisedFunc,
-		skippedFunc:      bc.SkippedFunc,
-		wroteFunc:        bc.WroteFunc,
+		alarms:    alarm.New(q, log),
+		eventFunc: bc.EventFunc,
+		wroteFunc: bc.WroteFunc,
 	}, nil
 }
 
@@ -346,7 +325,7 @@ func (b *Beat) Run(ctx context.Context) error {
 			if ctx.Err() == nil {
 				// The alarms are judged after the instants due by now are
 				// materialised: an instant the downtime passed has its job.
-				due, aerr := b.evalAlarms(ctx, b.Config(), now)
+				due, aerr := b.alarmPass(ctx, now)
 				err = errors.Join(err, aerr)
 				if !due.IsZero() && (next.IsZero() || due.Before(next)) {
 					next = due
@@ -916,30 +895,31 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 		logKeyCursor, to, logKeyNextAt, next)
 }
 
-// report passes what the committed Advance adv did to the config's funcs.
+// report passes what the committed Advance adv did to the config's
+// EventFunc.
 func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
-	if f := b.materialisedFunc; f != nil {
-		n := 0
-		for _, r := range res {
-			if r.Inserted && !r.Skipped {
-				n++
-			}
-		}
-		f(name, n)
+	f := b.eventFunc
+	if f == nil {
+		return
 	}
-	if f := b.skippedFunc; f != nil {
-		by := map[queue.SkipReason]int{}
-		for _, sk := range adv.Skips {
-			by[sk.Reason]++
+	n := 0
+	for _, r := range res {
+		if r.Inserted && !r.Skipped {
+			n++
 		}
-		for _, r := range res {
-			if r.Skipped {
-				by[queue.SkipOverlap]++
-			}
+	}
+	f(Materialised{Schedule: name, Jobs: n})
+	by := map[queue.SkipReason]int{}
+	for _, sk := range adv.Skips {
+		by[sk.Reason]++
+	}
+	for _, r := range res {
+		if r.Skipped {
+			by[queue.SkipOverlap]++
 		}
-		for reason, n := range by {
-			f(name, reason, n)
-		}
+	}
+	for reason, n := range by {
+		f(Skipped{Schedule: name, Reason: reason, Runs: n})
 	}
 }
 

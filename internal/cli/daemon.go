@@ -109,7 +109,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	bc := schedule.BeatConfig{Clock: clk, Logger: log, WroteFunc: wr.record, Process: a.process}
 	// Set before the pool runs: a job of a schedule that ends dead or done
-	// may raise an alarm or a recovery at once (see Beat.JobEnded).
+	// may raise an alarm or a recovery at once (see Beat.JobFinished).
 	var beat *schedule.Beat
 	pc.FinishedFunc = func(f queue.Finished) {
 		if met != nil {
@@ -118,19 +118,11 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 				met.NotificationFailed(f.Type)
 			}
 		}
-		if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
-			if f.Notification {
-				beat.NotificationEnded()
-			} else {
-				beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
-			}
-		}
+		beat.JobFinished(f)
 	}
-	bc.AlarmFunc = func(s, kind string) { met.AlarmRaised(s, kind) }
 	if listen != "" {
 		pc.ReclaimedFunc = func(n int) { met.leasesReclaimed(n) }
-		bc.MaterialisedFunc = func(s string, n int) { met.runsMaterialised(s, n) }
-		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { met.runsSkipped(s, r, n) }
+		bc.EventFunc = func(e schedule.Event) { met.beatEvent(e) }
 	}
 	pools, err := newWorkerPools(q, pc, a.cfg)
 	if err != nil {

@@ -234,16 +234,16 @@ func (m *metrics) jobFinished(f queue.Finished) {
 // leasesReclaimed counts reclaimed leases: queue.PoolConfig.ReclaimedFunc.
 func (m *metrics) leasesReclaimed(n int) { m.reclaimed.Add(float64(n)) }
 
-// runsMaterialised counts the jobs of a beat's commit:
-// schedule.BeatConfig.MaterialisedFunc.
-func (m *metrics) runsMaterialised(schedule string, jobs int) {
-	m.materialised.WithLabelValues(schedule).Add(float64(jobs))
-}
-
-// runsSkipped counts the skips of a beat's commit:
-// schedule.BeatConfig.SkippedFunc.
-func (m *metrics) runsSkipped(schedule string, reason queue.SkipReason, runs int) {
-	m.skipped.WithLabelValues(schedule, string(reason)).Add(float64(runs))
+// beatEvent counts what the beat reports: schedule.BeatConfig.EventFunc.
+func (m *metrics) beatEvent(e schedule.Event) {
+	switch e := e.(type) {
+	case schedule.Materialised:
+		m.materialised.WithLabelValues(e.Schedule).Add(float64(e.Jobs))
+	case schedule.Skipped:
+		m.skipped.WithLabelValues(e.Schedule, string(e.Reason)).Add(float64(e.Runs))
+	case schedule.AlarmRaised:
+		m.AlarmRaised(e.Schedule, string(e.Kind))
+	}
 }
 
 // AlarmRaised counts an alarm of kind (late, missed, dead, misfire or

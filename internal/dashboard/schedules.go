@@ -12,6 +12,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -231,14 +232,14 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 }
 
 // deadlineState is a schedule's deadline state from its newest alarms
-// (schedule.DeadlineStateOf): missed while one of them is an open missed
+// (alarm.DeadlineStateOf): missed while one of them is an open missed
 // alarm, else late while one is an open late alarm, else ok (on time or
 // recovered, which the page does not tell apart).
 func deadlineState(alarms []queue.Alarm) string {
-	switch schedule.DeadlineStateOf(alarms, time.Time{}) {
-	case schedule.DeadlineMissed:
+	switch alarm.DeadlineStateOf(alarms, time.Time{}) {
+	case alarm.DeadlineMissed:
 		return deadlineMissed
-	case schedule.DeadlineLate:
+	case alarm.DeadlineLate:
 		return deadlineLate
 	}
 	return deadlineOK
