@@ -155,8 +155,8 @@ func runToDone(b *testing.B, q *queue.Queue, clk *clock.Fake, pending, done int)
 		b.Fatal(err)
 	}
 	// A daemon's pool checkpoints the WAL in the background as it goes,
-	// so the next tick starts on a short WAL; a tick that starts behind
-	// the WAL of 10,000 completions is a third to a half slower.
+	// so the next tick starts on a short WAL, not behind the WAL of all
+	// the completions.
 	c, ok := q.Store.(interface{ CheckpointPassive(context.Context) error })
 	if !ok {
 		b.Fatalf("%T has no background checkpoint", q.Store)
