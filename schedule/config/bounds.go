@@ -13,10 +13,9 @@ import (
 // tables would take the daemon's memory at a reload; the file is measured
 // before it is decoded.
 const (
-	// MaxSize bounds a configuration file, in bytes. A file of a
-	// thousand schedules with their payloads and fan-outs is well under a
-	// MiB; the bound leaves room for large payloads and for_each lists
-	// while keeping what one decode holds in memory small.
+	// MaxSize bounds a configuration file, in bytes: room for large
+	// payloads and for_each lists, while what one decode holds in memory
+	// stays small.
 	MaxSize = 4 << 20
 	// MaxDepth bounds the nesting of a configuration: each part of a
 	// table header or of a dotted key, and each array or inline table a
@@ -84,6 +83,12 @@ type nestScanner struct {
 	i    int
 	line int
 	key  string // the last table header or top-level key, as written
+	max  int    // the depth not to exceed
+
+	stack []open // the brackets and braces of the value not closed yet
+	table int    // parts of the current table header
+	base  int    // depth of the current top-level key's value
+	extra int    // sum of stack[].extra
 }
 
 // open is a bracket or brace of a value not closed yet.
@@ -92,22 +97,19 @@ type open struct {
 	extra int  // dotted parts beyond the first of its current key
 }
 
+// depth is the nesting at the scanner's position in a value.
+func (s *nestScanner) depth() int { return s.base + len(s.stack) + s.extra }
+
 func (s *nestScanner) run(max int) (int, int) {
-	var (
-		stack []open
-		table int    // parts of the current table header
-		base  int    // depth of the current top-level key's value
-		extra int    // sum of stack[].extra
-		start = true // at the start of a line outside any value
-	)
-	depth := func() int { return base + len(stack) + extra }
+	s.max = max
+	start := true // at the start of a line outside any value
 	for s.i < len(s.data) {
 		c := s.data[s.i]
 		switch {
 		case c == '\n':
 			s.line++
 			s.i++
-			if len(stack) == 0 {
+			if len(s.stack) == 0 {
 				start = true
 			}
 			continue
@@ -118,62 +120,84 @@ func (s *nestScanner) run(max int) (int, int) {
 			s.skipComment()
 			continue
 		}
+		var over int
 		if start {
 			start = false
-			if c == '[' {
-				s.i++
-				if s.i < len(s.data) && s.data[s.i] == '[' {
-					s.i++
-				}
-				from := s.i
-				table = s.keyPath()
-				s.key = "[" + strings.TrimSpace(string(s.data[from:s.i])) + "]"
-				if table > max {
-					return s.line, table
-				}
-				s.skipLine()
-				continue
-			}
-			from := s.i
-			base = table + s.keyPath()
-			s.key = strings.TrimSpace(string(s.data[from:s.i]))
-			if base > max {
-				return s.line, base
-			}
-			continue
+			over = s.lineStart(c)
+		} else {
+			over = s.value(c)
 		}
-		switch c {
-		case '"', '\'':
-			s.skipString()
-			continue
-		case '[', '{':
-			stack = append(stack, open{table: c == '{'})
-			s.i++
-			if c == '{' {
-				s.inlineKey(&stack[len(stack)-1], &extra)
-			}
-			if d := depth(); d > max {
-				return s.line, d
-			}
-			continue
-		case ']', '}':
-			if n := len(stack); n > 0 {
-				extra -= stack[n-1].extra
-				stack = stack[:n-1]
-			}
-		case ',':
-			if n := len(stack); n > 0 && stack[n-1].table {
-				s.i++
-				s.inlineKey(&stack[n-1], &extra)
-				if d := depth(); d > max {
-					return s.line, d
-				}
-				continue
-			}
+		if over > 0 {
+			return s.line, over
 		}
-		s.i++
 	}
 	return 0, 0
+}
+
+// lineStart reads what starts a line outside any value, c: a table
+// header, to its end, or a key, up to its "=". It returns the depth
+// reached when it is over s.max, else 0.
+func (s *nestScanner) lineStart(c byte) int {
+	if c == '[' {
+		s.i++
+		if s.i < len(s.data) && s.data[s.i] == '[' {
+			s.i++
+		}
+		from := s.i
+		s.table = s.keyPath()
+		s.key = "[" + strings.TrimSpace(string(s.data[from:s.i])) + "]"
+		if s.table > s.max {
+			return s.table
+		}
+		s.skipLine()
+		return 0
+	}
+	from := s.i
+	s.base = s.table + s.keyPath()
+	s.key = strings.TrimSpace(string(s.data[from:s.i]))
+	if s.base > s.max {
+		return s.base
+	}
+	return 0
+}
+
+// value reads c, a byte of a value: a string is skipped whole, a bracket
+// or brace opens or closes a level, and the keys of an inline table may
+// add levels. It returns the depth reached when it is over s.max, else 0.
+func (s *nestScanner) value(c byte) int {
+	switch c {
+	case '"', '\'':
+		s.skipString()
+		return 0
+	case '[', '{':
+		s.stack = append(s.stack, open{table: c == '{'})
+		s.i++
+		if c == '{' {
+			s.inlineKey(&s.stack[len(s.stack)-1], &s.extra)
+		}
+		return s.over()
+	case ']', '}':
+		if n := len(s.stack); n > 0 {
+			s.extra -= s.stack[n-1].extra
+			s.stack = s.stack[:n-1]
+		}
+	case ',':
+		if n := len(s.stack); n > 0 && s.stack[n-1].table {
+			s.i++
+			s.inlineKey(&s.stack[n-1], &s.extra)
+			return s.over()
+		}
+	}
+	s.i++
+	return 0
+}
+
+// over returns the depth when it is over s.max, else 0.
+func (s *nestScanner) over() int {
+	if d := s.depth(); d > s.max {
+		return d
+	}
+	return 0
 }
 
 // inlineKey reads the key after '{' or ',' of an inline table o: the

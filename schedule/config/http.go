@@ -250,16 +250,12 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 			l.add(lw, ErrDashboardNeedsLogin)
 			return
 		}
-		line := 0
-		if l.loc != nil {
-			line = l.loc.line(lw.path...)
-		}
 		what := "the metrics"
 		if cfg.HTTP.Dashboard {
 			what = "the metrics, and the dashboard's login goes over plain HTTP unless a TLS proxy is in front"
 		}
-		cfg.Warnings = append(cfg.Warnings, &Error{File: l.file, Line: line, Table: "http", Field: "listen",
-			Err: fmt.Errorf("%s listens beyond the loopback interface: anyone who reaches it reads %s", addr, what)})
+		cfg.Warnings = append(cfg.Warnings, l.warning(lw,
+			fmt.Errorf("%s listens beyond the loopback interface: anyone who reaches it reads %s", addr, what)))
 	}
 }
 

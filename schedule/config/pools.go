@@ -6,8 +6,6 @@ import (
 	"slices"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
 // DefaultPool is the name of the pool that runs the tasks no [pools.NAME]
@@ -55,7 +53,6 @@ func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 	if !l.decode(p, &raws, where{field: "pools", path: []string{"pools"}}) {
 		return
 	}
-	known := slices.Sorted(maps.Keys(cfg.Tasks))
 	for _, name := range slices.Sorted(maps.Keys(raws)) {
 		w := where{table: "pool", job: name, path: []string{"pools", name}}
 		switch {
@@ -83,32 +80,35 @@ func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 		case l.decode(raw.Tasks, &pool.Tasks, tw) && len(pool.Tasks) == 0:
 			l.errorf(tw, "empty: name the tasks whose jobs this pool runs, or remove the table")
 		}
-		seen := map[string]bool{}
-		for _, task := range pool.Tasks {
-			switch {
-			case seen[task]:
-				l.errorf(tw, "task %q is named twice", task)
-			case cfg.Tasks[task] == nil:
-				if hint := suggest.Hint(task, known); hint != "" {
-					l.errorf(tw, "task %q is not defined%s", task, hint)
-				} else {
-					l.errorf(tw, "task %q is not defined: add a [tasks.%s] table", task, task)
-				}
-			case cfg.poolOf[task] != "":
-				other := cfg.poolOf[task]
-				at := ""
-				if l.loc != nil {
-					if line := l.loc.line("pools", other, "tasks"); line > 0 {
-						at = fmt.Sprintf(" (line %d)", line)
-					}
-				}
-				l.errorf(tw, "task %q is already in pool %q%s: a task runs in one pool", task, other, at)
-			default:
-				cfg.poolOf[task] = name
-			}
-			seen[task] = true
-		}
+		l.assignTasks(pool, cfg, tw)
 		cfg.Pools = append(cfg.Pools, pool)
+	}
+}
+
+// assignTasks puts the tasks pool names in it (cfg.poolOf), reporting at
+// its tasks key (tw) a task named twice, not defined or in another pool
+// already.
+func (l *loader) assignTasks(pool *Pool, cfg *Config, tw where) {
+	seen := map[string]bool{}
+	for _, task := range pool.Tasks {
+		switch {
+		case seen[task]:
+			l.errorf(tw, "task %q is named twice", task)
+		case cfg.Tasks[task] == nil:
+			l.undefinedTask(tw, task, cfg)
+		case cfg.poolOf[task] != "":
+			other := cfg.poolOf[task]
+			at := ""
+			if l.loc != nil {
+				if line := l.loc.line("pools", other, "tasks"); line > 0 {
+					at = fmt.Sprintf(" (line %d)", line)
+				}
+			}
+			l.errorf(tw, "task %q is already in pool %q%s: a task runs in one pool", task, other, at)
+		default:
+			cfg.poolOf[task] = pool.Name
+		}
+		seen[task] = true
 	}
 }
 
