@@ -15,7 +15,7 @@ import (
 
 // FuzzLoadConfig feeds the config loader arbitrary files, seeded with the
 // hostile corpus and the suite's own configs. Invariants: it never panics;
-// it returns a Config or a non-empty ConfigErrors whose every entry names
+// it returns a Config or a non-empty config.Errors whose every entry names
 // the file and says something; it decides the same way twice; and a Config
 // it accepts is usable: every command template builds, every schedule has
 // its task and a next instant query that returns.
@@ -43,7 +43,7 @@ func FuzzLoadConfig(f *testing.F) {
 			}
 			var errs config.Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
-				t.Fatalf("error %v (%T) is not a non-empty ConfigErrors", err, err)
+				t.Fatalf("error %v (%T) is not a non-empty config.Errors", err, err)
 			}
 			for _, e := range errs {
 				msg := e.Error()

@@ -218,7 +218,7 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 			t.Fatalf("alarms = %v, want %v", got, want)
 		}
 		if got, want := rec.calls(), []string{"s late", "s dead", "s missed", "s recovered"}; !equal(got, want) {
-			t.Errorf("AlarmFunc calls = %v, want %v", got, want)
+			t.Errorf("AlarmRaised events = %v, want %v", got, want)
 		}
 		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(24*time.Hour+10*time.Minute)) {
 			t.Errorf("Deadline after recovery = %v, %v; want the next instant's", d, ok)

@@ -8,7 +8,7 @@
 // It owns the alarm marks and the judgement, not the beat's loop: the beat
 // calls Evaluate after each pass, with the cursors that pass read and left,
 // and wakes itself when Finished says a job's end calls for a judgement
-// now. It knows nothing of SQL, TOML or how tasks run. Its behaviour is
+// now. It knows nothing of SQL, TOML or how tasks run. Its judgement is
 // tested end to end through a running beat, in the schedule package
-// (alarm_test.go there).
+// (alarm_test.go there); ExampleDeadlineStateOf shows the states.
 package alarm

@@ -50,7 +50,7 @@ type Schedule struct {
 	// CatchUp is the policy for missed instants (key catch_up). Default:
 	// cron.CatchUpLatest.
 	CatchUp cron.CatchUp
-	// CatchUpLimit is how many missed instants CatchUpAll runs (key
+	// CatchUpLimit is how many missed instants cron.CatchUpAll runs (key
 	// catch_up_limit, 1 to MaxCatchUpLimit). Default: 100.
 	CatchUpLimit int
 	// Overlap is the policy for instants that find the previous run still
