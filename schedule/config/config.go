@@ -1,8 +1,6 @@
 package config
 
-import (
-	"time"
-)
+import "time"
 
 // Defaults of schedules.toml.
 const (
@@ -43,8 +41,8 @@ type Config struct {
 	// default pool, of Scheduler.Workers (see PoolOf).
 	Pools []*Pool
 	// Warnings are what is probably a mistake but loads, such as the cron
-	// "0 3 * * * *" (see cron.Expr.Warning): in line order, for -check and the daemon to
-	// report.
+	// "0 3 * * * *" (see cron.Expr.Warning): in line order, for -check and
+	// the daemon to report.
 	Warnings []*Error
 
 	byName map[string]*Schedule

@@ -27,6 +27,9 @@ func validName(s string) bool {
 
 const nameRule = "use 1 to 128 letters, digits and -_.:@/"
 
+// load decodes and validates the whole file, the tasks before the
+// schedules and pools that name them, and returns the Config, valid only
+// if l.errs is empty.
 func (l *loader) load() *Config {
 	raw, ok := l.decodeFile()
 	if !ok {
