@@ -48,10 +48,10 @@ type Evaluator struct {
 	// work).
 	marks map[string]queue.AlarmMark
 
-	mu        sync.Mutex
-	deadlines map[string]time.Time // see Deadline
-	alarmed   map[string]bool      // schedules with open alarms at the last evaluation (see Finished)
-	held      bool                 // a recovery waits for an alarm's notification (see Finished)
+	mu            sync.Mutex
+	deadlines     map[string]time.Time // see Deadline
+	alarmed       map[string]bool      // schedules with open alarms at the last evaluation (see Finished)
+	recoveryWaits bool                 // a recovery waits for an alarm's notification (see Finished)
 }
 
 // New returns an Evaluator of the alarms stored in q, which logs each alarm

@@ -202,7 +202,7 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 		byKey[a.Key] = len(out)
 		out = append(out, p)
 	}
-	e.setHeld(len(notifying) > 0)
+	e.setRecoveryWaits(len(notifying) > 0)
 	if len(notifying) > 0 {
 		ready := out[:0]
 		for _, p := range out {

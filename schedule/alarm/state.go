@@ -24,7 +24,7 @@ func (e *Evaluator) Finished(cfg *config.Config, f queue.Finished) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if f.Notification {
-		return e.held
+		return e.recoveryWaits
 	}
 	if f.Schedule == "" {
 		return false
@@ -70,9 +70,9 @@ func (e *Evaluator) markAlarmed(schedule string) {
 	e.alarmed[schedule] = true
 }
 
-// setHeld records whether a recovery waits for a notification.
-func (e *Evaluator) setHeld(held bool) {
+// setRecoveryWaits records whether a recovery waits for a notification.
+func (e *Evaluator) setRecoveryWaits(waits bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.held = held
+	e.recoveryWaits = waits
 }

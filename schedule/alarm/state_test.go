@@ -42,10 +42,10 @@ task = "t"
 		return queue.Finished{Type: "page", Notification: true, Outcome: o}
 	}
 	tests := []struct {
-		name string
-		held bool
-		f    queue.Finished
-		want bool
+		name  string
+		waits bool
+		f     queue.Finished
+		want  bool
 	}{
 		{"dead job of a watched schedule", false, job("watched", queue.OutcomeDead), true},
 		{"done job, no open alarm", false, job("watched", queue.OutcomeDone), false},
@@ -64,7 +64,7 @@ task = "t"
 	for _, tt := range tests {
 		e := New(nil, nil)
 		e.setAlarmed(map[string]bool{"alarmed": true})
-		e.setHeld(tt.held)
+		e.setRecoveryWaits(tt.waits)
 		if got := e.Finished(cfg, tt.f); got != tt.want {
 			t.Errorf("%s: Finished(%+v) = %v, want %v", tt.name, tt.f, got, tt.want)
 		}
