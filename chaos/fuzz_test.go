@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
 // FuzzLoadConfig feeds the config loader arbitrary files, seeded with the
 // hostile corpus and the suite's own configs. Invariants: it never panics;
-// it returns a Config or a non-empty ConfigErrors whose every entry names
+// it returns a Config or a non-empty config.Errors whose every entry names
 // the file and says something; it decides the same way twice; and a Config
 // it accepts is usable: every command template builds, every schedule has
 // its task and a next instant query that returns.
@@ -31,8 +32,8 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("[tasks.t]\ncommand = [\"true\"]\n[[schedule]]\nname = \"a\"\ncron = \"bad\"\nCron = \"@daily\"\ntask = \"t\"\n" +
 		"[[sChedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := schedule.Parse("fuzz.toml", data)
-		_, err2 := schedule.Parse("fuzz.toml", data)
+		cfg, err := config.Parse("fuzz.toml", data)
+		_, err2 := config.Parse("fuzz.toml", data)
 		if (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
 			t.Fatalf("Parse is not deterministic:\n%v\n---\n%v", err, err2)
 		}
@@ -40,9 +41,9 @@ func FuzzLoadConfig(f *testing.F) {
 			if cfg != nil {
 				t.Fatalf("Parse returned a Config and an error")
 			}
-			var errs schedule.ConfigErrors
+			var errs config.Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {
-				t.Fatalf("error %v (%T) is not a non-empty ConfigErrors", err, err)
+				t.Fatalf("error %v (%T) is not a non-empty config.Errors", err, err)
 			}
 			for _, e := range errs {
 				msg := e.Error()

@@ -2,7 +2,9 @@ package schedule
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -124,4 +126,53 @@ func newerConfig(at time.Time, sha string, otherAt time.Time, other string) bool
 		return at.After(otherAt)
 	}
 	return sha > other
+}
+
+// agree reads the daemons' rows and reports whether the config of this
+// beat's daemon rules (see Agreement), logging a change of their
+// agreement. A beat without a config rules and reads nothing.
+func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
+	b.mu.Lock()
+	self := b.process
+	b.mu.Unlock()
+	if self.Config == "" {
+		return true, nil
+	}
+	ds, err := b.q.Daemons(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read daemons: %w", err)
+	}
+	a := Agree(ds, self, now)
+	b.mu.Lock()
+	b.agreement = &a
+	b.mu.Unlock()
+	b.noteAgreement(ctx, self, a)
+	return a.SelfRules, nil
+}
+
+// noteAgreement logs a when it differs from the agreement last logged: a
+// warning while the live daemons run different configs, each time the
+// set of configs, the ruling one or this beat's part changes; a line
+// when they agree again.
+func (b *Beat) noteAgreement(ctx context.Context, self queue.Process, a Agreement) {
+	configs := map[string]bool{}
+	for _, d := range a.Daemons {
+		configs[d.Config] = true
+	}
+	as := ""
+	if !a.Agreed() {
+		as = fmt.Sprint(a.Ruling, a.SelfRules, slices.Sorted(maps.Keys(configs)))
+	}
+	if as == b.agreedAs {
+		return
+	}
+	was := b.agreedAs
+	b.agreedAs = as
+	switch {
+	case as != "":
+		b.log.WarnContext(ctx, "daemons run different configs", logKeyConfig, self.Config, logKeyRuling, a.Ruling,
+			logKeyMaterial, a.SelfRules, logKeyConfigs, a.Configs, logKeyDaemons, a.String())
+	case was != "":
+		b.log.InfoContext(ctx, "daemons agree on the config", logKeyConfig, self.Config)
+	}
 }

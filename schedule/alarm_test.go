@@ -15,6 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // onEngines runs fn on a fresh SQLite file and on a PostgreSQL schema of
@@ -39,16 +40,22 @@ func onEngines(t *testing.T, fn func(t *testing.T, q *queue.Queue, clk *clock.Fa
 	})
 }
 
-// alarmRecorder collects the AlarmFunc calls of a beat.
+// alarmRecorder collects the AlarmRaised events of a beat, as
+// "schedule kind".
 type alarmRecorder struct {
 	mu  sync.Mutex
 	got []string
 }
 
-func (r *alarmRecorder) record(schedule, kind string) {
+// record is a BeatConfig.EventFunc.
+func (r *alarmRecorder) record(e Event) {
+	a, ok := e.(AlarmRaised)
+	if !ok {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.got = append(r.got, schedule+" "+kind)
+	r.got = append(r.got, a.Schedule+" "+string(a.Kind))
 }
 
 func (r *alarmRecorder) calls() []string {
@@ -73,13 +80,13 @@ func alarmList(t *testing.T, q *queue.Queue) []string {
 
 // notifications returns the payloads of the notification jobs, oldest
 // first.
-func notifications(t *testing.T, q *queue.Queue) []AlarmPayload {
+func notifications(t *testing.T, q *queue.Queue) []config.AlarmPayload {
 	t.Helper()
 	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: queue.NotifyKeyPrefix, Limit: 1000})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
-	out := make([]AlarmPayload, len(js))
+	out := make([]config.AlarmPayload, len(js))
 	for i, j := range js {
 		if j.Schedule != "" {
 			t.Errorf("notification %s belongs to schedule %q", j.Key, j.Schedule)
@@ -148,7 +155,7 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 		rec := &alarmRecorder{}
 		var logs syncBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
-		r := startBeatWith(t, q, mustParse(t, fanOutWatched), BeatConfig{Clock: clk, AlarmFunc: rec.record, Logger: log})
+		r := startBeatWith(t, q, mustParse(t, fanOutWatched), BeatConfig{Clock: clk, EventFunc: rec.record, Logger: log})
 		instant := t0.Add(30 * time.Minute)
 		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(10*time.Minute)) {
 			t.Errorf("Deadline before the instant = %v, %v; want %v", d, ok, instant.Add(10*time.Minute))
@@ -211,7 +218,7 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 			t.Fatalf("alarms = %v, want %v", got, want)
 		}
 		if got, want := rec.calls(), []string{"s late", "s dead", "s missed", "s recovered"}; !equal(got, want) {
-			t.Errorf("AlarmFunc calls = %v, want %v", got, want)
+			t.Errorf("AlarmRaised events = %v, want %v", got, want)
 		}
 		if d, ok := r.b.Deadline("s"); !ok || !d.Equal(instant.Add(24*time.Hour+10*time.Minute)) {
 			t.Errorf("Deadline after recovery = %v, %v; want the next instant's", d, ok)
@@ -221,7 +228,7 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 			t.Fatalf("notifications = %+v, want 4", ns)
 		}
 		missed := ns[2]
-		wantMissed := AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
+		wantMissed := config.AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
 			Deadline: "2026-03-01T12:40:00Z", LastSuccess: "2026-03-01T12:31:00Z", JobID: b.ID, LastError: "exit status 1"}
 		if missed != wantMissed {
 			t.Errorf("missed payload = %+v, want %+v", missed, wantMissed)
@@ -390,8 +397,8 @@ func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
 	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
 		cfg := mustParse(t, fanOutWatched)
 		a, b := &alarmRecorder{}, &alarmRecorder{}
-		ra := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: a.record})
-		rb := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, AlarmFunc: b.record})
+		ra := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, EventFunc: a.record})
+		rb := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, EventFunc: b.record})
 		clk.Set(t0.Add(45 * time.Minute)) // past the instant's start_within and deadline
 		ra.b.Wake()
 		rb.b.Wake()
@@ -407,7 +414,7 @@ func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
 			t.Errorf("alarms = %v, want %v", got, want)
 		}
 		if n := len(a.calls()) + len(b.calls()); n != 4 {
-			t.Errorf("AlarmFunc called %d times by the two beats (%v, %v), want 4", n, a.calls(), b.calls())
+			t.Errorf("AlarmRaised reported %d times by the two beats (%v, %v), want 4", n, a.calls(), b.calls())
 		}
 		if ns := notifications(t, q); len(ns) != 4 {
 			t.Errorf("notifications = %d, want 4", len(ns))
@@ -444,7 +451,7 @@ func BenchmarkAlarmsPass(b *testing.B) {
 				if _, err := beat.pass(ctx, now); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := beat.evalAlarms(ctx, cfg, now); err != nil {
+				if _, err := beat.alarmPass(ctx, now); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -457,12 +464,12 @@ func BenchmarkAlarmsPass(b *testing.B) {
 	}
 }
 
-// TestJobEndedWakesTheBeat: a dead job of a watched schedule, then its
-// success after a retry, are judged by the pass JobEnded asks for, at the
-// same instant of the clock, not at the beat's next wake (the deadline,
-// half an hour on); the recovery, which waits for the dead alarm's
-// notification, by the pass NotificationEnded asks for.
-func TestJobEndedWakesTheBeat(t *testing.T) {
+// TestJobFinishedWakesTheBeat: a dead job of a watched schedule, then its
+// success after a retry, are judged by the pass JobFinished asks for, at
+// the same instant of the clock, not at the beat's next wake (the
+// deadline, half an hour on); the recovery, which waits for the dead
+// alarm's notification, by the pass that the notification's end asks for.
+func TestJobFinishedWakesTheBeat(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
 		r := startBeatWith(t, q, mustParse(t, hourlyWatched), BeatConfig{Clock: clk})
@@ -481,16 +488,17 @@ func TestJobEndedWakesTheBeat(t *testing.T) {
 			}
 			t.Fatalf("alarms = %v, want %v", alarmList(t, q), want)
 		}
-		judged(func() { r.b.JobEnded("s", true) }, "13:00:00 dead")
+		ended := func(f queue.Finished) func() { return func() { r.b.JobFinished(f) } }
+		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDead}), "13:00:00 dead")
 		if err := q.Retry(context.Background(), j.ID); err != nil {
 			t.Fatal(err)
 		}
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		// The recovery waits for the dead alarm's notification, whose end
 		// wakes the beat.
-		judged(func() { r.b.JobEnded("s", false) }, "13:00:00 dead")
+		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDone}), "13:00:00 dead")
 		runNext(t, q, clk, "page", queue.OutcomeDone)
-		judged(r.b.NotificationEnded, "13:00:00 dead", "13:00:00 recovered")
+		judged(ended(queue.Finished{Type: "page", Notification: true, Outcome: queue.OutcomeDone}), "13:00:00 dead", "13:00:00 recovered")
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // batchStore records the schedules of each AdvanceBatch call, and fails as
@@ -68,7 +69,7 @@ func fanOuts(items int, names ...string) string {
 // newBatchBeat returns a beat over a batchStore on a new queue file, its
 // cursors created at t0, whose AdvanceBatch calls fail from then on when
 // they name a schedule of fail.
-func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
+func newBatchBeat(t *testing.T, cfg *config.Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
 	t.Helper()
 	base, clk := newTestQueue(t)
 	bs := &batchStore{Store: base.Store, fail: map[string]bool{}}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 func TestBeatPauseResume(t *testing.T) {
@@ -245,7 +246,7 @@ task = "t"
 `)
 	clk.Advance(2*time.Minute + 30*time.Second) // 12:12:30: 12:05 and 12:10 of the new spec are past
 	d := r.b.Apply(next)
-	want := Diff{Added: []string{"add"}, Changed: []string{"change"}, Removed: []string{"remove"}, Fields: map[string][]string{"change": {"cron"}}}
+	want := config.Diff{Added: []string{"add"}, Changed: []string{"change"}, Removed: []string{"remove"}, Fields: map[string][]string{"change": {"cron"}}}
 	if fmt.Sprint(d) != fmt.Sprint(want) {
 		t.Errorf("Apply = %+v, want %+v", d, want)
 	}

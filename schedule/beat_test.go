@@ -12,6 +12,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 const minutely = `
@@ -80,8 +81,8 @@ func TestBeatMaterialisesEachInstantOnce(t *testing.T) {
 	if got, want := j.Key, "s||2026-03-01T12:01:00Z"; got != want {
 		t.Errorf("key = %q, want %q", got, want)
 	}
-	if !j.RunAt.Equal(t0.Add(time.Minute)) || j.Type != "t" || j.MaxAttempts != DefaultMaxAttempts {
-		t.Errorf("job = %+v, want run at 12:01, type t, %d attempts", j, DefaultMaxAttempts)
+	if !j.RunAt.Equal(t0.Add(time.Minute)) || j.Type != "t" || j.MaxAttempts != config.DefaultMaxAttempts {
+		t.Errorf("job = %+v, want run at 12:01, type t, %d attempts", j, config.DefaultMaxAttempts)
 	}
 	if got, want := cursor(t, q, "s").At, t0.Add(5*time.Minute); !got.Equal(want) {
 		t.Errorf("cursor = %v, want %v", got, want)
@@ -342,7 +343,7 @@ func TestNewBeatErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		q    *queue.Queue
-		cfg  *Config
+		cfg  *config.Config
 		bc   BeatConfig
 	}{
 		{"nil queue", nil, cfg, BeatConfig{}},

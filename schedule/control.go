@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
+	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
 // ErrUnknownSchedule is wrapped by the control functions' error for a name
@@ -35,7 +37,7 @@ const (
 	MaxNextN        = 100000  // instants of one NextN or NextRuns
 )
 
-func find(cfg *Config, name string) (*Schedule, error) {
+func find(cfg *config.Config, name string) (*config.Schedule, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("schedule %q: %w", name, ErrUnknownSchedule)
 	}
@@ -69,7 +71,7 @@ type TriggerOptions struct {
 // for no instant: their ScheduledAt is zero, so a command sees an empty
 // SCHEDULER_SCHEDULED_AT. It runs even while the schedule is paused and does
 // not move its cursor.
-func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
+func Trigger(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
 	jobs, err := triggerJobs(cfg, name, opts)
 	if err != nil {
 		return nil, err
@@ -83,12 +85,12 @@ func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts
 
 // CheckTrigger returns the error Trigger would return for its arguments
 // before it reaches the queue, without enqueueing anything.
-func CheckTrigger(cfg *Config, name string, opts TriggerOptions) error {
+func CheckTrigger(cfg *config.Config, name string, opts TriggerOptions) error {
 	_, err := triggerJobs(cfg, name, opts)
 	return err
 }
 
-func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob, error) {
+func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.NewJob, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("trigger: %w", err)
@@ -96,13 +98,13 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 	if opts.Now.IsZero() {
 		return nil, fmt.Errorf("trigger %s: no time given", name)
 	}
-	items := s.items
+	items := s.Items()
 	if opts.Item != "" {
-		it, err := s.findItem(opts.Item)
+		it, err := findItem(s, opts.Item)
 		if err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", name, err)
 		}
-		items = []Item{it}
+		items = []config.Item{it}
 	}
 	var extra map[string]any
 	if len(opts.Payload) > 0 {
@@ -111,7 +113,7 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 		if err := queue.CheckPayload(opts.Payload); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
 			return nil, fmt.Errorf("trigger %s: %w", name, err)
 		}
-		if extra, err = decodeObject(opts.Payload); err != nil {
+		if extra, err = config.DecodeObject(opts.Payload); err != nil {
 			return nil, fmt.Errorf("trigger %s: %w", name, err)
 		}
 	}
@@ -128,16 +130,13 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 		payload := it.Payload
 		if len(extra) > 0 {
 			for _, k := range slices.Sorted(maps.Keys(extra)) {
-				if slices.Contains(it.keys, k) {
+				if it.Sets(k) {
 					return nil, fmt.Errorf("trigger %s: %w %q of item %s: the run would be labelled %s; pick the item with -item or leave %q out",
 						name, ErrPayloadSetsItemKey, k, it.ID, it.ID, k)
 				}
 			}
-			base, err := decodeObject(it.Payload)
-			if err != nil {
-				return nil, fmt.Errorf("trigger %s: %w", name, err)
-			}
-			if payload, err = encodePayload(merge(base, extra)); err != nil {
+			var err error
+			if payload, err = it.Merge(extra); err != nil {
 				return nil, fmt.Errorf("trigger %s: %w", name, err)
 			}
 			if err := queue.CheckPayload(payload); err != nil {
@@ -152,16 +151,16 @@ func triggerJobs(cfg *Config, name string, opts TriggerOptions) ([]queue.NewJob,
 
 // findItem returns the item that name names: its ID, or a value of one of
 // its keys that no other item shares.
-func (s *Schedule) findItem(name string) (Item, error) {
+func findItem(s *config.Schedule, name string) (config.Item, error) {
 	var ids []string
-	for _, it := range s.items {
+	for _, it := range s.Items() {
 		if it.ID == name {
 			return it, nil
 		}
 		ids = append(ids, it.ID)
 	}
-	var found []Item
-	for _, it := range s.items {
+	var found []config.Item
+	for _, it := range s.Items() {
 		for _, part := range strings.Split(it.ID, ",") {
 			if _, v, _ := strings.Cut(part, "="); v == name {
 				found = append(found, it)
@@ -170,8 +169,8 @@ func (s *Schedule) findItem(name string) (Item, error) {
 		}
 	}
 	switch {
-	case len(s.items) == 1 && s.items[0].ID == "":
-		return Item{}, fmt.Errorf("%w %q: the schedule has no for_each", ErrUnknownItem, name)
+	case len(s.Items()) == 1 && s.Items()[0].ID == "":
+		return config.Item{}, fmt.Errorf("%w %q: the schedule has no for_each", ErrUnknownItem, name)
 	case len(found) == 1:
 		return found[0], nil
 	case len(found) > 1:
@@ -179,14 +178,14 @@ func (s *Schedule) findItem(name string) (Item, error) {
 		for _, it := range found {
 			names = append(names, it.ID)
 		}
-		return Item{}, fmt.Errorf("%w %q: it names several items (%s); give one's id", ErrUnknownItem, name, strings.Join(names, "; "))
+		return config.Item{}, fmt.Errorf("%w %q: it names several items (%s); give one's id", ErrUnknownItem, name, strings.Join(names, "; "))
 	}
-	return Item{}, fmt.Errorf("%w %q (have: %s)", ErrUnknownItem, name, strings.Join(ids, "; "))
+	return config.Item{}, fmt.Errorf("%w %q (have: %s)", ErrUnknownItem, name, strings.Join(ids, "; "))
 }
 
 // Pause stops the beat from materialising the schedule name, durably, until
 // Resume. Its cursor stays where it is.
-func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error {
+func Pause(ctx context.Context, q *queue.Queue, cfg *config.Config, name string) error {
 	if _, err := find(cfg, name); err != nil {
 		return fmt.Errorf("pause: %w", err)
 	}
@@ -206,7 +205,7 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error 
 // queue.SkipPaused if it fell after the pause and queue.SkipMisfire if the
 // beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
-func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) error {
+func Resume(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, now time.Time, skipMissed bool) error {
 	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
 	return err
 }
@@ -219,7 +218,7 @@ type Resumed struct {
 }
 
 // ResumeSettled is Resume, reporting what it settled.
-func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
+func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return Resumed{}, fmt.Errorf("resume: %w", err)
@@ -251,14 +250,14 @@ func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string
 // settle materialises the instants a pause missed, up to now, and resumes
 // the schedule, in one Advance; it returns how many run and how many were
 // skipped.
-func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
-	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
+func settle(ctx context.Context, q *queue.Queue, cfg *config.Config, s *config.Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
+	due, _ := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
-		to = due[len(due)-1].at
+		to = due[len(due)-1].At
 	}
-	run, skips := planInstants(due, now, noGrace, s.CatchUp, s.CatchUpLimit, pauseReason(cur.PausedAt), skipMissed)
-	adv := buildAdvance(cfg, s, cur.At, to, run, skips, now)
+	run, skips := cron.Plan(due, now, cron.NoGrace, s.CatchUp, s.CatchUpLimit, skipMissed)
+	adv := buildAdvance(cfg, s, cur.At, to, run, skips, pauseReason(cur.PausedAt), now)
 	adv.Paused, adv.Resume = true, true
 	if _, err := q.Advance(ctx, adv); err != nil {
 		return 0, 0, err
@@ -270,7 +269,7 @@ func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur q
 // runs, in the schedule's zone (so each carries its UTC offset). For
 // "@every" they are counted from from; see NextRuns to count them from the
 // schedule's cursor, as the beat does.
-func NextN(cfg *Config, name string, from time.Time, n int) ([]time.Time, error) {
+func NextN(cfg *config.Config, name string, from time.Time, n int) ([]time.Time, error) {
 	runs, err := NextRuns(cfg, name, n, NextOptions{From: from})
 	if err != nil {
 		return nil, err
@@ -288,14 +287,14 @@ type NextOptions struct {
 	From time.Time
 	// Cursor is the schedule's durable cursor (queue.Cursor.At). The beat
 	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
-	// from From. Calendar specs ignore it.
+	// from From. Calendar expressions ignore it.
 	Cursor time.Time
 }
 
 // NextRun is one upcoming run of a schedule.
 type NextRun struct {
 	At time.Time // in the schedule's zone
-	// DST is DSTMoved or DSTFolded when a daylight-saving rule acted on the
+	// DST is cron.DSTMoved or cron.DSTFolded when a daylight-saving rule acted on the
 	// run, and Note says how in words; both are empty otherwise.
 	DST  string
 	Note string
@@ -303,7 +302,7 @@ type NextRun struct {
 
 // NextRuns returns the next n runs of the schedule name after opts.From,
 // marking those that a daylight-saving rule moved or folded.
-func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, error) {
+func NextRuns(cfg *config.Config, name string, n int, opts NextOptions) ([]NextRun, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("next: %w", err)
@@ -312,7 +311,7 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 		return nil, fmt.Errorf("next %s: %d instants: want 1 to %d", name, n, MaxNextN)
 	}
 	out := make([]NextRun, 0, min(n, 1024))
-	if every := s.spec.every; every > 0 {
+	if every := s.Expr().Every(); every > 0 {
 		at := opts.From.Add(every)
 		if c := opts.Cursor; !c.IsZero() {
 			// The first Cursor+kD after From, k floored for a From
@@ -330,10 +329,10 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 		return out, nil
 	}
 	for t := opts.From; len(out) < n; {
-		if t = s.spec.Next(t); t.IsZero() {
+		if t = s.Expr().Next(t); t.IsZero() {
 			break
 		}
-		mark, note := s.spec.dstMark(t)
+		mark, note := s.Expr().DSTMark(t)
 		out = append(out, NextRun{At: t, DST: mark, Note: note})
 	}
 	return out, nil
@@ -346,7 +345,7 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 // the cursor and ignores pause and overlap. For "@every" the instants are
 // counted from from. More than MaxBackfill instants, or MaxBackfillJobs
 // jobs, is an error and enqueues nothing.
-func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
+func Backfill(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: %w", err)
@@ -355,14 +354,14 @@ func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, fro
 		return nil, fmt.Errorf("backfill %s: range ends before it starts", name)
 	}
 	var instants []time.Time
-	limit := min(MaxBackfill, MaxBackfillJobs/len(s.items))
-	t := s.spec.Next(from.Add(-time.Nanosecond))
-	if s.spec.every > 0 {
+	limit := min(MaxBackfill, MaxBackfillJobs/len(s.Items()))
+	t := s.Expr().Next(from.Add(-time.Nanosecond))
+	if s.Expr().Every() > 0 {
 		t = from
 	}
-	for ; !t.IsZero() && !t.After(to); t = s.spec.Next(t) {
+	for ; !t.IsZero() && !t.After(to); t = s.Expr().Next(t) {
 		if len(instants) == limit {
-			return nil, fmt.Errorf("backfill %s: more than %d instants of %d items in range", name, limit, len(s.items))
+			return nil, fmt.Errorf("backfill %s: more than %d instants of %d items in range", name, limit, len(s.Items()))
 		}
 		instants = append(instants, t)
 	}
@@ -370,10 +369,10 @@ func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, fro
 		return nil, nil
 	}
 	task := cfg.Tasks[s.Task]
-	jobs := make([]queue.NewJob, 0, len(instants)*len(s.items))
+	jobs := make([]queue.NewJob, 0, len(instants)*len(s.Items()))
 	for _, at := range instants {
 		at = at.UTC()
-		for _, it := range s.items {
+		for _, it := range s.Items() {
 			jobs = append(jobs, runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at))
 		}
 	}

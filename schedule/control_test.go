@@ -322,56 +322,6 @@ func TestPauseResumeErrors(t *testing.T) {
 	}
 }
 
-func TestPlanInstants(t *testing.T) {
-	t.Parallel()
-	now := t0.Add(10 * time.Hour)
-	at := func(h time.Duration) time.Time { return t0.Add(h) }
-	due := []instant{{at: at(time.Hour)}, {at: at(2 * time.Hour), dst: true}, {at: at(3 * time.Hour)}, {at: at(9 * time.Hour)}, {at: at(10*time.Hour - 30*time.Second)}, {at: now}}
-	late := []instant{{at: at(time.Hour)}, {at: at(2 * time.Hour)}, {at: at(3 * time.Hour)}}
-	tests := []struct {
-		name      string
-		due       []instant
-		policy    CatchUp
-		limit     int
-		skipAll   bool
-		wantRuns  []string
-		wantSkips []string
-	}{
-		{"latest with on-time", due, CatchUpLatest, 0, false,
-			times(10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00", "misfire 15:00:00", "misfire 21:00:00"}},
-		{"latest all late", late, CatchUpLatest, 0, false,
-			times(3 * time.Hour), []string{"misfire 13:00:00", "misfire 14:00:00"}},
-		{"all under limit", late, CatchUpAll, 5, false,
-			times(time.Hour, 2*time.Hour, 3*time.Hour), nil},
-		{"all over limit", due, CatchUpAll, 2, false,
-			times(3*time.Hour, 9*time.Hour, 10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00"}},
-		{"none", due, CatchUpNone, 0, false,
-			times(10*time.Hour-30*time.Second, 10*time.Hour), []string{"dst 14:00:00", "misfire 13:00:00", "misfire 15:00:00", "misfire 21:00:00"}},
-		{"skip all", due, CatchUpAll, 100, true,
-			nil, []string{"misfire 13:00:00", "dst 14:00:00", "misfire 15:00:00", "misfire 21:00:00", "misfire 21:59:30", "misfire 22:00:00"}},
-		{"nothing due", nil, CatchUpLatest, 0, false, nil, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, reason(queue.SkipMisfire), tt.skipAll)
-			var gotRuns, gotSkips []string
-			for _, r := range runs {
-				gotRuns = append(gotRuns, label("", r))
-			}
-			for _, s := range skips {
-				gotSkips = append(gotSkips, string(s.reason)+" "+label("", s.at))
-			}
-			if !equal(gotRuns, tt.wantRuns) {
-				t.Errorf("runs = %v, want %v", gotRuns, tt.wantRuns)
-			}
-			if !equal(gotSkips, tt.wantSkips) {
-				t.Errorf("skips = %v, want %v", gotSkips, tt.wantSkips)
-			}
-		})
-	}
-}
-
 func TestNextRuns(t *testing.T) {
 	t.Parallel()
 	cfg := mustParse(t, `

@@ -12,10 +12,29 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // t0 is the fake clock's start: Sunday 1 March 2026, 12:00 UTC.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func mustZone(t testing.TB, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatalf("LoadLocation(%q): %v", name, err)
+	}
+	return loc
+}
+
+func mustTime(t testing.TB, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatalf("time.Parse(%q): %v", s, err)
+	}
+	return v
+}
 
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake
 // clock set to t0.
@@ -37,9 +56,9 @@ func openQueue(t testing.TB, path string, clk clock.Clock) *queue.Queue {
 }
 
 // mustParse parses a configuration that must be valid.
-func mustParse(t testing.TB, text string) *Config {
+func mustParse(t testing.TB, text string) *config.Config {
 	t.Helper()
-	cfg, err := Parse("test.toml", []byte(text))
+	cfg, err := config.Parse("test.toml", []byte(text))
 	if err != nil {
 		t.Fatalf("Parse:\n%v", err)
 	}
@@ -77,14 +96,14 @@ type beatRun struct {
 
 // startBeat runs a Beat on q until the test ends or stop is called, and
 // waits for its first pass.
-func startBeat(t testing.TB, q *queue.Queue, cfg *Config, clk *clock.Fake) *beatRun {
+func startBeat(t testing.TB, q *queue.Queue, cfg *config.Config, clk *clock.Fake) *beatRun {
 	t.Helper()
 	return startBeatWith(t, q, cfg, BeatConfig{Clock: clk})
 }
 
 // startBeatWith is startBeat with a BeatConfig, whose Clock must be a
 // *clock.Fake.
-func startBeatWith(t testing.TB, q *queue.Queue, cfg *Config, bc BeatConfig) *beatRun {
+func startBeatWith(t testing.TB, q *queue.Queue, cfg *config.Config, bc BeatConfig) *beatRun {
 	t.Helper()
 	clk := bc.Clock.(*clock.Fake)
 	b, err := NewBeat(q, cfg, bc)

@@ -9,8 +9,8 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// TestBeatReportsWhatItCommitted: MaterialisedFunc and SkippedFunc hear of
-// exactly the jobs and skips the beat's commits wrote: fan-out jobs,
+// TestBeatReportsWhatItCommitted: the Materialised and Skipped events tell
+// of exactly the jobs and skips the beat's commits wrote: fan-out jobs,
 // overlaps while the first runs stay pending, and misfires after a jump.
 func TestBeatReportsWhatItCommitted(t *testing.T) {
 	t.Parallel()
@@ -27,21 +27,21 @@ task = "t"
 for_each = [ { n = 1 }, { n = 2 } ]
 overlap = "skip"
 `), BeatConfig{Clock: clk,
-		MaterialisedFunc: func(s string, n int) {
+		EventFunc: func(e Event) {
 			mu.Lock()
 			defer mu.Unlock()
-			if s != "s" {
-				t.Errorf("MaterialisedFunc(%q)", s)
+			switch e := e.(type) {
+			case Materialised:
+				if e.Schedule != "s" {
+					t.Errorf("Materialised{Schedule: %q}", e.Schedule)
+				}
+				jobsHeard += e.Jobs
+			case Skipped:
+				if e.Schedule != "s" {
+					t.Errorf("Skipped{Schedule: %q}", e.Schedule)
+				}
+				skipsHeard[e.Reason] += e.Runs
 			}
-			jobsHeard += n
-		},
-		SkippedFunc: func(s string, reason queue.SkipReason, n int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if s != "s" {
-				t.Errorf("SkippedFunc(%q)", s)
-			}
-			skipsHeard[reason] += n
 		},
 	})
 	// No pool runs: the first jobs stay pending, the next runs overlap.
@@ -52,7 +52,7 @@ overlap = "skip"
 	mu.Lock()
 	defer mu.Unlock()
 	if got, want := jobsHeard, len(jobs(t, q, "s")); got != want || got != 2 {
-		t.Errorf("MaterialisedFunc heard of %d jobs, the queue holds %d, want 2", got, want)
+		t.Errorf("Materialised told of %d jobs, the queue holds %d, want 2", got, want)
 	}
 	stored := map[queue.SkipReason]int{}
 	for _, s := range skips(t, q, "s") {
@@ -64,12 +64,12 @@ overlap = "skip"
 	}
 	for reason, n := range stored {
 		if skipsHeard[reason] != n {
-			t.Errorf("SkippedFunc heard of %d %s skips, the queue holds %d", skipsHeard[reason], reason, n)
+			t.Errorf("Skipped told of %d %s skips, the queue holds %d", skipsHeard[reason], reason, n)
 		}
 	}
 	for reason, n := range skipsHeard {
 		if stored[reason] != n {
-			t.Errorf("SkippedFunc heard of %d %s skips, the queue holds %d", n, reason, stored[reason])
+			t.Errorf("Skipped told of %d %s skips, the queue holds %d", n, reason, stored[reason])
 		}
 	}
 }

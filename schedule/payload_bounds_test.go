@@ -8,31 +8,8 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
-
-// TestConfigPayloadWithinEnqueueBounds: a schedule whose payload, or an
-// item's merged payload, no enqueue would take is a config error naming
-// the schedule and the field.
-func TestConfigPayloadWithinEnqueueBounds(t *testing.T) {
-	t.Parallel()
-	big := strings.Repeat("x", queue.MaxPayloadSize/2+1)
-	head := "[tasks.t]\ncommand = [\"true\"]\n\n[[schedule]]\nname = \"s\"\ncron = \"@hourly\"\ntask = \"t\"\n"
-	tests := []struct {
-		name, body, want string
-	}{
-		{"payload", "payload = {a = \"" + big + big + "\"}\n", `:8: schedule "s": field payload: payload too large`},
-		{"item", "payload = {a = \"" + big + "\"}\nfor_each = [{b = \"x\"}, {b = \"" + big + "\"}]\n", `:9: schedule "s": field for_each: item 2: payload too large`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := Parse("c.toml", []byte(head+tc.body))
-			if !errors.Is(err, queue.ErrPayloadTooLarge) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Parse = %.200v, want an error containing %q", err, tc.want)
-			}
-		})
-	}
-}
 
 // TestTriggerPayloadWithinEnqueueBounds: a trigger's payload nested too
 // deep, or too large once merged over the schedule's, is refused before
@@ -40,7 +17,7 @@ func TestConfigPayloadWithinEnqueueBounds(t *testing.T) {
 func TestTriggerPayloadWithinEnqueueBounds(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("x", queue.MaxPayloadSize/2+1)
-	cfg, err := Parse("c.toml", []byte("[tasks.t]\ncommand = [\"true\"]\n\n[[schedule]]\nname = \"s\"\ncron = \"@hourly\"\ntask = \"t\"\npayload = {a = \""+big+"\"}\n"))
+	cfg, err := config.Parse("c.toml", []byte("[tasks.t]\ncommand = [\"true\"]\n\n[[schedule]]\nname = \"s\"\ncron = \"@hourly\"\ntask = \"t\"\npayload = {a = \""+big+"\"}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,42 +1,34 @@
 package schedule
 
 import (
-	"slices"
 	"testing"
+
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// TestTaskVersions: a task's version defaults to 1 and its accepted
-// versions to its version; both reach the jobs it enqueues and the queue
-// policy its worker registers.
-func TestTaskVersions(t *testing.T) {
+// TestJobsCarryTheTaskVersion: a schedule's jobs carry the version of the
+// payload format of their task, 1 unless the task sets one.
+func TestJobsCarryTheTaskVersion(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		keys    string
 		version int
-		accepts []int
 	}{
-		{"defaults", "", 1, []int{1}},
-		{"version alone", "version = 2\n", 2, []int{2}},
-		{"rolling upgrade", "version = 1\naccepts = [1, 2]\n", 1, []int{1, 2}},
-		{"producer ahead of its worker", "version = 2\naccepts = [1]\n", 2, []int{1}},
+		{"defaults", "", 1},
+		{"version alone", "version = 2\n", 2},
+		{"rolling upgrade", "version = 1\naccepts = [1, 2]\n", 1},
+		{"producer ahead of its worker", "version = 2\naccepts = [1]\n", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			file := "[tasks.t]\ncommand = [\"true\"]\n" + tc.keys + "[[schedule]]\nname = \"a\"\ncron = \"@daily\"\ntask = \"t\"\n"
-			cfg, err := Parse("t.toml", []byte(file))
+			cfg, err := config.Parse("t.toml", []byte(file))
 			if err != nil {
 				t.Fatal(err)
 			}
-			task := cfg.Tasks["t"]
-			if task.Version != tc.version || !slices.Equal(task.Accepts, tc.accepts) {
-				t.Errorf("version %d, accepts %v; want %d, %v", task.Version, task.Accepts, tc.version, tc.accepts)
-			}
-			if got := task.TypeConfig().Accepts; !slices.Equal(got, tc.accepts) {
-				t.Errorf("TypeConfig().Accepts = %v, want %v", got, tc.accepts)
-			}
 			s, _ := cfg.Schedule("a")
-			if j := runJob(s, task, "", "k", nil, t0); j.Version != tc.version {
+			if j := runJob(s, cfg.Tasks["t"], "", "k", nil, t0); j.Version != tc.version {
 				t.Errorf("the schedule's job has version %d, want %d", j.Version, tc.version)
 			}
 		})

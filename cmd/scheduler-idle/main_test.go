@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	scheduleconfig "github.com/scheduler-run/scheduler/schedule/config"
 )
 
 func TestConfigIsValid(t *testing.T) {
 	t.Parallel()
-	cfg, err := schedule.Parse("schedules.toml", []byte(config(100)))
+	cfg, err := scheduleconfig.Parse("schedules.toml", []byte(config(100)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
 // alarmView is an alarm as the CLI shows it: the instant in its schedule's
@@ -95,7 +95,7 @@ type lastAlarmView struct {
 const deadlineAlarms = 20
 
 // observeDeadline sets the deadline state of a schedule that has a
-// start_within or a deadline (see schedule.DeadlineStateOf). One read of
+// start_within or a deadline (see alarm.DeadlineStateOf). One read of
 // the newest alarms of the schedule (alarms_schedule).
 func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
 	if a.cfg == nil {
@@ -119,7 +119,7 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleS
 }
 
 // deadlineState is the state observeDeadline describes
-// (schedule.DeadlineStateOf), from a schedule's newest alarms (newest
+// (alarm.DeadlineStateOf), from a schedule's newest alarms (newest
 // first) and its last run's instant as -status prints it in loc (to the
 // second, as instants are).
 func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) string {
@@ -128,7 +128,7 @@ func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) st
 		// A text that is no instant leaves last zero: no run to compare.
 		last, _ = time.ParseInLocation(time.RFC3339, *lastRun, loc)
 	}
-	return string(schedule.DeadlineStateOf(alarms, last))
+	return string(alarm.DeadlineStateOf(alarms, last))
 }
 
 // printDeadlines prints the deadlines section of -status: the schedules

@@ -15,13 +15,13 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // app holds what every subcommand needs.
 type app struct {
 	o   *options
-	cfg *schedule.Config // nil when the subcommand can do without
+	cfg *config.Config // nil when the subcommand can do without
 	// db is the database, a file's path or a PostgreSQL URL, to open it
 	// with (openDatabase); dbPath names it in messages and logs: the path,
 	// or the URL without its password (redactDSN). Nothing else shows db.
@@ -39,7 +39,7 @@ type app struct {
 	fileErr error
 	running *queue.StoredConfig
 	// dbRecovered is set when db is the [scheduler].db of a file that does
-	// not load (schedule.RecoverDB).
+	// not load (config.RecoverDB).
 	dbRecovered bool
 }
 
@@ -62,7 +62,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 
 // schedule returns the schedule name of the config; an unknown name is a
 // usage error that lists the names there are.
-func (a *app) schedule(name string) (*schedule.Schedule, error) {
+func (a *app) schedule(name string) (*config.Schedule, error) {
 	s, ok := a.cfg.Schedule(name)
 	if !ok {
 		return nil, usagef("%s: no schedule named %q (have: %s)", a.o.config, name, strings.Join(a.scheduleNames(), ", "))
@@ -103,7 +103,7 @@ func (a *app) scheduleZone(name string) *time.Location {
 }
 
 // taskNames are the names of cfg's tasks, sorted.
-func taskNames(cfg *schedule.Config) []string {
+func taskNames(cfg *config.Config) []string {
 	return slices.Sorted(maps.Keys(cfg.Tasks))
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/daemon"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,12 +73,12 @@ func configOutcome(o *options) string {
 }
 
 // problemCount says how many problems es holds, such as "2 problems in
-// schedules.toml"; a list cut short at schedule.MaxConfigErrors says "more
+// schedules.toml"; a list cut short at config.MaxErrors says "more
 // than".
-func problemCount(es schedule.ConfigErrors) string {
+func problemCount(es config.Errors) string {
 	n, more := len(es), ""
 	for _, e := range es {
-		if errors.Is(e, schedule.ErrTooManyProblems) {
+		if errors.Is(e, config.ErrTooManyProblems) {
 			n--
 			more = "more than "
 		}
@@ -99,7 +99,7 @@ func (a *app) checkCommands() error {
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
 	}
-	errs, warnings := schedule.CheckCommands(a.cfg, schedule.CommandEnv{Dir: wd, Path: getenv("PATH")})
+	errs, warnings := config.CheckCommands(a.cfg, config.CommandEnv{Dir: wd, Path: getenv("PATH")})
 	for _, w := range warnings {
 		fmt.Fprintln(a.stderr, "warning:", w)
 	}
@@ -183,7 +183,7 @@ func checkSQLiteHeader(path string) error {
 // printBudgets lists, for -check, the tasks that have resource limits, a
 // give_up_after or a rate limit, with what an attempt that exceeds a limit
 // becomes; nothing when no task has any.
-func printBudgets(out io.Writer, cfg *schedule.Config) {
+func printBudgets(out io.Writer, cfg *config.Config) {
 	var rows [][4]string
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]
@@ -230,7 +230,7 @@ func printBudgets(out io.Writer, cfg *schedule.Config) {
 // printRedaction lists, for -check, the tasks that mask secrets: the
 // payload fields shown as [redacted] and the patterns masked in their
 // output and errors; nothing when no task has any.
-func printRedaction(out io.Writer, cfg *schedule.Config) {
+func printRedaction(out io.Writer, cfg *config.Config) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	header := false
 	for _, name := range taskNames(cfg) {
@@ -254,13 +254,13 @@ func printRedaction(out io.Writer, cfg *schedule.Config) {
 // printPools lists, for -check, the worker pools when the config has
 // [pools.NAME] tables: each pool's workers and tasks, the default pool's
 // being the tasks of no table; nothing when it has none.
-func printPools(out io.Writer, cfg *schedule.Config) {
+func printPools(out io.Writer, cfg *config.Config) {
 	if len(cfg.Pools) == 0 {
 		return
 	}
 	var rest []string
 	for _, name := range taskNames(cfg) {
-		if cfg.PoolOf(name) == schedule.DefaultPool {
+		if cfg.PoolOf(name) == config.DefaultPool {
 			rest = append(rest, name)
 		}
 	}
@@ -276,7 +276,7 @@ func printPools(out io.Writer, cfg *schedule.Config) {
 	}
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "POOL\tWORKERS\tTASKS\n")
-	fmt.Fprintf(w, "%s\t%d\t%s\n", schedule.DefaultPool, workers, list(rest))
+	fmt.Fprintf(w, "%s\t%d\t%s\n", config.DefaultPool, workers, list(rest))
 	for _, p := range cfg.Pools {
 		fmt.Fprintf(w, "%s\t%d\t%s\n", p.Name, p.Workers, list(p.Tasks))
 	}
@@ -287,7 +287,7 @@ func printPools(out io.Writer, cfg *schedule.Config) {
 // the listen address, the dashboard's login and actions, the host names it
 // answers to and the proxies whose X-Forwarded-For it reads; nothing when
 // [http] sets none of them.
-func printHTTP(out io.Writer, h schedule.HTTP) {
+func printHTTP(out io.Writer, h config.HTTPSettings) {
 	if h.Listen == "" && len(h.Hosts) == 0 && len(h.TrustedProxies) == 0 {
 		return
 	}
@@ -299,7 +299,7 @@ func printHTTP(out io.Writer, h schedule.HTTP) {
 	if h.Dashboard {
 		var who []string
 		if !h.TokenHash.IsZero() {
-			who = append(who, schedule.TokenUser)
+			who = append(who, config.TokenUser)
 		}
 		for _, u := range h.Users {
 			who = append(who, u.Name)

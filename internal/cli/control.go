@@ -15,6 +15,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // triggerRun is -trigger: a run of a schedule now, one job per fan-out
@@ -333,7 +334,7 @@ func (a *app) killGrace(jobType string) time.Duration {
 			return t.KillGrace
 		}
 	}
-	return schedule.DefaultKillGrace
+	return config.DefaultKillGrace
 }
 
 // canceller names who runs -cancel, for the job's record: user@host and

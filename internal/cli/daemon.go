@@ -7,7 +7,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/daemon"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // runDaemon is the command without a mode: the daemon, until SIGTERM or
@@ -31,7 +31,7 @@ func (a *app) runDaemon(ctx context.Context, signals <-chan os.Signal) error {
 		Logger:         a.log,
 	})
 	if ue, ok := errors.AsType[*daemon.UsageError](err); ok {
-		if es, ok := errors.AsType[schedule.ConfigErrors](ue.Err); ok {
+		if es, ok := errors.AsType[config.Errors](ue.Err); ok {
 			printConfigErrors(a.stderr, es, "; the daemon did not start")
 			return &usageError{ErrReported}
 		}

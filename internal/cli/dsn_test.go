@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 func TestIsDSN(t *testing.T) {
@@ -114,15 +114,15 @@ func (w *wrapped) Unwrap() error { return w.err }
 // as it is.
 func TestDatabasePath(t *testing.T) {
 	t.Parallel()
-	const config = "/etc/scheduler/schedules.toml"
-	cfgDB := func(db string) *schedule.Config {
-		c := &schedule.Config{}
+	const configFile = "/etc/scheduler/schedules.toml"
+	cfgDB := func(db string) *config.Config {
+		c := &config.Config{}
 		c.Scheduler.DB = db
 		return c
 	}
 	tests := []struct {
 		name, flag, env string
-		cfg             *schedule.Config
+		cfg             *config.Config
 		want            string
 	}{
 		{name: "flag over environment and file", flag: "flag.db", env: "postgres://env/db", cfg: cfgDB("file.db"), want: "flag.db"},
@@ -132,8 +132,8 @@ func TestDatabasePath(t *testing.T) {
 		{name: "file relative", cfg: cfgDB("file.db"), want: "/etc/scheduler/file.db"},
 		{name: "file absolute", cfg: cfgDB("/srv/file.db"), want: "/srv/file.db"},
 		{name: "file URL", cfg: cfgDB("postgresql://h/scheduler"), want: "postgresql://h/scheduler"},
-		{name: "default", cfg: &schedule.Config{}, want: "/etc/scheduler/" + schedule.DefaultDB},
-		{name: "broken file", want: "/etc/scheduler/" + schedule.DefaultDB},
+		{name: "default", cfg: &config.Config{}, want: "/etc/scheduler/" + config.DefaultDB},
+		{name: "broken file", want: "/etc/scheduler/" + config.DefaultDB},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestDatabasePath(t *testing.T) {
 				}
 				return ""
 			}
-			if got := databasePath(tt.flag, getenv, config, tt.cfg); got != tt.want {
+			if got := databasePath(tt.flag, getenv, configFile, tt.cfg); got != tt.want {
 				t.Errorf("databasePath(%q) with $%s=%q = %q, want %q", tt.flag, envDB, tt.env, got, tt.want)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // options are the parsed command line.
@@ -164,7 +165,7 @@ func (o *options) validate() error {
 		if o.mode != "" {
 			return usagef("-http goes with the daemon, not -%s", o.mode)
 		}
-		if _, err := schedule.CheckListen(o.http); err != nil {
+		if _, err := config.CheckListen(o.http); err != nil {
 			return usagef("-http: %v", err)
 		}
 	}

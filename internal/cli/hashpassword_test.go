@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/scheduler-run/scheduler/internal/passhash"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestHashPassword: -hash-password reads the first line of a pipe and
@@ -35,7 +35,7 @@ func TestHashPassword(t *testing.T) {
 		t.Errorf("the hash does not match the line it read")
 	}
 	cfg := "[tasks.t]\ncommand = [\"true\"]\n[http]\nactions = true\n[[http.user]]\nname = \"ann\"\npassword_hash = \"" + text + "\"\n"
-	if _, err := schedule.Parse("s.toml", []byte(cfg)); err != nil {
+	if _, err := config.Parse("s.toml", []byte(cfg)); err != nil {
 		t.Errorf("the config loader refuses the printed hash: %v", err)
 	}
 }

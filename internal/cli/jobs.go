@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // listJobs is -jobs.
@@ -211,7 +211,7 @@ type attemptView struct {
 
 // viewJob is j as the CLI shows it, its secrets masked by the redact and
 // redact_output of its task in cfg (nil: none).
-func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
+func viewJob(j *queue.Job, cfg *config.Config) jobView {
 	r := cfg.Redactor(j.Type)
 	payload, payloadErr := payloadView(r, j.Payload)
 	return jobView{
@@ -224,7 +224,7 @@ func viewJob(j *queue.Job, cfg *schedule.Config) jobView {
 }
 
 // jobViews are js as the CLI shows them (see viewJob).
-func jobViews(js []*queue.Job, cfg *schedule.Config) []jobView {
+func jobViews(js []*queue.Job, cfg *config.Config) []jobView {
 	out := make([]jobView, 0, len(js))
 	for _, j := range js {
 		out = append(out, viewJob(j, cfg))

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // The daemon keeps the configuration it runs in its database (queue
@@ -33,7 +33,7 @@ func needsSchedules(o *options) bool {
 // useLastGood makes the configuration stored in the database a.cfg, after
 // fileErr made the file unusable, and warns once on stderr. The database is
 // a.db: -db or $SCHEDULER_DB, else the broken file's [scheduler].db when
-// its line still reads (schedule.RecoverDB), else the default beside the
+// its line still reads (config.RecoverDB), else the default beside the
 // config file. Commands
 // that can do without a config (-status, -dead, ...) go on without one when
 // -db or $SCHEDULER_DB names a database that holds none. Otherwise it prints
@@ -77,7 +77,7 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 	case err != nil:
 		return fail("database %s: %v", a.dbPath, err)
 	}
-	cfg, err := schedule.Parse(stored.Path, stored.Data)
+	cfg, err := config.Parse(stored.Path, stored.Data)
 	if err != nil {
 		return fail("the configuration the daemon loaded at %s (sha256 %s) does not load either:\n%v",
 			rfc3339(stored.LoadedAt, nil), shortSHA(stored.SHA256), err)
@@ -97,7 +97,7 @@ func brokenSummary(path string, err error) string {
 	if nf, ok := errors.AsType[*configNotFoundError](err); ok {
 		return nf.Error()
 	}
-	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok && len(es) > 0 {
+	if es, ok := errors.AsType[config.Errors](err); ok && len(es) > 0 {
 		return fmt.Sprintf("%s is broken (%d problem(s), first: %v)", path, len(es), es[0])
 	}
 	return fmt.Sprintf("%s cannot be loaded (%v)", path, err)

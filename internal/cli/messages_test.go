@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // runInProcess runs the command in-process on a config written to a fresh
@@ -85,14 +85,14 @@ func TestCheckSummary(t *testing.T) {
 // a problem.
 func TestProblemCount(t *testing.T) {
 	t.Parallel()
-	var es schedule.ConfigErrors
-	for range schedule.MaxConfigErrors {
-		es = append(es, &schedule.ConfigError{File: "s.toml", Err: errors.New("bad")})
+	var es config.Errors
+	for range config.MaxErrors {
+		es = append(es, &config.Error{File: "s.toml", Err: errors.New("bad")})
 	}
 	if got, want := problemCount(es[:1]), "1 problem in s.toml"; got != want {
 		t.Errorf("problemCount(1) = %q, want %q", got, want)
 	}
-	es = append(es, &schedule.ConfigError{File: "s.toml", Err: fmt.Errorf("%w: stopped", schedule.ErrTooManyProblems)})
+	es = append(es, &config.Error{File: "s.toml", Err: fmt.Errorf("%w: stopped", config.ErrTooManyProblems)})
 	if got, want := problemCount(es), "more than 100 problems in s.toml"; got != want {
 		t.Errorf("problemCount(cut short) = %q, want %q", got, want)
 	}

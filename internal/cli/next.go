@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // showNext prints the next runs of a schedule: after now, or at or after
@@ -47,7 +48,7 @@ func (a *app) showNext(ctx context.Context) error {
 // nextOptions is where -next counts s's runs from: now or -from, and the
 // schedule's cursor in the database when it has one. What it cannot know
 // it says on stderr.
-func (a *app) nextOptions(ctx context.Context, s *schedule.Schedule) (schedule.NextOptions, error) {
+func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.NextOptions, error) {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	counted := "now"
 	if a.o.from != "" {
@@ -59,7 +60,7 @@ func (a *app) nextOptions(ctx context.Context, s *schedule.Schedule) (schedule.N
 		counted = "-from"
 	}
 	if _, err := os.Stat(a.db); err != nil && !isDSN(a.db) {
-		if s.Spec().Every() > 0 {
+		if s.Expr().Every() > 0 {
 			fmt.Fprintf(a.stderr, "no database at %s: @every runs are counted from %s, not from the schedule's cursor\n", a.dbPath, counted)
 		}
 	} else {
@@ -74,7 +75,7 @@ func (a *app) nextOptions(ctx context.Context, s *schedule.Schedule) (schedule.N
 		}
 		cur, ok := cursors[s.Name]
 		switch {
-		case !ok && s.Spec().Every() > 0:
+		case !ok && s.Expr().Every() > 0:
 			fmt.Fprintf(a.stderr, "schedule %s has not started in %s: @every runs are counted from %s; the daemon counts them from when it starts the schedule\n", s.Name, a.dbPath, counted)
 		case ok:
 			opts.Cursor = cur.At
@@ -86,7 +87,7 @@ func (a *app) nextOptions(ctx context.Context, s *schedule.Schedule) (schedule.N
 			}
 		}
 	}
-	if s.Spec().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
+	if s.Expr().Every() > 0 && opts.Cursor.IsZero() && a.o.from != "" {
 		// Counted from -from itself, as the beat counts from a new cursor.
 		opts.From = opts.From.Add(time.Nanosecond)
 	}

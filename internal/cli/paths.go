@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/scheduler-run/scheduler/internal/daemon"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Where the config and the database are found when no flag names them.
@@ -84,32 +84,32 @@ func fileExists(path string) bool {
 // EnvironmentFile= can hold a password that schedules.toml need not. The
 // daemon, -check and every operator command use it, so they agree on the
 // database given the same flags and environment.
-func databasePath(flag string, getenv func(string) string, config string, cfg *schedule.Config) string {
+func databasePath(flag string, getenv func(string) string, configFile string, cfg *config.Config) string {
 	setting := ""
 	if cfg != nil {
 		setting = cfg.Scheduler.DB
 	}
-	return databasePathOf(flag, getenv, config, setting)
+	return databasePathOf(flag, getenv, configFile, setting)
 }
 
 // databasePathOf is databasePath with the config's [scheduler].db given as
 // setting ("" for the default), such as one read from a broken file
-// (schedule.RecoverDB).
-func databasePathOf(flag string, getenv func(string) string, config, setting string) string {
+// (config.RecoverDB).
+func databasePathOf(flag string, getenv func(string) string, configFile, setting string) string {
 	if flag != "" {
 		return flag
 	}
 	if env := getenv(envDB); env != "" {
 		return env
 	}
-	db := schedule.DefaultDB
+	db := config.DefaultDB
 	if setting != "" {
 		db = setting
 	}
 	if isDSN(db) || filepath.IsAbs(db) {
 		return db
 	}
-	return filepath.Join(filepath.Dir(config), db)
+	return filepath.Join(filepath.Dir(configFile), db)
 }
 
 // loadConfig finds the config file and reads it, and names the database.
@@ -127,7 +127,7 @@ func (a *app) loadConfig(ctx context.Context) error {
 	a.db = databasePath(o.db, getenv, o.config, cfg)
 	if cerr != nil && data != nil && o.db == "" && getenv(envDB) == "" {
 		// A broken file whose db line still reads names the database.
-		if db, ok := schedule.RecoverDB(data); ok {
+		if db, ok := config.RecoverDB(data); ok {
 			a.db, a.dbRecovered = databasePathOf("", getenv, o.config, db), true
 		}
 	}

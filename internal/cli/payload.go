@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // payloadArg returns the JSON that -payload gives: the argument itself;
@@ -48,7 +48,7 @@ func (a *app) payloadArg() ([]byte, error) {
 // written by hand or by an older version) is shown as a marker, with why in
 // the second result, so that one row cannot break a listing; its text is
 // not shown, as it may hold secrets that redact would have masked.
-func payloadView(r *schedule.Redactor, p json.RawMessage) (json.RawMessage, string) {
+func payloadView(r *config.Redactor, p json.RawMessage) (json.RawMessage, string) {
 	if err := queue.CheckPayload(p); err != nil {
 		marker, _ := json.Marshal(fmt.Sprintf("[unreadable payload, %d bytes]", len(p)))
 		return marker, err.Error()

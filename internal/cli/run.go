@@ -11,7 +11,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 	"golang.org/x/sys/unix"
 )
@@ -181,7 +181,7 @@ func signalName(sig os.Signal) string {
 // printConfigErrors prints every problem of a config, one per line, then
 // their count followed by outcome (see configOutcome).
 func printConfigErrors(w io.Writer, err error, outcome string) {
-	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
+	if es, ok := errors.AsType[config.Errors](err); ok {
 		for _, e := range es {
 			fmt.Fprintln(w, e)
 		}

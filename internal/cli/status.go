@@ -8,6 +8,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // statusReport is what -status prints. A value that does not exist (no job
@@ -295,7 +296,7 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 
 // nextRun is the next run of s as the beat will see it: "@every" runs are
 // counted from the schedule's cursor.
-func (a *app) nextRun(s *schedule.Schedule, cursors map[string]queue.Cursor) string {
+func (a *app) nextRun(s *config.Schedule, cursors map[string]queue.Cursor) string {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	if cur, ok := cursors[s.Name]; ok {
 		opts.Cursor = cur.At

@@ -14,7 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // BenchmarkStatusMillion measures -status -json, in process, on a queue of
@@ -27,7 +27,7 @@ func BenchmarkStatusMillion(b *testing.B) {
 	for i := range 10 {
 		fmt.Fprintf(&conf, "[[schedule]]\nname = \"schedule%d\"\ncron = \"0 0 1 1 *\"\ntask = \"type0\"\n", i)
 	}
-	cfg, err := schedule.Parse("schedules.toml", []byte(conf.String()))
+	cfg, err := config.Parse("schedules.toml", []byte(conf.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkStatusMillion(b *testing.B) {
 }
 
 // benchStatus measures -status -json of the queue at db.
-func benchStatus(b *testing.B, cfg *schedule.Config, db string) {
+func benchStatus(b *testing.B, cfg *config.Config, db string) {
 	ctx := context.Background()
 	o := &options{json: true, wait: time.Minute}
 	a := &app{o: o, cfg: cfg, db: db, dbPath: db, stdout: io.Discard, stderr: io.Discard,

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // metricsCollector reads the gauges that reflect the database at each
@@ -25,11 +25,11 @@ type metricsCollector struct {
 	log   *slog.Logger
 
 	mu  sync.Mutex
-	cfg *schedule.Config
+	cfg *config.Config
 }
 
 // setConfig makes the scrapes read the schedules and tasks of cfg.
-func (c *metricsCollector) setConfig(cfg *schedule.Config) {
+func (c *metricsCollector) setConfig(cfg *config.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg = cfg
@@ -95,7 +95,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 
 // collect reads the database, then sends the gauges it gives: nothing
 // when a read fails.
-func (c *metricsCollector) collect(ctx context.Context, cfg *schedule.Config, ch chan<- prometheus.Metric) error {
+func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch chan<- prometheus.Metric) error {
 	st, err := c.q.Stats(ctx)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func (c *metricsCollector) collect(ctx context.Context, cfg *schedule.Config, ch
 // collectJobs sends the jobs of every configured task in every state, and
 // of any other type the database holds (a task a reload removed, a Go
 // type), and each type's oldest ready job.
-func collectJobs(cfg *schedule.Config, st queue.Stats, ch chan<- prometheus.Metric) {
+func collectJobs(cfg *config.Config, st queue.Stats, ch chan<- prometheus.Metric) {
 	tasks := map[string]bool{}
 	for name := range cfg.Tasks {
 		tasks[name] = true
@@ -150,7 +150,7 @@ func collectJobs(cfg *schedule.Config, st queue.Stats, ch chan<- prometheus.Metr
 // collectSchedule sends the gauges of schedule s that its cursor cur (when
 // hasCursor) and the beat give: whether it is paused, its next run and its
 // deadline.
-func (c *metricsCollector) collectSchedule(s *schedule.Schedule, cur queue.Cursor, hasCursor bool, now time.Time, ch chan<- prometheus.Metric) {
+func (c *metricsCollector) collectSchedule(s *config.Schedule, cur queue.Cursor, hasCursor bool, now time.Time, ch chan<- prometheus.Metric) {
 	paused := 0.0
 	if cur.Paused {
 		paused = 1

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // UsageError is a start that New refused for something the operator
@@ -20,12 +20,12 @@ func (e *UsageError) Unwrap() error { return e.Err }
 
 // ReadConfig loads the config file at path and returns the bytes it was
 // made from, which the daemon stores as the config it runs.
-func ReadConfig(path string) (*schedule.Config, []byte, error) {
-	data, err := schedule.ReadFile(path)
+func ReadConfig(path string) (*config.Config, []byte, error) {
+	data, err := config.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := schedule.Parse(path, data)
+	cfg, err := config.Parse(path, data)
 	return cfg, data, err
 }
 
@@ -45,7 +45,7 @@ func (d *Daemon) storeRunningConfig(ctx context.Context) error {
 }
 
 // logConfigWarnings logs what in cfg is probably a mistake but loads.
-func logConfigWarnings(log *slog.Logger, cfg *schedule.Config) {
+func logConfigWarnings(log *slog.Logger, cfg *config.Config) {
 	for _, e := range cfg.Warnings {
 		log.Warn("config warning", "file", e.File, "line", e.Line, "schedule", e.Job, "field", e.Field, "warning", e.Err.Error())
 	}

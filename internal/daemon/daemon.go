@@ -13,6 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -24,7 +25,7 @@ type Config struct {
 	// Schedules was loaded from: the daemon stores them in the database as
 	// the config it runs, for the operator commands to fall back to.
 	File      string
-	Schedules *schedule.Config
+	Schedules *config.Config
 	FileData  []byte
 	// DB names the database in logs and errors: a file's path, or a URL
 	// without its password.
@@ -74,7 +75,7 @@ type Daemon struct {
 
 	// What the daemon runs now: the config, its bytes, and what the pools'
 	// rows say of the daemon. A reload changes them, on Run's goroutine.
-	running *schedule.Config
+	running *config.Config
 	data    []byte
 	process queue.Process
 
@@ -140,8 +141,8 @@ func checkListen(c Config) error {
 	if c.Listen == "" || !h.Dashboard || h.Credentials() {
 		return nil
 	}
-	if public, _ := schedule.CheckListen(c.Listen); public {
-		return &UsageError{Err: fmt.Errorf("-http %s: %w", c.Listen, schedule.ErrDashboardNeedsLogin)}
+	if public, _ := config.CheckListen(c.Listen); public {
+		return &UsageError{Err: fmt.Errorf("-http %s: %w", c.Listen, config.ErrDashboardNeedsLogin)}
 	}
 	return nil
 }
@@ -202,18 +203,16 @@ func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 // beatConfig configures the beat. The metrics it feeds exist before it
 // runs.
 func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
-	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process,
-		AlarmFunc: func(s, kind string) { d.met.AlarmRaised(s, kind) }}
+	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process}
 	if d.listen != "" {
-		bc.MaterialisedFunc = func(s string, n int) { d.met.runsMaterialised(s, n) }
-		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { d.met.runsSkipped(s, r, n) }
+		bc.EventFunc = func(e schedule.Event) { d.met.beatEvent(e) }
 	}
 	return bc
 }
 
 // jobFinished is the pools' FinishedFunc: it counts the attempt's end in
-// the metrics, and tells the beat of a job that ended done or dead, which
-// may raise an alarm or a recovery at once (see schedule.Beat.JobEnded).
+// the metrics, and tells the beat, whose alarms may call for a pass at once
+// (see schedule.Beat.JobFinished).
 func (d *Daemon) jobFinished(f queue.Finished) {
 	if d.met != nil {
 		d.met.jobFinished(f)
@@ -221,13 +220,7 @@ func (d *Daemon) jobFinished(f queue.Finished) {
 			d.met.NotificationFailed(f.Type)
 		}
 	}
-	if f.Outcome == queue.OutcomeDead || f.Outcome == queue.OutcomeDone {
-		if f.Notification {
-			d.beat.NotificationEnded()
-		} else {
-			d.beat.JobEnded(f.Schedule, f.Outcome == queue.OutcomeDead)
-		}
-	}
+	d.beat.JobFinished(f)
 }
 
 // probes are the liveness probes of the pools' loops and the beat's.

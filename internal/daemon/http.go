@@ -16,6 +16,7 @@ import (
 	"github.com/scheduler-run/scheduler/internal/dashboard"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // The HTTP server's limits: a client that sends its request slowly, or reads
@@ -33,7 +34,7 @@ const (
 // behind the login of h's credentials, and the actions when h enables them.
 // The pages show the config, the deadlines and the agreement of the
 // daemons' configs as beat has them.
-func newSite(q *queue.Queue, h schedule.HTTP, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+func newSite(q *queue.Queue, h config.HTTPSettings, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func (d *Daemon) buildHTTP(clk clock.Clock) error {
 		return err
 	}
 	d.srv, d.site = srv, site != nil
-	if public, _ := schedule.CheckListen(d.listen); public {
+	if public, _ := config.CheckListen(d.listen); public {
 		what := "the metrics"
 		if d.site {
 			what = "the metrics, and sees the dashboard's login page"

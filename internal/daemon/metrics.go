@@ -10,6 +10,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // The label values the metrics pre-create, so that a rate over a series that
@@ -97,7 +98,7 @@ type poolGauge struct {
 
 // newMetrics returns the metrics of a daemon on q running cfg, its build
 // version, its worker pools and the outcome of its writes given.
-func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
+func newMetrics(q *queue.Queue, cfg *config.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.newCounters()
 	m.db = &metricsCollector{q: q, m: m, clock: q.Clock(), log: log, cfg: cfg}
@@ -194,13 +195,13 @@ func (m *metrics) registerPools(pools []poolGauge) {
 // setConfig makes the series of cfg's schedules and tasks exist at 0 and
 // makes the scrape read cfg: after a reload. Series of schedules and tasks
 // that cfg no longer has stay until restart, as their counts do.
-func (m *metrics) setConfig(cfg *schedule.Config) {
+func (m *metrics) setConfig(cfg *config.Config) {
 	m.db.setConfig(cfg)
 	m.precreate(cfg)
 }
 
 // precreate makes the series of cfg's schedules and tasks exist at 0.
-func (m *metrics) precreate(cfg *schedule.Config) {
+func (m *metrics) precreate(cfg *config.Config) {
 	for _, s := range cfg.Schedules {
 		m.materialised.WithLabelValues(s.Name)
 		for _, r := range skipReasons {
@@ -248,16 +249,17 @@ func (m *metrics) jobFinished(f queue.Finished) {
 // leasesReclaimed counts reclaimed leases: queue.PoolConfig.ReclaimedFunc.
 func (m *metrics) leasesReclaimed(n int) { m.reclaimed.Add(float64(n)) }
 
-// runsMaterialised counts the jobs of a beat's commit:
-// schedule.BeatConfig.MaterialisedFunc.
-func (m *metrics) runsMaterialised(schedule string, jobs int) {
-	m.materialised.WithLabelValues(schedule).Add(float64(jobs))
-}
-
-// runsSkipped counts the skips of a beat's commit:
-// schedule.BeatConfig.SkippedFunc.
-func (m *metrics) runsSkipped(schedule string, reason queue.SkipReason, runs int) {
-	m.skipped.WithLabelValues(schedule, string(reason)).Add(float64(runs))
+// beatEvent counts what the beat reports: the jobs it materialised, the
+// runs it skipped and the alarms it raised (schedule.BeatConfig.EventFunc).
+func (m *metrics) beatEvent(e schedule.Event) {
+	switch e := e.(type) {
+	case schedule.Materialised:
+		m.materialised.WithLabelValues(e.Schedule).Add(float64(e.Jobs))
+	case schedule.Skipped:
+		m.skipped.WithLabelValues(e.Schedule, string(e.Reason)).Add(float64(e.Runs))
+	case schedule.AlarmRaised:
+		m.AlarmRaised(e.Schedule, string(e.Kind))
+	}
 }
 
 // AlarmRaised counts an alarm of kind (late, missed, dead, misfire or

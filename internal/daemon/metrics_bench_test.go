@@ -12,7 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // BenchmarkScrapeMillion measures a scrape of /metrics (the registry's
@@ -26,7 +26,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 	for i := range 10 {
 		fmt.Fprintf(&conf, "[[schedule]]\nname = \"schedule%d\"\ncron = \"0 0 1 1 *\"\ntask = \"type0\"\n", i)
 	}
-	cfg, err := schedule.Parse("schedules.toml", []byte(conf.String()))
+	cfg, err := config.Parse("schedules.toml", []byte(conf.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 }
 
 // benchScrape measures a scrape of the queue at db.
-func benchScrape(b *testing.B, cfg *schedule.Config, db string) {
+func benchScrape(b *testing.B, cfg *config.Config, db string) {
 	ctx := context.Background()
 	q, err := queue.Open(ctx, db, queue.Config{})
 	if err != nil {

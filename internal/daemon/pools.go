@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -18,7 +18,7 @@ import (
 // the workers the others need. The layout is the config's at start: a
 // reload that changes [pools] waits for a restart (see reload).
 type workerPools struct {
-	names  []string               // schedule.DefaultPool first, then the tables' names
+	names  []string               // config.DefaultPool first, then the tables' names
 	pools  map[string]*queue.Pool // by name
 	sizes  map[string]int         // workers, by name
 	poolOf map[string]string      // task -> the table that names it, at start
@@ -29,13 +29,13 @@ type workerPools struct {
 // "OWNER/NAME" (their workers are "OWNER/NAME/wN" in the attempts) and no
 // periodic maintenance, which one pool of the process does for all. Their
 // log lines carry pool=NAME.
-func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *schedule.Config) (*workerPools, error) {
+func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *config.Config) (*workerPools, error) {
 	def, err := queue.NewPool(q, pc)
 	if err != nil {
 		return nil, err
 	}
-	wp := &workerPools{names: []string{schedule.DefaultPool}, pools: map[string]*queue.Pool{schedule.DefaultPool: def},
-		sizes: map[string]int{schedule.DefaultPool: def.Workers()}, poolOf: map[string]string{}}
+	wp := &workerPools{names: []string{config.DefaultPool}, pools: map[string]*queue.Pool{config.DefaultPool: def},
+		sizes: map[string]int{config.DefaultPool: def.Workers()}, poolOf: map[string]string{}}
 	for _, p := range cfg.Pools {
 		c := pc
 		c.Workers, c.Owner, c.MaintenanceEvery = p.Workers, def.Owner()+"/"+p.Name, -1
@@ -59,11 +59,11 @@ func (wp *workerPools) of(task string) string {
 	if name, ok := wp.poolOf[task]; ok {
 		return name
 	}
-	return schedule.DefaultPool
+	return config.DefaultPool
 }
 
 // defaultPool is the pool of the tasks of no [pools.NAME] table.
-func (wp *workerPools) defaultPool() *queue.Pool { return wp.pools[schedule.DefaultPool] }
+func (wp *workerPools) defaultPool() *queue.Pool { return wp.pools[config.DefaultPool] }
 
 // workers is how many jobs the pools run at once, together.
 func (wp *workerPools) workers() int {
@@ -78,7 +78,7 @@ func (wp *workerPools) workers() int {
 // of a failed component: "pool" for the default one, "pool NAME" for
 // the others.
 func (wp *workerPools) component(name string) string {
-	if name == schedule.DefaultPool {
+	if name == config.DefaultPool {
 		return "pool"
 	}
 	return "pool " + name
@@ -128,7 +128,7 @@ func (wp *workerPools) cut() {
 // register gives each pool a handler for every task of cfg that it runs.
 // Tasks that a reload removed keep their handlers until restart, so jobs of
 // theirs already queued still run.
-func (wp *workerPools) register(reg *tasks.Registry, cfg *schedule.Config) error {
+func (wp *workerPools) register(reg *tasks.Registry, cfg *config.Config) error {
 	zones := scheduleZones(cfg)
 	for _, name := range taskNames(cfg) {
 		t := cfg.Tasks[name]

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // reload applies the config file as it is now, at once: a bad file
@@ -55,7 +55,7 @@ func (d *Daemon) reload(ctx context.Context) {
 // logRejected logs why a reload was rejected: each problem of the file,
 // with its line.
 func (d *Daemon) logRejected(err error) {
-	if es, ok := errors.AsType[schedule.ConfigErrors](err); ok {
+	if es, ok := errors.AsType[config.Errors](err); ok {
 		for _, e := range es {
 			d.log.Error("reload rejected: config error", "file", e.File, "line", e.Line, "err", e.Error())
 		}
@@ -82,7 +82,7 @@ func (d *Daemon) setConfigSHA(data []byte) {
 
 // warnUntilRestart warns of what a reload to cfg leaves for the next
 // restart: the HTTP server's settings and the pools' layout.
-func (d *Daemon) warnUntilRestart(cfg *schedule.Config, diff schedule.Diff) {
+func (d *Daemon) warnUntilRestart(cfg *config.Config, diff config.Diff) {
 	was, now := d.running.HTTP, cfg.HTTP
 	if d.cfg.Listen != "" {
 		was.Listen, now.Listen = "", "" // Listen overrides it
@@ -123,7 +123,7 @@ func splitScheduler(keys []string, dbNamedOutside bool) (applied, waiting []stri
 // reloadAttrs are the attributes of the "config reloaded" line: each kind
 // of change that happened, with the changed keys of each changed schedule
 // and task; "changes=none" when the file changed nothing.
-func reloadAttrs(d schedule.Diff, scheduler []string) []any {
+func reloadAttrs(d config.Diff, scheduler []string) []any {
 	var attrs []any
 	add := func(key string, v any, n int) {
 		if n > 0 {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // ErrForced is what Run returns when a second SIGTERM or SIGINT cut the
@@ -32,7 +32,7 @@ const stopAfterPools = httpShutdownWait
 // stopBudget is the longest a stop may take: the pool's shutdown grace (a
 // reload does not change it), the longest kill grace of a command of cfg,
 // and stopMargin.
-func stopBudget(grace time.Duration, cfg *schedule.Config) time.Duration {
+func stopBudget(grace time.Duration, cfg *config.Config) time.Duration {
 	var kill time.Duration
 	for _, t := range cfg.Tasks {
 		kill = max(kill, t.KillGrace)

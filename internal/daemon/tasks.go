@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
@@ -25,12 +25,12 @@ func NewRegistry(register func(*tasks.Registry) error, clk clock.Clock, log *slo
 
 // CheckTasks builds every task's handler, so that -check, the start and a
 // reload reject alike what the pools could not run. The error is a
-// schedule.ConfigErrors naming each task.
-func CheckTasks(reg *tasks.Registry, cfg *schedule.Config) error {
-	var errs schedule.ConfigErrors
+// config.Errors naming each task.
+func CheckTasks(reg *tasks.Registry, cfg *config.Config) error {
+	var errs config.Errors
 	for _, name := range taskNames(cfg) {
 		if _, err := reg.Handler(name, taskSpec(cfg.Tasks[name])); err != nil {
-			errs = append(errs, &schedule.ConfigError{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
+			errs = append(errs, &config.Error{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
 		}
 	}
 	if len(errs) > 0 {
@@ -40,7 +40,7 @@ func CheckTasks(reg *tasks.Registry, cfg *schedule.Config) error {
 }
 
 // taskSpec is what the tasks package needs of a [tasks.NAME] table.
-func taskSpec(t *schedule.Task) tasks.Spec {
+func taskSpec(t *config.Task) tasks.Spec {
 	return tasks.Spec{
 		Command: t.Command, Env: t.Env, Dir: t.Dir, PermanentExitCodes: t.PermanentExitCodes,
 		URL: t.URL, Method: t.Method, Headers: t.Headers, FollowRedirects: t.FollowRedirects, KillGrace: t.KillGrace,
@@ -49,12 +49,12 @@ func taskSpec(t *schedule.Task) tasks.Spec {
 }
 
 // TaskLimits is what the tasks package needs of a task's resource limits.
-func TaskLimits(t *schedule.Task) tasks.Limits {
+func TaskLimits(t *config.Task) tasks.Limits {
 	return tasks.Limits{MemoryMax: t.MemoryMax, CPUTimeMax: t.CPUTimeMax, OpenFilesMax: t.OpenFilesMax, Retryable: t.RetryOverLimit}
 }
 
 // taskNames are the names of cfg's tasks, sorted.
-func taskNames(cfg *schedule.Config) []string {
+func taskNames(cfg *config.Config) []string {
 	return slices.Sorted(maps.Keys(cfg.Tasks))
 }
 
@@ -62,7 +62,7 @@ func taskNames(cfg *schedule.Config) []string {
 // jobs get. A job carries its schedule's name, so the zone it runs in is
 // the one the running config gives that schedule: after a reload that
 // changes a zone, jobs already queued run in the new one.
-func scheduleZones(cfg *schedule.Config) map[string]string {
+func scheduleZones(cfg *config.Config) map[string]string {
 	zones := make(map[string]string, len(cfg.Schedules))
 	for _, s := range cfg.Schedules {
 		zones[s.Name] = s.Location.String()

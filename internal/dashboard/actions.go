@@ -11,6 +11,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // The actions, by the last part of their path (/actions/NAME) and the
@@ -29,7 +30,7 @@ type ActionsConfig struct {
 	Queue *queue.Queue
 	// ConfigFunc returns the configuration the daemon runs now: a trigger
 	// runs a schedule as it is configured at that moment.
-	ConfigFunc func() *schedule.Config
+	ConfigFunc func() *config.Config
 	Logger     *slog.Logger // Default: discard.
 }
 

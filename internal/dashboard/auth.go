@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Limits of the login.
@@ -44,7 +44,7 @@ type AuthConfig struct {
 	// enabled, the names the dashboard answers to (Listen, Hosts) and the
 	// proxies trusted to name their client (TrustedProxies). Without a
 	// credential every page reads without a login and no action exists.
-	HTTP schedule.HTTP
+	HTTP config.HTTPSettings
 	// SessionTTL is how long a login lasts. Default: DefaultSessionTTL.
 	SessionTTL time.Duration
 	Clock      clock.Clock  // Default: clock.Real{}.
@@ -80,7 +80,7 @@ type Auth struct {
 
 // session is one login.
 type session struct {
-	who     string // a user's name, or schedule.TokenUser
+	who     string // a user's name, or config.TokenUser
 	csrf    string
 	expires time.Time
 	flash   string // the message of the last action, shown by the next page
@@ -234,7 +234,7 @@ func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
 	token, user, password := r.PostFormValue("token"), r.PostFormValue("user"), r.PostFormValue("password")
 	account := user
 	if token != "" {
-		account = schedule.TokenUser
+		account = config.TokenUser
 	}
 	now := a.cfg.Clock.Now()
 	by, accountLimit := "address "+addressKey(addr), accountKey(token, user)
@@ -281,7 +281,7 @@ func (a *Auth) loginPost(w http.ResponseWriter, r *http.Request) {
 // refuseLogin answers a login that a limit holds back for wait.
 func (a *Auth) refuseLogin(w http.ResponseWriter, r *http.Request, addr, account, next string, wait time.Duration, hit limit) {
 	attrs := []any{"remote_addr", addr, "limit", string(hit), "retry_after", wait}
-	if a.knownUser(account) || (account == schedule.TokenUser && !a.cfg.HTTP.TokenHash.IsZero()) {
+	if a.knownUser(account) || (account == config.TokenUser && !a.cfg.HTTP.TokenHash.IsZero()) {
 		attrs = append(attrs, "user", account)
 	}
 	a.log.WarnContext(r.Context(), "dashboard login refused: too many failures", attrs...)
@@ -292,7 +292,7 @@ func (a *Auth) refuseLogin(w http.ResponseWriter, r *http.Request, addr, account
 		problem = fmt.Sprintf("Too many failed logins from this browser: try again in %s.", in)
 	case limitAccount:
 		what := "this user"
-		if account == schedule.TokenUser {
+		if account == config.TokenUser {
 			what = "the token"
 		}
 		problem = fmt.Sprintf("Too many failed logins for %s from browsers that have not logged in with it before: try again in %s.", what, in)
@@ -308,7 +308,7 @@ func (a *Auth) check(token, user, password string) string {
 	h := a.cfg.HTTP
 	if token != "" {
 		if !h.TokenHash.IsZero() && h.TokenHash.Match(token) {
-			return schedule.TokenUser
+			return config.TokenUser
 		}
 		return ""
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/passhash"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // testIterations keeps a login cheap in tests; the config's hashes have
@@ -28,7 +28,7 @@ const testIterations = 1000
 
 // credentials returns an [http] table with the user ann (password
 // "ann's password") and a token ("the token"), actions as given.
-func credentials(t *testing.T, actions bool) schedule.HTTP {
+func credentials(t *testing.T, actions bool) config.HTTPSettings {
 	t.Helper()
 	user, err := passhash.New("ann's password", testIterations)
 	if err != nil {
@@ -38,8 +38,8 @@ func credentials(t *testing.T, actions bool) schedule.HTTP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return schedule.HTTP{Dashboard: true, Actions: actions, TokenHash: token,
-		Users: []schedule.HTTPUser{{Name: "ann", PasswordHash: user}}}
+	return config.HTTPSettings{Dashboard: true, Actions: actions, TokenHash: token,
+		Users: []config.HTTPUser{{Name: "ann", PasswordHash: user}}}
 }
 
 // logBuffer collects a logger's lines; safe for concurrent use.
@@ -68,7 +68,7 @@ type site struct {
 
 // newSite serves the dashboard over q as the daemon does, guarded by h;
 // each of opts changes the guard before it serves.
-func newSite(t *testing.T, q *queue.Queue, cfg *schedule.Config, h schedule.HTTP, clk clock.Clock, opts ...func(*Auth)) *site {
+func newSite(t *testing.T, q *queue.Queue, cfg *config.Config, h config.HTTPSettings, clk clock.Clock, opts ...func(*Auth)) *site {
 	t.Helper()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
@@ -79,7 +79,7 @@ func newSite(t *testing.T, q *queue.Queue, cfg *schedule.Config, h schedule.HTTP
 	for _, o := range opts {
 		o(auth)
 	}
-	cf := func() *schedule.Config { return cfg }
+	cf := func() *config.Config { return cfg }
 	pages, err := New(Config{Queue: q, ConfigFunc: cf, Clock: clk, SessionFunc: auth.Session, Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func (b *browser) csrf(path string) string {
 
 var annLogin = url.Values{"user": {"ann"}, "password": {"ann's password"}}
 
-func newAuthSite(t *testing.T, h schedule.HTTP, clk clock.Clock, opts ...func(*Auth)) *site {
+func newAuthSite(t *testing.T, h config.HTTPSettings, clk clock.Clock, opts ...func(*Auth)) *site {
 	t.Helper()
 	q := openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk)
 	return newSite(t, q, parseConfig(t), h, clk, opts...)
@@ -353,7 +353,7 @@ func TestLogoutAndExpiry(t *testing.T) {
 // show no action form, and every action is refused.
 func TestNoCredentials(t *testing.T) {
 	t.Parallel()
-	s := newAuthSite(t, schedule.HTTP{Dashboard: true}, clock.NewFake(now))
+	s := newAuthSite(t, config.HTTPSettings{Dashboard: true}, clock.NewFake(now))
 	b := s.browser(t)
 	resp, body := b.get("/")
 	if resp.StatusCode != http.StatusOK || strings.Contains(body, "data-action=") || strings.Contains(body, `id="who"`) || strings.Contains(body, "logout") {

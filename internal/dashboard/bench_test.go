@@ -14,7 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // BenchmarkPages measures each page, rendered in process, on a queue of
@@ -32,7 +32,7 @@ func BenchmarkPages(b *testing.B) {
 	for i := range benchSchedules {
 		fmt.Fprintf(&conf, "[[schedule]]\nname = \"schedule%d\"\ncron = \"*/5 * * * *\"\ntask = \"type0\"\ndeadline = \"1h\"\n", i)
 	}
-	cfg, err := schedule.Parse("schedules.toml", []byte(conf.String()))
+	cfg, err := config.Parse("schedules.toml", []byte(conf.String()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func BenchmarkPages(b *testing.B) {
 const benchSchedules = 10_000
 
 // benchPages measures every page of the dashboard over the queue at db.
-func benchPages(b *testing.B, cfg *schedule.Config, db string) {
+func benchPages(b *testing.B, cfg *config.Config, db string) {
 	clk := clock.NewFake(now)
 	q, err := queue.Open(context.Background(), db, queue.Config{Clock: clk})
 	if err != nil {
@@ -103,7 +103,7 @@ func benchPages(b *testing.B, cfg *schedule.Config, db string) {
 			b.Fatal(err)
 		}
 	}
-	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk})
+	h, err := New(Config{Queue: q, ConfigFunc: func() *config.Config { return cfg }, Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // clients tells where a request comes from and whether it names this
@@ -17,7 +17,7 @@ type clients struct {
 	hosts   map[string]bool // lower case, besides localhost and IP addresses
 }
 
-func newClients(h schedule.HTTP) clients {
+func newClients(h config.HTTPSettings) clients {
 	c := clients{proxies: h.TrustedProxies, hosts: map[string]bool{}}
 	for _, name := range h.Hosts {
 		c.hosts[normalHost(name)] = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestPagesSayTheConfigsDiffer: while the live daemons run different
@@ -20,7 +21,7 @@ func TestPagesSayTheConfigsDiffer(t *testing.T) {
 	q := openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk)
 	cfg := parseConfig(t)
 	a := schedule.Agreement{Configs: 1, Ruling: "aaa"}
-	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk,
+	h, err := New(Config{Queue: q, ConfigFunc: func() *config.Config { return cfg }, Clock: clk,
 		AgreementFunc: func() (schedule.Agreement, bool) { return a, true }})
 	if err != nil {
 		t.Fatal(err)

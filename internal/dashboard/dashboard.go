@@ -15,6 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 //go:embed templates/*.html
@@ -29,7 +30,7 @@ type Config struct {
 	Queue *queue.Queue
 	// ConfigFunc returns the configuration the daemon runs now: a reload
 	// replaces it, and the next page shows the new one.
-	ConfigFunc func() *schedule.Config
+	ConfigFunc func() *config.Config
 	// DeadlineFunc returns a schedule's deadline as the beat last judged
 	// it (schedule.Beat.Deadline); nil: the pages show no deadline time.
 	DeadlineFunc func(schedule string) (time.Time, bool)

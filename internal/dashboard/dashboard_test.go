@@ -15,7 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestSchedulesPageShowsTheDatabase: / shows each schedule with its
@@ -404,7 +404,7 @@ func TestSessionShowsWhoAndFlash(t *testing.T) {
 	clk := clock.NewFake(now)
 	q := openQueue(t, t.TempDir()+"/q.db", clk)
 	cfg := parseConfig(t)
-	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk,
+	h, err := New(Config{Queue: q, ConfigFunc: func() *config.Config { return cfg }, Clock: clk,
 		SessionFunc: func(*http.Request) Session { return Session{Who: "alice", Flash: "nightly paused"} }})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // engines runs fn against a SQLite file and, when SCHEDULER_TEST_POSTGRES
@@ -85,9 +86,9 @@ task = "report"
 for_each = [{ tenant = "acme" }, { tenant = "zeta" }]
 `
 
-func parseConfig(t testing.TB) *schedule.Config {
+func parseConfig(t testing.TB) *config.Config {
 	t.Helper()
-	cfg, err := schedule.Parse("schedules.toml", []byte(testConfig))
+	cfg, err := config.Parse("schedules.toml", []byte(testConfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +192,9 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 }
 
 // newServer returns a test server of the dashboard over q at now.
-func newServer(t testing.TB, q *queue.Queue, cfg *schedule.Config, clk clock.Clock) *httptest.Server {
+func newServer(t testing.TB, q *queue.Queue, cfg *config.Config, clk clock.Clock) *httptest.Server {
 	t.Helper()
-	h, err := New(Config{Queue: q, ConfigFunc: func() *schedule.Config { return cfg }, Clock: clk,
+	h, err := New(Config{Queue: q, ConfigFunc: func() *config.Config { return cfg }, Clock: clk,
 		DeadlineFunc: func(string) (time.Time, bool) { return at3(10).Add(time.Hour), true }})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Limits of the login. A failed login is counted before its password is
@@ -85,7 +85,7 @@ const (
 // name apart.
 func accountKey(token, user string) string {
 	if token != "" {
-		return schedule.TokenUser
+		return config.TokenUser
 	}
 	return "user " + user
 }
@@ -200,19 +200,19 @@ func (a *Auth) evictAccounts(now time.Time) {
 // configured reports whether the account key k is the token's or a user's
 // of the config.
 func (a *Auth) configured(k string) bool {
-	if k == schedule.TokenUser {
+	if k == config.TokenUser {
 		return !a.cfg.HTTP.TokenHash.IsZero()
 	}
 	name := strings.TrimPrefix(k, "user ")
 	_, ok := a.hashOf(name)
-	return ok && name != schedule.TokenUser
+	return ok && name != config.TokenUser
 }
 
 // hashOf returns the hash of who's secret: the token's for
-// schedule.TokenUser, else the user's of that name.
+// config.TokenUser, else the user's of that name.
 func (a *Auth) hashOf(who string) (string, bool) {
 	h := a.cfg.HTTP
-	if who == schedule.TokenUser {
+	if who == config.TokenUser {
 		return h.TokenHash.String(), !h.TokenHash.IsZero()
 	}
 	for _, u := range h.Users {

@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 var wrongAnn = url.Values{"user": {"ann"}, "password": {"guess"}}
 
 // behind returns h with the test server's address, 127.0.0.1, as a
 // trusted proxy.
-func behind(h schedule.HTTP, proxies ...string) schedule.HTTP {
+func behind(h config.HTTPSettings, proxies ...string) config.HTTPSettings {
 	for _, p := range proxies {
 		h.TrustedProxies = append(h.TrustedProxies, netip.MustParsePrefix(p))
 	}
@@ -247,7 +247,7 @@ func TestLoginWaitCap(t *testing.T) {
 
 func TestClientAddr(t *testing.T) {
 	t.Parallel()
-	c := newClients(behind(schedule.HTTP{}, "127.0.0.1/32", "10.0.0.0/8", "::1/128"))
+	c := newClients(behind(config.HTTPSettings{}, "127.0.0.1/32", "10.0.0.0/8", "::1/128"))
 	tests := []struct {
 		name    string
 		remote  string
@@ -281,7 +281,7 @@ func TestClientAddr(t *testing.T) {
 			t.Errorf("%s: addr = %q, want %q", tt.name, got, tt.want)
 		}
 	}
-	none := newClients(schedule.HTTP{})
+	none := newClients(config.HTTPSettings{})
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "127.0.0.1:5000"
 	r.Header.Set("X-Forwarded-For", "198.51.100.7")
@@ -292,7 +292,7 @@ func TestClientAddr(t *testing.T) {
 
 func TestHostAllowed(t *testing.T) {
 	t.Parallel()
-	c := newClients(schedule.HTTP{Listen: "sched.lan:9464", Hosts: []string{"scheduler.example.com"}})
+	c := newClients(config.HTTPSettings{Listen: "sched.lan:9464", Hosts: []string{"scheduler.example.com"}})
 	for host, want := range map[string]bool{
 		"localhost":                  true,
 		"localhost:9464":             true,
@@ -408,7 +408,7 @@ func TestHostCheck(t *testing.T) {
 
 	// Without a login, as on loopback, the pages are what a rebinding
 	// page would read.
-	open := newAuthSite(t, schedule.HTTP{Dashboard: true}, clk)
+	open := newAuthSite(t, config.HTTPSettings{Dashboard: true}, clk)
 	ob := open.browser(t)
 	req, _ := http.NewRequest(http.MethodGet, open.URL+"/", nil)
 	req.Host = "evil.example:" + u.Port()

@@ -11,7 +11,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestRunPageSaysTheRateLimitHoldsAJob: a ready job whose task's rate limit
@@ -22,7 +22,7 @@ func TestRunPageSaysTheRateLimitHoldsAJob(t *testing.T) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		ctx := context.Background()
-		cfg, err := schedule.Parse("schedules.toml", []byte(`
+		cfg, err := config.Parse("schedules.toml", []byte(`
 [tasks.sync]
 command = ["/bin/true"]
 rate = "2/1m"

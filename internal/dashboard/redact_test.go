@@ -12,7 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestRunPageRedacts: the run page of a job whose task has redact and
@@ -26,7 +26,7 @@ func TestRunPageRedacts(t *testing.T) {
 		ctx := context.Background()
 		clk := clock.NewFake(now)
 		q := open(t, clk)
-		cfg, err := schedule.Parse("schedules.toml", []byte(`
+		cfg, err := config.Parse("schedules.toml", []byte(`
 [tasks.pay]
 command = ["true"]
 redact = ["token", "card.number"]

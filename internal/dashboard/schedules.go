@@ -12,6 +12,8 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/alarm"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Deadline states of a schedule (its td.deadline).
@@ -143,8 +145,8 @@ func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, erro
 
 // matchSchedules returns the schedules of cfg that f matches, by name;
 // alarmed, when not nil, holds the only names that may match.
-func matchSchedules(cfg *schedule.Config, cursors map[string]queue.Cursor, f schedulesFilter, alarmed map[string]bool) []*schedule.Schedule {
-	var match []*schedule.Schedule
+func matchSchedules(cfg *config.Config, cursors map[string]queue.Cursor, f schedulesFilter, alarmed map[string]bool) []*config.Schedule {
+	var match []*config.Schedule
 	for _, sc := range cfg.Schedules {
 		paused := cursors[sc.Name].Paused
 		if (f.Q != "" && !strings.Contains(sc.Name, f.Q)) || (f.State == "paused" && !paused) ||
@@ -153,14 +155,14 @@ func matchSchedules(cfg *schedule.Config, cursors map[string]queue.Cursor, f sch
 		}
 		match = append(match, sc)
 	}
-	slices.SortFunc(match, func(a, b *schedule.Schedule) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(match, func(a, b *config.Schedule) int { return strings.Compare(a.Name, b.Name) })
 	return match
 }
 
 // setPages sets the counts of the page shown, the schedules of match from
 // position lo, and the links to the pages before and after it, which keep
 // the filter f.
-func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*schedule.Schedule, lo int) {
+func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*config.Schedule, lo int) {
 	p.Total, p.First, p.Last = len(match), lo+1, lo+len(shown)
 	link := func(key, name string) string {
 		v := url.Values{}
@@ -189,7 +191,7 @@ func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*schedule.Sch
 // page takes the time of the slowest share rather than of them all in turn
 // (SQLite reads on several connections, PostgreSQL on several backends).
 // errs holds each row's read error.
-func (s *server) scheduleRows(ctx context.Context, cfg *schedule.Config, shown []*schedule.Schedule, cursors map[string]queue.Cursor) (rows []scheduleRow, errs []error) {
+func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]queue.Cursor) (rows []scheduleRow, errs []error) {
 	rows = make([]scheduleRow, len(shown))
 	errs = make([]error, len(shown))
 	sem := make(chan struct{}, parallelReads)
@@ -212,18 +214,18 @@ func (s *server) scheduleRows(ctx context.Context, cfg *schedule.Config, shown [
 // before before (the first page when fewer come before it), or the first
 // page. A key need not be a schedule's name, so a page stays in place when
 // a reload removes the schedule it starts from.
-func schedulesPageOf(match []*schedule.Schedule, after, before string, hasBefore bool) ([]*schedule.Schedule, int) {
+func schedulesPageOf(match []*config.Schedule, after, before string, hasBefore bool) ([]*config.Schedule, int) {
 	lo := 0
 	switch {
 	case after != "":
-		lo, _ = slices.BinarySearchFunc(match, after, func(sc *schedule.Schedule, name string) int {
+		lo, _ = slices.BinarySearchFunc(match, after, func(sc *config.Schedule, name string) int {
 			if sc.Name <= name {
 				return -1
 			}
 			return 1
 		})
 	case hasBefore:
-		hi, _ := slices.BinarySearchFunc(match, before, func(sc *schedule.Schedule, name string) int {
+		hi, _ := slices.BinarySearchFunc(match, before, func(sc *config.Schedule, name string) int {
 			return strings.Compare(sc.Name, name)
 		})
 		lo = max(hi-SchedulesPage, 0)
@@ -237,7 +239,7 @@ const parallelReads = 4
 
 // scheduleRow reads what the schedules page shows of sc: three bounded
 // reads (its newest jobs, skips and alarms).
-func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
@@ -269,14 +271,14 @@ func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *sche
 }
 
 // deadlineState is a schedule's deadline state from its newest alarms
-// (schedule.DeadlineStateOf): missed while one of them is an open missed
+// (alarm.DeadlineStateOf): missed while one of them is an open missed
 // alarm, else late while one is an open late alarm, else ok (on time or
 // recovered, which the page does not tell apart).
 func deadlineState(alarms []queue.Alarm) string {
-	switch schedule.DeadlineStateOf(alarms, time.Time{}) {
-	case schedule.DeadlineMissed:
+	switch alarm.DeadlineStateOf(alarms, time.Time{}) {
+	case alarm.DeadlineMissed:
 		return deadlineMissed
-	case schedule.DeadlineLate:
+	case alarm.DeadlineLate:
 		return deadlineLate
 	}
 	return deadlineOK
@@ -397,7 +399,7 @@ func (s *server) runRow(j *queue.Job, loc *time.Location) runRow {
 		Error: firstLine(s.lastError(j), 120)}
 }
 
-func hasItem(sc *schedule.Schedule, item string) bool {
+func hasItem(sc *config.Schedule, item string) bool {
 	for _, it := range sc.Items() {
 		if it.ID == item {
 			return true

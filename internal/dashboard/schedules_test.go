@@ -13,7 +13,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // manySchedules are the names of the schedules of manyConfig beside
@@ -30,14 +30,14 @@ var manySchedules = func() []string {
 // manyConfig is the test's configuration with the schedules manySchedules
 // after its own: more than two pages, in a file order that is not the
 // order of their names.
-func manyConfig(t testing.TB) *schedule.Config {
+func manyConfig(t testing.TB) *config.Config {
 	t.Helper()
 	var conf strings.Builder
 	conf.WriteString(testConfig)
 	for _, name := range manySchedules {
 		fmt.Fprintf(&conf, "[[schedule]]\nname = %q\ncron = \"*/5 * * * *\"\ntask = \"report\"\n", name)
 	}
-	cfg, err := schedule.Parse("schedules.toml", []byte(conf.String()))
+	cfg, err := config.Parse("schedules.toml", []byte(conf.String()))
 	if err != nil {
 		t.Fatal(err)
 	}

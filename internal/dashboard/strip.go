@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/schedule"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // Outcomes of a strip's cell (its data-outcome), from the one an operator
@@ -55,7 +55,7 @@ type history struct {
 	skips    []queue.Skip
 }
 
-func (s *server) history(ctx context.Context, sc *schedule.Schedule, alarms []queue.Alarm) (history, error) {
+func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []queue.Alarm) (history, error) {
 	limit := min(StripLen*max(len(sc.Items()), 1), queue.MaxList)
 	jobs, err := s.q.ScheduleJobs(ctx, sc.Name, limit)
 	if err != nil {
@@ -113,7 +113,7 @@ func (s *server) history(ctx context.Context, sc *schedule.Schedule, alarms []qu
 }
 
 // strip is the cells of instants for item (every item when all).
-func (s *server) strip(sc *schedule.Schedule, instants []*instant, item string, all bool) []Cell {
+func (s *server) strip(sc *config.Schedule, instants []*instant, item string, all bool) []Cell {
 	cells := make([]Cell, 0, len(instants))
 	for _, in := range instants {
 		var jobs []*queue.Job
@@ -145,7 +145,7 @@ func (s *server) strip(sc *schedule.Schedule, instants []*instant, item string, 
 // cell is the cell of one instant: its outcome is the most severe of its
 // jobs' (a fan-out with one dead item is dead), missed when its deadline
 // passed before it succeeded, skipped when a skip is all it has.
-func (s *server) cell(sc *schedule.Schedule, at time.Time, jobs []*queue.Job, skips []queue.Skip, missed, late bool) Cell {
+func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skips []queue.Skip, missed, late bool) Cell {
 	c := Cell{Instant: s.when(at, sc.Location)}
 	var worst *queue.Job
 	states := map[string]int{}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// describe says a cron expression (see schedule.Spec) in words, such as
+// describe says a cron expression (see cron.Expr) in words, such as
 // "at 03:00, Monday to Friday" or "every 15 minutes". What it cannot put
 // better in words it says field by field ("minute 5,35; hour 9-17"); the
 // page shows the expression beside it in any case. The zone prefix

@@ -1,0 +1,216 @@
+package alarm
+
+import (
+	"context"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
+)
+
+// proposed is an alarm the evaluation proposes, with what its payload
+// needs once the batch is known.
+type proposed struct {
+	s     *config.Schedule // nil for a schedule no longer configured
+	a     queue.NewAlarm
+	limit time.Time // the deadline of the payload
+	skips int
+}
+
+// judgeInstants judges the instants of s in (mark, cursor] whose limit d
+// (start_within for late, deadline for missed) has passed by now, item by
+// item, and returns the new mark (the newest instant judged) and the
+// alarms. Only instants with jobs
+// are judged: an instant skipped, or passed over by a restart, has no run
+// to be late. A cancelled job raises nothing. With no limit the mark
+// follows the cursor, so that a limit added later judges from then on.
+func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *config.Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
+	if d <= 0 {
+		return later(mark, cursor), nil, nil
+	}
+	through := now.Add(-d)
+	if cursor.Before(through) {
+		through = cursor
+	}
+	if !through.After(mark) {
+		return mark, nil, nil
+	}
+	limit := max(alarmRows, 2*len(s.Items()))
+	jobs, err := e.q.InstantJobs(ctx, s.Name, mark, through, limit)
+	if err != nil {
+		return mark, nil, err
+	}
+	if len(jobs) == limit {
+		// Judge whole instants: the last one read may have more items.
+		last := jobs[len(jobs)-1].ScheduledAt
+		cut := len(jobs)
+		for cut > 0 && jobs[cut-1].ScheduledAt.Equal(last) {
+			cut--
+		}
+		if cut > 0 {
+			jobs = jobs[:cut]
+		}
+	}
+	// The mark moves to the newest instant judged, not to through: an
+	// evaluation that judges nothing writes nothing, and reads an empty
+	// range of the index again next time.
+	if len(jobs) == 0 {
+		return mark, nil, nil
+	}
+	through = jobs[len(jobs)-1].ScheduledAt
+	var out []proposed
+	for _, j := range jobs {
+		due := j.ScheduledAt.Add(d)
+		var bad bool
+		switch {
+		case j.State == queue.StateCancelled:
+		case kind == queue.AlarmLate:
+			bad = j.FirstStartedAt.IsZero() || j.FirstStartedAt.After(due)
+		default:
+			bad = j.State != queue.StateDone || j.FinishedAt.After(due)
+		}
+		if bad {
+			out = append(out, proposed{s: s, limit: due, a: queue.NewAlarm{Schedule: s.Name, Item: j.Item,
+				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job)}})
+		}
+	}
+	return through, out, nil
+}
+
+// alarmError is the error of j that an alarm about it carries, masked by
+// its task's redaction as the daemon's config has it now: the job stored
+// its error masked, but maybe under a config that redacted less.
+func alarmError(cfg *config.Config, j *queue.Job) string {
+	return cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError)
+}
+
+// judgeMisfires raises one misfire alarm per beat step (one Advance, whose
+// skips share their recorded time) that skipped instants of s in (mark,
+// cursor], keyed by the newest instant it skipped: the skips of a step
+// commit with the cursor's move, so every evaluation sees the same groups.
+func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark, cursor time.Time) (time.Time, []proposed, error) {
+	if !cursor.After(mark) {
+		return mark, nil, nil
+	}
+	skips, err := e.q.SkipsBetween(ctx, s.Name, queue.SkipMisfire, mark, cursor, alarmRows)
+	if err != nil {
+		return mark, nil, err
+	}
+	through := cursor
+	if len(skips) == alarmRows {
+		last := skips[len(skips)-1].RecordedAt
+		cut := len(skips)
+		for cut > 0 && skips[cut-1].RecordedAt.Equal(last) {
+			cut--
+		}
+		if cut > 0 {
+			skips = skips[:cut]
+		}
+		through = skips[len(skips)-1].ScheduledAt
+	}
+	var out []proposed
+	for i := 0; i < len(skips); {
+		k := i
+		for k < len(skips) && skips[k].RecordedAt.Equal(skips[i].RecordedAt) && skips[k].Item == skips[i].Item {
+			k++
+		}
+		newest := skips[k-1]
+		p := proposed{s: s, skips: k - i, a: queue.NewAlarm{Schedule: s.Name, Item: newest.Item,
+			ScheduledAt: newest.ScheduledAt, Kind: queue.AlarmMisfire}}
+		if s.Deadline > 0 {
+			p.limit = newest.ScheduledAt.Add(s.Deadline)
+		}
+		out = append(out, p)
+		i = k
+	}
+	return through, out, nil
+}
+
+// judgeDead raises a dead alarm for each job of s that went dead after
+// mark (less deadLookback; see there), once, from the dead jobs of every
+// schedule read once per evaluation.
+func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*queue.Job, mark time.Time) []proposed {
+	var out []proposed
+	for _, j := range dead {
+		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
+			continue
+		}
+		a := queue.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: queue.AlarmDead,
+			JobID: j.ID, Error: alarmError(cfg, j)}
+		a.Key = alarmKey(a)
+		if _, ok := e.deadSeen[a.Key]; ok {
+			continue
+		}
+		p := proposed{s: s, a: a}
+		if s.Deadline > 0 && !j.ScheduledAt.IsZero() {
+			p.limit = j.ScheduledAt.Add(s.Deadline)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// judgeRecoveries raises a recovered alarm for each instant (or manual run)
+// with open alarms whose job is done, closing them. It also returns, per
+// schedule, the deadline of its oldest instant that missed it and is still
+// unsatisfied.
+//
+// A recovery waits while a notification job of an alarm it closes has not
+// ended (it is pending, retrying or running): a receiver such as a pager
+// must get the alarm before its recovery, or the recovery would find
+// nothing to resolve and the alarm would stay open there. The end of that
+// notification calls for an evaluation (see Finished).
+func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, error) {
+	open, err := e.q.OpenAlarms(ctx, queue.MaxAlarmRows)
+	if err != nil {
+		return nil, nil, err
+	}
+	missed := map[string]time.Time{}
+	alarmed := map[string]bool{}
+	for _, o := range open {
+		alarmed[o.Schedule] = true
+	}
+	e.setAlarmed(alarmed)
+	var out []proposed
+	byKey := map[string]int{}      // recovered key -> index in out
+	notifying := map[string]bool{} // recovered keys that wait for a notification
+	for _, o := range open {
+		s, _ := cfg.Schedule(o.Schedule)
+		if o.JobState != queue.StateDone && o.JobState != "" {
+			if o.Kind == queue.AlarmMissed && s != nil && s.Deadline > 0 {
+				at := o.ScheduledAt.Add(s.Deadline)
+				if cur, ok := missed[o.Schedule]; !ok || at.Before(cur) {
+					missed[o.Schedule] = at
+				}
+			}
+			continue
+		}
+		a := queue.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: queue.AlarmRecovered, JobID: o.JobID}
+		a.Key = alarmKey(a)
+		if o.Notifying {
+			notifying[a.Key] = true
+		}
+		if i, ok := byKey[a.Key]; ok {
+			out[i].a.Resolves = append(out[i].a.Resolves, o.ID)
+			continue
+		}
+		a.Resolves = []int64{o.ID}
+		p := proposed{s: s, a: a}
+		if s != nil && s.Deadline > 0 && !o.ScheduledAt.IsZero() {
+			p.limit = o.ScheduledAt.Add(s.Deadline)
+		}
+		byKey[a.Key] = len(out)
+		out = append(out, p)
+	}
+	e.setRecoveryWaits(len(notifying) > 0)
+	if len(notifying) > 0 {
+		ready := out[:0]
+		for _, p := range out {
+			if !notifying[p.a.Key] {
+				ready = append(ready, p)
+			}
+		}
+		out = ready
+	}
+	return out, missed, nil
+}

@@ -1,0 +1,265 @@
+package config
+
+import (
+	"cmp"
+	"encoding"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/scheduler-run/scheduler/schedule/cron"
+)
+
+// The file decodes in two steps so that one bad value does not hide the
+// others: first every table and every key into toml.Primitive, then each key
+// on its own into its Go type. A key whose type needs checking (durations,
+// zones, cron expressions, policies) has a type with UnmarshalText, whose
+// error the decoder reports as a toml.ParseError.
+
+// loader decodes and validates one file, collecting every problem.
+type loader struct {
+	file      string
+	data      string
+	md        toml.MetaData
+	loc       *locator
+	errs      Errors
+	failed    map[string]bool // locator paths whose value did not decode
+	names     map[int]string  // schedule names by position, for messages
+	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
+	truncated bool            // MaxErrors reached: some values were not decoded
+	notified  map[string]bool // notify tasks whose templates were run over an alarm's payload
+}
+
+// where locates a problem: the table, its name, and the locator path of the
+// key (or of the table).
+type where struct {
+	table string
+	job   string
+	field string
+	path  []string
+}
+
+func (w where) with(field string) where {
+	w.field = field
+	w.path = append(append([]string(nil), w.path...), field)
+	return w
+}
+
+func newLoader(file string, data []byte) *loader {
+	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{}}
+}
+
+func (l *loader) add(w where, err error) {
+	line := 0
+	if l.loc != nil {
+		line = l.loc.line(w.path...)
+	}
+	l.errs = append(l.errs, &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
+}
+
+// warning returns what is probably a mistake at w, to load with the
+// config (Config.Warnings).
+func (l *loader) warning(w where, err error) *Error {
+	line := 0
+	if l.loc != nil {
+		line = l.loc.line(w.path...)
+	}
+	return &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err}
+}
+
+func (l *loader) errorf(w where, format string, args ...any) {
+	l.add(w, fmt.Errorf(format, args...))
+}
+
+func (l *loader) sortedErrors() Errors {
+	slices.SortStableFunc(l.errs, func(a, b *Error) int {
+		return cmp.Compare(lineOrder(a.Line), lineOrder(b.Line))
+	})
+	if l.truncated {
+		l.errs = append(l.errs, &Error{File: l.file,
+			Err: fmt.Errorf("%w: stopped looking after %d", ErrTooManyProblems, MaxErrors)})
+	}
+	return l.errs
+}
+
+// decodeFile parses the document. A syntax error ends loading: nothing
+// after it can be trusted.
+func (l *loader) decodeFile() (rawFile, bool) {
+	var raw rawFile
+	md, err := toml.Decode(l.data, &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			l.errs = append(l.errs, &Error{File: l.file, Line: pe.Position.Line, Err: &syntaxError{pe: pe}})
+		} else {
+			l.errs = append(l.errs, &Error{File: l.file, Err: err})
+		}
+		return raw, false
+	}
+	l.md = md
+	l.loc = locate(l.data)
+	return raw, true
+}
+
+// present reports whether the key of p was in the file.
+func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
+
+// decode decodes p into v when the key was given, and reports whether it
+// was given and decoded.
+func (l *loader) decode(p toml.Primitive, v any, w where) bool {
+	if !present(p) || l.twins[pathKey(w.path)] {
+		return false
+	}
+	if len(l.errs) >= MaxErrors {
+		// The decoder's error path rescans the whole file: a file with
+		// thousands of bad values would take seconds per thousand. It is
+		// rejected already; stop looking.
+		l.truncated = true
+		return false
+	}
+	var raw any
+	if err := l.md.PrimitiveDecode(p, &raw); err != nil {
+		l.failed[pathKey(w.path)] = true
+		l.add(w, err)
+		return false
+	}
+	// The decoder leaves a map alone when the value is not a table, and
+	// turns numbers into text for UnmarshalText: check the shape first.
+	if !fits(raw, reflect.TypeOf(v).Elem()) {
+		l.failed[pathKey(w.path)] = true
+		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
+		return false
+	}
+	err := l.md.PrimitiveDecode(p, v)
+	if err == nil {
+		return true
+	}
+	l.failed[pathKey(w.path)] = true
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
+		return false
+	}
+	// An UnmarshalText failed. The ParseError keeps only its message: run
+	// it again for the error itself, so that errors.Is sees sentinels.
+	if tu, ok := v.(encoding.TextUnmarshaler); ok {
+		if s, ok := raw.(string); ok {
+			if err := tu.UnmarshalText([]byte(s)); err != nil {
+				l.add(w, err)
+				return false
+			}
+		}
+	}
+	l.add(w, errors.New(pe.Message))
+	return false
+}
+
+var (
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	primitive       = reflect.TypeFor[toml.Primitive]()
+)
+
+// fits reports whether a decoded TOML value has the shape of Go type t:
+// tables for maps and structs, arrays for slices, strings for text types.
+func fits(raw any, t reflect.Type) bool {
+	if t == primitive {
+		return true
+	}
+	if reflect.PointerTo(t).Implements(textUnmarshaler) {
+		_, ok := raw.(string)
+		return ok
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return false
+		}
+		if t.Kind() == reflect.Map {
+			for _, e := range m {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+		}
+		return true
+	case reflect.Slice:
+		switch a := raw.(type) {
+		case []any:
+			for _, e := range a {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+			return true
+		case []map[string]any:
+			for _, e := range a {
+				if !fits(e, t.Elem()) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+func wantType(v any) string {
+	switch v.(type) {
+	case *string, *duration, *size, *rate, *zone, *cronText, *cron.CatchUp, *Overlap:
+		return "a string"
+	case *int:
+		return "an integer"
+	case *bool:
+		return "a boolean"
+	case *[]string:
+		return "an array of strings"
+	case *[]int:
+		return "an array of integers"
+	case *map[string]string:
+		return "a table of strings"
+	case *map[string]any, *rawScheduler, *rawHTTP, *rawTask, *rawSchedule, *rawPool, *map[string]toml.Primitive:
+		return "a table"
+	case *[]map[string]any, *[]toml.Primitive, *[]map[string]toml.Primitive:
+		return "an array of tables"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// tomlType describes a decoded TOML value.
+func tomlType(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case time.Time:
+		return "a date-time"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	case []any:
+		if len(v) == 0 {
+			return "an empty array"
+		}
+		first := tomlType(v[0])
+		for _, e := range v[1:] {
+			if tomlType(e) != first {
+				return "a mixed array"
+			}
+		}
+		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(first, "an "), "a ") + "s"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
+)
+
+// checkKeys reports keys the file may not hold: keys MetaData.Undecoded
+// lists (outside the free-form payload and for_each), and keys whose
+// spelling differs from the expected one only in case.
+func (l *loader) checkKeys() {
+	undecoded := map[string]bool{}
+	for _, k := range l.md.Undecoded() {
+		undecoded[k.String()] = true
+	}
+	seen := map[string]bool{}
+	idx := -1
+	for _, k := range l.md.Keys() {
+		if len(k) == 1 && k[0] == "schedule" {
+			idx++
+		}
+		p := l.keyPlace(k, idx)
+		if p.inside || (p.known && !undecoded[k.String()]) || l.underFailed(p.at.path) {
+			continue
+		}
+		if pk := pathKey(p.at.path[:p.depth]); !seen[pk] {
+			seen[pk] = true
+			key := p.at.path[p.depth-1]
+			if lower := strings.ToLower(key); lower != key && l.knownIn(k[:min(len(k), p.depth)], lower) {
+				l.errorf(p.at, "unknown key %q (keys are case-sensitive: %q)", key, lower)
+			} else {
+				l.errorf(p.at, "unknown key %q%s", key, keyHint(key, l.keysOf(k[:min(len(k), p.depth)])))
+			}
+		}
+	}
+}
+
+// findTwins notes the keys whose table also holds a key spelt the same but
+// for case (cron and Cron). The decoder matches struct fields without
+// regard to case and takes either value, depending on its map order; such a
+// value is not decoded at all (checkKeys reports the misspelt key), so that
+// the problems listed are the same at every load.
+func (l *loader) findTwins() {
+	spellings := map[string]map[string]bool{}
+	idx := -1
+	for _, k := range l.md.Keys() {
+		if len(k) == 1 && k[0] == "schedule" {
+			idx++
+		}
+		// The key's top-level table and its field in that table; Keys lists
+		// tables that are only implied by a longer key (tasks in
+		// [tasks.x]) only through those keys.
+		for n := range min(len(k), 3) {
+			p := l.keyPlace(k[:n+1], idx)
+			if p.inside || len(p.at.path) != p.depth {
+				continue
+			}
+			last := p.at.path[p.depth-1]
+			canonical := pathKey(append(slices.Clone(p.at.path[:p.depth-1]), strings.ToLower(last)))
+			if spellings[canonical] == nil {
+				spellings[canonical] = map[string]bool{}
+			}
+			spellings[canonical][last] = true
+		}
+	}
+	l.twins = map[string]bool{}
+	for canonical, s := range spellings {
+		if len(s) > 1 {
+			l.twins[canonical] = true
+		}
+	}
+}
+
+// keyHint suggests the keys of a table nearest to an unknown key.
+func keyHint(key string, known map[string]bool) string {
+	return suggest.Hint(key, slices.Collect(maps.Keys(known)))
+}
+
+// knownIn reports whether name is a key the table of file key k may hold.
+func (l *loader) knownIn(k toml.Key, name string) bool {
+	return l.keysOf(k)[name]
+}
+
+// keysOf returns the keys the table of file key k may hold.
+func (l *loader) keysOf(k toml.Key) map[string]bool {
+	switch {
+	case k[0] == "scheduler" && len(k) >= 2:
+		return schedulerKeys
+	case k[0] == "tasks" && len(k) >= 3:
+		return taskKeys
+	case k[0] == "schedule" && len(k) >= 2:
+		return scheduleKeys
+	case k[0] == "http" && len(k) >= 2:
+		return httpKeys
+	case k[0] == "pools" && len(k) >= 3:
+		return poolKeys
+	case len(k) == 1:
+		return fileKeys
+	}
+	return nil
+}
+
+// keyPlace is where a key of the file belongs.
+type keyPlace struct {
+	at     where // the table, and the locator path of the key
+	depth  int   // length of the path up to the key that is unknown, if any
+	known  bool  // the key's spelling is one its table may hold
+	inside bool  // the key lies inside the value of a known key
+}
+
+// keyPlace places key k of the file. Inside the free-form payload,
+// for_each, env and headers any key goes; inside any other value a table is
+// a type error reported for the key itself. idx is the position of the
+// current [[schedule]] table.
+func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
+	switch {
+	case k[0] == "scheduler" && len(k) >= 2:
+		return keyPlace{
+			at:     where{table: "scheduler", path: []string{"scheduler", k[1]}},
+			depth:  2,
+			known:  schedulerKeys[k[1]],
+			inside: len(k) > 2 && schedulerKeys[k[1]],
+		}
+	case k[0] == "tasks" && len(k) >= 3:
+		return keyPlace{
+			at:     where{table: "task", job: k[1], path: []string{"tasks", k[1], k[2]}},
+			depth:  3,
+			known:  taskKeys[k[2]],
+			inside: len(k) > 3 && taskKeys[k[2]],
+		}
+	case k[0] == "schedule" && len(k) >= 2:
+		job := l.names[idx]
+		if job == "" {
+			job = fmt.Sprintf("#%d", idx+1)
+		}
+		return keyPlace{
+			at:     where{table: "schedule", job: job, path: []string{"schedule", elem(idx), k[1]}},
+			depth:  3,
+			known:  scheduleKeys[k[1]],
+			inside: len(k) > 2 && scheduleKeys[k[1]],
+		}
+	case k[0] == "http" && len(k) >= 2:
+		return keyPlace{
+			at:     where{table: "http", path: []string{"http", k[1]}},
+			depth:  2,
+			known:  httpKeys[k[1]],
+			inside: len(k) > 2 && httpKeys[k[1]],
+		}
+	case k[0] == "pools" && len(k) >= 3:
+		return keyPlace{
+			at:     where{table: "pool", job: k[1], path: []string{"pools", k[1], k[2]}},
+			depth:  3,
+			known:  poolKeys[k[2]],
+			inside: len(k) > 3 && poolKeys[k[2]],
+		}
+	case k[0] == "tasks", k[0] == "pools":
+		return keyPlace{at: where{path: k}, depth: 1, known: true}
+	}
+	return keyPlace{at: where{path: k}, depth: 1, known: len(k) == 1 && fileKeys[k[0]]}
+}
+
+// underFailed reports whether path is inside a value that did not decode:
+// its keys are not unknown, the value is wrong as a whole.
+func (l *loader) underFailed(path []string) bool {
+	for n := len(path); n > 0; n-- {
+		if l.failed[pathKey(path[:n])] {
+			return true
+		}
+	}
+	return false
+}

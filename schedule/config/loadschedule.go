@@ -1,0 +1,276 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/scheduler-run/scheduler/schedule/cron"
+	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
+)
+
+// loadSchedules decodes the [[schedule]] tables into cfg.Schedules, in file
+// order. It runs after loadTasks: templates are the parsed argument
+// templates of the command tasks, which every schedule's payloads must
+// fill.
+func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[string][]*template.Template) {
+	var raws []toml.Primitive
+	if !l.decode(p, &raws, where{field: "schedule", path: []string{"schedule"}}) {
+		return
+	}
+	// Names first, so that a message about any key can name its schedule.
+	decoded := make([]rawSchedule, len(raws))
+	ok := make([]bool, len(raws))
+	for i, rp := range raws {
+		w := where{table: "schedule", job: fmt.Sprintf("#%d", i+1), path: []string{"schedule", elem(i)}}
+		if ok[i] = l.decode(rp, &decoded[i], w); !ok[i] {
+			continue
+		}
+		var name string
+		if present(decoded[i].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+			l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
+			l.names[i] = name
+		}
+	}
+	lines := map[string]int{}
+	for i := range raws {
+		if !ok[i] {
+			continue
+		}
+		s := l.loadSchedule(i, decoded[i], cfg, templates)
+		if s.Name == "" {
+			continue
+		}
+		if line, dup := lines[s.Name]; dup {
+			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
+			l.errorf(w, "schedule %q is already defined on line %d", s.Name, line)
+			continue
+		}
+		lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		cfg.Schedules = append(cfg.Schedules, s)
+		cfg.byName[s.Name] = s
+	}
+}
+
+// loadSchedule decodes the i-th [[schedule]] table, key by key.
+func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
+	job := l.names[i]
+	if job == "" {
+		job = fmt.Sprintf("#%d", i+1)
+	}
+	w := where{table: "schedule", job: job, path: []string{"schedule", elem(i)}}
+	s := &Schedule{CatchUp: cron.CatchUpLatest, CatchUpLimit: DefaultCatchUpLimit, Overlap: OverlapAllow}
+	l.loadName(raw, s, w)
+	l.loadCron(raw, s, cfg, w)
+	l.loadScheduleTask(raw, s, cfg, w)
+	l.loadItems(raw, s, cfg, templates, w)
+	l.loadCatchUp(raw, s, w)
+	l.decode(raw.Overlap, &s.Overlap, w.with("overlap"))
+	l.loadAlarms(raw, s, cfg, w)
+	l.checkNotifyTemplates(s.Notify, cfg, templates)
+	return s
+}
+
+// loadName decodes a schedule's name, which is required.
+func (l *loader) loadName(raw rawSchedule, s *Schedule, w where) {
+	var name string
+	switch {
+	case !present(raw.Name):
+		l.errorf(w.with("name"), "missing")
+	case l.decode(raw.Name, &name, w.with("name")):
+		if !validName(name) {
+			l.errorf(w.with("name"), "name %q: %s", name, nameRule)
+		} else {
+			s.Name = name
+		}
+	}
+}
+
+// loadCron decodes a schedule's cron, which is required, and timezone: the
+// expression is read in the zone of its CRON_TZ= prefix, else of the
+// timezone key, else of [scheduler] timezone. What is probably a mistake
+// in the expression is a warning (see cron.Expr.Warning).
+func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
+	var text cronText
+	cronOK := false
+	if !present(raw.Cron) {
+		l.errorf(w.with("cron"), "missing")
+	} else {
+		cronOK = l.decode(raw.Cron, &text, w.with("cron"))
+	}
+	loc := cfg.Scheduler.Timezone
+	var tz zone
+	if l.decode(raw.Timezone, &tz, w.with("timezone")) {
+		loc = tz.loc
+		if cronOK && cron.HasZonePrefix(string(text)) {
+			l.errorf(w.with("timezone"), "cron has a CRON_TZ= prefix: give the zone once")
+		}
+	}
+	if !cronOK {
+		return
+	}
+	expr, err := cron.Parse(string(text), loc)
+	if err != nil {
+		l.add(w.with("cron"), err)
+		return
+	}
+	s.Cron, s.expr, s.Location = string(text), expr, expr.Location()
+	if msg := expr.Warning(); msg != "" {
+		cfg.Warnings = append(cfg.Warnings, l.warning(w.with("cron"), errors.New(msg)))
+	}
+}
+
+// loadScheduleTask decodes a schedule's task, which is required and must
+// be defined.
+func (l *loader) loadScheduleTask(raw rawSchedule, s *Schedule, cfg *Config, w where) {
+	switch {
+	case !present(raw.Task):
+		l.errorf(w.with("task"), "missing")
+	case l.decode(raw.Task, &s.Task, w.with("task")):
+		if _, ok := cfg.Tasks[s.Task]; !ok {
+			l.undefinedTask(w.with("task"), s.Task, cfg)
+		}
+	}
+}
+
+// undefinedTask reports a task name that no [tasks.NAME] table defines:
+// with the names nearest to it, or else how to define it.
+func (l *loader) undefinedTask(w where, task string, cfg *Config) {
+	if hint := suggest.Hint(task, slices.Sorted(maps.Keys(cfg.Tasks))); hint != "" {
+		l.errorf(w, "task %q is not defined%s", task, hint)
+	} else {
+		l.errorf(w, "task %q is not defined: add a [tasks.%s] table", task, task)
+	}
+}
+
+// loadItems decodes a schedule's payload and for_each into its fan-out
+// (see Item), and checks that every item's payload fills the task's
+// command templates and rate_key and sets no field the task redacts.
+// Problems of an item are reported at for_each, or at payload for a
+// schedule without for_each.
+func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates map[string][]*template.Template, w where) {
+	payloadOK := !present(raw.Payload) || l.decode(raw.Payload, &s.Payload, w.with("payload"))
+	forEachOK := !present(raw.ForEach) || l.decode(raw.ForEach, &s.ForEach, w.with("for_each"))
+	if present(raw.ForEach) && forEachOK && len(s.ForEach) == 0 {
+		l.errorf(w.with("for_each"), "empty: leave for_each out for a single run per instant")
+		forEachOK = false
+	}
+	itemsField := w.with("payload")
+	if present(raw.ForEach) {
+		itemsField = w.with("for_each")
+	}
+	t := cfg.Tasks[s.Task]
+	if forEachOK && t != nil {
+		l.checkRedactedItems(w.with("for_each"), s, t)
+	}
+	if !payloadOK || !forEachOK {
+		return
+	}
+	items, err := buildItems(s.Payload, s.ForEach)
+	if err != nil {
+		l.add(itemsField, err)
+		return
+	}
+	s.items = items
+	if tmpls, ok := templates[s.Task]; ok {
+		l.checkTemplates(w, itemsField, s, t.Command, tmpls)
+	}
+	if t != nil {
+		l.checkRateKey(w, itemsField, s, t)
+	}
+}
+
+// loadCatchUp decodes a schedule's catch_up and catch_up_limit, which only
+// catch_up = "all" takes.
+func (l *loader) loadCatchUp(raw rawSchedule, s *Schedule, w where) {
+	l.decode(raw.CatchUp, &s.CatchUp, w.with("catch_up"))
+	if !l.decode(raw.CatchUpLimit, &s.CatchUpLimit, w.with("catch_up_limit")) {
+		return
+	}
+	switch {
+	case s.CatchUp != cron.CatchUpAll:
+		l.errorf(w.with("catch_up_limit"), "applies only to catch_up = \"all\"")
+	case s.CatchUpLimit < 1 || s.CatchUpLimit > MaxCatchUpLimit:
+		l.errorf(w.with("catch_up_limit"), "%d: want 1 to %d", s.CatchUpLimit, MaxCatchUpLimit)
+	}
+}
+
+// loadAlarms decodes a schedule's start_within, deadline and notify, each
+// defaulting to its [scheduler] key. A start_within not shorter than the
+// deadline is an error: the missed alarm would always come first, and the
+// late one say nothing more. Tasks named in notify, the schedule's or the
+// default, must be defined.
+func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) {
+	s.StartWithin, s.Deadline = cfg.Scheduler.StartWithin, cfg.Scheduler.Deadline
+	s.Notify = cfg.Scheduler.Notify
+	l.durationField(raw.StartWithin, &s.StartWithin, w.with("start_within"), time.Nanosecond)
+	l.durationField(raw.Deadline, &s.Deadline, w.with("deadline"), time.Nanosecond)
+	if s.StartWithin > 0 && s.Deadline > 0 && s.StartWithin >= s.Deadline &&
+		(present(raw.StartWithin) || present(raw.Deadline)) {
+		field := "start_within"
+		if !present(raw.StartWithin) {
+			field = "deadline"
+		}
+		l.errorf(w.with(field), "start_within %s is not shorter than deadline %s", s.StartWithin, s.Deadline)
+	}
+	if !present(raw.Notify) {
+		return
+	}
+	var notify []string
+	if l.decode(raw.Notify, &notify, w.with("notify")) {
+		s.Notify = notify
+		l.checkNotify(notify, cfg, w.with("notify"))
+	}
+}
+
+// checkNotify reports the tasks of a notify key that are not defined or
+// named twice.
+func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
+	seen := map[string]bool{}
+	for _, task := range notify {
+		switch {
+		case seen[task]:
+			l.errorf(at, "task %q is named twice", task)
+		case cfg.Tasks[task] == nil:
+			l.undefinedTask(at, task, cfg)
+		}
+		seen[task] = true
+	}
+}
+
+// checkRateKey runs the rate_key of task t over the payload of every item
+// of schedule s, as claims will: an item whose payload lacks a field the
+// key reads would share the limit of the empty key with every other such
+// job, which is not what the key asks for.
+func (l *loader) checkRateKey(w, items where, s *Schedule, t *Task) {
+	if t.rateKey == nil {
+		return
+	}
+	for n, it := range s.items {
+		if _, err := rateKeyOf(t.rateKey, it.Payload); err != nil {
+			at := where{table: "task", job: t.Name, field: "rate_key", path: []string{"tasks", t.Name, "rate_key"}}
+			l.errorf(at, "%q over %s: %w", t.RateKey, l.whose(w, items, n, it), err)
+			return
+		}
+	}
+}
+
+// checkRedactedItems rejects a for_each item that sets a field its task
+// redacts: an item's keys and values make its ID, which is part of every
+// job key and shown with every run, so the value could not be masked.
+func (l *loader) checkRedactedItems(w where, s *Schedule, t *Task) {
+	for i, item := range s.ForEach {
+		for _, p := range t.Redact {
+			top, _, _ := strings.Cut(p, ".")
+			if _, ok := item[top]; ok {
+				l.errorf(w, "item %d sets %q, which task %q redacts: an item's fields make its name, shown in every job key, log line and page; put the secret in payload instead", i+1, top, t.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// locator maps keys of a TOML document to the lines they are written on.
+//
+// BurntSushi/toml records one position per dotted key, so every [[schedule]]
+// table shares the position of the last one, and its MetaData exposes no
+// positions at all. This scanner recovers them: it follows table headers
+// (numbering the elements of arrays of tables) and "key =" lines, and skips
+// over strings, comments and values that span lines. It runs only on input
+// the decoder accepted; on anything else it returns fewer lines, never a
+// panic.
+type locator struct {
+	lines  map[string]int
+	arrays map[string]int // array of tables (resolved path) -> elements seen
+}
+
+// elem names the i-th element of an array of tables in a locator path.
+func elem(i int) string { return "#" + strconv.Itoa(i) }
+
+func pathKey(path []string) string { return strings.Join(path, "\x00") }
+
+// line returns the line of path, or of its nearest ancestor that has one,
+// or 0.
+func (l *locator) line(path ...string) int {
+	for n := len(path); n > 0; n-- {
+		if ln, ok := l.lines[pathKey(path[:n])]; ok {
+			return ln
+		}
+	}
+	return 0
+}
+
+func locate(src string) *locator {
+	l := &locator{lines: map[string]int{}, arrays: map[string]int{}}
+	var (
+		table []string // resolved path of the current table
+		ml    string   // closing delimiter of the multi-line string we are in
+		depth int      // nesting of brackets and braces of a value spanning lines
+	)
+	for n, text := range strings.Split(src, "\n") {
+		line := n + 1
+		i := 0
+		if ml != "" {
+			end := closeMultiline(text, 0, ml)
+			if end < 0 {
+				continue
+			}
+			i, ml = end, ""
+		} else if depth == 0 {
+			i = skipSpace(text, 0)
+			switch {
+			case i >= len(text) || text[i] == '#':
+				continue
+			case text[i] == '[':
+				array := strings.HasPrefix(text[i:], "[[")
+				j := i + 1
+				if array {
+					j++
+				}
+				keys, _ := parseKeyPath(text, j)
+				if len(keys) == 0 {
+					continue
+				}
+				table = l.resolve(keys, array)
+				l.record(table, line)
+				continue
+			default:
+				keys, j := parseKeyPath(text, i)
+				j = skipSpace(text, j)
+				if len(keys) == 0 || j >= len(text) || text[j] != '=' {
+					continue
+				}
+				l.record(append(append([]string(nil), table...), keys...), line)
+				i = j + 1
+			}
+		}
+		ml, depth = scanValue(text, i, depth)
+	}
+	return l
+}
+
+// resolve turns a header's keys into a path that numbers the elements of
+// arrays of tables, counting a new element for an [[array]] header.
+func (l *locator) resolve(keys []string, array bool) []string {
+	var res []string
+	for i, k := range keys {
+		res = append(res, k)
+		rk := pathKey(res)
+		if array && i == len(keys)-1 {
+			n := l.arrays[rk]
+			l.arrays[rk] = n + 1
+			res = append(res, elem(n))
+		} else if n, ok := l.arrays[rk]; ok {
+			res = append(res, elem(n-1))
+		}
+	}
+	return res
+}
+
+func (l *locator) record(path []string, line int) {
+	k := pathKey(path)
+	if _, ok := l.lines[k]; !ok {
+		l.lines[k] = line
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// parseKeyPath parses a dotted key starting at i and returns its parts and
+// the index after it.
+func parseKeyPath(s string, i int) ([]string, int) {
+	var keys []string
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return keys, i
+		}
+		switch s[i] {
+		case '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return keys, len(s)
+			}
+			k, err := strconv.Unquote(s[i : j+1])
+			if err != nil {
+				k = s[i+1 : j]
+			}
+			keys, i = append(keys, k), j+1
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return keys, len(s)
+			}
+			keys, i = append(keys, s[i+1:i+1+j]), i+j+2
+		default:
+			j := i
+			for j < len(s) && isBareKeyChar(s[j]) {
+				j++
+			}
+			if j == i {
+				return keys, i
+			}
+			keys, i = append(keys, s[i:j]), j
+		}
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != '.' {
+			return keys, i
+		}
+		i++
+	}
+}
+
+func isBareKeyChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// scanValue follows a value from i to the end of the line and returns the
+// multi-line string left open, if any, and the bracket depth.
+func scanValue(s string, i, depth int) (string, int) {
+	for i < len(s) {
+		switch c := s[i]; c {
+		case '#':
+			return "", depth
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '"', '\'':
+			delim := string(c)
+			if strings.HasPrefix(s[i:], strings.Repeat(delim, 3)) {
+				delim = strings.Repeat(delim, 3)
+			}
+			end := closeString(s, i+len(delim), delim)
+			if end < 0 {
+				if len(delim) == 3 {
+					return delim, depth
+				}
+				return "", depth
+			}
+			i = end
+			continue
+		}
+		i++
+	}
+	return "", depth
+}
+
+// closeString returns the index after the delimiter closing a string whose
+// contents start at i, or -1 if it does not close on this line.
+func closeString(s string, i int, delim string) int {
+	if len(delim) == 3 {
+		return closeMultiline(s, i, delim)
+	}
+	for i < len(s) {
+		switch {
+		case delim == `"` && s[i] == '\\':
+			i += 2
+			continue
+		case s[i] == delim[0]:
+			return i + 1
+		}
+		i++
+	}
+	return -1
+}
+
+// closeMultiline returns the index after the delimiter closing a multi-line
+// string, or -1.
+func closeMultiline(s string, i int, delim string) int {
+	for i < len(s) {
+		if delim == `"""` && s[i] == '\\' {
+			i += 2
+			continue
+		}
+		if strings.HasPrefix(s[i:], delim) {
+			end := i + 3
+			// Up to two quotes may end the content right before the delimiter.
+			for k := 0; k < 2 && end < len(s) && s[end] == delim[0]; k++ {
+				end++
+			}
+			return end
+		}
+		i++
+	}
+	return -1
+}

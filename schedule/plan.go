@@ -1,0 +1,66 @@
+package schedule
+
+import (
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
+	"github.com/scheduler-run/scheduler/schedule/cron"
+)
+
+// maxInstantsPerAdvance bounds the instants of one schedule that one Advance
+// considers. After longer downtime of a frequent schedule the older
+// instants are passed over without a skip record (and a warning is logged):
+// recording millions of skips would help nobody.
+const maxInstantsPerAdvance = 10000
+
+// reason returns a constant skip reason for the missed instants of a plan.
+func reason(r queue.SkipReason) func(time.Time) queue.SkipReason {
+	return func(time.Time) queue.SkipReason { return r }
+}
+
+// pauseReason is the skip reason of an instant not run when a schedule
+// paused at pausedAt resumes: queue.SkipPaused for an instant after the
+// pause, queue.SkipMisfire for one the beat had missed before it (the
+// daemon was down). A zero pausedAt counts every instant as paused.
+func pauseReason(pausedAt time.Time) func(time.Time) queue.SkipReason {
+	return func(at time.Time) queue.SkipReason {
+		if pausedAt.IsZero() || at.After(pausedAt) {
+			return queue.SkipPaused
+		}
+		return queue.SkipMisfire
+	}
+}
+
+// buildAdvance makes the Advance that moves a schedule's cursor from from to
+// to, materialising runs for every item and recording skips for the whole
+// schedule (Item ""): queue.SkipDST for a repeated wall time, the reason
+// missReason gives for a missed instant.
+func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) queue.SkipReason, now time.Time) queue.Advance {
+	adv := queue.Advance{Schedule: s.Name, From: from, To: to}
+	task := cfg.Tasks[s.Task]
+	if len(runs) > 0 {
+		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.Items()))
+	}
+	for _, at := range runs {
+		at = at.UTC()
+		for _, it := range s.Items() {
+			j := runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at)
+			j.SkipIfActive = s.Overlap == config.OverlapSkip
+			adv.Jobs = append(adv.Jobs, j)
+		}
+	}
+	for _, sk := range skips {
+		r := queue.SkipDST
+		if !sk.DST {
+			r = missReason(sk.At)
+		}
+		adv.Skips = append(adv.Skips, queue.Skip{
+			Schedule:    s.Name,
+			ScheduledAt: sk.At.UTC(),
+			Reason:      r,
+			RecordedAt:  now,
+		})
+	}
+	return adv
+}

@@ -1,0 +1,225 @@
+package schedule
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
+	"github.com/scheduler-run/scheduler/schedule/cron"
+)
+
+// maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
+// after long downtime of a frequent schedule the "instants skipped" line
+// counts the rest.
+const maxSkipLines = 100
+
+// advance plans the instants of s due by now, and the creation of its
+// cursor or its restart if needed: the tick that commits them, or none and
+// the next instant of s. A schedule without a cursor gets one at now; one
+// that Apply added or re-timed has its cursor moved to the time of Apply,
+// so that the change holds across restarts. Either is committed by the
+// tick, with the instants due from there (usually none), in the batches of
+// the other schedules' ticks: many new schedules are a few transactions,
+// not one each. since holds the pass's restart marks; the one of s is
+// dropped once it holds (see moved).
+func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
+	from := cur.At // where the commit finds the cursor; zero: it creates one
+	mark, marked := since[s.Name]
+	move := true
+	switch {
+	case !exists:
+		cur = queue.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
+	case marked && mark.After(cur.At):
+		cur.At = mark
+	default:
+		move = false
+		b.after[s.Name] = cur
+		if marked {
+			b.forget(s.Name, mark)
+			delete(since, s.Name)
+		}
+	}
+	t, next := b.materialise(cfg, s, cur, now)
+	if !move {
+		return t, next
+	}
+	if t == nil {
+		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: queue.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
+	}
+	t.adv.From = from
+	t.moved = &moved{from: from, created: !exists}
+	if marked {
+		t.moved.mark = &mark
+	}
+	return t, next
+}
+
+// moved is the creation or restart of a schedule's cursor that a tick
+// commits.
+type moved struct {
+	from    time.Time  // the cursor as read; zero when created
+	created bool       // there was no cursor
+	mark    *time.Time // the restart mark the tick honours, if any
+}
+
+// committedMove logs the creation or restart of the cursor that the
+// committed tick t made and drops the restart mark it honoured from since
+// and, unless Apply set a newer one, from the beat.
+func (b *Beat) committedMove(ctx context.Context, t *tick, since map[string]time.Time) {
+	m := t.moved
+	if m.created {
+		b.log.InfoContext(ctx, "schedule started", logKeySchedule, t.s.Name, logKeyCursor, t.cur.At)
+	} else {
+		b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, t.s.Name, logKeyFrom, m.from, logKeyCursor, t.cur.At)
+	}
+	if m.mark != nil {
+		b.forget(t.s.Name, *m.mark)
+		delete(since, t.s.Name)
+	}
+}
+
+// forget drops the restart mark of name unless Apply has set a newer one.
+func (b *Beat) forget(name string, since time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.since[name].Equal(since) {
+		delete(b.since, name)
+	}
+}
+
+// tick is the part of one schedule in a pass: the Advance that commits its
+// due instants, and what the log says of them once committed.
+type tick struct {
+	s         *config.Schedule
+	cur       queue.Cursor
+	due       []cron.Instant
+	truncated bool
+	runs      []time.Time
+	skips     []cron.Skip
+	to, next  time.Time
+	adv       queue.Advance
+	moved     *moved // the cursor's creation or restart, if the tick commits one
+}
+
+// materialise plans the instants of s in (cursor, now]: the tick that
+// commits them, or none when nothing is due, and the next instant.
+func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
+	after := cur.At
+	if now.After(after) {
+		after = now
+	}
+	if cur.Paused {
+		return nil, s.Expr().NextFrom(cur.At, after)
+	}
+	// The instants due first, then the next one: in this order the second
+	// is the answer cron.Expr has kept from the first.
+	due, truncated := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
+	next := s.Expr().NextFrom(cur.At, after)
+	if len(due) == 0 {
+		return nil, next
+	}
+	// After a failed attempt the lateness is measured where it failed (see
+	// Run): the beat's wait for the database is not charged to an instant.
+	late := now
+	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
+		late = b.lateFrom
+	}
+	runs, skips := cron.Plan(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, false)
+	to := due[len(due)-1].At
+	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, reason(queue.SkipMisfire), now)
+	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
+}
+
+// materialised logs what the committed tick t did; res are the results of
+// its jobs.
+func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) {
+	s, cur, due, truncated, runs, skips, to, next, adv := t.s, t.cur, t.due, t.truncated, t.runs, t.skips, t.to, t.next, t.adv
+	overlaps := 0
+	for _, r := range res {
+		if r.Skipped {
+			overlaps++
+		}
+	}
+	b.report(s.Name, adv, res)
+	if truncated {
+		b.log.WarnContext(ctx, "missed instants passed over without a record",
+			logKeySchedule, s.Name, logKeyFrom, cur.At, logKeyCursor, due[0].At)
+	}
+	lines := 0
+	for _, sk := range adv.Skips {
+		if lines++; lines > maxSkipLines {
+			break
+		}
+		b.logSkip(ctx, s, sk.Item, sk.ScheduledAt, sk.Reason)
+	}
+	for i, r := range res {
+		if r.Skipped {
+			if lines++; lines > maxSkipLines {
+				break
+			}
+			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, queue.SkipOverlap)
+		}
+	}
+	if len(skips) > 0 {
+		b.log.InfoContext(ctx, "instants skipped",
+			logKeySchedule, s.Name, logKeySkipped, len(skips), logKeyRuns, len(runs), logKeyCursor, to)
+	}
+	// The attributes below cost allocations per schedule and pass, for a
+	// line that the default level drops.
+	if !b.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	b.log.DebugContext(ctx, "instants materialised",
+		logKeySchedule, s.Name, logKeyRuns, len(runs), logKeyJobs, len(adv.Jobs), logKeyOverlaps, overlaps,
+		logKeyCursor, to, logKeyNextAt, next)
+}
+
+// report passes what the committed Advance adv did to the config's
+// EventFunc.
+func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
+	f := b.eventFunc
+	if f == nil {
+		return
+	}
+	n := 0
+	for _, r := range res {
+		if r.Inserted && !r.Skipped {
+			n++
+		}
+	}
+	f(Materialised{Schedule: name, Jobs: n})
+	by := map[queue.SkipReason]int{}
+	for _, sk := range adv.Skips {
+		by[sk.Reason]++
+	}
+	for _, r := range res {
+		if r.Skipped {
+			by[queue.SkipOverlap]++
+		}
+	}
+	for reason, n := range by {
+		f(Skipped{Schedule: name, Reason: reason, Runs: n})
+	}
+}
+
+// logSkip logs one skipped run, the instant in the schedule's zone.
+func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at time.Time, reason queue.SkipReason) {
+	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
+		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
+}
+
+// notePause logs a schedule's pause or resume, made by an operator command
+// in another process, when the beat first sees it (a schedule paused when
+// the beat starts is logged as paused).
+func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur queue.Cursor) {
+	was, seen := b.paused[s.Name]
+	b.paused[s.Name] = cur.Paused
+	switch {
+	case cur.Paused && !was:
+		b.log.InfoContext(ctx, "schedule paused", logKeySchedule, s.Name, logKeyPausedAt, cur.PausedAt)
+	case !cur.Paused && was && seen:
+		b.log.InfoContext(ctx, "schedule resumed", logKeySchedule, s.Name, logKeyCursor, cur.At)
+	}
+}
