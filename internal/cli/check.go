@@ -138,7 +138,7 @@ func (a *app) checkDatabase() error {
 	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
 		return fmt.Errorf("database %s: directory %s is not writable by %s: %w (the daemon creates the database, its -wal and -shm files and its lock files there)", a.dbPath, dir, who, err)
 	}
-	for _, suffix := range []string{"", "-wal", "-shm", "-gate", "-lock"} {
+	for _, suffix := range databaseFiles {
 		path := a.db + suffix
 		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -161,6 +161,11 @@ func (a *app) checkDatabase() error {
 	}
 	return nil
 }
+
+// databaseFiles are the suffixes of the files of a SQLite database: the
+// database, SQLite's write-ahead log and shared memory, and the write
+// turn's two lock files.
+var databaseFiles = []string{"", "-wal", "-shm", "-gate", "-lock"}
 
 // sqliteHeader starts every SQLite database file.
 const sqliteHeader = "SQLite format 3\x00"
