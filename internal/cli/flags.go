@@ -100,7 +100,7 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.pause, "pause", "", "pause schedule `NAME` (durable; the running daemon stops materialising it)")
 	fs.StringVar(&o.resume, "resume", "", "resume schedule `NAME`; missed instants follow its catch_up policy")
 	fs.BoolVar(&o.skip, "skip-missed", false, "with -resume: skip every instant missed while paused")
-	fs.BoolVar(&o.dead, "dead", false, "list dead jobs")
+	fs.BoolVar(&o.dead, "dead", false, "list dead jobs, newest first, with their last error")
 	fs.StringVar(&o.retry, "retry", "", "make dead job `ID or KEY` (or all) pending again with fresh attempts")
 	fs.StringVar(&o.backfill, "backfill", "", "enqueue schedule `NAME`'s instants between -from and -to (idempotent)")
 	fs.StringVar(&o.from, "from", "", "with -backfill: the first instant `T`, or from the start of a date (2026-11-23) in the schedule's zone; with -next: list runs at or after it (RFC 3339, or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone)")

@@ -49,14 +49,15 @@ func (a *app) listJobs(ctx context.Context) error {
 	return nil
 }
 
-// listDead is -dead: the dead jobs, newest first.
+// listDead is -dead: the dead jobs, newest (highest id) first, as -jobs
+// lists them.
 func (a *app) listDead(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer q.Close()
-	dead, err := q.Dead(ctx, 1000)
+	dead, err := q.List(ctx, queue.Filter{State: queue.StateDead, Limit: queue.MaxList})
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,13 @@ func (a *app) listDead(ctx context.Context) error {
 	for _, j := range dead {
 		fmt.Fprintf(w, "%d\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Type, j.Key, j.Attempt, j.MaxAttempts, rfc3339(j.FinishedAt, time.UTC), firstLine(a.cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError), 100))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(dead) == queue.MaxList {
+		fmt.Fprintf(a.stdout, "%d newest shown; older dead jobs are not listed (-retry all retries every one)\n", len(dead))
+	}
+	return nil
 }
 
 // showJob is -job: a job, by id or key, with its attempts; or the skip of
