@@ -92,7 +92,9 @@ type acks struct {
 	failures []string        // trigger runs that exited with an error
 }
 
-var ackLine = regexp.MustCompile(`(?m)^(?:enqueued job \d+ \(key (\S+)\)|key (\S+) already used by job \d+: nothing enqueued)$`)
+// ackLine is a job that -trigger enqueued, or that held its key already
+// (listed under "trigger key ... was used before").
+var ackLine = regexp.MustCompile(`(?m)^(?:enqueued job|  job) \d+ \(key (\S+)\)$`)
 
 // triggerLoop runs -trigger processes one after another until ctx is done.
 // One in ten is SIGKILLed at a random instant and then repeated with the
@@ -112,7 +114,7 @@ func triggerLoop(ctx context.Context, s *site, g int, a *acks) {
 				m := ackLine.FindAllStringSubmatch(r.stdout, -1)
 				a.mu.Lock()
 				for _, k := range m {
-					a.keys[k[1]+k[2]] = true
+					a.keys[k[1]] = true
 				}
 				if len(m) != 2 {
 					a.failures = append(a.failures, fmt.Sprintf("trigger %s printed %d acknowledgements, want 2: %q", key, len(m), r.stdout))

@@ -58,19 +58,37 @@ func (a *app) triggerRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	inserted := 0
+	a.printTriggered(res)
+	return a.warnNoDaemon(ctx, q)
+}
+
+// printTriggered prints what -trigger enqueued: a line per job enqueued;
+// then, when -key was used before, one line that says so, followed by each
+// job that holds it (one per fan-out item).
+func (a *app) printTriggered(res []queue.Enqueued) {
+	var used []queue.Enqueued
 	for _, r := range res {
 		if r.Inserted {
-			inserted++
 			fmt.Fprintf(a.stdout, "enqueued job %d (key %s)\n", r.ID, r.Key)
 		} else {
-			fmt.Fprintf(a.stdout, "key %s already used by job %d: nothing enqueued\n", r.Key, r.ID)
+			used = append(used, r)
 		}
 	}
-	if inserted == 0 && len(res) > 0 {
-		fmt.Fprintf(a.stdout, "trigger key %q was used before: nothing enqueued\n", a.o.key)
+	if len(used) == 0 {
+		return
 	}
-	return a.warnNoDaemon(ctx, q)
+	what := "nothing enqueued"
+	if len(used) < len(res) {
+		what = fmt.Sprintf("%d of %d items not enqueued again", len(used), len(res))
+	}
+	fmt.Fprintf(a.stdout, "trigger key %q was used before: %s\n", a.o.key, what)
+	for _, r := range used {
+		if r.Purged {
+			fmt.Fprintf(a.stdout, "  key %s (its job was purged)\n", r.Key)
+		} else {
+			fmt.Fprintf(a.stdout, "  job %d (key %s)\n", r.ID, r.Key)
+		}
+	}
 }
 
 // warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
