@@ -184,15 +184,31 @@ func findItem(s *config.Schedule, name string) (config.Item, error) {
 }
 
 // Pause stops the beat from materialising the schedule name, durably, until
-// Resume. Its cursor stays where it is.
+// Resume. Its cursor stays where it is. Pausing a paused schedule does
+// nothing.
 func Pause(ctx context.Context, q *queue.Queue, cfg *config.Config, name string) error {
+	_, err := PauseSettled(ctx, q, cfg, name)
+	return err
+}
+
+// PauseSettled is Pause, reporting whether the schedule was paused already.
+// Then nothing is written: the pause keeps the time it began, which tells
+// its resume the instants missed while paused from those missed before.
+func PauseSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name string) (wasPaused bool, err error) {
 	if _, err := find(cfg, name); err != nil {
-		return fmt.Errorf("pause: %w", err)
+		return false, fmt.Errorf("pause: %w", err)
+	}
+	cursors, err := q.Cursors(ctx)
+	if err != nil {
+		return false, fmt.Errorf("pause %s: %w", name, err)
+	}
+	if cursors[name].Paused {
+		return true, nil
 	}
 	if err := q.SetPaused(ctx, name, true); err != nil {
-		return fmt.Errorf("pause %s: %w", name, err)
+		return false, fmt.Errorf("pause %s: %w", name, err)
 	}
-	return nil
+	return false, nil
 }
 
 // Resume lets the beat materialise the schedule name again. The instants

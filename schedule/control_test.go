@@ -302,6 +302,14 @@ func TestPauseResumeErrors(t *testing.T) {
 	if c := cursor(t, q, "s"); !c.Paused || !c.At.Equal(t0) {
 		t.Errorf("cursor = %+v, want paused at t0", c)
 	}
+	// Pausing it again says so and keeps when the pause began.
+	clk.Advance(30 * time.Minute)
+	if was, err := PauseSettled(ctx, q, cfg, "s"); err != nil || !was {
+		t.Errorf("PauseSettled of a paused schedule = %v, %v; want true", was, err)
+	}
+	if c := cursor(t, q, "s"); !c.Paused || !c.PausedAt.Equal(t0) {
+		t.Errorf("cursor after a second pause = %+v, want paused since t0", c)
+	}
 	if err := Resume(ctx, q, cfg, "s", t0.Add(2*time.Hour+time.Minute), true); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}

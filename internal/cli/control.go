@@ -126,10 +126,15 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	}
 	defer q.Close()
 	if paused {
-		if err := schedule.Pause(ctx, q, a.cfg, name); err != nil {
+		was, err := schedule.PauseSettled(ctx, q, a.cfg, name)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(a.stdout, "paused %s\n", name)
+		if was {
+			fmt.Fprintf(a.stdout, "%s was already paused: nothing to do\n", name)
+		} else {
+			fmt.Fprintf(a.stdout, "paused %s\n", name)
+		}
 		return nil
 	}
 	r, err := schedule.ResumeSettled(ctx, q, a.cfg, name, q.Clock().Now(), a.o.skip)
@@ -140,7 +145,7 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	return nil
 }
 
-// printResumed prints what -resume did.
+// printResumed prints what -resume did, in the shape of what -pause says.
 func (a *app) printResumed(name string, r schedule.Resumed) {
 	switch {
 	case !r.WasPaused:

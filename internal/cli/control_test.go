@@ -47,3 +47,27 @@ func TestTriggerUsedKeySaysSoOnce(t *testing.T) {
 		t.Errorf("-trigger with a key used before a new item says:\n%s\nwant the new item enqueued, and one line for the 3 used", out)
 	}
 }
+
+// TestPauseAndResumeAnswerAlike: -pause and -resume each say what they
+// did on stdout, and each given twice says in the same shape that there
+// was nothing to do, exit 0, with nothing on stderr.
+func TestPauseAndResumeAnswerAlike(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "s.db")
+	createDB(t, db)
+	config := "[tasks.t]\ncommand = [\"true\"]\n[[schedule]]\nname = \"s\"\ncron = \"@yearly\"\ntask = \"t\"\n"
+	for _, step := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-pause", "s"}, "paused s\n"},
+		{[]string{"-pause", "s"}, "s was already paused: nothing to do\n"},
+		{[]string{"-resume", "s"}, "resumed s: missed instants follow catch_up: 0 enqueued, 0 skipped (see -skipped s)\n"},
+		{[]string{"-resume", "s"}, "s was not paused: nothing to do\n"},
+	} {
+		out, errs, code := runInProcess(t, config, append([]string{"-db", db}, step.args...)...)
+		if code != 0 || out != step.want || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 0, stdout %q, nothing on stderr", step.args, code, out, errs, step.want)
+		}
+	}
+}
