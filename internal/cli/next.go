@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -69,6 +70,9 @@ func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.Nex
 			return opts, err
 		}
 		cursors, err := q.Cursors(ctx)
+		if err == nil {
+			err = a.warnConfigDiffers(ctx, q)
+		}
 		q.Close()
 		if err != nil {
 			return opts, err
@@ -92,6 +96,22 @@ func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.Nex
 		opts.From = opts.From.Add(time.Nanosecond)
 	}
 	return opts, nil
+}
+
+// warnConfigDiffers says on stderr, as -status's config line does, when the
+// file -next counts from is not the config the daemon runs: the file
+// changed since the daemon loaded it, or the daemon runs another file. A
+// broken or missing file was said already (useLastGood): -next then counts
+// from the daemon's config.
+func (a *app) warnConfigDiffers(ctx context.Context, q *queue.Queue) error {
+	r, err := a.configStatus(ctx, q)
+	if err != nil || r == nil {
+		return err
+	}
+	if r.State == configChanged || r.State == configOther {
+		fmt.Fprintf(a.stderr, "config: %s; these runs are of %s\n", r, a.o.config)
+	}
+	return nil
 }
 
 // nextView is a run as -next -json prints it.

@@ -195,3 +195,57 @@ cron = "0 3 * * * *"
 		t.Errorf("daemon log lacks the warning's line, schedule or field:\n%s", log)
 	}
 }
+
+// TestNextSaysWhenTheFileIsNotWhatTheDaemonRuns: -next counts from the
+// file, and says on stderr, as -status's config line does, when the file
+// changed since the daemon loaded it or the daemon runs another file;
+// nothing when the daemon runs the file as it is.
+func TestNextSaysWhenTheFileIsNotWhatTheDaemonRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path, db := filepath.Join(dir, "schedules.toml"), filepath.Join(dir, "s.db")
+	loaded := "[tasks.t]\ncommand = [\"true\"]\n[[schedule]]\nname = \"s\"\ncron = \"0 3 * * *\"\ntask = \"t\"\n"
+	writeFile(t, path, loaded)
+	q, err := queue.Open(t.Context(), db, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	store := func(file, data string) {
+		t.Helper()
+		if _, err := q.SaveConfig(t.Context(), file, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		var out, errb strings.Builder
+		err := Run(t.Context(), append([]string{"-config", path, "-db", db, "-next", "s", "-n", "1"}, args...), &out, &errb, nil, Options{})
+		if err != nil {
+			t.Fatalf("-next: %v\n%s", err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+
+	store(path, loaded)
+	if _, errs := next(); errs != "" {
+		t.Errorf("-next of the file the daemon runs says on stderr:\n%s", errs)
+	}
+	writeFile(t, path, strings.Replace(loaded, "0 3 * * *", "0 4 * * *", 1))
+	out, errs := next()
+	if want := "config: " + path + " changed since the daemon loaded it at "; !strings.HasPrefix(errs, want) ||
+		!strings.HasSuffix(errs, "the daemon has not reloaded it yet; these runs are of "+path+"\n") {
+		t.Errorf("-next of a changed file says on stderr:\n%s\nwant %q... and which file the runs are of", errs, want)
+	}
+	if !strings.Contains(out, "T04:00:00Z") {
+		t.Errorf("-next of a changed file = %q, want the file's 04:00 run", out)
+	}
+	if out, errs := next("-json"); !json.Valid([]byte(out)) || !strings.Contains(errs, "changed since") {
+		t.Errorf("-next -json of a changed file: stdout %q, stderr %q; want JSON and the note on stderr", out, errs)
+	}
+	other := filepath.Join(dir, "other.toml")
+	store(other, loaded)
+	if _, errs := next(); !strings.HasPrefix(errs, "config: the daemon runs "+other+", loaded at ") {
+		t.Errorf("-next while the daemon runs another file says on stderr:\n%s", errs)
+	}
+}
