@@ -107,7 +107,16 @@ func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
 		}
 	}
 	if len(ds) == 0 {
-		fmt.Fprintf(a.stderr, "warning: queued; no daemon is running on %s (none has been seen); it will run when one starts\n", a.dbPath)
+		var loadedAt time.Time
+		stored, err := q.LastConfig(ctx)
+		switch {
+		case err == nil:
+			loadedAt = stored.LoadedAt
+		case !errors.Is(err, queue.ErrNotFound):
+			fmt.Fprintf(a.stderr, "warning: queued; no daemon is running on %s; it will run when one starts (what the last one did is unknown: %v)\n", a.dbPath, err)
+			return nil
+		}
+		fmt.Fprintf(a.stderr, "warning: queued; no daemon is running on %s (%s); it will run when one starts\n", a.dbPath, noDaemonSeen(loadedAt, now))
 		return nil
 	}
 	fmt.Fprintf(a.stderr, "warning: queued; no daemon has been seen since %s (pid %d on %s); it will run when one starts\n",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule/config"
@@ -114,12 +115,13 @@ const (
 
 // configReport is what -status says about the configuration the daemon runs.
 type configReport struct {
-	File       string `json:"file"`        // the file this command read
-	DaemonFile string `json:"daemon_file"` // the file the daemon loaded
-	LoadedAt   string `json:"loaded_at"`
-	SHA256     string `json:"sha256"`                // of what the daemon loaded
-	FileSHA256 string `json:"file_sha256,omitempty"` // of the file now; empty when it does not load
-	State      string `json:"state"`
+	File       string    `json:"file"`        // the file this command read
+	DaemonFile string    `json:"daemon_file"` // the file the daemon loaded
+	LoadedAt   string    `json:"loaded_at"`
+	SHA256     string    `json:"sha256"`                // of what the daemon loaded
+	FileSHA256 string    `json:"file_sha256,omitempty"` // of the file now; empty when it does not load
+	State      string    `json:"state"`
+	loadedAt   time.Time // LoadedAt, for what -status infers from it
 }
 
 // configStatus compares the file with the configuration stored in q, for
@@ -136,7 +138,8 @@ func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, 
 			return nil, err
 		}
 	}
-	r := &configReport{File: a.o.config, DaemonFile: stored.Path, LoadedAt: rfc3339(stored.LoadedAt, nil), SHA256: stored.SHA256}
+	r := &configReport{File: a.o.config, DaemonFile: stored.Path, LoadedAt: rfc3339(stored.LoadedAt, nil), SHA256: stored.SHA256,
+		loadedAt: stored.LoadedAt}
 	if a.cfgData != nil {
 		r.FileSHA256 = queue.ConfigSHA256(a.cfgData)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -31,6 +32,28 @@ type configsView struct {
 	// materialise instants; null when none records a config.
 	Ruling   *string `json:"ruling_sha256"`
 	RulingAt *string `json:"ruling_loaded_at"`
+}
+
+// presenceKept is how long the queue keeps the pool rows of a daemon that
+// did not stop cleanly (queue/store.PresenceKept): a clean stop deletes
+// them at once.
+const presenceKept = 7 * 24 * time.Hour
+
+// noDaemonSeen says, when no daemon's pool row is kept, what is known of
+// the last daemon from loadedAt, when a daemon last stored the config it
+// runs (zero: none ever did), at now. A daemon that did not stop cleanly
+// since then would have left its rows, kept for presenceKept: so if it
+// loaded its config within that time, it stopped cleanly, after loadedAt.
+// The database keeps no time of the stop itself.
+func noDaemonSeen(loadedAt, now time.Time) string {
+	switch {
+	case loadedAt.IsZero():
+		return "no daemon has run on this database"
+	case now.Sub(loadedAt) < presenceKept-time.Minute:
+		return fmt.Sprintf("the last daemon stopped cleanly, some time after %s when it loaded its config", rfc3339(loadedAt, time.UTC))
+	}
+	return fmt.Sprintf("none seen in the last %d days; the last daemon loaded its config at %s, and stopped cleanly or was lost since",
+		presenceKept/(24*time.Hour), rfc3339(loadedAt, time.UTC))
 }
 
 // lastSkipView is a schedule's newest skip in -status.

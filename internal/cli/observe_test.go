@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // fanScript fails for the customer globex and prints the customer otherwise.
@@ -122,11 +124,65 @@ task = "rec"
 `)
 	createDB(t, filepath.Join(dir, "scheduler.db"))
 	_, errs, code := cli(t, dir, "-trigger", "s")
-	if code != 0 || !strings.Contains(errs, "warning: queued; no daemon is running") {
+	if code != 0 || !strings.Contains(errs, "warning: queued; no daemon is running on scheduler.db (no daemon has run on this database)") {
 		t.Errorf("-trigger on a fresh database: exit %d\n%s", code, errs)
 	}
-	if out := mustCLI(t, dir, "-status"); !strings.Contains(out, "WARNING: none alive") {
+	if out := mustCLI(t, dir, "-status"); !strings.Contains(out, "WARNING: none alive; no daemon has run on this database; queued jobs wait") {
 		t.Errorf("-status on a fresh database does not warn:\n%s", out)
+	}
+}
+
+// TestStatusSaysTheLastDaemonStoppedCleanly: once the only daemon has
+// stopped cleanly (its rows are gone), -status and -trigger say so, with
+// the time it loaded its config, after which it stopped; past the time the
+// rows of a daemon that did not stop cleanly are kept, they say that either
+// may have happened.
+func TestStatusSaysTheLastDaemonStoppedCleanly(t *testing.T) {
+	t.Parallel()
+	dir := setup(t, `
+[tasks.rec]
+command = ["./record.sh", "x.log"]
+[[schedule]]
+name = "s"
+cron = "@yearly"
+task = "rec"
+`)
+	d := startDaemon(t, dir, nil)
+	d.signal(syscall.SIGTERM)
+	if err := d.wait(); err != nil {
+		t.Fatalf("daemon exit: %v", err)
+	}
+	var rep statusReport
+	if err := json.Unmarshal([]byte(mustCLI(t, dir, "-status", "-json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Daemons) != 0 || rep.Config == nil {
+		t.Fatalf("-status -json after a clean stop: daemons %+v, config %+v; want no row and the stored config", rep.Daemons, rep.Config)
+	}
+	want := "the last daemon stopped cleanly, some time after " + rep.Config.LoadedAt + " when it loaded its config"
+	if out := mustCLI(t, dir, "-status"); !strings.Contains(out, "WARNING: none alive; "+want+"; queued jobs wait") {
+		t.Errorf("-status after a clean stop does not say %q:\n%s", want, out)
+	}
+	if _, errs, code := cli(t, dir, "-trigger", "s"); code != 0 || !strings.Contains(errs, "no daemon is running on scheduler.db ("+want+")") {
+		t.Errorf("-trigger after a clean stop: exit %d, stderr does not say %q:\n%s", code, want, errs)
+	}
+
+	offset := filepath.Join(dir, "offset")
+	writeFile(t, offset, (presenceKept + time.Hour).String())
+	later := []string{"SCHEDULER_TEST_CLOCK_OFFSET_FILE=" + offset}
+	out, errs, code := runBinary(t, binary, dir, later, "-status")
+	if want := "WARNING: none alive; none seen in the last 7 days; the last daemon loaded its config at " + rep.Config.LoadedAt +
+		", and stopped cleanly or was lost since; "; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("-status a week after the stop: exit %d, does not say %q:\n%s%s", code, want, out, errs)
+	}
+}
+
+// TestPresenceKeptIsTheQueues: what -status infers from rows that are gone
+// holds only while it knows how long the queue keeps them.
+func TestPresenceKeptIsTheQueues(t *testing.T) {
+	t.Parallel()
+	if presenceKept != store.PresenceKept {
+		t.Errorf("presenceKept = %s, want store.PresenceKept, %s", presenceKept, store.PresenceKept)
 	}
 }
 

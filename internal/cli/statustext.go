@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
 )
@@ -84,7 +85,11 @@ func printDaemons(w io.Writer, rep *statusReport) {
 		fmt.Fprintf(w, "daemons\tWARNING: none alive; last seen %s (pid %d on %s); queued jobs wait until one starts\n",
 			rep.Daemons[0].LastSeen, rep.Daemons[0].PID, rep.Daemons[0].Host)
 	default:
-		fmt.Fprintf(w, "daemons\tWARNING: none alive; no daemon has run on this database since it stopped cleanly, or ever; queued jobs wait until one starts\n")
+		var loadedAt time.Time
+		if rep.Config != nil {
+			loadedAt = rep.Config.loadedAt
+		}
+		fmt.Fprintf(w, "daemons\tWARNING: none alive; %s; queued jobs wait until one starts\n", noDaemonSeen(loadedAt, rep.stats.At))
 	}
 	if c := rep.Configs; c != nil && c.Count > 1 {
 		fmt.Fprintf(w, "configs\tWARNING: the live daemons run %d different configs; only the daemons of the newest (sha256 %s, loaded at %s) materialise instants, with its schedules and fan-out items; the others sit out until they load it\n",
