@@ -19,6 +19,18 @@ import (
 // neither a command nor a URL and whose name has no registered Go handler.
 var ErrNoHandler = errors.New("neither command nor url given and no go handler registered")
 
+// SpecError is a task whose Spec Registry.Handler cannot run: Err says
+// why.
+type SpecError struct {
+	Task string // the task's name
+	Err  error
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("task %q: %v", e.Task, e.Err) }
+
+// Unwrap returns why the task cannot run.
+func (e *SpecError) Unwrap() error { return e.Err }
+
 // Spec is what a [tasks.NAME] table says of how a task runs: a Command, a
 // URL, or neither, for a task implemented by a registered Go handler. The
 // other fields refine a command (Env, Dir, PermanentExitCodes) or a URL
@@ -109,7 +121,7 @@ func (r *Registry) Names() []string {
 // otherwise the Go handler registered under name. A Spec with both a command
 // and a URL, fields that do not apply to its kind, or a command or URL for a
 // name that also has a Go handler is an error, as is a Spec with neither
-// for a name without one (ErrNoHandler).
+// for a name without one (ErrNoHandler); each is a *SpecError.
 func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 	r.mu.RLock()
 	goHandler, registered := r.handlers[name]
@@ -120,13 +132,13 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 	urlOnly := s.Method != "" || s.Headers != nil || s.FollowRedirects
 	switch {
 	case hasCommand && hasURL:
-		return nil, fmt.Errorf("task %q: command and url are mutually exclusive", name)
+		return nil, &SpecError{Task: name, Err: errors.New("command and url are mutually exclusive")}
 	case (hasCommand || hasURL) && registered:
-		return nil, fmt.Errorf("task %q: a go handler is registered under this name; it takes no command or url", name)
+		return nil, &SpecError{Task: name, Err: errors.New("a go handler is registered under this name; it takes no command or url")}
 	case hasCommand && urlOnly:
-		return nil, fmt.Errorf("task %q: method, headers and follow redirects apply only to a url", name)
+		return nil, &SpecError{Task: name, Err: errors.New("method, headers and follow redirects apply only to a url")}
 	case hasURL && commandOnly:
-		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes and limits apply only to a command", name)
+		return nil, &SpecError{Task: name, Err: errors.New("env, dir, permanent exit codes and limits apply only to a command")}
 	case hasCommand:
 		c, err := NewCommand(CommandConfig{
 			Argv:               s.Command,
@@ -142,7 +154,7 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			Launcher:           r.cfg.Launcher,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("task %q: %w", name, err)
+			return nil, &SpecError{Task: name, Err: err}
 		}
 		return c, nil
 	case hasURL:
@@ -156,13 +168,13 @@ func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 			Logger:          r.cfg.Logger,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("task %q: %w", name, err)
+			return nil, &SpecError{Task: name, Err: err}
 		}
 		return h, nil
 	case commandOnly || urlOnly:
-		return nil, fmt.Errorf("task %q: env, dir, permanent exit codes, limits, method, headers and follow redirects need a command or url", name)
+		return nil, &SpecError{Task: name, Err: errors.New("env, dir, permanent exit codes, limits, method, headers and follow redirects need a command or url")}
 	case !registered:
-		return nil, fmt.Errorf("task %q: %w", name, ErrNoHandler)
+		return nil, &SpecError{Task: name, Err: ErrNoHandler}
 	}
 	return goHandler, nil
 }

@@ -305,3 +305,33 @@ task = "new"
 		}
 	}
 }
+
+// TestTaskWithoutHandlerNamesItsLine: a task with neither command nor url,
+// and no Go handler registered under its name, is reported at the line of
+// its [tasks.NAME] table, naming it once; problems found after loading are
+// listed in line order.
+func TestTaskWithoutHandlerNamesItsLine(t *testing.T) {
+	t.Parallel()
+	config := `[tasks.t]
+command = ["true"]
+
+[tasks.zeta]
+max_attempts = 1
+
+[tasks.alpha]
+timeout = "1m"
+
+[[schedule]]
+name = "s"
+cron = "@daily"
+task = "t"
+`
+	_, errs, code := runInProcess(t, config, "-check")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != ExitUsage || len(lines) != 3 ||
+		!strings.HasSuffix(lines[0], `schedules.toml:4: task "zeta": neither command nor url given and no go handler registered`) ||
+		!strings.HasSuffix(lines[1], `schedules.toml:7: task "alpha": neither command nor url given and no go handler registered`) ||
+		!strings.HasPrefix(lines[2], "2 problems in ") {
+		t.Errorf("-check of tasks without a handler: exit %d, stderr:\n%s\nwant each at its table's line, then the count", code, errs)
+	}
+}

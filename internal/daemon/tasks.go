@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -25,14 +27,19 @@ func NewRegistry(register func(*tasks.Registry) error, clk clock.Clock, log *slo
 
 // CheckTasks builds every task's handler, so that -check, the start and a
 // reload reject alike what the pools could not run. The error is a
-// config.Errors naming each task.
+// config.Errors naming each task, at the line of its [tasks.NAME] table.
 func CheckTasks(reg *tasks.Registry, cfg *config.Config) error {
 	var errs config.Errors
 	for _, name := range taskNames(cfg) {
-		if _, err := reg.Handler(name, taskSpec(cfg.Tasks[name])); err != nil {
-			errs = append(errs, &config.Error{File: cfg.File, Table: "tasks." + name, Job: name, Err: err})
+		t := cfg.Tasks[name]
+		if _, err := reg.Handler(name, taskSpec(t)); err != nil {
+			if se, ok := errors.AsType[*tasks.SpecError](err); ok {
+				err = se.Err // the config.Error names the task
+			}
+			errs = append(errs, &config.Error{File: cfg.File, Line: t.Line(), Table: "task", Job: name, Err: err})
 		}
 	}
+	slices.SortStableFunc(errs, func(a, b *config.Error) int { return cmp.Compare(a.Line, b.Line) })
 	if len(errs) > 0 {
 		return errs
 	}

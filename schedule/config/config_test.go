@@ -773,3 +773,26 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskLine: each task knows the line of its [tasks.NAME] table, for
+// the errors found once the file has loaded (a task no handler runs).
+func TestTaskLine(t *testing.T) {
+	t.Parallel()
+	cfg := mustParse(t, `[scheduler]
+timezone = "UTC"
+
+[tasks.go-handler]
+max_attempts = 2
+
+[tasks.cmd]
+command = ["true"]
+
+[tasks]
+inline = { url = "https://example.com/hook" }
+`)
+	for name, want := range map[string]int{"go-handler": 4, "cmd": 7, "inline": 11} {
+		if got := cfg.Tasks[name].Line(); got != want {
+			t.Errorf("task %s: Line() = %d, want %d", name, got, want)
+		}
+	}
+}

@@ -25,7 +25,8 @@ func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template
 	}
 	for _, name := range slices.Sorted(maps.Keys(raws)) {
 		w := where{table: "task", job: name, path: []string{"tasks", name}}
-		t := &Task{Name: name, MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff, MaxBackoff: DefaultMaxBackoff, KillGrace: DefaultKillGrace}
+		t := &Task{Name: name, line: l.loc.line(w.path...), MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff,
+			MaxBackoff: DefaultMaxBackoff, KillGrace: DefaultKillGrace}
 		// A task that fails to decode still counts as defined, so that the
 		// schedules naming it do not add misleading errors.
 		cfg.Tasks[name] = t

@@ -111,11 +111,17 @@ type Task struct {
 
 	redactor *Redactor          // of Redact and RedactOutput; nil: none
 	rateKey  *template.Template // of RateKey; nil: none
+	line     int                // of the [tasks.NAME] table; 0: unknown
 }
 
 // Redactor returns the masking of the task's secrets: nil, masking
 // nothing, when it has no redact or redact_output.
 func (t *Task) Redactor() *Redactor { return t.redactor }
+
+// Line returns the line of the task's [tasks.NAME] table in its file, for
+// the errors found once the file has loaded (a task no handler runs); 0
+// when unknown. A task that only moved in the file has not changed.
+func (t *Task) Line() int { return t.line }
 
 // TypeConfig returns the queue policy of the task's job type.
 func (t *Task) TypeConfig() queue.TypeConfig {
