@@ -91,19 +91,12 @@ func problemCount(es config.Errors) string {
 }
 
 // checkCommands reports, for -check, the command tasks whose program the
-// daemon could not start from here: the working directory and PATH of this
-// process, which under systemd are the unit's (ExecStartPre= runs with
-// ExecStart='s settings). Warnings are printed and do not fail the check.
+// daemon could not start: a program named by a path (taken from the config
+// file's directory when relative), or a bare name looked up in the PATH of
+// this process, which under systemd is the unit's (ExecStartPre= runs with
+// ExecStart='s settings).
 func (a *app) checkCommands() error {
-	wd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	errs, warnings := config.CheckCommands(a.cfg, config.CommandEnv{Dir: wd, Path: getenv("PATH")})
-	for _, w := range warnings {
-		fmt.Fprintln(a.stderr, "warning:", w)
-	}
-	if len(errs) > 0 {
+	if errs := config.CheckCommands(a.cfg, config.CommandEnv{Path: getenv("PATH")}); len(errs) > 0 {
 		printConfigErrors(a.stderr, errs, "")
 		return &usageError{ErrReported}
 	}

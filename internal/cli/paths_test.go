@@ -120,19 +120,19 @@ task = "t"
 
 // TestCheckReportsCommandsThatCannotStart: -check fails, naming file, line,
 // task and field, for a program that is missing, not executable or not in
-// PATH, or relative to a working directory it is not in; a relative
-// program found only because the working directory is not the config's is
-// a warning.
+// PATH; a relative program is looked for beside the config file, as the
+// daemon runs it, never in the working directory, and draws no warning.
 func TestCheckReportsCommandsThatCannotStart(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	confDir, work := filepath.Join(root, "etc"), filepath.Join(root, "work")
-	for _, d := range []string{confDir, work, filepath.Join(work, "bin")} {
+	for _, d := range []string{confDir, filepath.Join(confDir, "bin"), work, filepath.Join(work, "bin")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeFile(t, filepath.Join(work, "bin", "ok.sh"), "#!/bin/sh\n")
+	writeFile(t, filepath.Join(confDir, "bin", "near.sh"), "#!/bin/sh\n")
 	if err := os.WriteFile(filepath.Join(work, "bin", "plain.sh"), []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +151,9 @@ command = ["./examples/report.sh"]
 
 [tasks.cwd]
 command = ["./bin/ok.sh"]
+
+[tasks.near]
+command = ["./bin/near.sh"]
 `)
 	env := []string{"PATH=/usr/bin:/bin", envConfig + "=" + config}
 	_, errs, code := cliEnv(t, work, env, "-check")
@@ -161,11 +164,52 @@ command = ["./bin/ok.sh"]
 		config + `:2: task "missing": field command: program ` + filepath.Join(root, "nope.sh") + ": does not exist",
 		config + `:5: task "plain": field command: program ` + filepath.Join(work, "bin", "plain.sh") + ": not executable",
 		config + `:8: task "nopath": field command: program "no-such-program-anywhere" not found in PATH "/usr/bin:/bin"`,
-		config + `:11: task "relative": field command: program ./examples/report.sh, relative to the working directory ` + work + ": does not exist",
-		"warning: " + config + `:14: task "cwd": field command: program ./bin/ok.sh is found relative to the working directory ` + work,
+		config + `:11: task "relative": field command: program ` + filepath.Join(confDir, "examples", "report.sh") + ": does not exist",
+		config + `:14: task "cwd": field command: program ` + filepath.Join(confDir, "bin", "ok.sh") + ": does not exist",
+		"5 problems in " + config,
 	} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("-check stderr lacks\n%s\nin\n%s", want, errs)
 		}
+	}
+	if strings.Contains(errs, "near") || strings.Contains(errs, "warning") {
+		t.Errorf("-check reports the program beside the config, or warns:\n%s", errs)
+	}
+}
+
+// TestRelativeProgramRunsFromTheConfigDirectory: a command named by a path
+// relative to the config file runs wherever the daemon is started, as the
+// database beside the config is found: -check passes from another
+// directory and the daemon started there runs the program.
+func TestRelativeProgramRunsFromTheConfigDirectory(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	confDir, work := filepath.Join(root, "etc"), filepath.Join(root, "work")
+	for _, d := range []string{confDir, filepath.Join(confDir, "bin"), work} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record := filepath.Join(root, "runs.log")
+	writeFile(t, filepath.Join(confDir, "bin", "record.sh"), recorderScript)
+	config := filepath.Join(confDir, "schedules.toml")
+	writeFile(t, config, `[tasks.rec]
+command = ["./bin/record.sh", "`+record+`"]
+max_attempts = 1
+[[schedule]]
+name = "s"
+cron = "@yearly"
+task = "rec"
+`)
+	if out, errs, code := cli(t, work, "-check", "-config", config); code != 0 || errs != "" {
+		t.Errorf("-check from another directory: exit %d\n%s%s", code, out, errs)
+	}
+	d := startDaemon(t, work, nil, "-config", config)
+	mustCLI(t, work, "-trigger", "s", "-config", config)
+	eventually(t, "the job's end", func() bool {
+		return strings.Contains(d.log(), `msg="job done"`) || strings.Contains(d.log(), `msg="job dead"`)
+	})
+	if rs := readRecords(t, record); len(rs) != 1 || !strings.HasPrefix(rs[0].key, "s||manual|") {
+		t.Errorf("records %+v, want the manual run of s; daemon log:\n%s", rs, d.log())
 	}
 }

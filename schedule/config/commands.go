@@ -13,12 +13,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CommandEnv is where the daemon would run commands: what CheckCommands
+// CommandEnv is what the daemon would run commands with: what CheckCommands
 // resolves a command's program against.
 type CommandEnv struct {
-	// Dir is the daemon's working directory, absolute. A task without dir
-	// runs there, and a relative dir or program is taken from it.
-	Dir string
 	// Path is the daemon's PATH, searched for a program named without a
 	// slash, as exec.LookPath searches it.
 	Path string
@@ -27,72 +24,48 @@ type CommandEnv struct {
 // CheckCommands checks, for every command task of cfg, the program it would
 // execute in env: a program that does not exist, is not a regular file or
 // is not executable (by this process) is an error, since every job of the
-// task would fail at its start. A program named by a path relative to the
-// working directory, while that directory is not the config file's, is a
-// warning: the config then works only from one directory, and the
-// daemon's (under systemd, its WorkingDirectory=) may not be the one it
-// was written for. A program that is a template is not checked.
+// task would fail at its start; so is a dir that is not a directory. A
+// program named by a path is taken from the config file's directory when
+// relative (see Task.Command), so its check does not depend on the
+// working directory. A program that is a template is not checked.
 //
 // Unlike Load it reads the file system, so -check calls it and a reload does
 // not. Lines are read again from cfg.File; they are 0 if it cannot be read.
-func CheckCommands(cfg *Config, env CommandEnv) (errs, warnings Errors) {
+func CheckCommands(cfg *Config, env CommandEnv) (errs Errors) {
 	var loc *locator
 	if data, err := os.ReadFile(cfg.File); err == nil {
 		loc = locate(string(data))
-	}
-	configDir := ""
-	if abs, err := filepath.Abs(filepath.Dir(cfg.File)); err == nil {
-		configDir = abs
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Tasks)) {
 		t := cfg.Tasks[name]
 		if len(t.Command) == 0 || strings.Contains(t.Command[0], "{{") {
 			continue
 		}
-		field, path := "command", []string{"tasks", name, "command"}
-		dir := env.Dir
-		if t.Dir != "" {
-			dir = t.Dir
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(env.Dir, dir)
-			}
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				field, path = "dir", []string{"tasks", name, "dir"}
-			}
-		}
-		problem := func(list *Errors, err error) {
+		problem := func(field string, err error) {
 			line := 0
 			if loc != nil {
-				line = loc.line(path...)
+				line = loc.line("tasks", name, field)
 			}
-			*list = append(*list, &Error{File: cfg.File, Line: line, Table: "task", Job: name, Field: field, Err: err})
+			errs = append(errs, &Error{File: cfg.File, Line: line, Table: "task", Job: name, Field: field, Err: err})
 		}
-		if field == "dir" {
-			problem(&errs, fmt.Errorf("working directory %s does not exist or is not a directory", dir))
-			continue
-		}
-		prog := t.Command[0]
-		switch {
-		case !strings.Contains(prog, "/"):
-			if _, err := lookPath(prog, env.Path); err != nil {
-				problem(&errs, err)
-			}
-		case filepath.IsAbs(prog):
-			if err := executable(prog); err != nil {
-				problem(&errs, fmt.Errorf("program %s: %w", prog, err))
-			}
-		default:
-			full := filepath.Join(dir, prog)
-			if err := executable(full); err != nil {
-				problem(&errs, fmt.Errorf("program %s, relative to the working directory %s: %w; give an absolute path", prog, dir, err))
+		if t.Dir != "" {
+			if fi, err := os.Stat(t.Dir); err != nil || !fi.IsDir() {
+				problem("dir", fmt.Errorf("working directory %s does not exist or is not a directory", t.Dir))
 				continue
 			}
-			if t.Dir == "" && configDir != "" && configDir != filepath.Clean(env.Dir) {
-				problem(&warnings, fmt.Errorf("program %s is found relative to the working directory %s, not to the config's directory %s; it breaks when the daemon runs elsewhere: give an absolute path", prog, env.Dir, configDir))
+		}
+		prog := t.Command[0]
+		if !strings.Contains(prog, "/") {
+			if _, err := lookPath(prog, env.Path); err != nil {
+				problem("command", err)
 			}
+			continue
+		}
+		if err := executable(prog); err != nil {
+			problem("command", fmt.Errorf("program %s: %w", prog, err))
 		}
 	}
-	return errs, warnings
+	return errs
 }
 
 // lookPath finds prog in path as exec.LookPath does in $PATH: an empty

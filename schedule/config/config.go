@@ -107,7 +107,8 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse decodes and validates a configuration held in data; name is used in
-// errors and as Config.File. See Load. Data over MaxSize or nested
+// errors and as Config.File, and a command's program or dir given as a
+// relative path is taken from its directory. See Load. Data over MaxSize or nested
 // deeper than MaxDepth is refused before it is decoded.
 func Parse(name string, data []byte) (*Config, error) {
 	if err := checkBounds(name, data); err != nil {

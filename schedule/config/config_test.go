@@ -34,7 +34,13 @@ func TestLoadExample(t *testing.T) {
 	if report == nil {
 		t.Fatalf("no task report in %v", cfg.Tasks)
 	}
-	if got, want := strings.Join(report.Command, " "), "./examples/report.sh --customer {{.customer}}"; got != want {
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The program, ./examples/report.sh in the file, is taken from its
+	// directory.
+	if got, want := strings.Join(report.Command, " "), testdata+"/examples/report.sh --customer {{.customer}}"; got != want {
 		t.Errorf("report.Command = %q, want %q", got, want)
 	}
 	if report.Timeout != 15*time.Minute || report.MaxAttempts != 5 || report.Backoff != 30*time.Second ||

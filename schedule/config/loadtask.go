@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,8 +114,40 @@ func (l *loader) loadCommand(t *Task, raw rawTask, w where) ([]*template.Templat
 			}
 		}
 	}
-	l.decode(raw.Dir, &t.Dir, w.with("dir"))
+	if l.decode(raw.Dir, &t.Dir, w.with("dir")) && t.Dir != "" && !filepath.IsAbs(t.Dir) {
+		t.Dir = filepath.Join(l.dir(), t.Dir)
+	}
+	if len(t.Command) > 0 {
+		t.Command[0] = l.program(t.Command[0])
+	}
 	return tmpls, tmplsOK
+}
+
+// program is a command's program as the daemon runs it: one named by a
+// relative path (./bin/report.sh, bin/report.sh) is taken from the file's
+// directory, as the database is, so that the config works whatever the
+// daemon's working directory. A bare name is left for PATH, and a program
+// that starts with a template (or an absolute path) is used as it renders.
+func (l *loader) program(p string) string {
+	literal, _, template := strings.Cut(p, "{{")
+	if !strings.Contains(literal, "/") || filepath.IsAbs(literal) {
+		return p
+	}
+	if template {
+		// Joined without cleaning: a template's text stays as written.
+		return l.dir() + string(filepath.Separator) + p
+	}
+	return filepath.Join(l.dir(), p)
+}
+
+// dir is the directory of the file, absolute when the working directory
+// can be read, from which the relative paths it holds are taken.
+func (l *loader) dir() string {
+	dir := filepath.Dir(l.file)
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // loadURL decodes an http task's url, method, headers and

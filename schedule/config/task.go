@@ -16,11 +16,13 @@ type Task struct {
 	// Name is the table's NAME, the job type of its jobs.
 	Name string
 	// Command is the program and its arguments (key command), each a
-	// text/template over the job's payload.
+	// text/template over the job's payload. A program named by a relative
+	// path (./bin/report.sh) is made absolute from the file's directory.
 	Command []string
 	// Env is added to a command's environment (key env).
 	Env map[string]string
-	// Dir is a command's working directory (key dir).
+	// Dir is a command's working directory (key dir), made absolute from
+	// the file's directory; empty for the daemon's.
 	Dir string
 	// URL receives the job's payload (key url).
 	URL string
