@@ -212,7 +212,7 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 		}
 	}
 	done.Close()
-	if _, err := q.Reclaim(ctx); err != nil {
+	if _, err := reclaim(ctx, q); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := q.Stats(ctx)

@@ -227,7 +227,7 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // an observation window, not a sync point
 	before := p.trips.Load()
 	for i := range 5 {
-		if _, err := q.Trip(ctx, store.Trip{Owner: "someone", Now: clk.Now().Add(time.Duration(i) * time.Millisecond),
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "someone", Now: clk.Now().Add(time.Duration(i) * time.Millisecond),
 			Presence: &store.Presence{Types: []string{"x"}, Process: Process{PID: 1, Host: "host", Version: "v"}}}); err != nil {
 			t.Fatal(err)
 		}

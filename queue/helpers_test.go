@@ -122,3 +122,10 @@ func rawDB(t testing.TB, q *Queue) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// reclaim takes back the expired leases through Maintain, which purges
+// nothing a test made, and returns how many.
+func reclaim(ctx context.Context, q *Queue) (int, error) {
+	rep, err := q.Maintain(ctx, 100*365*24*time.Hour)
+	return rep.Reclaimed, err
+}

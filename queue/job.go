@@ -45,12 +45,12 @@ type (
 	InstantOutcome = store.InstantOutcome
 	// SkipSummary is a schedule's recent skips.
 	SkipSummary = store.SkipSummary
-	// Daemon is a pool's row as an operator sees it.
-	Daemon = store.Daemon
+	// PoolRow is a pool's row as an operator sees it.
+	PoolRow = store.PoolRow
 	// Waiting is a job type with ready jobs that no running pool can run.
 	Waiting = store.Waiting
-	// Handlers is what the running pools on a queue can run.
-	Handlers = store.Handlers
+	// Unhandled is what the running pools on a queue cannot run.
+	Unhandled = store.Unhandled
 	// StoredConfig is a configuration file as a daemon loaded it.
 	StoredConfig = store.StoredConfig
 	// MaintenanceReport counts what Maintain did.

@@ -82,7 +82,7 @@ type PoolConfig struct {
 	// Default: host:pid:random.
 	Owner string
 	// Process describes the program the pool runs in, in its row of the
-	// pools table (see Queue.Daemons).
+	// pools table (see Queue.Pools).
 	Process Process
 	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
 	Logger  *slog.Logger // Default: the Queue's logger.
@@ -156,7 +156,7 @@ type Pool struct {
 	// of it.
 	idleUntil atomic.Int64
 
-	cut         chan struct{} // closed by Cut
+	cut         chan struct{} // closed by EndGrace
 	stopTimeout atomic.Int64  // StopTimeout, or what SetStopTimeout set
 	cutOnce     sync.Once
 	probes      liveness.Probes // see Probe
@@ -293,7 +293,7 @@ func (p *Pool) Owner() string { return p.cfg.Owner }
 // Register sets the handler and policy of a job type, replacing any earlier
 // one. Jobs already running keep the handler they started with. A pool
 // claims only jobs of the types registered: others stay pending, for a pool
-// that has their handler (see Queue.Handlers). Registered while Run runs,
+// that has their handler (see Queue.Unhandled). Registered while Run runs,
 // a type is claimed at once.
 func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
@@ -559,7 +559,7 @@ type loop struct {
 	// the prefetched jobs from it on), so that the next claims stop before
 	// such jobs instead of taking and giving back the jobs behind them at
 	// every trip. It runs down while the claims meet none.
-	careful int
+	stopBeforeLast int
 	// enqueued is set when this process enqueued a job since the last trip:
 	// there is something to claim, so the trip need not look first.
 	enqueued bool
@@ -831,7 +831,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if len(l.pending) == 0 && !doClaim && !doReclaim && !doHeartbeat && !doPresence {
 		return nil
 	}
-	t := store.Trip{Owner: p.cfg.Owner, Now: now, Results: l.pending, Reclaim: doReclaim}
+	t := store.PoolTx{Owner: p.cfg.Owner, Now: now, Results: l.pending, Reclaim: doReclaim}
 	if doHeartbeat {
 		t.Heartbeat = now.Add(p.cfg.Lease)
 	}
@@ -841,7 +841,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if doClaim {
 		p.keys.next()
 		t.Claim = &store.Claim{Lease: p.cfg.Lease, N: slots, Types: free, Limited: limited, Versions: versions, Rated: rated,
-			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), Careful: l.careful > 0}
+			Prefetch: max(slots-max(p.cfg.Workers-l.inflight, 0), 0), StopBeforeLast: l.stopBeforeLast > 0}
 	}
 	// Shutdown does not cancel a trip halfway: a commit cancelled while the
 	// server commits it reports an error although it took effect, and its
@@ -853,13 +853,13 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if p.stopping.Load() {
 		tctx, cancel = keepDeadline(ctx, tctx, cancel)
 	}
-	res, err := p.q.Trip(tctx, t)
+	res, err := p.q.CommitPoolTx(tctx, t)
 	cancel()
 	p.wrote(err)
 	if err != nil {
 		return err
 	}
-	claimed, held, fenced, reclaimedJobs := res.Claimed, res.Held, res.Fenced, res.Reclaimed
+	claimed, held, fenced, reclaimedJobs := res.Claimed, res.GaveBack, res.Fenced, res.Reclaimed
 	p.commits.Add(1)
 	p.report(l.pending, fenced, len(reclaimedJobs))
 	if doPresence {
@@ -891,9 +891,9 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 		l.claimMore = len(claimed) == slots
 		switch {
 		case held || slices.ContainsFunc(claimed, (*Job).LastAttempt):
-			l.careful = carefulClaims
-		case l.careful > 0:
-			l.careful--
+			l.stopBeforeLast = stopBeforeLastClaims
+		case l.stopBeforeLast > 0:
+			l.stopBeforeLast--
 		}
 		p.keys.claimed(claimed)
 		for _, j := range claimed {
@@ -1015,7 +1015,7 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 			p.hardStop.Store(true)
 			cancelHandlers()
 		case <-cut:
-			// Cut sets hardStop itself, before it returns.
+			// EndGrace sets hardStop itself, before it returns.
 			cut = nil
 			cancelHandlers()
 		case <-timer:
@@ -1037,7 +1037,7 @@ func (l *loop) absent(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, stopWriteTimeout)
 	defer cancel()
-	if err := p.q.Absent(ctx, p.cfg.Owner); err != nil {
+	if err := p.q.Leave(ctx, p.cfg.Owner); err != nil {
 		p.log.WarnContext(ctx, "pool record not removed", "err", err)
 		return
 	}
@@ -1079,13 +1079,13 @@ func keepDeadline(ctx, wctx context.Context, cancel context.CancelFunc) (context
 	}
 }
 
-// Cut ends the shutdown grace at once: the contexts of running jobs are
+// EndGrace ends the shutdown grace at once: the contexts of running jobs are
 // cancelled, and each job is given back without spending its attempt as
 // its handler returns. Run still returns only once every handler has
-// returned and the results are committed. Cut before Run's ctx is done
+// returned and the results are committed. EndGrace before Run's ctx is done
 // makes the coming shutdown skip its grace. It is safe to call from any
 // goroutine, more than once.
-func (p *Pool) Cut() {
+func (p *Pool) EndGrace() {
 	p.cutOnce.Do(func() {
 		// Before the handlers see their contexts cancelled: an error they
 		// return from now on is a release, not a failed attempt.
@@ -1253,9 +1253,9 @@ func (p *Pool) call(ctx context.Context, reg registered, j *Job) (timedOut bool,
 	return false, reg.h.Work(ctx, j)
 }
 
-// carefulClaims is how many claims after the last one that met a job on its
+// stopBeforeLastClaims is how many claims after the last one that met a job on its
 // last attempt look before they take (see loop.careful).
-const carefulClaims = 64
+const stopBeforeLastClaims = 64
 
 // blockedRecheck is how often a blocked loop (see loop.blocked) looks for
 // jobs it can take.

@@ -270,7 +270,7 @@ func TestPoolHeartbeatExtendsLease(t *testing.T) {
 	eventually(t, "lease extended", func() bool {
 		return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
 	})
-	if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+	if n, err := reclaim(context.Background(), q); err != nil || n != 0 {
 		t.Errorf("Reclaim took %d heartbeating jobs (%v), want 0", n, err)
 	}
 	if j := mustJob(t, q, "k"); j.State != StateRunning || !j.LeaseUntil.After(first) {
@@ -366,7 +366,7 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	runPool(t, pa)
 	waitFor(t, startedA)
 
-	if n, err := qb.Reclaim(ctx); err != nil || n != 1 {
+	if n, err := reclaim(ctx, qb); err != nil || n != 1 {
 		t.Fatalf("Reclaim = %d, %v; want 1", n, err)
 	}
 	pb := newTestPool(t, qb, PoolConfig{Owner: "B", MaintenanceEvery: -1})
@@ -686,7 +686,7 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	waiting := mustEnqueue(t, q, NewJob{Type: "t", Key: "waiting"})
 	runPool(t, p)
 	waitFor(t, started)
-	if err := q.Cancel(context.Background(), waiting.ID); err != nil {
+	if _, err := q.RequestCancel(context.Background(), waiting.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	// Parked: the watch's, the checkpointer's and the loop's timers.
@@ -728,7 +728,7 @@ func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 		eventually(t, fmt.Sprintf("lease renewed at %v", clk.Now().Sub(t0)), func() bool {
 			return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
 		})
-		if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+		if n, err := reclaim(context.Background(), q); err != nil || n != 0 {
 			t.Fatalf("at %v Reclaim took %d jobs (%v): a running job's lease lapsed", clk.Now().Sub(t0), n, err)
 		}
 	}
@@ -792,7 +792,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-1", MaxAttempts: 1, RunAt: t0.Add(-time.Minute)})
 	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-2", MaxAttempts: 1})
 	mustEnqueue(t, q, NewJob{Type: "old", Key: "old"})
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || !h.Known || h.Pools != 0 || len(h.Waiting) != 2 {
 		t.Fatalf("Handlers before any pool = %+v, %v; want no pool and both types waiting", h, err)
 	}
@@ -807,7 +807,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 			t.Errorf("%s: %s attempt %d error %q, want pending and untouched", k, j.State, j.Attempt, j.LastError)
 		}
 	}
-	h, err = q.Handlers(ctx)
+	h, err = q.Unhandled(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -822,7 +822,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 		t.Errorf("after Register ran %v, want new-1 new-2", got)
 	}
 	eventually(t, "types recorded", func() bool {
-		h, err := q.Handlers(ctx)
+		h, err := q.Unhandled(ctx)
 		return err == nil && h.Pools == 1 && len(h.Waiting) == 0
 	})
 }
@@ -838,13 +838,13 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
 	stop := runPool(t, p)
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
-	eventually(t, "two pools", func() bool { h, _ := q.Handlers(ctx); return h.Pools == 2 })
-	if h, _ := q.Handlers(ctx); len(h.Waiting) != 0 {
+	eventually(t, "two pools", func() bool { h, _ := q.Unhandled(ctx); return h.Pools == 2 })
+	if h, _ := q.Unhandled(ctx); len(h.Waiting) != 0 {
 		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
 	}
 	stop()
 	clk.Advance(AliveWithin + time.Second)
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
 		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
 	}
@@ -855,7 +855,7 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 func recordPool(t *testing.T, q *Queue, owner string, seen time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: seen,
+	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: seen,
 		Presence: &store.Presence{Types: []string{"t"}, Process: Process{PID: 7, Host: "elsewhere", Version: "v0"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -878,7 +878,7 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	if err := p.Announce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := q.Daemons(ctx)
+	ds, err := q.Pools(ctx)
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("Daemons after Announce = %+v, %v; want me and the pool crashed yesterday", ds, err)
 	}
@@ -897,11 +897,11 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	clk.BlockUntil(3) // idle
 	clk.Advance(presenceEvery)
 	eventually(t, "the row renewed", func() bool {
-		ds, _ := q.Daemons(ctx)
+		ds, _ := q.Pools(ctx)
 		return len(ds) == 2 && ds[0].Owner == "me" && ds[0].LastSeen.Equal(t0.Add(presenceEvery)) && ds[0].StartedAt.Equal(t0)
 	})
 	stop()
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "crashed yesterday" {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "crashed yesterday" {
 		t.Errorf("after stop: Daemons = %+v, %v; want only the pool crashed yesterday", ds, err)
 	}
 }
@@ -921,17 +921,17 @@ func TestSetProcessRewritesTheRow(t *testing.T) {
 	if err := p.Announce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "aaa" || !ds[0].ConfigAt.Equal(loaded) {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Config != "aaa" || !ds[0].ConfigAt.Equal(loaded) {
 		t.Fatalf("Daemons after Announce = %+v, %v; want config aaa loaded at %v", ds, err, loaded)
 	}
 	runPool(t, p)
 	clk.BlockUntil(3) // idle, its renewal presenceEvery away
 	p.SetProcess(Process{Config: "bbb", ConfigAt: t0})
 	eventually(t, "the row rewritten", func() bool {
-		ds, _ := q.Daemons(ctx)
+		ds, _ := q.Pools(ctx)
 		return len(ds) == 1 && ds[0].Config == "bbb"
 	})
-	ds, _ := q.Daemons(ctx)
+	ds, _ := q.Pools(ctx)
 	if d := ds[0]; !d.ConfigAt.Equal(t0) || d.PID != 42 || d.Host != "h" || d.Version != "v1" || !d.LastSeen.Equal(t0) {
 		t.Errorf("row after SetProcess = %+v; want config bbb loaded at %v, pid 42 on h, v1, seen at %v", d, t0, t0)
 	}
@@ -954,12 +954,12 @@ func TestPoolRowGoneAsStopBegins(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
 	stop := runPool(t, p)
 	waitFor(t, started)
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "me" {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "me" {
 		t.Fatalf("Daemons while running = %+v, %v; want me", ds, err)
 	}
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
-	eventually(t, "the row deleted", func() bool { ds, err := q.Daemons(ctx); return err == nil && len(ds) == 0 })
+	eventually(t, "the row deleted", func() bool { ds, err := q.Pools(ctx); return err == nil && len(ds) == 0 })
 	if j := mustJob(t, q, "k"); j.State != StateRunning {
 		t.Errorf("job %s when the row went, want still running", j.State)
 	}
@@ -989,7 +989,7 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
 	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
-	p.Cut()
+	p.EndGrace()
 	waitFor(t, stopped) // the fake clock never reaches the grace
 	if j := mustJob(t, q, "k"); j.State != StatePending || j.Attempt != 0 {
 		t.Errorf("job after Cut: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
@@ -1001,11 +1001,11 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 type tripLog struct {
 	Store
 	mu    sync.Mutex
-	trips []store.Trip
+	trips []store.PoolTx
 }
 
-func (s *tripLog) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
-	res, err := s.Store.Trip(ctx, t)
+func (s *tripLog) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
+	res, err := s.Store.CommitPoolTx(ctx, t)
 	s.mu.Lock()
 	s.trips = append(s.trips, t)
 	s.mu.Unlock()
@@ -1013,10 +1013,10 @@ func (s *tripLog) Trip(ctx context.Context, t store.Trip) (store.TripResult, err
 }
 
 // finishing returns the trips that recorded results.
-func (s *tripLog) finishing() []store.Trip {
+func (s *tripLog) finishing() []store.PoolTx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []store.Trip
+	var out []store.PoolTx
 	for _, t := range s.trips {
 		if len(t.Results) > 0 {
 			out = append(out, t)

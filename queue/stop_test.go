@@ -102,7 +102,7 @@ func testStopEndsWithinItsTimeout(t *testing.T, engine string, afterRow bool) {
 	if afterRow {
 		cancel()
 		eventually(t, "the pool's row deleted", func() bool {
-			ds, err := q.Daemons(context.Background())
+			ds, err := q.Pools(context.Background())
 			return err == nil && len(ds) == 0
 		})
 		release = freeze()

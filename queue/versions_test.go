@@ -46,7 +46,7 @@ func TestPoolRunsOnlyAcceptedVersions(t *testing.T) {
 	if n := old.trips.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks with only a job of a version it does not accept ready", n)
 	}
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" || h.Waiting[0].Version != 2 || h.Waiting[0].Ready != 1 {
 		t.Errorf("Handlers = %+v, %v; want t's job of version 2 waiting", h, err)
 	}

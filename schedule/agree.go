@@ -76,7 +76,7 @@ func shortSHA(s string) string {
 // them) run at now. When self.Config is set it stands for the rows of its
 // process (same host and pid): a daemon counts the config it runs from the
 // moment it loads it, before its rows say so.
-func Agree(ds []queue.Daemon, self queue.Process, now time.Time) Agreement {
+func Agree(ds []queue.PoolRow, self queue.Process, now time.Time) Agreement {
 	type proc struct {
 		host string
 		pid  int

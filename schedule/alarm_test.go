@@ -97,7 +97,7 @@ func runNext(t *testing.T, q *queue.Queue, clk *clock.Fake, typ string, outcome 
 	t.Helper()
 	ctx := context.Background()
 	now := clk.Now()
-	res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{typ}}})
+	res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{typ}}})
 	if err != nil || len(res.Claimed) != 1 {
 		t.Fatalf("claim %s: %d jobs, %v", typ, len(res.Claimed), err)
 	}
@@ -117,7 +117,7 @@ func finish(t *testing.T, q *queue.Queue, clk *clock.Fake, j *queue.Job, outcome
 	if outcome == queue.OutcomeDone {
 		r.Error = ""
 	}
-	res, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{r}})
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "test", Now: now, Results: []store.Result{r}})
 	if err != nil || !res.Fenced[0] {
 		t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
 	}
@@ -522,7 +522,7 @@ notify = ["page"]
 		now := clk.Now()
 		res := store.Result{Job: j, Worker: "test/w0", Outcome: queue.OutcomeDead, Started: j.StartedAt, Finished: now,
 			Error: fmt.Sprintf("command sh: exit code 3; output: %q pw=hunter2", j.Payload)}
-		if tr, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{res}}); err != nil || !tr.Fenced[0] {
+		if tr, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "test", Now: now, Results: []store.Result{res}}); err != nil || !tr.Fenced[0] {
 			t.Fatalf("finish: %+v, %v", tr, err)
 		}
 		r.advance(time.Second)

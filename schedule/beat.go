@@ -435,7 +435,7 @@ func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
 	if self.Config == "" {
 		return true, nil
 	}
-	ds, err := b.q.Daemons(ctx)
+	ds, err := b.q.Pools(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read daemons: %w", err)
 	}

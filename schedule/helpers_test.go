@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"path/filepath"
 	"slices"
@@ -168,15 +169,22 @@ func jobs(t testing.TB, q *queue.Queue, schedule string) []string {
 // "reason item@15:04:05".
 func skips(t testing.TB, q *queue.Queue, schedule string) []string {
 	t.Helper()
-	ss, err := q.Skips(context.Background(), schedule, 1000000)
-	if err != nil {
-		t.Fatalf("Skips: %v", err)
+	var ss []queue.Skip
+	for _, reason := range []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST} {
+		rs, err := q.SkipsBetween(context.Background(), schedule, reason, time.Time{}, time.Unix(1<<40, 0), queue.MaxAlarmRows)
+		if err != nil {
+			t.Fatalf("SkipsBetween: %v", err)
+		}
+		ss = append(ss, rs...)
 	}
+	// Oldest first, and the items of an instant in reverse order.
+	slices.SortStableFunc(ss, func(a, b queue.Skip) int {
+		return cmp.Or(a.ScheduledAt.Compare(b.ScheduledAt), strings.Compare(b.Item, a.Item))
+	})
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, string(s.Reason)+" "+label(s.Item, s.ScheduledAt))
 	}
-	slices.Reverse(out)
 	return out
 }
 

@@ -36,11 +36,11 @@ func (s *outageStore) CursorsByName(ctx context.Context, yield func(queue.Cursor
 	return s.Store.CursorsByName(ctx, yield)
 }
 
-func (s *outageStore) Daemons(ctx context.Context) ([]queue.Daemon, error) {
+func (s *outageStore) Pools(ctx context.Context) ([]queue.PoolRow, error) {
 	if s.down.Load() {
 		return nil, errDown
 	}
-	return s.Store.Daemons(ctx)
+	return s.Store.Pools(ctx)
 }
 
 // startOutageBeat runs a beat of cfg over an outageStore on a new queue

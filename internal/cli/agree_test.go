@@ -67,7 +67,7 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 	// default pool's and p's) when they agree, "" otherwise.
 	rows := func() (string, time.Time) {
 		t.Helper()
-		ds, err := q.Daemons(context.Background())
+		ds, err := q.Pools(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

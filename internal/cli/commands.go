@@ -376,7 +376,7 @@ func (a *app) showStatus(ctx context.Context) error {
 	for s, n := range st.Total {
 		rep.Totals[string(s)] = n
 	}
-	hs, err := q.Handlers(ctx)
+	hs, err := q.Unhandled(ctx)
 	if err != nil {
 		return err
 	}

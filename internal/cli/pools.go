@@ -125,7 +125,7 @@ func (wp *workerPools) setProcess(pr queue.Process) {
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
 func (wp *workerPools) cut() {
 	for _, name := range wp.names {
-		wp.pools[name].Cut()
+		wp.pools[name].EndGrace()
 	}
 }
 

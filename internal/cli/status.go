@@ -50,7 +50,7 @@ type lastSkipView struct {
 // range of an index per schedule.
 func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
 	now := q.Clock().Now()
-	ds, err := q.Daemons(ctx)
+	ds, err := q.Pools(ctx)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleSta
 			span = len(s.Items())
 		}
 	}
-	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	o, err := q.ManualRun(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func printSkips(w io.Writer, rep statusReport) {
 // to run what it queued. The trigger is committed by then: a failure to
 // look is a warning too, never the command's error.
 func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
-	ds, err := q.Daemons(ctx)
+	ds, err := q.Pools(ctx)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
 		return nil

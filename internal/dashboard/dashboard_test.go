@@ -329,7 +329,7 @@ func TestWhyNotRunning(t *testing.T) {
 		// A daemon on node1 runs report jobs only. Its row is written at
 		// the store's time, which Handlers judges it by: on PostgreSQL the
 		// server's.
-		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: q.Clock().Now(), Presence: &store.Presence{Types: []string{"report", "retried"},
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: q.Clock().Now(), Presence: &store.Presence{Types: []string{"report", "retried"},
 			Process: queue.Process{PID: 42, Host: "node1", Version: "test"}, First: true}}); err != nil {
 			t.Fatal(err)
 		}
@@ -348,13 +348,13 @@ func TestWhyNotRunning(t *testing.T) {
 		newer := enqueue(queue.NewJob{Type: "report", Version: 2, RunAt: now})
 		ready := enqueue(queue.NewJob{Type: "report", Schedule: "nightly", ScheduledAt: at3(10), Key: "ready", RunAt: now})
 		retried := enqueue(queue.NewJob{Type: "retried", MaxAttempts: 3, RunAt: now})
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
+		r, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim: %+v, %v", r, err)
 		}
 		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w0", Outcome: queue.OutcomeRetry, Error: "503 from upstream",
 			Started: now, Finished: now, RetryAt: now.Add(10 * time.Minute)}
-		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil {
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil {
 			t.Fatal(err)
 		}
 		srv := newServer(t, q, parseConfig(t), clk)
@@ -385,7 +385,7 @@ func TestWhyNotRunning(t *testing.T) {
 		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") || !strings.Contains(got, "ready: it waits for a free worker") {
 			t.Errorf("job of a paused schedule: #why = %q", got)
 		}
-		r, err = q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
+		r, err = q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim: %+v, %v", r, err)
 		}

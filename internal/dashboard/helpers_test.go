@@ -156,7 +156,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 	// Claimed in run_at order, one at a time, as a pool would.
 	step := func(when time.Time, want int64, outcome queue.Outcome, errText string, retryAt time.Time) {
 		t.Helper()
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: when, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report", "fan"}}})
+		r, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: when, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report", "fan"}}})
 		if err != nil || len(r.Claimed) != 1 || r.Claimed[0].ID != want {
 			t.Fatalf("claim at %s: %+v, %v; want job %d", when, r.Claimed, err, want)
 		}
@@ -165,7 +165,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 		}
 		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w3", Outcome: outcome, Error: errText,
 			Output: "report written\n", Started: when, Finished: when.Add(90 * time.Second), RetryAt: retryAt}
-		if r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: when.Add(90 * time.Second), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
+		if r, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: when.Add(90 * time.Second), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
 			t.Fatalf("result of job %d: %+v, %v", want, r, err)
 		}
 	}

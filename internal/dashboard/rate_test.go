@@ -43,7 +43,7 @@ rate_key = "{{.customer}}"
 		}
 		rate := cfg.Tasks["sync"].TypeConfig().Rate
 		key := func(_ int64, p json.RawMessage) (string, error) { return rate.Key(p), nil }
-		r, err := q.Trip(ctx, store.Trip{Owner: "pool", Now: q.Clock().Now(),
+		r, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "pool", Now: q.Clock().Now(),
 			Presence: &store.Presence{Types: []string{"sync"}, Process: queue.Process{PID: 42, Host: "node1", Version: "test"}, First: true},
 			Claim: &store.Claim{Lease: time.Hour, N: 1,
 				Rated: []store.RatedClaim{{Type: "sync", Limit: store.RateLimit{Every: 30 * time.Second, Burst: 1, Key: key}, Room: 1}}}})

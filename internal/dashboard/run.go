@@ -142,7 +142,7 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	switch j.State {
 	case queue.StateRunning:
 		data.Lease = &leaseView{Owner: j.Owner, Until: s.when(j.LeaseUntil, loc)}
-		ds, err := s.q.Daemons(ctx)
+		ds, err := s.q.Pools(ctx)
 		if err != nil {
 			return data, err
 		}
@@ -198,7 +198,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		}
 	}
 	if !j.RunAt.After(now) {
-		h, err := s.q.Handlers(ctx)
+		h, err := s.q.Unhandled(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +264,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 // liveDaemons counts the processes with a live pool row: one daemon may
 // have several pools. It reads at most 100 rows (Queue.Daemons).
 func (s *server) liveDaemons(ctx context.Context) (int, error) {
-	ds, err := s.q.Daemons(ctx)
+	ds, err := s.q.Pools(ctx)
 	if err != nil {
 		return 0, err
 	}

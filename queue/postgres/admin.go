@@ -355,13 +355,13 @@ WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`, schedule, ts(at)); er
 	return o, nil
 }
 
-// Run returns how the jobs of one manual run stand: the up to span newest
+// ManualRun returns how the jobs of one manual run stand: the up to span newest
 // jobs of schedule at or below lastID that stand for no instant and whose
 // key ends with keySuffix. Enqueues on other connections may draw ids
 // among the run's, so the read walks the schedule's manual runs in
 // jobs_schedule_at down from lastID, not a range of ids. Keys are unique,
 // so a run has at most one job per item with its suffix.
-func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
+func (s *Store) ManualRun(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
 	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {
 		return o, fmt.Errorf("run of %s: empty key suffix", schedule)
@@ -402,16 +402,6 @@ func (s *Store) skips(ctx context.Context, query string, args ...any) ([]store.S
 		out = append(out, sk)
 	}
 	return out, rows.Err()
-}
-
-// Skips returns up to limit skipped instants of schedule, newest first.
-func (s *Store) Skips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
-	out, err := s.skips(ctx, `SELECT `+skipColumns+` FROM skips
-WHERE schedule = $1 ORDER BY scheduled_at DESC, item LIMIT $2`, schedule, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
-	}
-	return out, nil
 }
 
 // ListSkips returns up to limit (1 to MaxList) skipped instants, newest

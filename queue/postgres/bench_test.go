@@ -80,7 +80,7 @@ func BenchmarkDrain(b *testing.B) {
 	done := 0
 	for {
 		now := s.Clock().Now()
-		res, err := s.Trip(ctx, store.Trip{Owner: "bench", Now: now, Results: results,
+		res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "bench", Now: now, Results: results,
 			Claim: &store.Claim{Lease: time.Minute, N: 256, Types: []string{"t"}}})
 		if err != nil {
 			b.Fatal(err)

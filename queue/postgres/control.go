@@ -57,24 +57,6 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-// Cancel stops a pending job from ever running; ErrNotFound means no
-// pending job has that id.
-func (s *Store) Cancel(ctx context.Context, id int64) error {
-	var n int64
-	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
-		rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = $1 WHERE id = $2 AND state = 'pending' RETURNING type`, ts(s.now()), id)
-		n, err = moveTypes(rows, err, d, store.StatePending, store.StateCancelled)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("cancel job %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, store.ErrNotFound)
-	}
-	return nil
-}
-
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1, cancel_requested_at = $1, cancelled_by = $2,
 	last_error = 'cancelled by ' || $2
 WHERE id = $3 AND state = 'pending'
@@ -119,10 +101,10 @@ func (s *Store) RequestCancel(ctx context.Context, id int64, by string) (store.S
 	return st, nil
 }
 
-// Reclaim returns running jobs whose lease expired to pending, or to dead
+// reclaimExpired returns running jobs whose lease expired to pending, or to dead
 // when they have no attempt left, or to cancelled when a cancel was
 // requested, and records the lost attempts.
-func (s *Store) Reclaim(ctx context.Context) (int, error) {
+func (s *Store) reclaimExpired(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
 		now := ts(s.now())
@@ -170,11 +152,11 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
 	SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`
 
-// Purge deletes done jobs finished before before, with their attempts,
+// purge deletes done jobs finished before before, with their attempts,
 // closed alarms raised before it, and skip records older than before, in batches of Config.PurgeBatch,
 // each its own transaction (one statement), so that the jobs table is not
 // locked long and vacuum can reclaim a batch while the next is deleted.
-func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
+func (s *Store) purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	for {
 		var n int64
 		err := s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
@@ -247,10 +229,10 @@ func (s *Store) Maintain(ctx context.Context, retain time.Duration) (store.Maint
 			conn.Conn().Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if rep.Reclaimed, err = s.Reclaim(ctx); err != nil {
+	if rep.Reclaimed, err = s.reclaimExpired(ctx); err != nil {
 		return rep, err
 	}
-	if rep.Purged, rep.Skips, err = s.Purge(ctx, s.now().Add(-retain)); err != nil {
+	if rep.Purged, rep.Skips, err = s.purge(ctx, s.now().Add(-retain)); err != nil {
 		return rep, err
 	}
 	s.log.InfoContext(ctx, "maintenance done", "component", "maintenance",
@@ -298,7 +280,7 @@ const (
 )
 
 // Daemons returns the recorded pools, most recently seen first (at most 100).
-func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
+func (s *Store) Pools(ctx context.Context) ([]store.PoolRow, error) {
 	q := daemonsSQL
 	if s.noPoolConfig {
 		q = daemonsOldSQL
@@ -308,9 +290,9 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 		return nil, fmt.Errorf("read daemons: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Daemon
+	var out []store.PoolRow
 	for rows.Next() {
-		var d store.Daemon
+		var d store.PoolRow
 		var loaded *time.Time
 		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &d.StartedAt, &d.LastSeen, &d.Config, &loaded); err != nil {
 			return nil, fmt.Errorf("read daemons: %w", err)
@@ -359,8 +341,8 @@ GROUP BY type, version ORDER BY type, version`
 // Handlers reports which ready jobs wait for a handler: the types that no
 // running pool has registered, and the versions of a registered type that
 // none of them accepts. The schema always records pools: Known is true.
-func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
-	h := store.Handlers{Known: true}
+func (s *Store) Unhandled(ctx context.Context) (store.Unhandled, error) {
+	h := store.Unhandled{Known: true}
 	now := s.now()
 	live := ts(now.Add(-store.AliveWithin))
 	q := livePoolsSQL

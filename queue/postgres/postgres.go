@@ -443,3 +443,6 @@ func cleanText(s string) string {
 
 // errNoRows reports pgx's "no rows in result set".
 func errNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+// The engine implements every role.
+var _ store.Engine = (*Store)(nil)

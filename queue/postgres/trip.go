@@ -102,23 +102,23 @@ func collectJobs(rows pgx.Rows, err error) ([]*store.Job, error) {
 // store.CountDeltas.Sorted, as in every other transaction of the store:
 // the count rows are held only while the trip commits, and two
 // transactions never lock them in opposite orders.
-func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
+func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	var fin *finishing
 	if len(t.Results) > 0 {
 		var err error
 		if fin, err = newFinishing(t.Owner, t.Results); err != nil {
-			return store.TripResult{}, err
+			return store.PoolTxResult{}, err
 		}
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return store.TripResult{}, fmt.Errorf("trip: %w", err)
+		return store.PoolTxResult{}, fmt.Errorf("trip: %w", err)
 	}
 	defer conn.Release()
 	var expired time.Time // the reclaim's: see store.Leases
 	if t.Reclaim {
 		if expired, err = s.expired(ctx, conn, t.Now); err != nil {
-			return store.TripResult{}, fmt.Errorf("trip: reclaim: %w", err)
+			return store.PoolTxResult{}, fmt.Errorf("trip: reclaim: %w", err)
 		}
 	}
 	res, ready, err := trip(ctx, conn, t, fin, expired)
@@ -129,7 +129,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 		if conn.Conn().PgConn().TxStatus() != 'I' {
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "rollback")
 		}
-		return store.TripResult{}, err
+		return store.PoolTxResult{}, err
 	}
 	if ready {
 		s.wake()
@@ -140,7 +140,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 // trip runs the transaction of t on conn, and commits it. ready reports
 // that the trip made jobs pending (a retry, a release, a reclaim) that pools
 // on other nodes may take, and must hear of.
-func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing, expired time.Time) (res store.TripResult, ready bool, err error) {
+func trip(ctx context.Context, conn *pgxpool.Conn, t store.PoolTx, fin *finishing, expired time.Time) (res store.PoolTxResult, ready bool, err error) {
 	now := ts(t.Now)
 	d := store.CountDeltas{}
 	b := &pgx.Batch{}
@@ -158,7 +158,7 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing,
 		queuePresence(b, t.Owner, t.Presence, now)
 	}
 	var n int // jobs the batch claims
-	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.Careful && c.Prefetch > 0) && len(c.Limited) == 0 && len(c.Rated) == 0 {
+	if c := t.Claim; c != nil && len(c.Types) > 0 && c.N > 0 && !(c.StopBeforeLast && c.Prefetch > 0) && len(c.Limited) == 0 && len(c.Rated) == 0 {
 		n = c.N
 		b.Queue(claimPlanSQL)
 		accepted, versions := acceptedArgs(c.Versions.Split(c.Types))
@@ -217,9 +217,9 @@ func trip(ctx context.Context, conn *pgxpool.Conn, t store.Trip, fin *finishing,
 	ready = ready || len(res.Reclaimed) > 0
 	switch {
 	case n > 0:
-		res.Claimed, res.Held, err = keepClaimed(ctx, conn, d, t.Owner, t.Claim, claimed)
+		res.Claimed, res.GaveBack, err = keepClaimed(ctx, conn, d, t.Owner, t.Claim, claimed)
 	case t.Claim != nil:
-		res.Claimed, res.Held, res.RateWait, err = claim(ctx, conn, d, t.Owner, now, t.Claim)
+		res.Claimed, res.GaveBack, res.RateWait, err = claim(ctx, conn, d, t.Owner, now, t.Claim)
 	}
 	if err != nil {
 		return res, false, err
@@ -430,12 +430,12 @@ SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY 
 const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
 
 // expired returns the instant before which a lease has expired at now, as
-// s.leases judges it across steps of the clock (see store.Leases.Held),
+// s.leases judges it across steps of the clock (see store.Leases.Margin),
 // reading on q when it must.
 func (s *Store) expired(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, now time.Time) (time.Time, error) {
-	held, err := s.leases.Held(now, func() (time.Time, error) {
+	held, err := s.leases.Margin(now, func() (time.Time, error) {
 		var t *time.Time
 		if err := q.QueryRow(ctx, latestLeaseSQL).Scan(&t); err != nil {
 			return time.Time{}, fmt.Errorf("latest lease: %w", err)
@@ -654,7 +654,7 @@ func claim(ctx context.Context, tx querier, d store.CountDeltas, owner string, n
 			return nil, false, time.Time{}, fmt.Errorf("claim: %w", err)
 		}
 	}
-	if n > 0 && c.Careful && c.Prefetch > 0 {
+	if n > 0 && c.StopBeforeLast && c.Prefetch > 0 {
 		if n, err = claimable(ctx, tx, now, plain, pairs, c.N, max(c.N-c.Prefetch, 0)); err != nil {
 			return nil, false, time.Time{}, err
 		}
@@ -816,7 +816,7 @@ WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`, own
 }
 
 // Absent deletes owner's pool row: the pool stopped claiming.
-func (s *Store) Absent(ctx context.Context, owner string) error {
+func (s *Store) Leave(ctx context.Context, owner string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM pools WHERE owner = $1`, owner); err != nil {
 		return fmt.Errorf("forget pool %s: %w", owner, err)
 	}

@@ -46,7 +46,7 @@ func TestReadOnlySchemaBeforeVersions(t *testing.T) {
 	if last, err := ro.LastRuns(ctx); err != nil || last["s"] == nil {
 		t.Errorf("read-only LastRuns of the old schema = %v, %v; want the job of s", last, err)
 	}
-	if h, err := ro.Handlers(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
+	if h, err := ro.Unhandled(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
 		t.Errorf("read-only Handlers of the old schema = %+v, %v; want a waiting for a handler", h, err)
 	}
 	ro.Close()
@@ -85,7 +85,7 @@ func TestReadOnlySchemaBeforePoolConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := ro.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
+	if ds, err := ro.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
 		t.Errorf("read-only Daemons of the old schema = %+v, %v; want A without a config", ds, err)
 	}
 	ro.Close()
@@ -95,7 +95,7 @@ func TestReadOnlySchemaBeforePoolConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if ds, err := s.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
+	if ds, err := s.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
 		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
 	}
 }

@@ -199,26 +199,6 @@ func (s *Store) retry(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-const cancelSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ? WHERE id = ? AND state = 'pending' RETURNING type`
-
-// Cancel stops a pending job from ever running. A running job cannot be
-// cancelled; ErrNotFound means no pending job has that id.
-func (s *Store) Cancel(ctx context.Context, id int64) error {
-	var n int64
-	err := s.inTx(ctx, true, func(tx txn) error {
-		rows, err := tx.query(ctx, cancelSQL, ms(s.clock.Now()), id)
-		n, err = tx.moveTypes(rows, err, store.StatePending, store.StateCancelled)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("cancel job %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("cancel job %d: no pending job with that id: %w", id, store.ErrNotFound)
-	}
-	return nil
-}
-
 const jobByIDSQL = `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`
 const jobByKeySQL = `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`
 

@@ -131,7 +131,7 @@ func BenchmarkClaimPastHeldBacklog(b *testing.B) {
 			now := s.Clock().Now().Add(time.Second)
 			b.ResetTimer()
 			for range b.N {
-				res, err := s.Trip(ctx, store.Trip{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 8, Types: []string{"other"}}})
+				res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 8, Types: []string{"other"}}})
 				if err != nil || len(res.Claimed) != 0 {
 					b.Fatal(res, err)
 				}

@@ -186,7 +186,7 @@ type claimRequest struct {
 	// that it stops before a job on its last attempt instead of taking and
 	// giving back the jobs from it on. The pool asks for it while such jobs
 	// are about.
-	careful bool
+	stopBeforeLast bool
 	// rated are the types with a rate limit, claimed last.
 	rated []store.RatedClaim
 }
@@ -223,7 +223,7 @@ func claim(ctx context.Context, tx txn, now time.Time, r claimRequest) (jobs []*
 	if r.types == "[]" && r.pairs == "[]" {
 		n = 0
 	}
-	if n > 0 && r.careful && r.prefetch > 0 {
+	if n > 0 && r.stopBeforeLast && r.prefetch > 0 {
 		var err error
 		if n, err = claimable(ctx, tx, now, r.types, r.pairs, r.n, max(r.n-r.prefetch, 0)); err != nil {
 			return nil, false, time.Time{}, err
@@ -553,7 +553,7 @@ func latestLease(row *sql.Row) (time.Time, error) {
 // reclaim takes back the leases expired at now, as s.leases judges them
 // across steps of the clock.
 func (s *Store) reclaim(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
-	held, err := s.leases.Held(now, func() (time.Time, error) {
+	held, err := s.leases.Margin(now, func() (time.Time, error) {
 		return latestLease(tx.queryRow(ctx, latestLeaseSQL))
 	})
 	if err != nil {

@@ -479,27 +479,3 @@ func (s *Store) SetPaused(ctx context.Context, schedule string, paused bool) err
 	}
 	return nil
 }
-
-const skipsSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
-WHERE schedule = ? ORDER BY scheduled_at DESC, item LIMIT ?`
-
-// Skips returns up to limit skipped instants of schedule, newest first.
-func (s *Store) Skips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
-	rows, err := s.r.QueryContext(ctx, skipsSQL, schedule, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
-	}
-	defer rows.Close()
-	var out []store.Skip
-	for rows.Next() {
-		var sk store.Skip
-		var at, rec int64
-		if err := rows.Scan(&sk.Schedule, &sk.Item, &at, &sk.Reason, &rec); err != nil {
-			return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
-		}
-		sk.ScheduledAt = time.UnixMilli(at).UTC()
-		sk.RecordedAt = time.UnixMilli(rec).UTC()
-		out = append(out, sk)
-	}
-	return out, rows.Err()
-}

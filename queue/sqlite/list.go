@@ -265,12 +265,12 @@ const runStatesSQL = `SELECT state, count(*) FROM (
 	ORDER BY id DESC LIMIT ?3)
 GROUP BY state`
 
-// Run returns how the jobs of one manual run stand: the newest span jobs
+// ManualRun returns how the jobs of one manual run stand: the newest span jobs
 // of schedule that stand for no instant, have an id up to lastID and a key
 // ending with keySuffix. Other jobs may have ids among the run's (another
 // writer's, or the run's own enqueued in several transactions), so the
 // read is not one range of ids.
-func (s *Store) Run(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
+func (s *Store) ManualRun(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (store.InstantOutcome, error) {
 	o := store.InstantOutcome{Schedule: schedule, States: map[store.State]int{}}
 	if keySuffix == "" {
 		return o, fmt.Errorf("run of %s: empty key suffix", schedule)

@@ -15,13 +15,13 @@ import (
 // never Skipped.
 func (s *Store) Maintain(ctx context.Context, retain time.Duration) (store.MaintenanceReport, error) {
 	var rep store.MaintenanceReport
-	n, err := s.Reclaim(ctx)
+	n, err := s.reclaimExpired(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Reclaimed = n
 	before := s.clock.Now().Add(-retain)
-	if rep.Purged, rep.Skips, err = s.Purge(ctx, before); err != nil {
+	if rep.Purged, rep.Skips, err = s.purge(ctx, before); err != nil {
 		return rep, err
 	}
 	s.log.InfoContext(ctx, "maintenance done", "component", "maintenance",
@@ -29,9 +29,9 @@ func (s *Store) Maintain(ctx context.Context, retain time.Duration) (store.Maint
 	return rep, nil
 }
 
-// Reclaim returns running jobs whose lease expired to pending, or to dead
+// reclaimExpired returns running jobs whose lease expired to pending, or to dead
 // when they have no attempt left, and records the lost attempts.
-func (s *Store) Reclaim(ctx context.Context) (int, error) {
+func (s *Store) reclaimExpired(ctx context.Context) (int, error) {
 	var rs []store.Reclaimed
 	err := s.inTx(ctx, false, func(tx txn) error {
 		var err error
@@ -83,7 +83,7 @@ const purgeSkipsSQL = `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN
 const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
 	SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`
 
-// Purge deletes done jobs finished before before, with their attempts,
+// purge deletes done jobs finished before before, with their attempts,
 // closed alarms raised before it, skip records older than before, and the
 // buckets of rate limits that are full again, in batches of Config.PurgeBatch, each its own
 // transaction so that other writers interleave. Dead, pending and running
@@ -91,7 +91,7 @@ const purgeAlarmsSQL = `DELETE FROM alarms WHERE id IN (
 // stays used (used_keys, moved in the transaction that deletes the job):
 // an enqueue under it inserts nothing, as before the purge. It then
 // checkpoints and truncates the WAL when no reader holds it.
-func (s *Store) Purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
+func (s *Store) purge(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	// batch runs queries in one transaction and returns the rows the last
 	// one changed.
 	batch := func(queries ...string) (int64, error) {

@@ -122,8 +122,8 @@ func (s *Store) hasPools(ctx context.Context) (bool, error) {
 // Handlers reports which ready jobs wait for a handler: the types that no
 // running pool, in this process or another, has registered, and the
 // versions of a registered type that none of them accepts.
-func (s *Store) Handlers(ctx context.Context) (store.Handlers, error) {
-	var h store.Handlers
+func (s *Store) Unhandled(ctx context.Context) (store.Unhandled, error) {
+	var h store.Unhandled
 	ok, err := s.hasPools(ctx)
 	if err != nil {
 		return h, fmt.Errorf("handlers: %w", err)
@@ -264,7 +264,7 @@ const poolConfigColumnSQL = `SELECT count(*) FROM pragma_table_info('pools') WHE
 // 100): the running ones and those that crashed in the last week. A
 // database written by a program that records no pools, opened read-only,
 // has none.
-func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
+func (s *Store) Pools(ctx context.Context) ([]store.PoolRow, error) {
 	ok, err := s.hasPools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read daemons: %w", err)
@@ -281,9 +281,9 @@ func (s *Store) Daemons(ctx context.Context) ([]store.Daemon, error) {
 		return nil, fmt.Errorf("read daemons: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Daemon
+	var out []store.PoolRow
 	for rows.Next() {
-		var d store.Daemon
+		var d store.PoolRow
 		var st, seen, loaded int64
 		if err := rows.Scan(&d.Owner, &d.PID, &d.Host, &d.Version, &st, &seen, &d.Config, &loaded); err != nil {
 			return nil, fmt.Errorf("read daemons: %w", err)

@@ -543,3 +543,6 @@ func (s *Store) signalCancel() {
 	close(s.cancelAsked)
 	s.cancelAsked = make(chan struct{})
 }
+
+// The engine implements every role.
+var _ store.Engine = (*Store)(nil)

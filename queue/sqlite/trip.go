@@ -12,15 +12,15 @@ import (
 )
 
 // Trip is one write transaction of a pool: results, reclaim, heartbeat,
-// presence and claim, in that order (see store.Trip).
-func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
-	var res store.TripResult
+// presence and claim, in that order (see store.PoolTx).
+func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
+	var res store.PoolTxResult
 	var cr *claimRequest
 	if t.Claim != nil {
 		c := t.Claim
 		plain, pairs := c.Versions.Split(c.Types)
 		cr = &claimRequest{owner: t.Owner, lease: c.Lease, n: c.N, types: s.types.json(plain), pairs: pairsJSON(pairs),
-			limited: c.Limited, versions: c.Versions, prefetch: c.Prefetch, careful: c.Careful, rated: c.Rated}
+			limited: c.Limited, versions: c.Versions, prefetch: c.Prefetch, stopBeforeLast: c.StopBeforeLast, rated: c.Rated}
 	}
 	var presence, versions string
 	if t.Presence != nil {
@@ -48,14 +48,14 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 			}
 		}
 		if cr != nil {
-			if res.Claimed, res.Held, res.RateWait, err = claim(ctx, tx, t.Now, *cr); err != nil {
+			if res.Claimed, res.GaveBack, res.RateWait, err = claim(ctx, tx, t.Now, *cr); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return store.TripResult{}, err
+		return store.PoolTxResult{}, err
 	}
 	return res, nil
 }
@@ -65,7 +65,7 @@ func (s *Store) Trip(ctx context.Context, t store.Trip) (store.TripResult, error
 // owner other than owner expires (zero when none), as reclaim judges it (see
 // store.Leases). It reads, without the write lock.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
-	held, err := s.leases.Held(s.clock.Now(), func() (time.Time, error) {
+	held, err := s.leases.Margin(s.clock.Now(), func() (time.Time, error) {
 		st, err := s.readStmt(ctx, latestLeaseSQL)
 		if err != nil {
 			return time.Time{}, err
@@ -84,7 +84,7 @@ func (s *Store) NextWake(ctx context.Context, owner string, types []string, vers
 }
 
 // Absent deletes owner's pool row: the pool stopped claiming.
-func (s *Store) Absent(ctx context.Context, owner string) error {
+func (s *Store) Leave(ctx context.Context, owner string) error {
 	return s.inTx(ctx, false, func(tx txn) error {
 		_, err := tx.exec(ctx, absentSQL, owner)
 		return err

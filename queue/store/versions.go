@@ -90,7 +90,7 @@ func Accepted(pools []PoolTypes) map[string][]int {
 }
 
 // MergeWaiting turns the ready jobs that no running pool takes, counted
-// by type and version (Waiting.Version set), into Handlers.Waiting given
+// by type and version (Waiting.Version set), into Unhandled.Waiting given
 // accepted, the union of what the running pools take (see Accepted): a
 // type that no pool runs is one entry of Version 0, its versions summed; a
 // type that some pool runs has an entry per version waiting, with the

@@ -243,7 +243,7 @@ func testPurgeKeepsOpenAlarms(t *testing.T, su *suite) {
 	if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{late}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := q.Purge(ctx, clk.Now().Add(-time.Hour)); err != nil {
+	if _, _, err := purge(ctx, q, clk.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	list, err := q.Alarms(ctx, "", 10)
@@ -304,7 +304,7 @@ func testOpenAlarmsSeeTheirNotifications(t *testing.T, su *suite) {
 			continue
 		}
 		r := store.Result{Job: j, Worker: "test/w0", Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
-		if res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
+		if res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
 			t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
 		}
 	}

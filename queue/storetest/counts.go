@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -22,7 +21,7 @@ type JobCounter interface {
 
 // checkCounts fails t unless Stats of q counts what a count of every row
 // of the database finds.
-func checkCounts(t *testing.T, q queue.Store, step string) {
+func checkCounts(t *testing.T, q store.Engine, step string) {
 	t.Helper()
 	jc, ok := q.(JobCounter)
 	if !ok {
@@ -156,17 +155,17 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	// A claim with a prefetch that gives back the jobs from the first one
 	// on its last attempt (y2) on.
 	now := clk.Now()
-	res, err := a.Trip(ctx, store.Trip{Owner: "p", Now: now,
+	res, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now,
 		Claim: &store.Claim{Lease: time.Minute, N: 4, Types: []string{"x", "y"}, Prefetch: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Held {
+	if !res.GaveBack {
 		t.Fatalf("claim took %d jobs and held none back: the test does not reach the give-back", len(res.Claimed))
 	}
 	check("claim with a give-back")
 	held := res.Claimed
-	res, err = b.Trip(ctx, store.Trip{Owner: "q", Now: now,
+	res, err = b.CommitPoolTx(ctx, store.PoolTx{Owner: "q", Now: now,
 		Claim: &store.Claim{Lease: time.Minute, N: 10, Types: []string{"y", "s"}, Limited: map[string]int{"z": 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +192,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		}
 		pResults = append(pResults, result(j.Key, o))
 	}
-	if _, err := a.Trip(ctx, store.Trip{Owner: "p", Now: now, Results: pResults}); err != nil {
+	if _, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now, Results: pResults}); err != nil {
 		t.Fatal(err)
 	}
 	check("done and retry")
@@ -205,7 +204,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 			qResults = append(qResults, result(j.Key, o))
 		}
 	}
-	tr, err := b.Trip(ctx, store.Trip{Owner: "q", Now: now, Results: qResults})
+	tr, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "q", Now: now, Results: qResults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +220,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	// Cancels: a pending job, at once; a running one, by request, settled
 	// when its retry makes it pending; one left to its reclaim.
 	x2 := mustJob(t, a, "x2")
-	if err := a.Cancel(ctx, x2.ID); err != nil {
+	if err := cancelPending(ctx, a, x2.ID); err != nil {
 		t.Fatal(err)
 	}
 	check("Cancel")
@@ -247,7 +246,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	for _, j := range ws {
 		if j.Key == "w1" {
 			r := store.Result{Job: j, Worker: "r/w0", Outcome: store.OutcomeRetry, Started: now, Finished: now, RetryAt: now}
-			if _, err := a.Trip(ctx, store.Trip{Owner: "r", Now: now, Results: []store.Result{r}}); err != nil {
+			if _, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "r", Now: now, Results: []store.Result{r}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -257,13 +256,13 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	// Reclaims: to pending (w2), to dead (w3), to cancelled (w4), by the
 	// Trip of another owner and by Reclaim.
 	clk.Advance(2 * time.Minute)
-	if _, err := b.Trip(ctx, store.Trip{Owner: "q2", Now: clk.Now(), Reclaim: true}); err != nil {
+	if _, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "q2", Now: clk.Now(), Reclaim: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("reclaim in a trip")
 	claim(t, a, "gone", clk.Now(), time.Minute, 1, "w")
 	clk.Advance(2 * time.Minute)
-	if _, err := a.Reclaim(ctx); err != nil {
+	if _, err := reclaim(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	check("Reclaim")
@@ -284,7 +283,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 
 	// Purge, directly and through Maintain.
 	clk.Advance(time.Hour)
-	if n, _, err := a.Purge(ctx, clk.Now()); err != nil || n == 0 {
+	if n, _, err := purge(ctx, a, clk.Now()); err != nil || n == 0 {
 		t.Fatalf("Purge = %d, %v; want some jobs purged", n, err)
 	}
 	check("Purge")
