@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // cpuNow is the CPU time the process has used, user and system.
@@ -32,7 +34,7 @@ func BenchmarkDrainCPU(b *testing.B) {
 			var trips int64
 			for b.Loop() {
 				b.StopTimer()
-				q := benchQueue(b, Config{})
+				q := benchQueue(b, sqlite.Config{})
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}

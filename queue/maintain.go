@@ -10,7 +10,7 @@ func (p *Pool) maintain(ctx context.Context) {
 			return
 		case <-p.clock.After(p.cfg.MaintenanceEvery):
 		}
-		rep, err := p.q.Maintain(ctx, p.cfg.RetainDone)
+		rep, err := p.e.Maintain(ctx, p.cfg.RetainDone)
 		if err != nil && ctx.Err() == nil {
 			p.log.ErrorContext(ctx, "maintenance failed", "err", err)
 		}

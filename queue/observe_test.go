@@ -35,7 +35,7 @@ func TestPoolReportsFinishesAndReclaims(t *testing.T) {
 	// A job claimed by an owner that vanished: its lease runs out below.
 	due := clk.Now().Add(-time.Minute)
 	mustEnqueue(t, q, NewJob{Type: "gone", Key: "gone", RunAt: due})
-	if res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "vanished", Now: clk.Now(),
+	if res, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: "vanished", Now: clk.Now(),
 		Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"gone"}}}); err != nil || len(res.Claimed) != 1 {
 		t.Fatalf("claim by the vanished owner: %v, %v", res.Claimed, err)
 	}

@@ -82,7 +82,7 @@ type PoolConfig struct {
 	// Default: host:pid:random.
 	Owner string
 	// Process describes the program the pool runs in, in its row of the
-	// pools table (see Queue.Pools).
+	// pools table (see Client.Pools).
 	Process Process
 	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
 	Logger  *slog.Logger // Default: the Queue's logger.
@@ -115,7 +115,8 @@ const MinLease = time.Second
 // Pool runs jobs from a Queue on a bounded number of goroutines. Register
 // handlers, then call Run. Register is safe to call while Run runs.
 type Pool struct {
-	q     *Queue
+	q     *Client
+	e     store.PoolProtocol // q's engine
 	cfg   PoolConfig
 	clock clock.Clock
 	log   *slog.Logger
@@ -184,13 +185,10 @@ type registered struct {
 	key func(id int64, payload json.RawMessage) (string, error)
 }
 
-// NewPool returns a Pool for q.
-func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
+// NewPool returns a Pool that runs the jobs of q.
+func NewPool(q *Client, cfg PoolConfig) (*Pool, error) {
 	if q == nil {
-		return nil, errors.New("new pool: nil queue")
-	}
-	if q.Store == nil {
-		return nil, errNoStore
+		return nil, errors.New("new pool: nil client")
 	}
 	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.StopTimeout < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
 		return nil, errors.New("new pool: negative setting")
@@ -256,6 +254,7 @@ func NewPool(q *Queue, cfg PoolConfig) (*Pool, error) {
 	}
 	p := &Pool{
 		q:          q,
+		e:          q.engine,
 		cfg:        cfg,
 		clock:      cfg.Clock,
 		log:        cfg.Logger.With("component", "pool"),
@@ -293,7 +292,7 @@ func (p *Pool) Owner() string { return p.cfg.Owner }
 // Register sets the handler and policy of a job type, replacing any earlier
 // one. Jobs already running keep the handler they started with. A pool
 // claims only jobs of the types registered: others stay pending, for a pool
-// that has their handler (see Queue.Unhandled). Registered while Run runs,
+// that has their handler (see Client.Unhandled). Registered while Run runs,
 // a type is claimed at once.
 func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
@@ -466,7 +465,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("pool: Run called twice")
 	}
-	wake, unsubscribe := p.q.Subscribe()
+	wake, unsubscribe := p.e.Subscribe()
 	defer unsubscribe()
 
 	// Handlers outlive ctx by the shutdown grace; they are cancelled on their own.
@@ -487,13 +486,13 @@ func (p *Pool) Run(ctx context.Context) error {
 	helpers.Add(1)
 	go func() {
 		defer helpers.Done()
-		p.q.Watch(ctx, store.WatchConfig{Poll: p.cfg.WatchInterval, Safety: p.cfg.MaxIdle}, external,
+		p.e.Watch(ctx, store.WatchConfig{Poll: p.cfg.WatchInterval, Safety: p.cfg.MaxIdle}, external,
 			func() { close(watching) })
 	}()
 	// The watch's first reading must come before the first claim: a commit
 	// between the two would otherwise go unnoticed until MaxIdle.
 	<-watching
-	if c, ok := p.q.Store.(checkpointer); ok {
+	if c, ok := p.e.(checkpointer); ok {
 		helpers.Add(1)
 		go func() {
 			defer helpers.Done()
@@ -853,7 +852,7 @@ func (l *loop) trip(ctx context.Context, claimJobs bool) error {
 	if p.stopping.Load() {
 		tctx, cancel = keepDeadline(ctx, tctx, cancel)
 	}
-	res, err := p.q.CommitPoolTx(tctx, t)
+	res, err := p.e.CommitPoolTx(tctx, t)
 	cancel()
 	p.wrote(err)
 	if err != nil {
@@ -934,12 +933,12 @@ func (l *loop) look(ctx context.Context, now time.Time, all []string, versions s
 		types = rates.unrated
 	}
 	var err error
-	if l.nextReady, l.nextLease, err = p.q.NextWake(ctx, p.cfg.Owner, types, versions); err != nil {
+	if l.nextReady, l.nextLease, err = p.e.NextWake(ctx, p.cfg.Owner, types, versions); err != nil {
 		return err
 	}
 	l.wakeAt = now
 	if held {
-		later, err := p.q.NextReadyAfter(ctx, rates.rated, l.rateSince)
+		later, err := p.e.NextReadyAfter(ctx, rates.rated, l.rateSince)
 		if err != nil {
 			return err
 		}
@@ -1037,7 +1036,7 @@ func (l *loop) absent(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, stopWriteTimeout)
 	defer cancel()
-	if err := p.q.Leave(ctx, p.cfg.Owner); err != nil {
+	if err := p.e.Leave(ctx, p.cfg.Owner); err != nil {
 		p.log.WarnContext(ctx, "pool record not removed", "err", err)
 		return
 	}
@@ -1229,7 +1228,7 @@ func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, tripTimeout)
 	defer cancel()
-	if err := p.q.Store.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
+	if err := p.e.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
 		p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
 		return
 	}

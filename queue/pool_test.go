@@ -14,10 +14,11 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {
+func newTestPool(t testing.TB, q *Client, cfg PoolConfig) *Pool {
 	t.Helper()
 	if cfg.Workers == 0 {
 		cfg.Workers = 4
@@ -342,14 +343,14 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
 	clkA := clock.NewFake(t0)
-	qa, err := Open(ctx, path, Config{Clock: clkA})
+	qa, err := openSQLite(ctx, path, sqlite.Config{Clock: clkA})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { qa.Close() }) // after the pool stops: its cleanup runs first
 	// B lives two minutes later: A's lease (1m) has expired in B's eyes.
 	clkB := clock.NewFake(t0.Add(2 * time.Minute))
-	qb, err := Open(ctx, path, Config{Clock: clkB})
+	qb, err := openSQLite(ctx, path, sqlite.Config{Clock: clkB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,9 +424,9 @@ func TestTwoPoolsNeverRunTheSameJobConcurrently(t *testing.T) {
 			return nil
 		})
 	}
-	var qs []*Queue
+	var qs []*Client
 	for _, owner := range []string{"A", "B"} {
-		q, err := Open(ctx, path, Config{})
+		q, err := openSQLite(ctx, path, sqlite.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -470,12 +471,12 @@ func TestPoolNoticesAnotherProcessesEnqueue(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
-	daemon, err := Open(ctx, path, Config{})
+	daemon, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { daemon.Close() }) // after the pool stops: its cleanup runs first
-	cli, err := Open(ctx, path, Config{})
+	cli, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +565,7 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	t.Parallel()
 	// No watch wake-ups: the pool's own commits would wake it through the
 	// file watch, or through the poll when the clock moves.
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
@@ -678,7 +679,7 @@ func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
 // cancelled; another pool may have taken them), it must stop rechecking.
 func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
@@ -707,7 +708,7 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 // it twice, or make it dead on its last attempt.
 func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
@@ -780,7 +781,7 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 // pools table tells other processes which types wait for a handler.
 func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	ctx := context.Background()
 	// MaxIdle and WatchInterval are long, the file is not watched, the
 	// clock stands still: only the Register can wake the pool for the new
@@ -852,10 +853,10 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 
 // recordPool writes the row of a pool of another process, handling the
 // type t, last seen at seen.
-func recordPool(t *testing.T, q *Queue, owner string, seen time.Time) {
+func recordPool(t *testing.T, q *Client, owner string, seen time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: seen,
+	if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: seen,
 		Presence: &store.Presence{Types: []string{"t"}, Process: Process{PID: 7, Host: "elsewhere", Version: "v0"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -999,13 +1000,13 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 // tripLog is a Store that keeps the trips made through it, to tell what the
 // loop asked for at each.
 type tripLog struct {
-	Store
+	store.Engine
 	mu    sync.Mutex
 	trips []store.PoolTx
 }
 
 func (s *tripLog) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
-	res, err := s.Store.CommitPoolTx(ctx, t)
+	res, err := s.Engine.CommitPoolTx(ctx, t)
 	s.mu.Lock()
 	s.trips = append(s.trips, t)
 	s.mu.Unlock()
@@ -1041,8 +1042,8 @@ func waitIdle(t testing.TB, p *Pool) {
 func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
 	t.Parallel()
 	inner, _ := newTestQueue(t)
-	log := &tripLog{Store: inner.Store}
-	q := New(log, nil)
+	log := &tripLog{Engine: inner.Engine()}
+	q, _ := New(log, Config{})
 	p := newTestPool(t, q, PoolConfig{Workers: 4})
 	ran := make(chan string, 2)
 	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {

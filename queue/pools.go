@@ -16,7 +16,7 @@ import (
 const presenceEvery = store.PresenceEvery
 
 // Announce writes the pool's row now, so that other processes see it
-// running (Queue.Pools, Queue.Unhandled) from then on, and deletes the rows
+// running (Client.Pools, Client.Unhandled) from then on, and deletes the rows
 // of pools gone for a week. Run writes the row at its first trip in any
 // case; call Announce before Run to be seen before a readiness signal. Call
 // it from the goroutine that calls Run, before Run.
@@ -24,7 +24,7 @@ func (p *Pool) Announce(ctx context.Context) error {
 	all, _, _, versions, _ := p.claimTypes(nil, 0)
 	process := p.processNow()
 	now, _ := p.steps.Read(p.clock) // the loop's periods start here (see loop.now)
-	_, err := p.q.CommitPoolTx(ctx, store.PoolTx{Owner: p.cfg.Owner, Now: now,
+	_, err := p.e.CommitPoolTx(ctx, store.PoolTx{Owner: p.cfg.Owner, Now: now,
 		Presence: &store.Presence{Types: all, Versions: versions, Process: process, First: true}})
 	p.wrote(err)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // the write turn, as another process would; on PostgreSQL a connection of
 // the test's own holds the pools and jobs tables locked in an open
 // transaction.
-func newFreezableQueue(t *testing.T, engine string) (q *Queue, clk *clock.Fake, freeze func() (release func())) {
+func newFreezableQueue(t *testing.T, engine string) (q *Client, clk *clock.Fake, freeze func() (release func())) {
 	t.Helper()
 	if engine == "sqlite" {
 		q, clk = newTestQueue(t)
@@ -41,7 +41,7 @@ func newFreezableQueue(t *testing.T, engine string) (q *Queue, clk *clock.Fake, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	q = New(s, nil)
+	q, _ = New(s, Config{})
 	t.Cleanup(func() { q.Close() })
 	return q, clk, func() func() {
 		ctx := context.Background()

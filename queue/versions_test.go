@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // TestPoolRunsOnlyAcceptedVersions: a producer that moved to version 2 of
@@ -14,7 +16,7 @@ import (
 // versions runs it.
 func TestPoolRunsOnlyAcceptedVersions(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	ctx := context.Background()
 	// First in the claim order: a pool that took it would run it first.
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "v2", Version: 2, Priority: 1})

@@ -72,7 +72,7 @@ func shortSHA(s string) string {
 	return s
 }
 
-// Agree returns what the live daemons of ds (as queue.Queue.Daemons reads
+// Agree returns what the live daemons of ds (as queue.Client.Daemons reads
 // them) run at now. When self.Config is set it stands for the rows of its
 // process (same host and pid): a daemon counts the config it runs from the
 // moment it loads it, before its rows say so.

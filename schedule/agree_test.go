@@ -54,9 +54,9 @@ func TestAgree(t *testing.T) {
 
 // presentDaemon writes the row of a pool of another daemon (pid on host h) that
 // runs the config sha loaded at at.
-func presentDaemon(t *testing.T, q *queue.Queue, owner string, pid int, sha string, at, now time.Time) {
+func presentDaemon(t *testing.T, q *queue.Client, owner string, pid int, sha string, at, now time.Time) {
 	t.Helper()
-	if _, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now, Presence: &store.Presence{
+	if _, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now, Presence: &store.Presence{
 		Types: []string{"t"}, Process: queue.Process{PID: pid, Host: "h", Version: "v", Config: sha, ConfigAt: at}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBeatSitsOutWhileAnotherConfigRules(t *testing.T) {
 		t.Errorf("Agreement() = %+v, %v; want 2 configs, not ruling", a, ok)
 	}
 
-	if err := q.Leave(context.Background(), "other"); err != nil {
+	if err := q.Engine().Leave(context.Background(), "other"); err != nil {
 		t.Fatal(err)
 	}
 	got := r.advance(0) // the recheck finds it gone, at 12:04

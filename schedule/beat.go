@@ -143,7 +143,7 @@ type BeatConfig struct {
 //
 // Methods are safe for concurrent use; Run may be called once at a time.
 type Beat struct {
-	q        *queue.Queue
+	q        *queue.Client
 	clock    clock.Clock
 	log      *slog.Logger
 	maxSleep time.Duration
@@ -200,7 +200,7 @@ type Beat struct {
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
-func NewBeat(q *queue.Queue, cfg *Config, bc BeatConfig) (*Beat, error) {
+func NewBeat(q *queue.Client, cfg *Config, bc BeatConfig) (*Beat, error) {
 	switch {
 	case q == nil:
 		return nil, errors.New("new beat: nil queue")
@@ -714,7 +714,7 @@ type cursorReader struct {
 
 // readCursors starts reading the cursors of q; seen is called with each
 // cursor read, in order, before of returns it.
-func readCursors(ctx context.Context, q *queue.Queue, seen func(queue.Cursor)) *cursorReader {
+func readCursors(ctx context.Context, q *queue.Client, seen func(queue.Cursor)) *cursorReader {
 	r := &cursorReader{seen: seen}
 	r.next, r.stop = iter.Pull(func(yield func(queue.Cursor) bool) {
 		r.err = q.CursorsByName(ctx, yield)

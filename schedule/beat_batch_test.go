@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // batchStore records the schedules of each AdvanceBatch call, and fails as
 // a whole the calls that name a schedule in fail.
 type batchStore struct {
-	queue.Store
+	store.Engine
 	fail map[string]bool
 
 	mu       sync.Mutex
@@ -28,7 +29,7 @@ func (s *batchStore) Advance(ctx context.Context, a queue.Advance) ([]queue.Enqu
 	s.mu.Lock()
 	s.advances++
 	s.mu.Unlock()
-	return s.Store.Advance(ctx, a)
+	return s.Engine.Advance(ctx, a)
 }
 
 var errBatchCall = errors.New("the call failed as a whole")
@@ -46,7 +47,7 @@ func (s *batchStore) AdvanceBatch(ctx context.Context, advs []queue.Advance) ([]
 	if failed {
 		return nil, errBatchCall
 	}
-	return s.Store.AdvanceBatch(ctx, advs)
+	return s.Engine.AdvanceBatch(ctx, advs)
 }
 
 // fanOuts returns a file of one schedule per name, due every minute, each
@@ -68,11 +69,11 @@ func fanOuts(items int, names ...string) string {
 // newBatchBeat returns a beat over a batchStore on a new queue file, its
 // cursors created at t0, whose AdvanceBatch calls fail from then on when
 // they name a schedule of fail.
-func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
+func newBatchBeat(t *testing.T, cfg *Config, fail ...string) (*Beat, *batchStore, *queue.Client) {
 	t.Helper()
 	base, clk := newTestQueue(t)
-	bs := &batchStore{Store: base.Store, fail: map[string]bool{}}
-	q := queue.New(bs, nil)
+	bs := &batchStore{Engine: base.Engine(), fail: map[string]bool{}}
+	q, _ := queue.New(bs, queue.Config{})
 	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -198,8 +199,8 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 func TestPassCreatesCursorsInBatches(t *testing.T) {
 	const n = 600
 	base, clk := newTestQueue(t)
-	bs := &batchStore{Store: base.Store}
-	q := queue.New(bs, nil)
+	bs := &batchStore{Engine: base.Engine()}
+	q, _ := queue.New(bs, queue.Config{})
 	cfg := mustParse(t, manySchedules(n, func(i int) int { return i }))
 	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {

@@ -69,7 +69,7 @@ type TriggerOptions struct {
 // for no instant: their ScheduledAt is zero, so a command sees an empty
 // SCHEDULER_SCHEDULED_AT. It runs even while the schedule is paused and does
 // not move its cursor.
-func Trigger(ctx context.Context, q *queue.Queue, cfg *Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
+func Trigger(ctx context.Context, q *queue.Client, cfg *Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
 	jobs, err := triggerJobs(cfg, name, opts)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (s *Schedule) findItem(name string) (Item, error) {
 
 // Pause stops the beat from materialising the schedule name, durably, until
 // Resume. Its cursor stays where it is.
-func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error {
+func Pause(ctx context.Context, q *queue.Client, cfg *Config, name string) error {
 	if _, err := find(cfg, name); err != nil {
 		return fmt.Errorf("pause: %w", err)
 	}
@@ -206,7 +206,7 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *Config, name string) error 
 // queue.SkipPaused if it fell after the pause and queue.SkipMisfire if the
 // beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
-func Resume(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) error {
+func Resume(ctx context.Context, q *queue.Client, cfg *Config, name string, now time.Time, skipMissed bool) error {
 	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
 	return err
 }
@@ -219,7 +219,7 @@ type Resumed struct {
 }
 
 // ResumeSettled is Resume, reporting what it settled.
-func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
+func ResumeSettled(ctx context.Context, q *queue.Client, cfg *Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return Resumed{}, fmt.Errorf("resume: %w", err)
@@ -251,7 +251,7 @@ func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *Config, name string
 // settle materialises the instants a pause missed, up to now, and resumes
 // the schedule, in one Advance; it returns how many run and how many were
 // skipped.
-func settle(ctx context.Context, q *queue.Queue, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
+func settle(ctx context.Context, q *queue.Client, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
@@ -346,7 +346,7 @@ func NextRuns(cfg *Config, name string, n int, opts NextOptions) ([]NextRun, err
 // the cursor and ignores pause and overlap. For "@every" the instants are
 // counted from from. More than MaxBackfill instants, or MaxBackfillJobs
 // jobs, is an error and enqueues nothing.
-func Backfill(ctx context.Context, q *queue.Queue, cfg *Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
+func Backfill(ctx context.Context, q *queue.Client, cfg *Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: %w", err)

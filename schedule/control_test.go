@@ -718,7 +718,7 @@ func TestBackfillAndTriggerKeyStayIdempotentAfterPurge(t *testing.T) {
 	clk.Advance(8 * 24 * time.Hour)
 	// The store may keep the newest job, so that its id is never drawn
 	// again (SQLite does): every other one is purged.
-	rep, err := q.Maintain(ctx, 7*24*time.Hour)
+	rep, err := q.Engine().Maintain(ctx, 7*24*time.Hour)
 	if err != nil || rep.Purged < 5 {
 		t.Fatalf("Maintain = %+v, %v; want 5 or 6 purged", rep, err)
 	}

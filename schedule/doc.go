@@ -35,7 +35,7 @@
 // After each pass the beat judges the alarms of the watched schedules from
 // the database (see AlarmPayload and the README's "Alarms"): late, missed,
 // dead, misfire and recovered, each raised once under its key with its
-// notification jobs, through queue.Store's RaiseAlarms.
+// notification jobs, through store.Engine's RaiseAlarms.
 //
 // Load reports every problem at once, each with file, line, table, name and
 // key, and returns no Config unless the whole file is valid.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -20,18 +21,18 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake
 // clock set to t0.
-func newTestQueue(t testing.TB) (*queue.Queue, *clock.Fake) {
+func newTestQueue(t testing.TB) (*queue.Client, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	return openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk), clk
 }
 
 // openQueue opens the queue file at path; it is closed when the test ends.
-func openQueue(t testing.TB, path string, clk clock.Clock) *queue.Queue {
+func openQueue(t testing.TB, path string, clk clock.Clock) *queue.Client {
 	t.Helper()
-	q, err := queue.Open(context.Background(), path, queue.Config{Clock: clk})
+	q, err := engine.Open(context.Background(), path, engine.Config{Clock: clk})
 	if err != nil {
-		t.Fatalf("queue.Open: %v", err)
+		t.Fatalf("engine.Open: %v", err)
 	}
 	t.Cleanup(func() { q.Close() })
 	return q
@@ -78,14 +79,14 @@ type beatRun struct {
 
 // startBeat runs a Beat on q until the test ends or stop is called, and
 // waits for its first pass.
-func startBeat(t testing.TB, q *queue.Queue, cfg *Config, clk *clock.Fake) *beatRun {
+func startBeat(t testing.TB, q *queue.Client, cfg *Config, clk *clock.Fake) *beatRun {
 	t.Helper()
 	return startBeatWith(t, q, cfg, BeatConfig{Clock: clk})
 }
 
 // startBeatWith is startBeat with a BeatConfig, whose Clock must be a
 // *clock.Fake.
-func startBeatWith(t testing.TB, q *queue.Queue, cfg *Config, bc BeatConfig) *beatRun {
+func startBeatWith(t testing.TB, q *queue.Client, cfg *Config, bc BeatConfig) *beatRun {
 	t.Helper()
 	clk := bc.Clock.(*clock.Fake)
 	b, err := NewBeat(q, cfg, bc)
@@ -151,7 +152,7 @@ func (r *beatRun) set(at time.Time) idle {
 
 // jobs returns the instants of the jobs of schedule, oldest first, as
 // "item@15:04:05" (item omitted when empty).
-func jobs(t testing.TB, q *queue.Queue, schedule string) []string {
+func jobs(t testing.TB, q *queue.Client, schedule string) []string {
 	t.Helper()
 	js, err := q.ScheduleJobs(context.Background(), schedule, 1000000)
 	if err != nil {
@@ -167,7 +168,7 @@ func jobs(t testing.TB, q *queue.Queue, schedule string) []string {
 
 // skips returns the skips of schedule, oldest first, as
 // "reason item@15:04:05".
-func skips(t testing.TB, q *queue.Queue, schedule string) []string {
+func skips(t testing.TB, q *queue.Client, schedule string) []string {
 	t.Helper()
 	var ss []queue.Skip
 	for _, reason := range []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST} {
@@ -197,7 +198,7 @@ func label(item string, at time.Time) string {
 }
 
 // cursor returns the cursor of schedule.
-func cursor(t testing.TB, q *queue.Queue, schedule string) queue.Cursor {
+func cursor(t testing.TB, q *queue.Client, schedule string) queue.Cursor {
 	t.Helper()
 	cs, err := q.Cursors(context.Background())
 	if err != nil {

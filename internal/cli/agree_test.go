@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -58,7 +59,7 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 		}
 	}()
 	waitLine("scheduler started")
-	q, err := queue.Open(context.Background(), db, queue.Config{ReadOnly: true})
+	q, err := engine.Open(context.Background(), db, engine.Config{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ const deadlineAlarms = 20
 // observeDeadline sets the deadline state of a schedule that has a
 // start_within or a deadline (see schedule.DeadlineStateOf). One read of
 // the newest alarms of the schedule (alarms_schedule).
-func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	if a.cfg == nil {
 		return nil
 	}

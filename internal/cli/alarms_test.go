@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -37,7 +38,7 @@ func TestAlarmsCommand(t *testing.T) {
 		t.Errorf("-alarms before any daemon: exit %d, %s; want 1 and the missing database", code, errs)
 	}
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(dir, "scheduler.db"), queue.Config{})
+	q, err := engine.Open(ctx, filepath.Join(dir, "scheduler.db"), engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

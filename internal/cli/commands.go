@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 )
@@ -24,7 +25,7 @@ import (
 // database file: only the daemon does, so that a command run as root
 // before the service's first start cannot leave a database the service's
 // user cannot open (a PostgreSQL database is there or not).
-func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
+func (a *app) openQueue(ctx context.Context, write bool) (*queue.Client, error) {
 	if !isDSN(a.db) {
 		_, err := os.Stat(a.db)
 		switch {
@@ -34,7 +35,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
-	return openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
+	return openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
 func (a *app) schedule(name string) (*schedule.Schedule, error) {
@@ -301,7 +302,7 @@ type scheduleStatus struct {
 // rateStatus lists the configured tasks with a rate limit that have jobs
 // ready to run, with when the limit of one without a key allows its next
 // start (one read of its bucket each).
-func (a *app) rateStatus(ctx context.Context, q *queue.Queue, st queue.Stats) ([]rateStatus, error) {
+func (a *app) rateStatus(ctx context.Context, q *queue.Client, st queue.Stats) ([]rateStatus, error) {
 	out := []rateStatus{}
 	if a.cfg == nil {
 		return out, nil

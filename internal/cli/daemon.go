@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/tasks"
@@ -64,7 +65,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 		}
 	}
 
-	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: log})
+	q, err := openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -340,7 +341,7 @@ func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string
 }
 
 // reload applies a new config atomically: a bad file changes nothing.
-func (a *app) reload(ctx context.Context, notify notifier, q *queue.Queue, pools *workerPools, reg *tasks.Registry, beat *schedule.Beat) {
+func (a *app) reload(ctx context.Context, notify notifier, q *queue.Client, pools *workerPools, reg *tasks.Registry, beat *schedule.Beat) {
 	log := a.log
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)

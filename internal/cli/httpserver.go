@@ -150,7 +150,7 @@ func configsWarning(a schedule.Agreement) string {
 // behind the login of h's credentials, and the actions when h enables them.
 // The pages show the config, the deadlines and the agreement of the
 // daemons' configs as beat has them.
-func newSite(q *queue.Queue, h schedule.HTTP, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+func newSite(q *queue.Client, h schedule.HTTP, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err

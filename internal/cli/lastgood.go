@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 )
@@ -71,7 +72,7 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 		}
 		return fail("database %s: %v", a.dbPath, err)
 	}
-	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
+	q, err := openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -117,7 +118,7 @@ func brokenSummary(path string, err error) string {
 // storeRunningConfig records a.cfgData, the bytes of the config the daemon
 // now runs, in the database, with the file's absolute path so that an
 // operator command run from another directory can name it.
-func (a *app) storeRunningConfig(ctx context.Context, q *queue.Queue) error {
+func (a *app) storeRunningConfig(ctx context.Context, q *queue.Client) error {
 	path, err := filepath.Abs(a.o.config)
 	if err != nil {
 		return fmt.Errorf("store running config: %w", err)
@@ -149,7 +150,7 @@ type configReport struct {
 
 // configStatus compares the file with the configuration stored in q, for
 // -status. It returns nil when the database holds none.
-func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, error) {
+func (a *app) configStatus(ctx context.Context, q *queue.Client) (*configReport, error) {
 	stored := a.running
 	if stored == nil {
 		var err error

@@ -101,7 +101,7 @@ type poolGauge struct {
 
 // newMetrics returns the metrics of a daemon on q running cfg, its build
 // version, its worker pools and the outcome of its writes given.
-func newMetrics(q *queue.Queue, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
+func newMetrics(q *queue.Client, cfg *schedule.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
@@ -267,7 +267,7 @@ func (m *metrics) NotificationFailed(task string) {
 // schedule its last success and completion, next run and pause; and the
 // beat's view of the daemons' configs.
 type metricsCollector struct {
-	q     *queue.Queue
+	q     *queue.Client
 	m     *metrics
 	clock clock.Clock
 	log   *slog.Logger

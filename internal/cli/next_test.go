@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -36,7 +37,7 @@ task = "rec"
 	}
 
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(dir, "scheduler.db"), queue.Config{})
+	q, err := engine.Open(ctx, filepath.Join(dir, "scheduler.db"), engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

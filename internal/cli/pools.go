@@ -33,7 +33,7 @@ type workerPools struct {
 // "OWNER/NAME" (their workers are "OWNER/NAME/wN" in the attempts) and no
 // periodic maintenance, which one pool of the process does for all. Their
 // log lines carry pool=NAME.
-func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *schedule.Config) (*workerPools, error) {
+func newWorkerPools(q *queue.Client, pc queue.PoolConfig, cfg *schedule.Config) (*workerPools, error) {
 	def, err := queue.NewPool(q, pc)
 	if err != nil {
 		return nil, err

@@ -84,7 +84,7 @@ func (a *app) listSkipped(ctx context.Context) error {
 
 // skipOfKey looks up the skip of the instant that a dedup key of the form
 // schedule|item|instant names, for -job KEY when no job has the key.
-func (a *app) skipOfKey(ctx context.Context, q *queue.Queue, key string) (queue.Skip, bool, error) {
+func (a *app) skipOfKey(ctx context.Context, q *queue.Client, key string) (queue.Skip, bool, error) {
 	first, last := strings.Index(key, "|"), strings.LastIndex(key, "|")
 	if first < 0 || first == last {
 		return queue.Skip{}, false, nil

@@ -48,7 +48,7 @@ type lastSkipView struct {
 // and whether one is alive, each schedule's last instant summed over its
 // fan-out items, and its skips of the last day. Every read is bounded: one
 // range of an index per schedule.
-func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
+func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusReport) error {
 	now := q.Clock().Now()
 	ds, err := q.Pools(ctx)
 	if err != nil {
@@ -131,7 +131,7 @@ func worstState(m map[queue.State]int) queue.State {
 // jobs of one -trigger are the newest of the schedule's manual jobs up to
 // LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
 // items (see Store.Run).
-func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+func (a *app) observeManual(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	j := ss.lastManual
 	prefix := j.Schedule + "|" + j.Item
 	if !strings.HasPrefix(j.Key, prefix+"|") {
@@ -254,7 +254,7 @@ func printSkips(w io.Writer, rep statusReport) {
 // warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
 // to run what it queued. The trigger is committed by then: a failure to
 // look is a warning too, never the command's error.
-func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
+func (a *app) warnNoDaemon(ctx context.Context, q *queue.Client) error {
 	ds, err := q.Pools(ctx)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)

@@ -262,7 +262,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 }
 
 // liveDaemons counts the processes with a live pool row: one daemon may
-// have several pools. It reads at most 100 rows (Queue.Daemons).
+// have several pools. It reads at most 100 rows (Client.Pools).
 func (s *server) liveDaemons(ctx context.Context) (int, error) {
 	ds, err := s.q.Pools(ctx)
 	if err != nil {

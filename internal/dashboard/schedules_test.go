@@ -95,7 +95,7 @@ func walk(t *testing.T, get func(string) string, path string, total int, link fu
 // time; a#next walks every schedule exactly once in order, a#prev walks
 // the same pages back, and each page says how many schedules there are.
 func TestSchedulesPaged(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		seed(t, q)
@@ -141,7 +141,7 @@ func TestSchedulesPaged(t *testing.T) {
 // holds q, the paused or active ones, those with an open alarm (not one
 // whose alarms are closed), and pages through them keeping the filter.
 func TestSchedulesFilter(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q) // nightly has an open missed alarm

@@ -133,7 +133,7 @@ RETURNING cursors.schedule`
 
 // AdvanceBatch commits many Advances in few transactions, each Advance
 // still all or nothing with its own compare-and-set of the cursor (see
-// queue.Store).
+// store.Engine).
 func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
 	now := ts(s.now())
 	return store.BatchAdvances(advs, now, func(prepared []store.Advance, idx []int, res []store.AdvanceResult) error {

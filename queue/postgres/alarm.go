@@ -40,7 +40,7 @@ ON CONFLICT (schedule) DO UPDATE SET late_at = greatest(alarm_marks.late_at, exc
 	misfire_at = greatest(alarm_marks.misfire_at, excluded.misfire_at),
 	dead_at = greatest(alarm_marks.dead_at, excluded.dead_at), updated_at = excluded.updated_at`
 
-// RaiseAlarms commits b in one transaction (see queue.Store).
+// RaiseAlarms commits b in one transaction (see store.Engine).
 func (s *Store) RaiseAlarms(ctx context.Context, b store.AlarmBatch) ([]store.Alarm, error) {
 	now := ts(s.now())
 	alarms, err := store.PrepareAlarms(b.Alarms, now)

@@ -1,5 +1,5 @@
 // Package postgres is the PostgreSQL storage engine of the queue: one
-// database shared by any number of nodes. It implements queue.Store in the
+// database shared by any number of nodes. It implements store.Engine in the
 // terms of github.com/scheduler-run/scheduler/queue/store, with the rules of the SQLite engine, and
 // adds what many nodes need: claims that skip the rows another node holds
 // (FOR UPDATE SKIP LOCKED), a clock that follows the database server's, and

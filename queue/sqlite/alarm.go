@@ -40,7 +40,7 @@ ON CONFLICT (schedule) DO UPDATE SET late_at = max(late_at, excluded.late_at),
 	missed_at = max(missed_at, excluded.missed_at), misfire_at = max(misfire_at, excluded.misfire_at),
 	dead_at = max(dead_at, excluded.dead_at), updated_at = excluded.updated_at`
 
-// RaiseAlarms commits b in one transaction (see queue.Store). The commit is
+// RaiseAlarms commits b in one transaction (see store.Engine). The commit is
 // not fsynced: a power loss loses the alarms with the marks that passed
 // them, and the next evaluation raises them again.
 func (s *Store) RaiseAlarms(ctx context.Context, b store.AlarmBatch) ([]store.Alarm, error) {

@@ -1,7 +1,7 @@
 // Package sqlite is the queue's storage engine on one SQLite file (WAL):
 // jobs under unique dedup keys, their attempt history, schedule cursors and
 // skipped instants, the configuration the daemon runs, a row per running
-// pool. *Store implements scheduler/queue.Store; all of its SQL, its
+// pool. *Store implements scheduler/store.Engine; all of its SQL, its
 // migrations (embedded beside it) and its SQLite-only operations (Backup,
 // Checkpoint, CheckpointPassive, SchemaVersion) live here. Any number of
 // processes on one host may open the same file: writers take turns through

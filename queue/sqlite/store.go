@@ -52,7 +52,7 @@ type Config struct {
 	NoFileWatch bool
 }
 
-// Store is the queue's rows in one SQLite file: it implements queue.Store.
+// Store is the queue's rows in one SQLite file: it implements store.Engine.
 // It is safe for concurrent use by many goroutines, and several processes
 // may open the same file.
 type Store struct {
