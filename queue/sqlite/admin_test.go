@@ -21,7 +21,8 @@ func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText stri
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
-		js, _, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20, types: jobTypes(t, q)})
+		c := claimer{tx: tx, s: q, owner: "test", now: now, until: now.Add(time.Minute)}
+		js, _, _, err := store.ClaimJobs(ctx, c, &store.Claim{Lease: time.Minute, N: 1 << 20, Types: jobTypes(t, q)}, now)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 // CountJobs counts every job by state and type, row by row: the truth that
 // job_counts must agree with (see storetest.JobCounter).
 func (s *Store) CountJobs(ctx context.Context) (map[store.State]map[string]int, error) {
-	rows, err := s.r.QueryContext(ctx, statsSQL)
+	rows, err := s.r.QueryContext(ctx, countEveryJobSQL)
 	if err != nil {
 		return nil, err
 	}

@@ -168,6 +168,6 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		}
 	}
 	if err == nil {
-		s.notify()
+		s.Wake()
 	}
 }

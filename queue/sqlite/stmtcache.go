@@ -17,11 +17,11 @@ import (
 // hotSQL lists the statements prepared once at Open on the writer
 // connection.
 var hotSQL = []string{
-	insertJobSQL, jobIDByKeySQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
+	insertJobSQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL, moveCursorsCountSQL,
 	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
-	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
+	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL,
 	savepointSQL, rollbackToSQL, releaseSQL, countSQL, countMarkSQL, tailCountsSQL, moveCountMarkSQL,
 	rateCandidatesSQL, rateBucketsSQL, rateWriteSQL, claimIDsSQL,
 }

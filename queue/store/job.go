@@ -18,6 +18,15 @@ const (
 	StateCancelled State = "cancelled"
 )
 
+// Valid reports whether s is one of the states above.
+func (s State) Valid() bool {
+	switch s {
+	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
+		return true
+	}
+	return false
+}
+
 // DefaultMaxAttempts is the attempt limit of a job enqueued without one.
 const DefaultMaxAttempts = 5
 

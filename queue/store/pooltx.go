@@ -110,3 +110,22 @@ type CancelRequest struct {
 	Attempt int
 	By      string
 }
+
+// AttemptRows returns the attempts to record of the results rs of a
+// PoolTx whose fences held as ok says: a result that lost its lease as a
+// stale attempt. A completion that printed nothing has none: the job's row
+// records it.
+func AttemptRows(rs []Result, ok []bool) []Attempt {
+	var out []Attempt
+	for i, r := range rs {
+		outcome := r.Outcome
+		if !ok[i] {
+			outcome = OutcomeStale
+		} else if outcome == OutcomeDone && r.Output == "" {
+			continue
+		}
+		out = append(out, Attempt{JobID: r.Job.ID, Number: r.Job.Attempt, Worker: r.Worker, StartedAt: r.Started,
+			FinishedAt: r.Finished, Outcome: outcome, Error: CapText(r.Error), Output: r.Output})
+	}
+	return out
+}
