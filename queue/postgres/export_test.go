@@ -51,7 +51,7 @@ func (s *Store) Channel() string { return s.channel }
 // CountJobs counts every job by state and type, row by row: the truth that
 // job_counts must agree with (see storetest.JobCounter).
 func (s *Store) CountJobs(ctx context.Context) (map[store.State]map[string]int, error) {
-	rows, err := s.pool.Query(ctx, statsSQL)
+	rows, err := s.pool.Query(ctx, countEveryJobSQL)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -46,28 +44,12 @@ SELECT
 // owner other than owner expires (zero when none), as reclaim judges it
 // (see store.Leases). It reads, without the write turn.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
-	now := s.clock.Now()
-	expired, err := s.Expired(ctx, reader{s}, now)
-	if err != nil {
-		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
-	}
 	plain, pairs := versions.Split(types)
 	q, args := nextWakeSQL, []any{owner, s.types.json(plain)}
 	if len(pairs) > 0 {
 		q, args = nextWakeVersionsSQL, append(args, pairsJSON(pairs))
 	}
-	st, err := s.readStmt(ctx, q)
-	if err != nil {
-		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
-	}
-	var r, l store.Time
-	if err := st.QueryRowContext(ctx, args...).Scan(&r, &l); err != nil {
-		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
-	}
-	if !l.IsZero() {
-		l.Time = l.Add(now.Sub(expired)) // when reclaim takes it
-	}
-	return r.Time, l.Time, nil
+	return s.WakeTimes(ctx, reader{s}, q, args...)
 }
 
 // nextReadyAfterSQL finds the earliest run_at after ?2 of the pending jobs
@@ -86,16 +68,5 @@ FROM p WHERE p.pr IS NOT NULL`
 // NextReadyAfter returns the earliest run_at after since of the pending
 // jobs of types; zero when none. It reads, without the write turn.
 func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
-	var r sql.NullInt64
-	st, err := s.readStmt(ctx, nextReadyAfterSQL)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("next ready: %w", err)
-	}
-	if err := st.QueryRowContext(ctx, s.types.json(types), ms(since)).Scan(&r); err != nil {
-		return time.Time{}, fmt.Errorf("next ready: %w", err)
-	}
-	if !r.Valid {
-		return time.Time{}, nil
-	}
-	return time.UnixMilli(r.Int64).UTC(), nil
+	return s.ReadyAfter(ctx, reader{s}, nextReadyAfterSQL, s.types.json(types), since)
 }

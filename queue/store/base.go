@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -138,4 +139,33 @@ func (e *Base) Expired(ctx context.Context, q Querier, now time.Time) (time.Time
 		return time.Time{}, err
 	}
 	return now.Add(-margin), nil
+}
+
+// WakeTimes reads, on q, query and its args: when the next job a pool
+// takes becomes ready, and when the earliest lease of another owner ends,
+// which it moves to when reclaim takes it (see Leases).
+func (e *Base) WakeTimes(ctx context.Context, q Querier, query string, args ...any) (ready, lease time.Time, err error) {
+	now := e.clock.Now()
+	expired, err := e.Expired(ctx, q, now)
+	if err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	var r, l Time
+	if err := q.QueryRow(ctx, query, args...).Scan(&r, &l); err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
+	}
+	if !l.IsZero() {
+		l.Time = l.Add(now.Sub(expired))
+	}
+	return r.Time, l.Time, nil
+}
+
+// ReadyAfter reads, on q, query and its args: the earliest run_at of the
+// jobs it selects; zero when none.
+func (e *Base) ReadyAfter(ctx context.Context, q Querier, query string, args ...any) (time.Time, error) {
+	var r Time
+	if err := q.QueryRow(ctx, query, args...).Scan(&r); err != nil {
+		return time.Time{}, fmt.Errorf("next ready: %w", err)
+	}
+	return r.Time, nil
 }

@@ -8,17 +8,13 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"regexp"
 	"runtime"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,34 +54,24 @@ type Config struct {
 	editConn func(*pgx.ConnConfig)
 }
 
-// Store is the PostgreSQL engine. It is safe for concurrent use.
+// The engine implements every role.
+var _ store.Engine = (*Store)(nil)
+
+// Store is the PostgreSQL engine: it implements store.Engine. It is safe
+// for concurrent use.
 type Store struct {
+	*store.Base // the engine-neutral flow, on the statements of statements.go
+
 	pool    *pgxpool.Pool
 	name    string
 	channel string // the NOTIFY channel of the store's schema
 	clock   *serverClock
-	leases  *store.Leases // judges leases across steps of Clock()
 	log     *slog.Logger
 	cfg     Config
-	// noVersions is set when a schema older than job versions was opened
-	// read-only, which migrates nothing: it has no version column, and its
-	// jobs are all of version 1 (see jobsQuery).
-	noVersions bool
-	// noRetriedAt is the same for a schema older than the record of an
-	// operator's retries: its jobs show none (see jobsQuery).
-	noRetriedAt bool
-	// noCounts is the same for a schema older than job_counts: Stats and
-	// Handlers count the rows.
-	noCounts bool
-	// noPoolConfig is the same for a schema older than the record of the
-	// config each daemon runs: its pools show none (see Daemons).
-	noPoolConfig bool
+	schema  schema // what an old schema opened read-only lacks
 
 	stop chan struct{} // closed by Close: stops the clock's measurements
 	wg   sync.WaitGroup
-
-	mu      sync.Mutex
-	waiters map[chan struct{}]struct{}
 
 	notifyOwed chan struct{} // buffer of one: a NOTIFY is owed (see notify)
 	// cancelOwed is set when the owed NOTIFY must reach this store's own
@@ -94,46 +80,6 @@ type Store struct {
 	// sender is the payload of this store's NOTIFYs that only tell of
 	// jobs made ready: its own watch passes over them (see notify).
 	sender string
-}
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	var out []migration
-	for i, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration %s: want version %d", base, i+1)
-		}
-		b, err := migrationFS.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	return out, nil
-}
-
-// SchemaVersion is the version of the schema this program writes.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil {
-		return 0
-	}
-	return len(ms)
 }
 
 // Open connects to the database at dsn (a URL or key=value string, as pgx
@@ -175,7 +121,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
 	}
 	s := &Store{pool: pool, name: redact(dsn), log: cfg.Logger, cfg: cfg,
-		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}), waiters: map[chan struct{}]struct{}{},
+		clock: &serverClock{base: cfg.Clock}, stop: make(chan struct{}),
 		notifyOwed: make(chan struct{}, 1), sender: newSender()}
 	var schema string
 	if cfg.ReadOnly {
@@ -199,93 +145,11 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.followClock()
 	}
-	s.leases = store.NewLeases(s.Clock()) // after the first measurement, which is no step
+	// After the first measurement, which is no step of the clock.
+	s.Base = store.NewBase(backend{s}, s.statements(), s.Clock(), s.log, store.PurgeConfig{Batch: cfg.PurgeBatch})
 	s.wg.Add(1)
 	go s.notifyLoop()
 	return s, nil
-}
-
-// migrationLock is the first key of the advisory lock that migrations take;
-// the second is the schema's hash, so that schemas migrate independently.
-const migrationLock = 0x5343_4844 // "SCHD"
-
-// migrate applies the migrations the schema lacks, in one transaction that
-// holds an advisory lock, so that nodes starting together migrate once.
-func (s *Store) migrate(ctx context.Context) error {
-	ms, err := migrations()
-	if err != nil {
-		return err
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
-			return fmt.Errorf("lock migrations: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    integer     PRIMARY KEY,
-	name       text        NOT NULL,
-	applied_at timestamptz NOT NULL DEFAULT now()
-)`); err != nil {
-			return fmt.Errorf("create schema_migrations: %w", err)
-		}
-		var have int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
-			return err
-		}
-		if have > len(ms) {
-			return fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
-		}
-		for _, m := range ms[have:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-		}
-		return nil
-	})
-}
-
-// schemaSQL reads, in one statement, what a read-only open must know of
-// the schema, which it does not migrate: its name, whether the scheduler's
-// tables are there, and which of the tables and columns added by later
-// migrations it has (see Store.noVersions, noRetriedAt, noCounts and
-// noPoolConfig). It
-// reads pg_catalog: the views of information_schema cost a fresh backend
-// 2 to 14 ms each to plan, the most of an operator's -status.
-const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL,
-	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
-	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
-	to_regclass('job_counts') IS NOT NULL,
-	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
-
-// readSchema is migrate for a read-only store: the schema must hold the
-// scheduler's tables, of a version this program knows. It returns the
-// schema's name. Its two statements run once per store, so they go
-// unprepared (the simple protocol): one round trip each, where preparing
-// costs a second.
-func (s *Store) readSchema(ctx context.Context) (string, error) {
-	ms, err := migrations()
-	if err != nil {
-		return "", err
-	}
-	var schema string
-	var exists, versioned, retried, counted, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&schema, &exists, &versioned, &retried, &counted, &configured); err != nil {
-		return "", err
-	}
-	if !exists {
-		return "", fmt.Errorf("no scheduler tables in this schema (has a daemon started on it?): %w", store.ErrNotFound)
-	}
-	var have int
-	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`, pgx.QueryExecModeSimpleProtocol).Scan(&have); err != nil {
-		return "", err
-	}
-	if have > len(ms) {
-		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
-	}
-	s.noVersions, s.noRetriedAt, s.noCounts, s.noPoolConfig = !versioned, !retried, !counted, !configured
-	return schema, nil
 }
 
 var notChannel = regexp.MustCompile(`[^a-z0-9_]+`)
@@ -349,44 +213,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping reads a little of the two tables the daemon lives on.
-func (s *Store) Ping(ctx context.Context) error {
-	var maxID *int64
-	var cursors int
-	if err := s.pool.QueryRow(ctx, `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`).Scan(&maxID, &cursors); err != nil {
-		return fmt.Errorf("ping: %w", err)
-	}
-	return nil
-}
-
-// Subscribe returns a channel that receives a value (coalesced) after each
-// commit of this Store that makes a job ready.
-func (s *Store) Subscribe() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	s.waiters[ch] = struct{}{}
-	s.mu.Unlock()
-	return ch, func() {
-		s.mu.Lock()
-		delete(s.waiters, ch)
-		s.mu.Unlock()
-	}
-}
-
-// wake tells the subscribers of this Store that a commit made work ready,
-// and asks for a NOTIFY to tell the other nodes (see notify).
-func (s *Store) wake() {
-	s.notify()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for ch := range s.waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // notifySQL wakes the watches of every node on the schema when the
 // transaction it runs in commits: EnqueueTx's, in the caller's
 // transaction. The store's own commits notify after they commit (see
@@ -414,24 +240,6 @@ func fromTS(t *time.Time) time.Time {
 	return t.UTC()
 }
 
-func nullStr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// capText caps an attempt's error or output text at MaxOutput bytes, as
-// the SQLite engine does, and makes it text PostgreSQL accepts: what a
-// command printed may hold bytes that are not UTF-8, or NULs, which a text
-// column refuses; they become U+FFFD.
-func capText(s string) string {
-	if len(s) > store.MaxOutput {
-		s = s[:store.MaxOutput/2] + "\n…\n" + s[len(s)-store.MaxOutput/2:]
-	}
-	return cleanText(s)
-}
-
 // cleanText replaces what a text column refuses (invalid UTF-8, NUL) by U+FFFD.
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
@@ -443,6 +251,3 @@ func cleanText(s string) string {
 
 // errNoRows reports pgx's "no rows in result set".
 func errNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
-
-// The engine implements every role.
-var _ store.Engine = (*Store)(nil)
