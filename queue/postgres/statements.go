@@ -16,112 +16,115 @@ const jobColumns = store.JobColumns
 // statements that join it.
 var jobColumnsOf = store.Qualified("jobs", jobColumns)
 
+// queries are the flow's statements on a database of the current schema.
+var queries = store.Statements{
+	Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
+
+	JobByID:      `SELECT ` + jobColumns + ` FROM jobs WHERE id = $1`,
+	JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = $1`,
+	Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT $1`,
+	ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = $1 ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $2`,
+	// Per schedule, its newest job by instant (then id), manual runs (no
+	// instant) last.
+	LastRuns: schedulesSQL + `
+SELECT ` + jobColumnsOf + ` FROM s CROSS JOIN LATERAL (
+SELECT * FROM jobs j WHERE j.schedule = s.name
+ORDER BY j.scheduled_at DESC NULLS LAST, j.id DESC LIMIT 1) jobs
+WHERE s.name IS NOT NULL`,
+	LastManualRuns: schedulesSQL + `
+SELECT ` + jobColumnsOf + ` FROM s CROSS JOIN LATERAL (
+SELECT * FROM jobs j WHERE j.schedule = s.name AND j.scheduled_at IS NULL
+ORDER BY j.scheduled_at DESC NULLS LAST, j.id DESC LIMIT 1) jobs
+WHERE s.name IS NOT NULL`,
+	List: listQuery,
+
+	Attempts:       attemptsSQL,
+	Counts:         countsSQL,
+	ReadySince:     `SELECT type, min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1 GROUP BY type`,
+	Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`,
+	RateTAT:        `SELECT tat FROM rate_limits WHERE type = $1 AND key = $2`,
+	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
+	LatestLease:    latestLeaseSQL,
+
+	// Two seeks of jobs_schedule_finished per schedule: its newest done
+	// job and its newest dead one.
+	Finishes: `SELECT n.name,
+(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'done' AND finished_at IS NOT NULL),
+(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL)
+FROM unnest($1::text[]) AS n(name)`,
+	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`,
+	// The walk of jobs_schedule_at of the schedule's manual runs down
+	// from the run's last id, to the span-th job with the run's key
+	// suffix. Keys are unique: a run has one job per item.
+	ManualRunStates: `SELECT state, count(*) FROM (
+SELECT state FROM jobs
+WHERE schedule = $1 AND scheduled_at IS NULL AND id <= $2 AND right(key, length($4)) = $4
+ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $3) r
+GROUP BY state`,
+
+	SkipsAll:  `SELECT ` + store.SkipColumns + ` FROM skips ORDER BY scheduled_at DESC, schedule DESC, item DESC LIMIT $1`,
+	SkipsOf:   `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = $1 ORDER BY scheduled_at DESC, item DESC LIMIT $2`,
+	SkipAt:    `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = $1 AND item IN ($2, '') AND scheduled_at = $3 ORDER BY item DESC LIMIT 1`,
+	SkipCount: skipCountSQL,
+	LastSkip:  lastSkipSQL,
+
+	AlarmsAll:     `SELECT ` + store.AlarmColumns + ` FROM alarms ORDER BY id DESC LIMIT $1`,
+	AlarmsOf:      alarmsOfSQL,
+	LastConfig:    `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`,
+	Cursors:       `SELECT schedule, at, paused, paused_at FROM cursors`,
+	CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule COLLATE "C"`,
+	// Read first: a beat's commits need connections of the pool.
+	CursorsReadFirst: true,
+
+	AlarmMarks:   `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
+	InstantJobs:  instantJobsSQL,
+	DeadJobs:     deadJobsSQL,
+	SkipsBetween: skipsBetweenSQL,
+	OpenAlarms:   openAlarmsSQL,
+	LastSuccess:  lastSuccessSQL,
+
+	Retry:         retrySQL,
+	CancelState:   `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`,
+	CancelPending: cancelPendingSQL,
+	CancelRunning: cancelRunningSQL,
+	SaveConfig: `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, $1, $2, $3, $4)
+ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`,
+	SetPaused: `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES ($1, $2, $3, $4, $2)
+ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`,
+
+	Cursor:       `SELECT at, paused FROM cursors WHERE schedule = $1`,
+	InsertCursor: `INSERT INTO cursors (schedule, at, updated_at) VALUES ($1, $2, $3) ON CONFLICT (schedule) DO NOTHING`,
+	// Under concurrent moves PostgreSQL checks the condition again on
+	// the row the first mover committed, so exactly one of them wins.
+	MoveCursor: `UPDATE cursors SET at = $2, updated_at = $6,
+paused = CASE WHEN $5 THEN false ELSE paused END,
+paused_at = CASE WHEN $5 THEN NULL ELSE paused_at END
+WHERE schedule = $1 AND at = $3 AND paused = $4`,
+
+	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	CloseAlarms: `UPDATE alarms SET open = false WHERE open AND id = ANY($1)`,
+	// The marks move forward only.
+	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (schedule) DO UPDATE SET late_at = greatest(alarm_marks.late_at, excluded.late_at),
+missed_at = greatest(alarm_marks.missed_at, excluded.missed_at),
+misfire_at = greatest(alarm_marks.misfire_at, excluded.misfire_at),
+dead_at = greatest(alarm_marks.dead_at, excluded.dead_at), updated_at = excluded.updated_at`,
+
+	Leave: `DELETE FROM pools WHERE owner = $1`,
+	PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
+SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`,
+	// The table is small, and the marks keep a purged alarm from being
+	// raised again.
+	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
+	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
+}
+
 // statements returns the flow's statements as the schema can answer them
 // (see schema).
 func (s *Store) statements() *store.Statements {
-	q := &store.Statements{
-		Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
-
-		JobByID:      `SELECT ` + jobColumns + ` FROM jobs WHERE id = $1`,
-		JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = $1`,
-		Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT $1`,
-		ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = $1 ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $2`,
-		// Per schedule, its newest job by instant (then id), manual runs (no
-		// instant) last.
-		LastRuns: schedulesSQL + `
-SELECT ` + jobColumnsOf + ` FROM s CROSS JOIN LATERAL (
-	SELECT * FROM jobs j WHERE j.schedule = s.name
-	ORDER BY j.scheduled_at DESC NULLS LAST, j.id DESC LIMIT 1) jobs
-WHERE s.name IS NOT NULL`,
-		LastManualRuns: schedulesSQL + `
-SELECT ` + jobColumnsOf + ` FROM s CROSS JOIN LATERAL (
-	SELECT * FROM jobs j WHERE j.schedule = s.name AND j.scheduled_at IS NULL
-	ORDER BY j.scheduled_at DESC NULLS LAST, j.id DESC LIMIT 1) jobs
-WHERE s.name IS NOT NULL`,
-		List: listQuery,
-
-		Attempts:       attemptsSQL,
-		Counts:         countsSQL,
-		ReadySince:     `SELECT type, min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1 GROUP BY type`,
-		Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`,
-		RateTAT:        `SELECT tat FROM rate_limits WHERE type = $1 AND key = $2`,
-		CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
-		LatestLease:    latestLeaseSQL,
-
-		// Two seeks of jobs_schedule_finished per schedule: its newest done
-		// job and its newest dead one.
-		Finishes: `SELECT n.name,
-	(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'done' AND finished_at IS NOT NULL),
-	(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL)
-FROM unnest($1::text[]) AS n(name)`,
-		InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`,
-		// The walk of jobs_schedule_at of the schedule's manual runs down
-		// from the run's last id, to the span-th job with the run's key
-		// suffix. Keys are unique: a run has one job per item.
-		ManualRunStates: `SELECT state, count(*) FROM (
-	SELECT state FROM jobs
-	WHERE schedule = $1 AND scheduled_at IS NULL AND id <= $2 AND right(key, length($4)) = $4
-	ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $3) r
-GROUP BY state`,
-
-		SkipsAll:  `SELECT ` + store.SkipColumns + ` FROM skips ORDER BY scheduled_at DESC, schedule DESC, item DESC LIMIT $1`,
-		SkipsOf:   `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = $1 ORDER BY scheduled_at DESC, item DESC LIMIT $2`,
-		SkipAt:    `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = $1 AND item IN ($2, '') AND scheduled_at = $3 ORDER BY item DESC LIMIT 1`,
-		SkipCount: skipCountSQL,
-		LastSkip:  lastSkipSQL,
-
-		AlarmsAll:     `SELECT ` + store.AlarmColumns + ` FROM alarms ORDER BY id DESC LIMIT $1`,
-		AlarmsOf:      alarmsOfSQL,
-		LastConfig:    `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`,
-		Cursors:       `SELECT schedule, at, paused, paused_at FROM cursors`,
-		CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule COLLATE "C"`,
-		// Read first: a beat's commits need connections of the pool.
-		CursorsReadFirst: true,
-
-		AlarmMarks:   `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
-		InstantJobs:  instantJobsSQL,
-		DeadJobs:     deadJobsSQL,
-		SkipsBetween: skipsBetweenSQL,
-		OpenAlarms:   openAlarmsSQL,
-		LastSuccess:  lastSuccessSQL,
-
-		Retry:         retrySQL,
-		CancelState:   `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`,
-		CancelPending: cancelPendingSQL,
-		CancelRunning: cancelRunningSQL,
-		SaveConfig: `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, $1, $2, $3, $4)
-ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`,
-		SetPaused: `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES ($1, $2, $3, $4, $2)
-ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`,
-
-		Cursor:       `SELECT at, paused FROM cursors WHERE schedule = $1`,
-		InsertCursor: `INSERT INTO cursors (schedule, at, updated_at) VALUES ($1, $2, $3) ON CONFLICT (schedule) DO NOTHING`,
-		// Under concurrent moves PostgreSQL checks the condition again on
-		// the row the first mover committed, so exactly one of them wins.
-		MoveCursor: `UPDATE cursors SET at = $2, updated_at = $6,
-	paused = CASE WHEN $5 THEN false ELSE paused END,
-	paused_at = CASE WHEN $5 THEN NULL ELSE paused_at END
-WHERE schedule = $1 AND at = $3 AND paused = $4`,
-
-		InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (key) DO NOTHING RETURNING id`,
-		CloseAlarms: `UPDATE alarms SET open = false WHERE open AND id = ANY($1)`,
-		// The marks move forward only.
-		MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (schedule) DO UPDATE SET late_at = greatest(alarm_marks.late_at, excluded.late_at),
-	missed_at = greatest(alarm_marks.missed_at, excluded.missed_at),
-	misfire_at = greatest(alarm_marks.misfire_at, excluded.misfire_at),
-	dead_at = greatest(alarm_marks.dead_at, excluded.dead_at), updated_at = excluded.updated_at`,
-
-		Leave: `DELETE FROM pools WHERE owner = $1`,
-		PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
-	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`,
-		// The table is small, and the marks keep a purged alarm from being
-		// raised again.
-		PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
-		PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
-	}
+	q := queries
 	sc := s.schema
 	if sc.noCounts {
 		q.Counts = countEveryJobSQL
@@ -138,7 +141,7 @@ ON CONFLICT (schedule) DO UPDATE SET late_at = greatest(alarm_marks.late_at, exc
 			return sc.jobs(query), args
 		}
 	}
-	return q
+	return &q
 }
 
 // jobs returns q, a read of jobColumns or jobColumnsOf, as the schema can

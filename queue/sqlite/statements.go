@@ -14,111 +14,115 @@ import (
 
 const jobColumns = store.JobColumns
 
+// queries are the flow's statements on a database of the current schema.
+var queries = store.Statements{
+	Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
+
+	JobByID:      `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`,
+	JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`,
+	Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT ?`,
+	ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = ? ORDER BY scheduled_at DESC, id DESC LIMIT ?`,
+	// Per schedule, its newest job by instant (then id), walking
+	// jobs_schedule_at once per schedule.
+	LastRuns: `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
+SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule ORDER BY j.scheduled_at DESC, j.id DESC LIMIT 1)
+FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
+	LastManualRuns: `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
+SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule AND j.scheduled_at IS NULL ORDER BY j.id DESC LIMIT 1)
+FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
+	List: listQuery,
+
+	Attempts:       attemptsSQL,
+	Counts:         countsSQL,
+	ReadySince:     readySinceSQL,
+	Pools:          poolsSQL,
+	RateTAT:        `SELECT tat FROM rate_limits WHERE type = ? AND key = ?`,
+	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`,
+	LatestLease:    latestLeaseSQL,
+
+	// Two seeks of jobs_schedule_finished per schedule: its newest done
+	// job and its newest dead one.
+	Finishes: `SELECT n.value,
+(SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'done' AND finished_at IS NOT NULL),
+(SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'dead' AND finished_at IS NOT NULL)
+FROM json_each(?) n`,
+	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = ? AND scheduled_at = ? GROUP BY state`,
+	// The walk of jobs_schedule_at, whose entries of one schedule's
+	// manual runs (scheduled_at NULL) are in id order, down from the
+	// run's last id, to the span-th job with the run's key suffix.
+	ManualRunStates: `SELECT state, count(*) FROM (
+SELECT state FROM jobs
+WHERE schedule = ?1 AND scheduled_at IS NULL AND id <= ?2 AND substr(key, -length(?4)) = ?4
+ORDER BY id DESC LIMIT ?3)
+GROUP BY state`,
+
+	SkipsAll:  `SELECT ` + store.SkipColumns + ` FROM skips ORDER BY scheduled_at DESC, schedule DESC, item DESC LIMIT ?`,
+	SkipsOf:   `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? ORDER BY scheduled_at DESC, item DESC LIMIT ?`,
+	SkipAt:    `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? AND item IN (?, '') AND scheduled_at = ? ORDER BY item DESC LIMIT 1`,
+	SkipCount: `SELECT count(*) FROM (SELECT 1 FROM skips WHERE schedule = ? AND scheduled_at > ? LIMIT ?)`,
+	LastSkip:  `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? ORDER BY scheduled_at DESC LIMIT 1`,
+
+	AlarmsAll:     `SELECT ` + store.AlarmColumns + ` FROM alarms ORDER BY id DESC LIMIT ?`,
+	AlarmsOf:      `SELECT ` + store.AlarmColumns + ` FROM alarms WHERE schedule = ? ORDER BY id DESC LIMIT ?`,
+	LastConfig:    `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`,
+	Cursors:       `SELECT schedule, at, paused, paused_at FROM cursors`,
+	CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule`, // the primary key's order: bytes
+
+	AlarmMarks: `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
+	// The range of jobs_schedule_at; the first start comes from the
+	// attempts of each job found (attempts_job).
+	InstantJobs: `SELECT ` + jobColumns + `, (SELECT min(a.started_at) FROM attempts a WHERE a.job_id = jobs.id)
+FROM jobs WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? ORDER BY scheduled_at, item, id LIMIT ?`,
+	// jobs_dead_finished holds dead jobs only.
+	DeadJobs: `SELECT ` + jobColumns + ` FROM jobs
+WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`,
+	SkipsBetween: `SELECT ` + store.SkipColumns + ` FROM skips
+WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORDER BY scheduled_at, item LIMIT ?`,
+	OpenAlarms: openAlarmsSQL,
+	// jobs_schedule_at from the newest instant back to the first done job.
+	LastSuccess: `SELECT finished_at FROM jobs
+WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,
+
+	Retry:         retrySQL,
+	CancelState:   `SELECT state FROM jobs WHERE id = ?`,
+	CancelPending: cancelPendingSQL,
+	CancelRunning: cancelRunningSQL,
+	SaveConfig: `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`,
+	SetPaused: `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?2)
+ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`,
+
+	Cursor:       cursorSQL,
+	InsertCursor: insertCursorSQL,
+	MoveCursor:   moveCursorSQL,
+
+	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	CloseAlarms: `UPDATE alarms SET open = 0 WHERE open = 1 AND id IN (SELECT value FROM json_each(?))`,
+	// The marks move forward only.
+	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (schedule) DO UPDATE SET late_at = max(late_at, excluded.late_at),
+missed_at = max(missed_at, excluded.missed_at), misfire_at = max(misfire_at, excluded.misfire_at),
+dead_at = max(dead_at, excluded.dead_at), updated_at = excluded.updated_at`,
+
+	Leave: `DELETE FROM pools WHERE owner = ?`,
+	PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
+SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`,
+	// The alarms table holds alarms only, so it is scanned rather than
+	// indexed by age. An open alarm stays until its recovery closes it;
+	// a purged one is not raised again, because the marks keep the
+	// evaluation from judging its instant twice.
+	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`,
+	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < ?`,
+}
+
 // statements returns the flow's statements as the file can answer them
 // (see schema).
 func (s *Store) statements() *store.Statements {
 	sc := s.schema
-	q := &store.Statements{
-		Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
-
-		JobByID:      `SELECT ` + jobColumns + ` FROM jobs WHERE id = ?`,
-		JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`,
-		Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT ?`,
-		ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = ? ORDER BY scheduled_at DESC, id DESC LIMIT ?`,
-		// Per schedule, its newest job by instant (then id), walking
-		// jobs_schedule_at once per schedule.
-		LastRuns: `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
-	SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule ORDER BY j.scheduled_at DESC, j.id DESC LIMIT 1)
-	FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
-		LastManualRuns: `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
-	SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule AND j.scheduled_at IS NULL ORDER BY j.id DESC LIMIT 1)
-	FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
-		List: listQuery,
-
-		Attempts:       attemptsSQL,
-		Counts:         [...]string{countEveryJobSQL, `SELECT state, type, n FROM job_counts WHERE n != 0`, countsSQL}[sc.counts],
-		ReadySince:     readySinceSQL,
-		Pools:          poolsSQL,
-		RateTAT:        `SELECT tat FROM rate_limits WHERE type = ? AND key = ?`,
-		CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`,
-		LatestLease:    latestLeaseSQL,
-
-		// Two seeks of jobs_schedule_finished per schedule: its newest done
-		// job and its newest dead one.
-		Finishes: `SELECT n.value,
-	(SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'done' AND finished_at IS NOT NULL),
-	(SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'dead' AND finished_at IS NOT NULL)
-FROM json_each(?) n`,
-		InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = ? AND scheduled_at = ? GROUP BY state`,
-		// The walk of jobs_schedule_at, whose entries of one schedule's
-		// manual runs (scheduled_at NULL) are in id order, down from the
-		// run's last id, to the span-th job with the run's key suffix.
-		ManualRunStates: `SELECT state, count(*) FROM (
-	SELECT state FROM jobs
-	WHERE schedule = ?1 AND scheduled_at IS NULL AND id <= ?2 AND substr(key, -length(?4)) = ?4
-	ORDER BY id DESC LIMIT ?3)
-GROUP BY state`,
-
-		SkipsAll:  `SELECT ` + store.SkipColumns + ` FROM skips ORDER BY scheduled_at DESC, schedule DESC, item DESC LIMIT ?`,
-		SkipsOf:   `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? ORDER BY scheduled_at DESC, item DESC LIMIT ?`,
-		SkipAt:    `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? AND item IN (?, '') AND scheduled_at = ? ORDER BY item DESC LIMIT 1`,
-		SkipCount: `SELECT count(*) FROM (SELECT 1 FROM skips WHERE schedule = ? AND scheduled_at > ? LIMIT ?)`,
-		LastSkip:  `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = ? ORDER BY scheduled_at DESC LIMIT 1`,
-
-		AlarmsAll:     `SELECT ` + store.AlarmColumns + ` FROM alarms ORDER BY id DESC LIMIT ?`,
-		AlarmsOf:      `SELECT ` + store.AlarmColumns + ` FROM alarms WHERE schedule = ? ORDER BY id DESC LIMIT ?`,
-		LastConfig:    `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`,
-		Cursors:       `SELECT schedule, at, paused, paused_at FROM cursors`,
-		CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule`, // the primary key's order: bytes
-
-		AlarmMarks: `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
-		// The range of jobs_schedule_at; the first start comes from the
-		// attempts of each job found (attempts_job).
-		InstantJobs: `SELECT ` + jobColumns + `, (SELECT min(a.started_at) FROM attempts a WHERE a.job_id = jobs.id)
-FROM jobs WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? ORDER BY scheduled_at, item, id LIMIT ?`,
-		// jobs_dead_finished holds dead jobs only.
-		DeadJobs: `SELECT ` + jobColumns + ` FROM jobs
-WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`,
-		SkipsBetween: `SELECT ` + store.SkipColumns + ` FROM skips
-WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORDER BY scheduled_at, item LIMIT ?`,
-		OpenAlarms: openAlarmsSQL,
-		// jobs_schedule_at from the newest instant back to the first done job.
-		LastSuccess: `SELECT finished_at FROM jobs
-WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,
-
-		Retry:         retrySQL,
-		CancelState:   `SELECT state FROM jobs WHERE id = ?`,
-		CancelPending: cancelPendingSQL,
-		CancelRunning: cancelRunningSQL,
-		SaveConfig: `INSERT INTO running_config (id, path, data, sha256, loaded_at) VALUES (1, ?, ?, ?, ?)
-ON CONFLICT (id) DO UPDATE SET path = excluded.path, data = excluded.data, sha256 = excluded.sha256, loaded_at = excluded.loaded_at`,
-		SetPaused: `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?2)
-ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`,
-
-		Cursor:       cursorSQL,
-		InsertCursor: insertCursorSQL,
-		MoveCursor:   moveCursorSQL,
-
-		InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
-		CloseAlarms: `UPDATE alarms SET open = 0 WHERE open = 1 AND id IN (SELECT value FROM json_each(?))`,
-		// The marks move forward only.
-		MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (schedule) DO UPDATE SET late_at = max(late_at, excluded.late_at),
-	missed_at = max(missed_at, excluded.missed_at), misfire_at = max(misfire_at, excluded.misfire_at),
-	dead_at = max(dead_at, excluded.dead_at), updated_at = excluded.updated_at`,
-
-		Leave: `DELETE FROM pools WHERE owner = ?`,
-		PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
-	SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`,
-		// The alarms table holds alarms only, so it is scanned rather than
-		// indexed by age. An open alarm stays until its recovery closes it;
-		// a purged one is not raised again, because the marks keep the
-		// evaluation from judging its instant twice.
-		PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`,
-		PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < ?`,
-	}
+	q := queries
+	q.Counts = [...]string{countsNone: countEveryJobSQL, countsTable: `SELECT state, type, n FROM job_counts WHERE n != 0`, countsMarked: countsSQL}[sc.counts]
 	if sc.noPools {
 		q.Pools = ""
 	}
@@ -137,7 +141,7 @@ ON CONFLICT (schedule) DO UPDATE SET late_at = max(late_at, excluded.late_at),
 			return sc.jobs(query), args
 		}
 	}
-	return q
+	return &q
 }
 
 // jobs returns q, a read of jobColumns, as the file can answer it.
