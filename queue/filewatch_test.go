@@ -196,9 +196,9 @@ func TestOwnCommitsComeToRest(t *testing.T) {
 		waitFor(t, ran)
 	}
 	eventually(t, "results recorded", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 3 })
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	time.Sleep(200 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 4 {
+	if n := p.rounds.Load() - before; n > 4 {
 		t.Errorf("idle loop ran %d times in 200ms after its own commits", n)
 	}
 }
@@ -226,7 +226,7 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 	ctx := context.Background()
 	// Past the wakes of the pool's own first commit.
 	time.Sleep(100 * time.Millisecond) // an observation window, not a sync point
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	for i := range 5 {
 		if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "someone", Now: clk.Now().Add(time.Duration(i) * time.Millisecond),
 			Presence: &store.Presence{Types: []string{"x"}, Process: Process{PID: 1, Host: "host", Version: "v"}}}); err != nil {
@@ -234,7 +234,7 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 0 {
+	if n := p.rounds.Load() - before; n > 0 {
 		t.Errorf("the loop woke %d times for this process's own commits", n)
 	}
 	other, err := openSQLite(ctx, path, sqlite.Config{Clock: clk})

@@ -511,10 +511,10 @@ func TestBusyPoolWithBacklogDoesNotSpin(t *testing.T) {
 	runPool(t, p)
 	waitFor(t, started)
 	waitFor(t, started)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	// Real time passes; the fake clock does not, so nothing may wake the loop.
 	time.Sleep(50 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 5 {
+	if n := p.rounds.Load() - before; n > 5 {
 		t.Errorf("loop ran %d times in 50ms with nothing to do", n)
 	}
 	close(release)
@@ -548,10 +548,10 @@ func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
 	}
 	runPool(t, p)
 	waitFor(t, started)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	// Real time passes; the fake clock does not, so nothing may wake the loop.
 	time.Sleep(50 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 5 {
+	if n := p.rounds.Load() - before; n > 5 {
 		t.Errorf("loop ran %d times in 50ms with nothing it could take", n)
 	}
 	release()
@@ -614,7 +614,7 @@ func TestPrefetchHoldsBoundedWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &loop{p: p, avgRun: tc.avgRun}
+		l := &loop{p: p, claims: claimState{avgRun: tc.avgRun}}
 		if got := l.capacity(); got != tc.want {
 			t.Errorf("%d workers, Prefetch %d, jobs of %s: capacity %d, want %d", tc.workers, tc.prefetch, tc.avgRun, got, tc.want)
 		}
@@ -692,12 +692,12 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	}
 	// Parked: the watch's, the checkpointer's and the loop's timers.
 	clk.BlockUntil(3)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	for range 10 {
 		clk.Advance(blockedRecheck)
 		clk.BlockUntil(3)
 	}
-	if n := p.trips.Load() - before; n > 3 {
+	if n := p.rounds.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks after the waiting job was cancelled", n)
 	}
 }
@@ -759,10 +759,10 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 	clk.BlockUntil(3)
 	waitFor(t, p.Probe())
 	p.mu.Lock()
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
 	// Past answering probes and on its way to the claim, which needs p.mu.
-	eventually(t, "loop woken", func() bool { return p.trips.Load() > before })
+	eventually(t, "loop woken", func() bool { return p.rounds.Load() > before })
 	probe := p.Probe()
 	select {
 	case <-probe:

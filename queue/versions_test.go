@@ -40,12 +40,12 @@ func TestPoolRunsOnlyAcceptedVersions(t *testing.T) {
 	// maintenance's timers. A pool that counted v2 as ready to take would
 	// look again at every blockedRecheck.
 	clk.BlockUntil(4)
-	before := old.trips.Load()
+	before := old.rounds.Load()
 	for range 10 {
 		clk.Advance(blockedRecheck)
 		clk.BlockUntil(4)
 	}
-	if n := old.trips.Load() - before; n > 3 {
+	if n := old.rounds.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks with only a job of a version it does not accept ready", n)
 	}
 	h, err := q.Unhandled(ctx)

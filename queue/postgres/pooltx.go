@@ -293,7 +293,7 @@ RETURNING r.id, r.attempt, jobs.type, jobs.state`
 // insertAttemptsSQL records many attempts in one statement. A stale
 // result may come after its job was done by another pool and purged: its
 // attempt is not recorded (the job's attempts went with it), rather than
-// failing the trip, and every trip after it, on the foreign key.
+// failing the transaction, and every one after it, on the foreign key.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
 SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
 	AS a(job_id, attempt, worker, started_at, finished_at, outcome, error, output)

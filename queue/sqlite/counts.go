@@ -92,7 +92,7 @@ const (
 )
 
 // writeCounts writes the transaction's count changes, one statement per
-// (type, state) that changed: a pool's trip of hundreds of jobs writes four
+// (type, state) that changed: a pool's transaction of many jobs writes a few
 // rows, a tick of thousands of jobs one per type. A transaction that
 // inserted jobs counts them, with those past the mark before it, and moves
 // the mark past them all when they would be maxUncounted or more (their

@@ -145,7 +145,7 @@ func (s *Store) cached(query string) *sql.Stmt {
 
 // readStmt returns query prepared on the readers, preparing it the first
 // time. It exists for speed: a pool's loop looks at when to wake next
-// (NextWake, NextReadyAfter) at most of its trips, and parsing that SQL
+// (NextWake, NextReadyAfter) at most of its turns, and parsing that SQL
 // again each time cost as much as running it. Only those fixed texts go
 // through it.
 func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
