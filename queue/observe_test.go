@@ -64,3 +64,26 @@ func TestPoolReportsFinishesAndReclaims(t *testing.T) {
 		t.Errorf("ReclaimedFunc(%d), want 1", n)
 	}
 }
+
+// TestFinishedTellsNotifications: a finished event is a notification's
+// when its job names the alarm it carries, whatever its key.
+func TestFinishedTellsNotifications(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	finished := make(chan Finished, 4)
+	p := newTestPool(t, q, PoolConfig{FinishedFunc: func(f Finished) { finished <- f }})
+	p.Register("page", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	p.Register("other", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	alarm := store.AlarmKey("s", "", t0, 0, store.AlarmMissed)
+	mustEnqueue(t, q, NewJob{Type: "page", Key: "page-1", AlarmKey: alarm})
+	mustEnqueue(t, q, NewJob{Type: "other", Key: store.NotifyKey(alarm, "other")})
+	runPool(t, p)
+	got := map[string]bool{}
+	for len(got) < 2 {
+		f := waitFor(t, finished)
+		got[f.Type] = f.Notification
+	}
+	if !got["page"] || got["other"] {
+		t.Errorf("Notification by type = %v, want page's alone", got)
+	}
+}

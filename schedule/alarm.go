@@ -470,7 +470,7 @@ func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.A
 				if task == nil {
 					continue // removed by a reload since the pass began
 				}
-				a.Notify = append(a.Notify, queue.NewJob{Key: queue.NotifyKey(a.Key, name), Type: name, Payload: detail,
+				a.Notify = append(a.Notify, queue.NewJob{Key: queue.NotifyKey(a.Key, name), AlarmKey: a.Key, Type: name, Payload: detail,
 					Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version})
 			}
 		}

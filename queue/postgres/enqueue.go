@@ -27,8 +27,8 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 // committed after the statement's snapshot, or is in used_keys:
 // jobIDByKeySQL, with a new snapshot, tells which.
 const insertOneSQL = `WITH ins AS (
-	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12
+	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12, $13
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
 	RETURNING id, type
@@ -61,7 +61,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	}
 	res := store.Enqueued{Key: j.Key}
 	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		store.TextOrNull(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version).Scan(&res.ID, &res.Inserted)
+		store.TextOrNull(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version, store.TextOrNull(j.AlarmKey)).Scan(&res.ID, &res.Inserted)
 	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
@@ -168,11 +168,11 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 // ids are drawn before the sort.)
 const insertBatchSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
 )
-INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version
+INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
 FROM v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 ORDER BY v.key, v.n
@@ -180,7 +180,7 @@ ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
 // insertBatchCountedSQL is insertBatchSQL that also adds the jobs it
-// inserted to the pending counts of the slot $12, for a batch that is a
+// inserted to the pending counts of the slot $13, for a batch that is a
 // transaction of its own. The count rows are locked after every job row
 // (the count of a type is an aggregate: it waits for all the rows it
 // counts), so that the statement waits for no job row while it holds a
@@ -189,11 +189,11 @@ RETURNING id, key`
 // the counts of several types never waits for this one in a cycle.
 const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
 ), ins AS (
-	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version
+	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
 	FROM v
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 	ORDER BY v.key, v.n
@@ -201,7 +201,7 @@ const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	RETURNING id, key, type
 ), c AS (
 	INSERT INTO job_counts (type, state, slot, n)
-	SELECT type, 'pending', $12, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
+	SELECT type, 'pending', $13, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
 	ON CONFLICT (type, state, slot) DO UPDATE SET n = job_counts.n + excluded.n
 )
 SELECT id, key FROM ins`
@@ -267,15 +267,15 @@ func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []st
 	maxAttempts, priorities := make([]int32, n), make([]int32, n)
 	runAts, scheduledAts := make([]time.Time, n), make([]pgtype.Timestamptz, n)
 	schedules, items := make([]*string, n), make([]string, n)
-	versions := make([]int32, n)
+	versions, alarmKeys := make([]int32, n), make([]*string, n)
 	for i, j := range jobs {
-		versions[i] = int32(j.Version)
+		versions[i], alarmKeys[i] = int32(j.Version), nullStr(j.AlarmKey)
 		keys[i], types[i], payloads[i] = j.Key, j.Type, string(j.Payload)
 		maxAttempts[i], priorities[i] = int32(j.MaxAttempts), int32(j.Priority)
 		runAts[i], scheduledAts[i] = ts(j.RunAt), nullTS(j.ScheduledAt)
 		schedules[i], items[i] = nullStr(j.Schedule), j.Item
 	}
-	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now}
+	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now, alarmKeys}
 	query := insertBatchSQL
 	if d == nil {
 		query, args = insertBatchCountedSQL, append(args, rand.IntN(countSlots))

@@ -24,8 +24,10 @@ var AlarmQueries = map[string]struct {
 	"dead jobs":     {deadJobsSQL, []any{t1, 10}, "jobs_dead_finished"},
 	"skips between": {skipsBetweenSQL, []any{"s", t1, t2, "misfire", 10}, "skips_schedule_at"},
 	"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
-	"alarms of":     {alarmsOfSQL, []any{"s", 10}, "alarms_schedule"},
-	"last success":  {lastSuccessSQL, []any{"s"}, "jobs_schedule_at"},
+	// Whether a notification of each is under way: one seek of jobs_alarm.
+	"notifying":    {openAlarmsSQL, []any{10}, "jobs_alarm"},
+	"alarms of":    {alarmsOfSQL, []any{"s", 10}, "alarms_schedule"},
+	"last success": {lastSuccessSQL, []any{"s"}, "jobs_schedule_at"},
 }
 
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()

@@ -132,7 +132,10 @@ func (s *Store) statements() *store.Statements {
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, config_at", "'', NULL::timestamptz", 1)
 	}
-	if sc.noVersions || sc.noRetriedAt {
+	if sc.noAlarmKey {
+		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = alarms.key", "false", 1)
+	}
+	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
 			*p = sc.jobs(*p)
 		}
@@ -147,22 +150,18 @@ func (s *Store) statements() *store.Statements {
 // jobs returns q, a read of jobColumns or jobColumnsOf, as the schema can
 // answer it.
 func (sc schema) jobs(q string) string {
-	version, retried := "version", "retried_at"
-	if sc.noVersions {
-		version = "1"
+	for _, c := range []struct {
+		missing     bool
+		column, now string
+	}{{sc.noVersions, "version", "1"}, {sc.noRetriedAt, "retried_at", "NULL::timestamptz"}, {sc.noAlarmKey, "alarm_key", "NULL::text"}} {
+		if c.missing {
+			q = strings.ReplaceAll(q, "jobs."+c.column+",", c.now+",")
+			q = strings.ReplaceAll(q, ", jobs."+c.column, ", "+c.now)
+			q = strings.ReplaceAll(q, " "+c.column+",", " "+c.now+",")
+			q = strings.ReplaceAll(q, ", "+c.column, ", "+c.now)
+		}
 	}
-	if sc.noRetriedAt {
-		retried = "NULL::timestamptz"
-	}
-	q = strings.ReplaceAll(q, "finished_at, version, retried_at", "finished_at, "+version+", "+retried)
-	vOf, rOf := "jobs.version", "jobs.retried_at"
-	if sc.noVersions {
-		vOf = "1"
-	}
-	if sc.noRetriedAt {
-		rOf = "NULL::timestamptz"
-	}
-	return strings.ReplaceAll(q, "jobs.finished_at, jobs.version, jobs.retried_at", "jobs.finished_at, "+vOf+", "+rOf)
+	return q
 }
 
 // schedulesSQL lists the distinct schedules of the jobs by walking
@@ -205,13 +204,10 @@ WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > $1 ORDER BY fini
 	skipsBetweenSQL = `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
 	// openAlarmsSQL reads the open alarms with their jobs' states, and
-	// whether a notification job of each is still to end: its key is
-	// NotifyKeyPrefix, the alarm's key, "|" and a task name (which has no
-	// "|"), found by a range on the unique key index.
+	// whether a notification job of each is still to end: one seek of
+	// jobs_alarm.
 	openAlarmsSQL = `SELECT ` + store.Qualified("alarms", store.AlarmColumns) + `, j.state, j.finished_at,
-	EXISTS (SELECT 1 FROM jobs n WHERE n.key >= '` + store.NotifyKeyPrefix + `' || alarms.key || '|' AND n.key < '` + store.NotifyKeyPrefix + `' || alarms.key || '}'
-		AND strpos(substr(n.key, length('` + store.NotifyKeyPrefix + `' || alarms.key || '|') + 1), '|') = 0
-		AND n.state IN ('pending', 'running'))
+	EXISTS (SELECT 1 FROM jobs n WHERE n.alarm_key = alarms.key AND n.state IN ('pending', 'running'))
 FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY alarms.id LIMIT $1`
 	alarmsOfSQL    = `SELECT ` + store.AlarmColumns + ` FROM alarms WHERE schedule = $1 ORDER BY id DESC LIMIT $2`
 	lastSuccessSQL = `SELECT finished_at FROM jobs

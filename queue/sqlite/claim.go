@@ -14,7 +14,7 @@ import (
 // claimColumns are the columns a claim returns: those it does not set
 // itself, which scanClaimed fills from what the claim wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at, version, retried_at`
+scheduled_at, last_error, created_at, version, retried_at, alarm_key`
 
 // claimSQL takes up to N ready jobs in claim order, of version 1 of the
 // types in a JSON array (those the pool has a handler for and runs without
@@ -160,10 +160,10 @@ func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, e
 	var j store.Job
 	var payload string
 	var runAt, createdAt int64
-	var schedule sql.NullString
+	var schedule, alarmKey sql.NullString
 	var scheduledAt, retriedAt store.Time
 	if err := r.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt, &alarmKey); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -176,6 +176,7 @@ func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, e
 	j.CreatedAt = time.UnixMilli(createdAt).UTC()
 	j.StartedAt = time.UnixMilli(ms(now)).UTC()
 	j.RetriedAt = retriedAt.Time
+	j.AlarmKey = alarmKey.String
 	return &j, nil
 }
 

@@ -48,8 +48,8 @@ var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 // Whether it did, and the new job's id, come from the count of changed rows
 // and the last rowid (insertedID) rather than from a RETURNING, which SQLite
 // answers through a table of its own.
-const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING`
 
@@ -73,13 +73,13 @@ LIMIT 1`
 // insert in statements of this size (prepared once), the rest row by row.
 const batchRows = 100
 
-const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
+const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs in one statement, those whose key
 // is used excepted (see insertJobSQL). It has no RETURNING, for speed:
 // SQLite keeps the rows a RETURNING returns in a table of their own before
 // the first one reaches Go; insertBatch works out the ids instead.
-var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
+var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING`
@@ -162,7 +162,7 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			}
 		}
 		r, err := ins.ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-			ms(j.RunAt), store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
+			ms(j.RunAt), store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
 		var n int64
 		if err == nil {
 			n, res[i].ID, err = inserted(r)
@@ -208,10 +208,10 @@ func skipIfActive(ctx context.Context, tx txn, j store.NewJob, now time.Time) (b
 // the largest before plus their number, the jobs took the ids after it in
 // their order. Otherwise the jobs with an id past it are those inserted.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
-	args := make([]any, 0, len(jobs)*11)
+	args := make([]any, 0, len(jobs)*12)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
-			store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
+			store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
 	}
 	var before int64
 	if err := tx.queryRow(ctx, lastJobIDSQL).Scan(&before); err != nil {

@@ -133,6 +133,7 @@ func (s *Store) checkVersion(ctx context.Context) error {
 type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
+	noAlarmKey   bool // jobs name no alarm they notify
 	noPoolConfig bool // pools record no config
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
@@ -153,6 +154,7 @@ const (
 const schemaSQL = `SELECT
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'version'),
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'retried_at'),
+	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'alarm_key'),
 	(SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
@@ -160,11 +162,11 @@ const schemaSQL = `SELECT
 
 // readSchema reads what the file on db lacks.
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, poolConfig, pools, config, counts int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &poolConfig, &pools, &config, &counts); err != nil {
+	var versions, retried, alarmKey, poolConfig, pools, config, counts int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
-	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noPoolConfig: poolConfig == 0,
+	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noPoolConfig: poolConfig == 0,
 		noPools: pools == 0, noConfig: config == 0, counts: counts}, nil
 }
 

@@ -258,8 +258,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"purge":          {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"purge keys":     {purgeKeysSQL, []any{0, 10}, "jobs_done"},
 		// An enqueue's look in used_keys is one search of its primary key.
-		"insert":       {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
-		"insert batch": {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"insert":       {insertJobSQL, make([]any, 12), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 12*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
 		"jobs after":   {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		// The jobs past the count mark: a range of the ids, however many
 		// jobs the table holds.
@@ -300,6 +300,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"dead jobs":     {st.DeadJobs, []any{0, 10}, "jobs_dead_finished (finished_at>?)"},
 		"skips between": {st.SkipsBetween, []any{"s", 0, 1, "misfire", 10}, "skips_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
 		"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
+		"notifying":     {openAlarmsSQL, []any{10}, "jobs_alarm"},
 		"alarms of":     {st.AlarmsOf, []any{"s", 10}, "alarms_schedule (schedule=?)"},
 		"last success":  {st.LastSuccess, []any{"s"}, "jobs_schedule_at (schedule=? AND scheduled_at>?)"},
 		// A batch's compare-and-set of the cursors is one search each.

@@ -132,7 +132,10 @@ func (s *Store) statements() *store.Statements {
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, nullif(config_at, 0)", "'', NULL", 1)
 	}
-	if sc.noVersions || sc.noRetriedAt {
+	if sc.noAlarmKey {
+		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = a.key", "0", 1)
+	}
+	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
 			*p = sc.jobs(*p)
 		}
@@ -152,6 +155,9 @@ func (sc schema) jobs(q string) string {
 	}
 	if sc.noRetriedAt {
 		cols = strings.Replace(cols, ", retried_at", ", NULL", 1)
+	}
+	if sc.noAlarmKey {
+		cols = strings.Replace(cols, ", alarm_key", ", NULL", 1)
 	}
 	return strings.ReplaceAll(q, jobColumns, cols)
 }
@@ -180,13 +186,9 @@ const poolsSQL = `SELECT owner, pid, host, version, started_at, seen_at, config_
 FROM pools ORDER BY seen_at DESC LIMIT 100`
 
 // openAlarmsSQL reads the open alarms with their jobs' states, and whether
-// a notification job of each is still to end: its key is NotifyKeyPrefix,
-// the alarm's key, "|" and a task name (which has no "|"), found by a
-// range on the unique key index.
+// a notification job of each is still to end: one seek of jobs_alarm.
 var openAlarmsSQL = `SELECT ` + openAlarmColumns + `, j.state, j.finished_at,
-	EXISTS (SELECT 1 FROM jobs n WHERE n.key >= '` + store.NotifyKeyPrefix + `' || a.key || '|' AND n.key < '` + store.NotifyKeyPrefix + `' || a.key || '}'
-		AND instr(substr(n.key, length('` + store.NotifyKeyPrefix + `' || a.key || '|') + 1), '|') = 0
-		AND n.state IN ('pending', 'running'))
+	EXISTS (SELECT 1 FROM jobs n WHERE n.alarm_key = a.key AND n.state IN ('pending', 'running'))
 FROM alarms a LEFT JOIN jobs j ON j.id = a.job_id WHERE a.open = 1 ORDER BY a.id LIMIT ?`
 
 var openAlarmColumns = store.Qualified("a", store.AlarmColumns)

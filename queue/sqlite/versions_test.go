@@ -99,3 +99,50 @@ func TestReadOnlyFileBeforePoolConfig(t *testing.T) {
 		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
 	}
 }
+
+// TestFileBeforeAlarmKeys: a file written before jobs named the alarm they
+// notify, opened read-only, shows its jobs without one; opened to write,
+// its notification jobs, told by their keys, get their alarms' keys, and
+// no other job does.
+func TestFileBeforeAlarmKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := CreateAtVersion(ctx, path, 15); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, 5*time.Second, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := store.AlarmKey("s", "x|y", t0, 0, store.AlarmMissed)
+	_, err = db.ExecContext(ctx, `INSERT INTO jobs (key, type, state, max_attempts, run_at, created_at) VALUES
+		(?, 'page', 'pending', 1, 0, 0), ('alarmist|1', 't', 'pending', 1, 0, 0), ('s||1', 't', 'pending', 1, 0, 0)`,
+		store.NotifyKey(alarm, "page"))
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(ctx, path, Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := ro.JobByKey(ctx, store.NotifyKey(alarm, "page")); err != nil || j.AlarmKey != "" {
+		t.Errorf("read-only JobByKey of the old schema = %+v, %v; want the job, without an alarm key", j, err)
+	}
+	if _, err := ro.OpenAlarms(ctx, 10); err != nil {
+		t.Errorf("read-only OpenAlarms of the old schema: %v", err)
+	}
+	ro.Close()
+
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for key, want := range map[string]string{store.NotifyKey(alarm, "page"): alarm, "alarmist|1": "", "s||1": ""} {
+		if j, err := q.JobByKey(ctx, key); err != nil || j.AlarmKey != want {
+			t.Errorf("JobByKey(%s) after the migration = %+v, %v; want alarm key %q", key, j, err, want)
+		}
+	}
+}

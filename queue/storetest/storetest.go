@@ -109,6 +109,7 @@ var tests = []struct {
 	{"AlarmReads", testAlarmReads},
 	{"PurgeKeepsOpenAlarms", testPurgeKeepsOpenAlarms},
 	{"OpenAlarmsSeeTheirNotifications", testOpenAlarmsSeeTheirNotifications},
+	{"NotificationsNameTheirAlarm", testNotificationsNameTheirAlarm},
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
 	{"RateLimitKeyFails", testRateLimitKeyFails},
