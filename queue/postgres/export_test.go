@@ -115,3 +115,38 @@ func OpenWith(ctx context.Context, dsn string, cfg Config, edit func(*pgx.ConnCo
 // MeasureClock measures the server's clock now, as the store does every
 // clockEvery.
 func (s *Store) MeasureClock(ctx context.Context) error { return s.clock.measure(ctx, s.pool) }
+
+// Outbox writes note to a table of the test's own and enqueues jobs with
+// EnqueueTx, in one transaction that commits if commit is set (see
+// storetest.Outboxer).
+func (s *Store) Outbox(ctx context.Context, note string, jobs []store.NewJob, commit bool) ([]store.Enqueued, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS notes (id bigserial PRIMARY KEY, note text)`); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO notes (note) VALUES ($1)`, note); err != nil {
+		return nil, err
+	}
+	res, err := EnqueueTx(ctx, tx, jobs...)
+	if err != nil || !commit {
+		return res, err
+	}
+	return res, tx.Commit(ctx)
+}
+
+// Notes reads the notes Outbox committed.
+func (s *Store) Notes(ctx context.Context) ([]string, error) {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('notes') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT note FROM notes ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -249,4 +251,66 @@ func nullMS(t time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// Tx runs fn in one write transaction on the file, in the write turn, and
+// commits it when fn returns nil, durably; an error of fn rolls it back.
+// In it, fn runs the program's own statements on tx and enqueues jobs with
+// EnqueueTx: they commit or roll back together (a transactional outbox).
+// The jobs' counts are written, and the pools of this process woken, with
+// the commit. fn must not use s otherwise: the other writes of s wait for
+// the same connection, until fn returns.
+func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.w == nil {
+		return errReadOnly
+	}
+	var enqueued bool
+	err := s.inTx(ctx, true, func(t txn) error {
+		callerTxs.Store(t.tx, &callerTx{t: t, s: s, enqueued: &enqueued})
+		defer callerTxs.Delete(t.tx)
+		return fn(t.tx)
+	})
+	if err == nil && enqueued {
+		s.Wake()
+	}
+	return err
+}
+
+// callerTxs are the transactions of Store.Tx under way, by their *sql.Tx,
+// for EnqueueTx.
+var callerTxs sync.Map
+
+// callerTx is a transaction of Store.Tx.
+type callerTx struct {
+	t        txn
+	s        *Store
+	enqueued *bool // a job was inserted: the pools are woken at the commit
+}
+
+// EnqueueTx enqueues jobs inside tx, a transaction of Store.Tx, as
+// EnqueueBatch does: all or none (a failed call leaves tx as it was),
+// results in the order of jobs. They commit or roll back with the
+// caller's own writes in tx.
+func EnqueueTx(ctx context.Context, tx *sql.Tx, jobs ...store.NewJob) ([]store.Enqueued, error) {
+	v, ok := callerTxs.Load(tx)
+	if !ok {
+		return nil, errors.New("enqueue: not a transaction of Store.Tx")
+	}
+	c := v.(*callerTx)
+	now := c.s.clock.Now()
+	prepared, err := store.PrepareJobs(jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	var res []store.Enqueued
+	failed, err := c.t.inSavepoint(ctx, func() error {
+		var err error
+		res, err = insertJobs(ctx, c.t, prepared, now)
+		return err
+	})
+	if err = cmp.Or(failed, err); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	*c.enqueued = *c.enqueued || store.Inserted(res)
+	return res, nil
 }

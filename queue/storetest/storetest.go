@@ -49,6 +49,7 @@ var tests = []struct {
 	{"FinishesAndReadySince", testFinishesAndReadySince},
 	{"CountsAreExact", testCountsAreExact},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
+	{"EnqueueInCallersTx", testEnqueueInCallersTx},
 	{"PayloadBoundsAtEveryEnqueue", testPayloadBoundsAtEveryEnqueue},
 	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
 	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},
