@@ -1,9 +1,3 @@
-// Package postgres is the PostgreSQL storage engine of the queue: one
-// database shared by any number of nodes. It implements store.Engine in the
-// terms of github.com/scheduler-run/scheduler/queue/store, with the rules of the SQLite engine, and
-// adds what many nodes need: claims that skip the rows another node holds
-// (FOR UPDATE SKIP LOCKED), a clock that follows the database server's, and
-// wake-ups through LISTEN/NOTIFY.
 package postgres
 
 import (
@@ -106,9 +100,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	}
 	pcfg.MaxConns = int32(cfg.MaxConns)
 	// No JIT compilation: every statement of the store is short, and the
-	// planner's estimate of a correlated subquery over a million jobs (the
-	// notifications of open alarms) passes jit_above_cost, so a read taking
-	// under a millisecond paid some 240 ms of compiling on a fresh backend.
+	// planner's estimate of a correlated subquery over many jobs passes
+	// jit_above_cost, so a fresh backend would compile a quick read for far
+	// longer than it runs.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
 	if cfg.ReadOnly {
 		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"

@@ -52,7 +52,7 @@ RETURNING ` + claimColumns
 // This is the claim of every pool that runs version 1 alone of each type,
 // the common case: the version is one more column of the row that the
 // walk of jobs_ready already reads for the type, and the plan is the walk
-// it was before jobs had versions. A pool that takes other versions has
+// by type alone. A pool that takes other versions has
 // claimableVersions, a statement of its own, so that this one does not
 // carry a second list to read and test for nothing.
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready

@@ -56,8 +56,8 @@ func (c claimer) WriteBuckets(ctx context.Context, typ string, keys []string, ta
 
 // msUp is t in Unix milliseconds, rounded up: a bucket's TAT is stored no
 // earlier than it is, so that its next start, read back, is never early
-// ("3/1s" is one start per 333.333334ms, and rounded down a fourth start
-// would fit in a second).
+// (rounded down, a limit whose period is no whole number of milliseconds
+// would let one start too many into its window).
 func msUp(t time.Time) int64 {
 	m := t.UnixMilli()
 	if time.UnixMilli(m).Before(t) {

@@ -9,8 +9,8 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statement cache exists for throughput: parsing SQL was the largest
-// cost of a claim or a completion before statements were prepared once on
+// The statement cache exists for throughput: parsing SQL costs more than
+// running a claim or a completion, so the statements are prepared once on
 // the writer connection and kept. Every statement of a write transaction
 // goes through it (txn's exec, query and queryRow).
 

@@ -39,7 +39,7 @@ type TypeVersion struct {
 // version 1 it takes (plain) and the (type, version) pairs of every other
 // version it takes, sorted. Without versions, plain is types itself and
 // pairs is nil: the claim of a pool that runs version 1 of everything is
-// the claim by type it always was.
+// a claim by type alone.
 func (vs Versions) Split(types []string) (plain []string, pairs []TypeVersion) {
 	if len(vs) == 0 {
 		return types, nil
