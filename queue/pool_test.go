@@ -812,7 +812,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
+	want := []store.Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
 	if h.Pools != 1 || fmt.Sprint(h.Waiting) != fmt.Sprint(want) {
 		t.Errorf("Handlers = %d pools, waiting %+v; want 1 pool, waiting %+v", h.Pools, h.Waiting, want)
 	}
@@ -844,7 +844,7 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
 	}
 	stop()
-	clk.Advance(AliveWithin + time.Second)
+	clk.Advance(store.AliveWithin + time.Second)
 	h, err := q.Unhandled(ctx)
 	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
 		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
@@ -890,8 +890,8 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	if ds[1].Owner != "crashed yesterday" || ds[1].Alive(t0) {
 		t.Errorf("Daemons[1] = %+v; want the pool crashed yesterday, not alive", ds[1])
 	}
-	if !me.Alive(t0.Add(AliveWithin)) || me.Alive(t0.Add(AliveWithin+time.Millisecond)) {
-		t.Errorf("a row seen at %v counts as alive until %v and no longer", t0, t0.Add(AliveWithin))
+	if !me.Alive(t0.Add(store.AliveWithin)) || me.Alive(t0.Add(store.AliveWithin+time.Millisecond)) {
+		t.Errorf("a row seen at %v counts as alive until %v and no longer", t0, t0.Add(store.AliveWithin))
 	}
 
 	stop := runPool(t, p)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Agreement is what the live daemons on one database run, as the rows of
@@ -76,7 +77,7 @@ func shortSHA(s string) string {
 // them) run at now. When self.Config is set it stands for the rows of its
 // process (same host and pid): a daemon counts the config it runs from the
 // moment it loads it, before its rows say so.
-func Agree(ds []queue.PoolRow, self queue.Process, now time.Time) Agreement {
+func Agree(ds []store.PoolRow, self queue.Process, now time.Time) Agreement {
 	type proc struct {
 		host string
 		pid  int

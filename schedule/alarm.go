@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Log attribute keys of alarms.
@@ -53,7 +54,7 @@ type AlarmPayload struct {
 // needs once the batch is known.
 type proposed struct {
 	s     *Schedule // nil for a schedule no longer configured
-	a     queue.NewAlarm
+	a     store.NewAlarm
 	limit time.Time // the deadline of the payload
 	skips int
 }
@@ -112,7 +113,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		}
 	}
 	var props []proposed
-	var newMarks []queue.AlarmMark
+	var newMarks []store.AlarmMark
 	nextDeadline := map[string]time.Time{}
 	for _, s := range watched {
 		cur, ok := cursors[s.Name]
@@ -129,15 +130,15 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			if c, ok := b.before[s.Name]; ok {
 				from = c.At
 			}
-			m = queue.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
+			m = store.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
 		}
 		nm := m
 		var ps []proposed
-		if nm.Late, ps, err = b.judgeInstants(ctx, cfg, s, queue.AlarmLate, s.StartWithin, m.Late, cur.At, now); err != nil {
+		if nm.Late, ps, err = b.judgeInstants(ctx, cfg, s, store.AlarmLate, s.StartWithin, m.Late, cur.At, now); err != nil {
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
-		if nm.Missed, ps, err = b.judgeInstants(ctx, cfg, s, queue.AlarmMissed, s.Deadline, m.Missed, cur.At, now); err != nil {
+		if nm.Missed, ps, err = b.judgeInstants(ctx, cfg, s, store.AlarmMissed, s.Deadline, m.Missed, cur.At, now); err != nil {
 			return time.Time{}, err
 		}
 		props = append(props, ps...)
@@ -194,10 +195,10 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 		b.marks[m.Schedule] = m
 	}
 	for _, a := range batch.Alarms {
-		if a.Kind == queue.AlarmDead {
+		if a.Kind == store.AlarmDead {
 			b.deadSeen[a.Key] = now // raised now, or before by another beat
 		}
-		if queue.OpensAlarm(a.Kind) {
+		if store.OpensAlarm(a.Kind) {
 			// Open now: the success that recovers it must wake the beat
 			// (see JobEnded), though the pass read the open alarms before.
 			b.markAlarmed(a.Schedule)
@@ -212,7 +213,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 			}
 			instant = a.ScheduledAt.In(loc).Format(time.RFC3339)
 		}
-		if a.Kind == queue.AlarmMissed {
+		if a.Kind == store.AlarmMissed {
 			// Now the oldest unsatisfied instant, unless an older one is.
 			if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
 				if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {
@@ -241,7 +242,7 @@ func (b *Beat) evalAlarms(ctx context.Context, cfg *Config, now time.Time) (time
 // are judged: an instant skipped, or passed over by a restart, has no run
 // to be late. A cancelled job raises nothing. With no limit the mark
 // follows the cursor, so that a limit added later judges from then on.
-func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
+func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind store.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
 	if d <= 0 {
 		return later(mark, cursor), nil, nil
 	}
@@ -281,13 +282,13 @@ func (b *Beat) judgeInstants(ctx context.Context, cfg *Config, s *Schedule, kind
 		var bad bool
 		switch {
 		case j.State == queue.StateCancelled:
-		case kind == queue.AlarmLate:
+		case kind == store.AlarmLate:
 			bad = j.FirstStartedAt.IsZero() || j.FirstStartedAt.After(due)
 		default:
 			bad = j.State != queue.StateDone || j.FinishedAt.After(due)
 		}
 		if bad {
-			out = append(out, proposed{s: s, limit: due, a: queue.NewAlarm{Schedule: s.Name, Item: j.Item,
+			out = append(out, proposed{s: s, limit: due, a: store.NewAlarm{Schedule: s.Name, Item: j.Item,
 				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job)}})
 		}
 	}
@@ -313,7 +314,7 @@ func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time
 	if !cursor.After(mark) {
 		return mark, nil, nil
 	}
-	skips, err := b.q.SkipsBetween(ctx, s.Name, queue.SkipMisfire, mark, cursor, alarmRows)
+	skips, err := b.q.SkipsBetween(ctx, s.Name, store.SkipMisfire, mark, cursor, alarmRows)
 	if err != nil {
 		return mark, nil, err
 	}
@@ -336,8 +337,8 @@ func (b *Beat) judgeMisfires(ctx context.Context, s *Schedule, mark, cursor time
 			k++
 		}
 		newest := skips[k-1]
-		p := proposed{s: s, skips: k - i, a: queue.NewAlarm{Schedule: s.Name, Item: newest.Item,
-			ScheduledAt: newest.ScheduledAt, Kind: queue.AlarmMisfire}}
+		p := proposed{s: s, skips: k - i, a: store.NewAlarm{Schedule: s.Name, Item: newest.Item,
+			ScheduledAt: newest.ScheduledAt, Kind: store.AlarmMisfire}}
 		if s.Deadline > 0 {
 			p.limit = newest.ScheduledAt.Add(s.Deadline)
 		}
@@ -356,7 +357,7 @@ func (b *Beat) judgeDead(cfg *Config, s *Schedule, dead []*queue.Job, mark time.
 		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
 			continue
 		}
-		a := queue.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: queue.AlarmDead,
+		a := store.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: store.AlarmDead,
 			JobID: j.ID, Error: alarmError(cfg, j)}
 		a.Key = alarmKey(a)
 		if _, ok := b.deadSeen[a.Key]; ok {
@@ -382,7 +383,7 @@ func (b *Beat) judgeDead(cfg *Config, s *Schedule, dead []*queue.Job, mark time.
 // nothing to resolve and the alarm would stay open there. The end of that
 // notification wakes the beat (NotificationEnded).
 func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, map[string]time.Time, error) {
-	open, err := b.q.OpenAlarms(ctx, queue.MaxAlarmRows)
+	open, err := b.q.OpenAlarms(ctx, store.MaxAlarmRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -398,7 +399,7 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 	for _, o := range open {
 		s, _ := cfg.Schedule(o.Schedule)
 		if o.JobState != queue.StateDone && o.JobState != "" {
-			if o.Kind == queue.AlarmMissed && s != nil && s.Deadline > 0 {
+			if o.Kind == store.AlarmMissed && s != nil && s.Deadline > 0 {
 				at := o.ScheduledAt.Add(s.Deadline)
 				if cur, ok := missed[o.Schedule]; !ok || at.Before(cur) {
 					missed[o.Schedule] = at
@@ -406,7 +407,7 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 			}
 			continue
 		}
-		a := queue.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: queue.AlarmRecovered, JobID: o.JobID}
+		a := store.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: store.AlarmRecovered, JobID: o.JobID}
 		a.Key = alarmKey(a)
 		if o.Notifying {
 			notifying[a.Key] = true
@@ -437,8 +438,8 @@ func (b *Beat) judgeRecoveries(ctx context.Context, cfg *Config) ([]proposed, ma
 }
 
 // alarmBatch fills the payloads and notification jobs of props.
-func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.AlarmMark) (queue.AlarmBatch, error) {
-	batch := queue.AlarmBatch{Marks: marks}
+func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []store.AlarmMark) (store.AlarmBatch, error) {
+	batch := store.AlarmBatch{Marks: marks}
 	cfg := b.Config()
 	lastSuccess := map[string]time.Time{}
 	for _, p := range props {
@@ -470,7 +471,7 @@ func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.A
 				if task == nil {
 					continue // removed by a reload since the pass began
 				}
-				a.Notify = append(a.Notify, queue.NewJob{Key: queue.NotifyKey(a.Key, name), AlarmKey: a.Key, Type: name, Payload: detail,
+				a.Notify = append(a.Notify, queue.NewJob{Key: store.NotifyKey(a.Key, name), AlarmKey: a.Key, Type: name, Payload: detail,
 					Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version})
 			}
 		}
@@ -479,8 +480,8 @@ func (b *Beat) alarmBatch(ctx context.Context, props []proposed, marks []queue.A
 	return batch, nil
 }
 
-func alarmKey(a queue.NewAlarm) string {
-	return queue.AlarmKey(a.Schedule, a.Item, a.ScheduledAt, a.JobID, a.Kind)
+func alarmKey(a store.NewAlarm) string {
+	return store.AlarmKey(a.Schedule, a.Item, a.ScheduledAt, a.JobID, a.Kind)
 }
 
 // inZone formats t in RFC 3339 in loc; the zero time is "".

@@ -75,7 +75,7 @@ func alarmList(t *testing.T, q *queue.Client) []string {
 // first.
 func notifications(t *testing.T, q *queue.Client) []AlarmPayload {
 	t.Helper()
-	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: queue.NotifyKeyPrefix, Limit: 1000})
+	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: store.NotifyKeyPrefix, Limit: 1000})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
-		if _, err := q.Advance(context.Background(), queue.Advance{Schedule: "s", To: t0}); err != nil {
+		if _, err := q.Advance(context.Background(), store.Advance{Schedule: "s", To: t0}); err != nil {
 			t.Fatal(err)
 		}
 		clk.Set(t0.Add(time.Hour + 45*time.Minute))

@@ -17,6 +17,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Log attribute keys.
@@ -92,7 +93,7 @@ type BeatConfig struct {
 	// SkippedFunc, when set, is called likewise with the number of runs
 	// the commit recorded as skipped for a reason (an item's run counts
 	// once). Nil reports nothing.
-	SkippedFunc func(schedule string, reason queue.SkipReason, runs int)
+	SkippedFunc func(schedule string, reason store.SkipReason, runs int)
 	// WroteFunc, when set, is called after each queue.AdvanceBatch call
 	// that commits a pass's instants, with nil when its transactions
 	// committed and an error when one failed (a cursor another beat moved
@@ -150,7 +151,7 @@ type Beat struct {
 	wake     chan struct{}
 
 	materialisedFunc func(string, int)
-	skippedFunc      func(string, queue.SkipReason, int)
+	skippedFunc      func(string, store.SkipReason, int)
 	wroteFunc        func(error)
 	probes           liveness.Probes // see Probe
 	running          atomic.Bool
@@ -177,17 +178,17 @@ type Beat struct {
 
 	alarmFunc func(schedule, kind string)
 	deadSeen  map[string]time.Time    // dead alarms raised within deadLookback, by key; only Run's goroutine
-	before    map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
+	before    map[string]store.Cursor // the cursors as the last pass first read them; only Run's goroutine
 	deadAfter time.Time               // where a truncated read of dead jobs goes on; only Run's goroutine
 	// after are the cursors as the last pass left them: as read, moved by
 	// its commits. Another beat's moves since are not in it: the alarms'
 	// judgement, which reads it, then judges less, never wrongly. Only
 	// Run's goroutine.
-	after map[string]queue.Cursor
+	after map[string]store.Cursor
 	// marks caches the alarm marks: read once, then kept as this beat
 	// writes them (another beat's marks, being monotonic, only save work).
 	// Only Run's goroutine.
-	marks     map[string]queue.AlarmMark
+	marks     map[string]store.AlarmMark
 	deadlines map[string]time.Time // see Deadline; under mu
 	alarmed   map[string]bool      // schedules with open alarms at the last pass (see JobEnded); under mu
 	held      bool                 // a recovery waits for an alarm's notification (see NotificationEnded); under mu
@@ -512,20 +513,20 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt > maxAdvanceRetries {
 			for _, s := range todo {
-				errs = append(errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, queue.ErrCursorMoved))
+				errs = append(errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, store.ErrCursorMoved))
 			}
 			break
 		}
 		// After the first round, another beat moved the cursors of todo:
 		// read them again.
-		seen := func(queue.Cursor) {}
+		seen := func(store.Cursor) {}
 		if attempt == 0 {
 			// Sized as the last pass found them: grown from empty, the two
 			// maps were a seventh of the bytes a tick of 10,000 schedules
 			// allocated.
 			n := max(len(b.before), len(todo))
-			b.before, b.after = make(map[string]queue.Cursor, n), make(map[string]queue.Cursor, n)
-			seen = func(c queue.Cursor) {
+			b.before, b.after = make(map[string]store.Cursor, n), make(map[string]store.Cursor, n)
+			seen = func(c store.Cursor) {
 				b.before[c.Schedule] = c
 				b.after[c.Schedule] = c
 			}
@@ -549,9 +550,9 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 				}
 			}
 		}
-		b.commitTicks(ctx, plan, func(t *tick, r queue.AdvanceResult) {
+		b.commitTicks(ctx, plan, func(t *tick, r store.AdvanceResult) {
 			switch {
-			case errors.Is(r.Err, queue.ErrCursorMoved):
+			case errors.Is(r.Err, store.ErrCursorMoved):
 				lost = append(lost, t.s)
 			case r.Err != nil:
 				errs = append(errs, r.Err)
@@ -594,19 +595,19 @@ const (
 	minCommitRows = 250
 	// maxCommitRows: at it, the planning waits for the writer. It is the
 	// store's transaction size, so that a batch is one transaction.
-	maxCommitRows = queue.AdvanceBatchRows
+	maxCommitRows = store.AdvanceBatchRows
 )
 
 // batchErr is the failure of an AdvanceBatch call that returned res and
 // err: err, else the first result's error that is not a cursor another
 // beat moved (the store gives each Advance of a transaction that failed its
 // error); nil when everything committed.
-func batchErr(res []queue.AdvanceResult, err error) error {
+func batchErr(res []store.AdvanceResult, err error) error {
 	if err != nil {
 		return err
 	}
 	for _, r := range res {
-		if r.Err != nil && !errors.Is(r.Err, queue.ErrCursorMoved) {
+		if r.Err != nil && !errors.Is(r.Err, store.ErrCursorMoved) {
 			return r.Err
 		}
 	}
@@ -626,17 +627,17 @@ func batchErr(res []queue.AdvanceResult, err error) error {
 // is handed over as soon as the writer is free and it holds minCommitRows,
 // so the writer starts after the first few schedules and then takes what
 // the planning made meanwhile, up to maxCommitRows at a time.
-func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, queue.AdvanceResult), failed func(error)) {
+func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, store.AdvanceResult), failed func(error)) {
 	type batch struct {
 		ticks []*tick
-		res   []queue.AdvanceResult
+		res   []store.AdvanceResult
 		err   error
 		done  chan struct{}
 	}
 	work := make(chan *batch) // unbuffered: a send is taken only by an idle writer
 	go func() {
 		for bt := range work {
-			advs := make([]queue.Advance, len(bt.ticks))
+			advs := make([]store.Advance, len(bt.ticks))
 			for i, t := range bt.ticks {
 				advs[i] = t.adv
 			}
@@ -704,19 +705,19 @@ func (b *Beat) byName(cfg *Config) []*Schedule {
 // the planning starts at the first row instead of after the last, and the
 // writer with it (see commitTicks).
 type cursorReader struct {
-	next func() (queue.Cursor, bool)
+	next func() (store.Cursor, bool)
 	stop func()
-	head queue.Cursor // the next cursor, if more
+	head store.Cursor // the next cursor, if more
 	more bool
 	err  error // the read's, once more is false
-	seen func(queue.Cursor)
+	seen func(store.Cursor)
 }
 
 // readCursors starts reading the cursors of q; seen is called with each
 // cursor read, in order, before of returns it.
-func readCursors(ctx context.Context, q *queue.Client, seen func(queue.Cursor)) *cursorReader {
+func readCursors(ctx context.Context, q *queue.Client, seen func(store.Cursor)) *cursorReader {
 	r := &cursorReader{seen: seen}
-	r.next, r.stop = iter.Pull(func(yield func(queue.Cursor) bool) {
+	r.next, r.stop = iter.Pull(func(yield func(store.Cursor) bool) {
 		r.err = q.CursorsByName(ctx, yield)
 	})
 	r.head, r.more = r.next()
@@ -725,7 +726,7 @@ func readCursors(ctx context.Context, q *queue.Client, seen func(queue.Cursor)) 
 
 // of returns the cursor of the schedule name, if it has one. Each name
 // asked for must come after the one before in byte order.
-func (r *cursorReader) of(name string) (queue.Cursor, bool, error) {
+func (r *cursorReader) of(name string) (store.Cursor, bool, error) {
 	for r.more && r.head.Schedule < name {
 		r.seen(r.head)
 		r.head, r.more = r.next()
@@ -737,9 +738,9 @@ func (r *cursorReader) of(name string) (queue.Cursor, bool, error) {
 		return c, true, nil
 	}
 	if !r.more && r.err != nil {
-		return queue.Cursor{}, false, r.err
+		return store.Cursor{}, false, r.err
 	}
-	return queue.Cursor{}, false, nil
+	return store.Cursor{}, false, nil
 }
 
 // close reads the cursors not asked for, which seen still gets, ends the
@@ -762,13 +763,13 @@ func (r *cursorReader) close() error {
 // the other schedules' ticks: 10,000 new schedules are a few transactions,
 // not 10,000. since holds the pass's restart marks; the one of s is
 // dropped once it holds (see moved).
-func (b *Beat) advance(cfg *Config, s *Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
+func (b *Beat) advance(cfg *Config, s *Schedule, cur store.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
 	from := cur.At // where the commit finds the cursor; zero: it creates one
 	mark, marked := since[s.Name]
 	move := true
 	switch {
 	case !exists:
-		cur = queue.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
+		cur = store.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
 	case marked && mark.After(cur.At):
 		cur.At = mark
 	default:
@@ -784,7 +785,7 @@ func (b *Beat) advance(cfg *Config, s *Schedule, cur queue.Cursor, exists bool, 
 		return t, next
 	}
 	if t == nil {
-		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: queue.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
+		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: store.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
 	}
 	t.adv.From = from
 	t.moved = &moved{from: from, created: !exists}
@@ -831,19 +832,19 @@ func (b *Beat) forget(name string, since time.Time) {
 // due instants, and what the log says of them once committed.
 type tick struct {
 	s         *Schedule
-	cur       queue.Cursor
+	cur       store.Cursor
 	due       []instant
 	truncated bool
 	runs      []time.Time
 	skips     []skipped
 	to, next  time.Time
-	adv       queue.Advance
+	adv       store.Advance
 	moved     *moved // the cursor's creation or restart, if the tick commits one
 }
 
 // materialise plans the instants of s in (cursor, now]: the tick that
 // commits them, or none when nothing is due, and the next instant.
-func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
+func (b *Beat) materialise(cfg *Config, s *Schedule, cur store.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
 		after = now
@@ -864,7 +865,7 @@ func (b *Beat) materialise(cfg *Config, s *Schedule, cur queue.Cursor, now time.
 	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
 		late = b.lateFrom
 	}
-	runs, skips := planInstants(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(queue.SkipMisfire), false)
+	runs, skips := planInstants(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, reason(store.SkipMisfire), false)
 	to := due[len(due)-1].at
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, now)
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
@@ -897,7 +898,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 			if lines++; lines > maxSkipLines {
 				break
 			}
-			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, queue.SkipOverlap)
+			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, store.SkipOverlap)
 		}
 	}
 	if len(skips) > 0 {
@@ -915,7 +916,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 }
 
 // report passes what the committed Advance adv did to the config's funcs.
-func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
+func (b *Beat) report(name string, adv store.Advance, res []queue.Enqueued) {
 	if f := b.materialisedFunc; f != nil {
 		n := 0
 		for _, r := range res {
@@ -926,13 +927,13 @@ func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
 		f(name, n)
 	}
 	if f := b.skippedFunc; f != nil {
-		by := map[queue.SkipReason]int{}
+		by := map[store.SkipReason]int{}
 		for _, sk := range adv.Skips {
 			by[sk.Reason]++
 		}
 		for _, r := range res {
 			if r.Skipped {
-				by[queue.SkipOverlap]++
+				by[store.SkipOverlap]++
 			}
 		}
 		for reason, n := range by {
@@ -942,7 +943,7 @@ func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.
-func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason queue.SkipReason) {
+func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Time, reason store.SkipReason) {
 	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
 		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
 }
@@ -950,7 +951,7 @@ func (b *Beat) logSkip(ctx context.Context, s *Schedule, item string, at time.Ti
 // notePause logs a schedule's pause or resume, made by an operator command
 // in another process, when the beat first sees it (a schedule paused when
 // the beat starts is logged as paused).
-func (b *Beat) notePause(ctx context.Context, s *Schedule, cur queue.Cursor) {
+func (b *Beat) notePause(ctx context.Context, s *Schedule, cur store.Cursor) {
 	was, seen := b.paused[s.Name]
 	b.paused[s.Name] = cur.Paused
 	switch {

@@ -25,7 +25,7 @@ type batchStore struct {
 	advances int // calls of Advance
 }
 
-func (s *batchStore) Advance(ctx context.Context, a queue.Advance) ([]queue.Enqueued, error) {
+func (s *batchStore) Advance(ctx context.Context, a store.Advance) ([]queue.Enqueued, error) {
 	s.mu.Lock()
 	s.advances++
 	s.mu.Unlock()
@@ -34,7 +34,7 @@ func (s *batchStore) Advance(ctx context.Context, a queue.Advance) ([]queue.Enqu
 
 var errBatchCall = errors.New("the call failed as a whole")
 
-func (s *batchStore) AdvanceBatch(ctx context.Context, advs []queue.Advance) ([]queue.AdvanceResult, error) {
+func (s *batchStore) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
 	names := make([]string, len(advs))
 	failed := false
 	for i, a := range advs {
@@ -105,7 +105,7 @@ func TestPassCommitsInBatchesByName(t *testing.T) {
 	if len(bs.calls) < 2 {
 		t.Errorf("calls = %v, want at least two", bs.calls)
 	}
-	perCall := (queue.AdvanceBatchRows + items) / (items + 1)
+	perCall := (store.AdvanceBatchRows + items) / (items + 1)
 	for _, call := range bs.calls {
 		if len(call) > perCall {
 			t.Errorf("call of %v: more than %d ticks of %d rows", call, perCall, items+1)
@@ -164,7 +164,7 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
 	for _, gone := range []string{"A0", "a0", "c"} {
-		if _, err := q.Advance(ctx, queue.Advance{Schedule: gone, To: t0}); err != nil {
+		if _, err := q.Advance(ctx, store.Advance{Schedule: gone, To: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // maxInstantsPerAdvance bounds the instants of one schedule that one Advance
@@ -15,7 +16,7 @@ const maxInstantsPerAdvance = 10000
 // skipped is an instant that does not run, and why.
 type skipped struct {
 	at     time.Time
-	reason queue.SkipReason
+	reason store.SkipReason
 }
 
 // noGrace, as planInstants' grace, makes every due instant missed: none
@@ -24,19 +25,19 @@ const noGrace = -1
 
 // planInstants decides which of a schedule's due instants, oldest first, run.
 //
-// Repeated wall times of a fall-back are skipped (queue.SkipDST). An instant
+// Repeated wall times of a fall-back are skipped (store.SkipDST). An instant
 // at most grace before now is on time and runs. Later ones are missed, and
 // policy decides: CatchUpAll runs the newest limit of them, CatchUpLatest
 // the newest one unless an instant on time runs anyway, CatchUpNone none.
 // Missed instants that do not run are skipped with the reason missReason
 // gives for them. With skipAll every instant is skipped so, on time or not.
-func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason func(time.Time) queue.SkipReason, skipAll bool) (runs []time.Time, skips []skipped) {
+func planInstants(due []instant, now time.Time, grace time.Duration, policy CatchUp, limit int, missReason func(time.Time) store.SkipReason, skipAll bool) (runs []time.Time, skips []skipped) {
 	var late []time.Time
 	onTime := 0
 	for _, in := range due {
 		switch {
 		case in.dst:
-			skips = append(skips, skipped{at: in.at, reason: queue.SkipDST})
+			skips = append(skips, skipped{at: in.at, reason: store.SkipDST})
 		case skipAll:
 			skips = append(skips, skipped{at: in.at, reason: missReason(in.at)})
 		case grace >= 0 && now.Sub(in.at) <= grace:
@@ -64,28 +65,28 @@ func planInstants(due []instant, now time.Time, grace time.Duration, policy Catc
 }
 
 // reason returns a constant skip reason, for planInstants.
-func reason(r queue.SkipReason) func(time.Time) queue.SkipReason {
-	return func(time.Time) queue.SkipReason { return r }
+func reason(r store.SkipReason) func(time.Time) store.SkipReason {
+	return func(time.Time) store.SkipReason { return r }
 }
 
 // pauseReason is the skip reason of an instant not run when a schedule
-// paused at pausedAt resumes: queue.SkipPaused for an instant after the
-// pause, queue.SkipMisfire for one the beat had missed before it (the
+// paused at pausedAt resumes: store.SkipPaused for an instant after the
+// pause, store.SkipMisfire for one the beat had missed before it (the
 // daemon was down). A zero pausedAt counts every instant as paused.
-func pauseReason(pausedAt time.Time) func(time.Time) queue.SkipReason {
-	return func(at time.Time) queue.SkipReason {
+func pauseReason(pausedAt time.Time) func(time.Time) store.SkipReason {
+	return func(at time.Time) store.SkipReason {
 		if pausedAt.IsZero() || at.After(pausedAt) {
-			return queue.SkipPaused
+			return store.SkipPaused
 		}
-		return queue.SkipMisfire
+		return store.SkipMisfire
 	}
 }
 
 // buildAdvance makes the Advance that moves a schedule's cursor from from to
 // to, materialising runs for every item and recording skips for the whole
 // schedule (Item "").
-func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time, skips []skipped, now time.Time) queue.Advance {
-	adv := queue.Advance{Schedule: s.Name, From: from, To: to}
+func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time, skips []skipped, now time.Time) store.Advance {
+	adv := store.Advance{Schedule: s.Name, From: from, To: to}
 	task := cfg.Tasks[s.Task]
 	if len(runs) > 0 {
 		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.items))
@@ -99,7 +100,7 @@ func buildAdvance(cfg *Config, s *Schedule, from, to time.Time, runs []time.Time
 		}
 	}
 	for _, sk := range skips {
-		adv.Skips = append(adv.Skips, queue.Skip{
+		adv.Skips = append(adv.Skips, store.Skip{
 			Schedule:    s.Name,
 			ScheduledAt: sk.at.UTC(),
 			Reason:      sk.reason,

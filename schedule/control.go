@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // ErrUnknownSchedule is wrapped by the control functions' error for a name
@@ -203,7 +204,7 @@ func Pause(ctx context.Context, q *queue.Client, cfg *Config, name string) error
 // decides which run (misfire_grace does not apply: none of them was on
 // time): "none" runs none of them, "latest" the newest one, "all" the newest
 // catch_up_limit. Each instant not run is recorded as skipped, with reason
-// queue.SkipPaused if it fell after the pause and queue.SkipMisfire if the
+// store.SkipPaused if it fell after the pause and store.SkipMisfire if the
 // beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
 func Resume(ctx context.Context, q *queue.Client, cfg *Config, name string, now time.Time, skipMissed bool) error {
@@ -242,7 +243,7 @@ func ResumeSettled(ctx context.Context, q *queue.Client, cfg *Config, name strin
 		switch {
 		case err == nil:
 			return r, nil
-		case !errors.Is(err, queue.ErrCursorMoved) || attempt == maxAdvanceRetries:
+		case !errors.Is(err, store.ErrCursorMoved) || attempt == maxAdvanceRetries:
 			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 	}
@@ -251,7 +252,7 @@ func ResumeSettled(ctx context.Context, q *queue.Client, cfg *Config, name strin
 // settle materialises the instants a pause missed, up to now, and resumes
 // the schedule, in one Advance; it returns how many run and how many were
 // skipped.
-func settle(ctx context.Context, q *queue.Client, cfg *Config, s *Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
+func settle(ctx context.Context, q *queue.Client, cfg *Config, s *Schedule, cur store.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.spec.between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
@@ -286,7 +287,7 @@ func NextN(cfg *Config, name string, from time.Time, n int) ([]time.Time, error)
 type NextOptions struct {
 	// From: the runs returned are after From. Required.
 	From time.Time
-	// Cursor is the schedule's durable cursor (queue.Cursor.At). The beat
+	// Cursor is the schedule's durable cursor (store.Cursor.At). The beat
 	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
 	// from From. Calendar specs ignore it.
 	Cursor time.Time

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const fanOut = `
@@ -354,7 +355,7 @@ func TestPlanInstants(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, reason(queue.SkipMisfire), tt.skipAll)
+			runs, skips := planInstants(tt.due, now, time.Minute, tt.policy, tt.limit, reason(store.SkipMisfire), tt.skipAll)
 			var gotRuns, gotSkips []string
 			for _, r := range runs {
 				gotRuns = append(gotRuns, label("", r))
@@ -640,8 +641,8 @@ func TestPauseWinsOverABeatInFlight(t *testing.T) {
 	if tk == nil {
 		t.Fatal("advance planned nothing: want instants to commit")
 	}
-	res, err := q.AdvanceBatch(ctx, []queue.Advance{tk.adv}) // the beat's commit
-	if err != nil || !errors.Is(res[0].Err, queue.ErrCursorMoved) {
+	res, err := q.AdvanceBatch(ctx, []store.Advance{tk.adv}) // the beat's commit
+	if err != nil || !errors.Is(res[0].Err, store.ErrCursorMoved) {
 		t.Fatalf("commit of the beat's read = %v, %+v, want ErrCursorMoved", err, res)
 	}
 	if _, err := b.pass(ctx, clk.Now()); err != nil { // the beat reads again

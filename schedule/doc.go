@@ -6,7 +6,7 @@
 // It knows nothing of SQL or of how tasks execute. Everything durable goes
 // through the queue package: a schedule's cursor (the last instant
 // materialised or deliberately passed), its jobs and its skip records move
-// together in one queue.Advance (the schedules due in one pass share
+// together in one store.Advance (the schedules due in one pass share
 // transactions through queue.AdvanceBatch). Task execution belongs to the
 // tasks package; this package only checks, at load time, that a command's
 // argument templates can be filled from every payload a schedule makes.
@@ -46,7 +46,7 @@
 // payload merged with the item, and dedup key DedupKey(schedule, item,
 // instant): materialising an instant twice, by a restarted beat, a second
 // beat or Backfill, inserts nothing. An instant that does not run is
-// recorded as a queue.Skip with its reason: misfire (missed while nothing
+// recorded as a store.Skip with its reason: misfire (missed while nothing
 // ran the schedule, dropped by its catch-up policy), overlap (overlap =
 // "skip" and the item's previous job still pending or running; recorded per
 // item), paused (missed during a pause) or dst (the repeat of a wall time

@@ -14,6 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // t0 is the fake clock's start: Sunday 1 March 2026, 12:00 UTC.
@@ -170,16 +171,16 @@ func jobs(t testing.TB, q *queue.Client, schedule string) []string {
 // "reason item@15:04:05".
 func skips(t testing.TB, q *queue.Client, schedule string) []string {
 	t.Helper()
-	var ss []queue.Skip
-	for _, reason := range []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST} {
-		rs, err := q.SkipsBetween(context.Background(), schedule, reason, time.Time{}, time.Unix(1<<40, 0), queue.MaxAlarmRows)
+	var ss []store.Skip
+	for _, reason := range []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST} {
+		rs, err := q.SkipsBetween(context.Background(), schedule, reason, time.Time{}, time.Unix(1<<40, 0), store.MaxAlarmRows)
 		if err != nil {
 			t.Fatalf("SkipsBetween: %v", err)
 		}
 		ss = append(ss, rs...)
 	}
 	// Oldest first, and the items of an instant in reverse order.
-	slices.SortStableFunc(ss, func(a, b queue.Skip) int {
+	slices.SortStableFunc(ss, func(a, b store.Skip) int {
 		return cmp.Or(a.ScheduledAt.Compare(b.ScheduledAt), strings.Compare(b.Item, a.Item))
 	})
 	out := make([]string, 0, len(ss))
@@ -198,7 +199,7 @@ func label(item string, at time.Time) string {
 }
 
 // cursor returns the cursor of schedule.
-func cursor(t testing.TB, q *queue.Client, schedule string) queue.Cursor {
+func cursor(t testing.TB, q *queue.Client, schedule string) store.Cursor {
 	t.Helper()
 	cs, err := q.Cursors(context.Background())
 	if err != nil {

@@ -30,14 +30,14 @@ func (s *outageStore) Ping(ctx context.Context) error {
 	return s.Engine.Ping(ctx)
 }
 
-func (s *outageStore) CursorsByName(ctx context.Context, yield func(queue.Cursor) bool) error {
+func (s *outageStore) CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error {
 	if s.down.Load() {
 		return errDown
 	}
 	return s.Engine.CursorsByName(ctx, yield)
 }
 
-func (s *outageStore) Pools(ctx context.Context) ([]queue.PoolRow, error) {
+func (s *outageStore) Pools(ctx context.Context) ([]store.PoolRow, error) {
 	if s.down.Load() {
 		return nil, errDown
 	}

@@ -57,7 +57,7 @@ var ErrNeverFires = errors.New("spec never fires")
 //
 //   - A wall time that occurs twice (fall-back) runs once, at its first
 //     occurrence; the second occurrence is reported as a skipped instant
-//     (queue.SkipDST). "30 1 * * *" in New York on 1 November 2026 runs at
+//     (store.SkipDST). "30 1 * * *" in New York on 1 November 2026 runs at
 //     01:30 EDT, not again at 01:30 EST.
 //   - A wall time that does not exist (spring-forward) runs once at the
 //     instant of the jump, as ISC cron does, instead of being lost.

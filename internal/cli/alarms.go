@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -122,7 +123,7 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *schedule
 // (schedule.DeadlineStateOf), from a schedule's newest alarms (newest
 // first) and its last run's instant as -status prints it in loc (to the
 // second, as instants are).
-func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) string {
+func deadlineState(alarms []store.Alarm, lastRun *string, loc *time.Location) string {
 	var last time.Time
 	if lastRun != nil {
 		// A text that is no instant leaves last zero: no run to compare.

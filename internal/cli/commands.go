@@ -18,6 +18,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -228,7 +229,7 @@ type statusReport struct {
 	Schedules         []scheduleStatus    `json:"schedules"`
 	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
-	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
+	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within store.AliveWithin
 	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
 }
 
@@ -288,7 +289,7 @@ type scheduleStatus struct {
 	// LastManualJobID, as read with the others: observeStatus sums their
 	// instants without reading them again.
 	last, lastManual *queue.Job
-	// Skipped instants in the last day (at most queue.MaxSkipCount), and
+	// Skipped instants in the last day (at most store.MaxSkipCount), and
 	// the newest skip kept.
 	SkipsLastDay int           `json:"skips_last_day"`
 	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
@@ -534,7 +535,7 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 
 // nextRun is the next run of s as the beat will see it: "@every" runs are
 // counted from the schedule's cursor.
-func (a *app) nextRun(s *schedule.Schedule, cursors map[string]queue.Cursor) string {
+func (a *app) nextRun(s *schedule.Schedule, cursors map[string]store.Cursor) string {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	if cur, ok := cursors[s.Name]; ok {
 		opts.Cursor = cur.At

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/tasks"
 )
@@ -87,7 +88,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	// materialises only while it is the newest among the live daemons'
 	// (see schedule.Agreement).
 	a.process = queue.Process{PID: os.Getpid(), Host: host, Version: a.programVersion(),
-		Config: queue.ConfigSHA256(a.cfgData), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
+		Config: store.ConfigSHA256(a.cfgData), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
 	listen := a.listenAddr()
 	// Set before the pool and the beat run, which call it; nil when no
 	// listener serves the metrics.
@@ -130,7 +131,7 @@ func (a *app) daemon(ctx context.Context, signals <-chan os.Signal) error {
 	if listen != "" {
 		pc.ReclaimedFunc = func(n int) { met.leasesReclaimed(n) }
 		bc.MaterialisedFunc = func(s string, n int) { met.runsMaterialised(s, n) }
-		bc.SkippedFunc = func(s string, r queue.SkipReason, n int) { met.runsSkipped(s, r, n) }
+		bc.SkippedFunc = func(s string, r store.SkipReason, n int) { met.runsSkipped(s, r, n) }
 	}
 	pools, err := newWorkerPools(q, pc, a.cfg)
 	if err != nil {
@@ -368,7 +369,7 @@ func (a *app) reload(ctx context.Context, notify notifier, q *queue.Client, pool
 		return
 	}
 	diff := beat.Apply(cfg)
-	if sha := queue.ConfigSHA256(data); sha != a.process.Config {
+	if sha := store.ConfigSHA256(data); sha != a.process.Config {
 		// A new file is a new config: loaded now, it rules from now on
 		// (see schedule.Agreement). The same file reloaded keeps its time.
 		// After Apply: the beat never claims the new config's time for

@@ -10,6 +10,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -164,7 +165,7 @@ func (a *app) configStatus(ctx context.Context, q *queue.Client) (*configReport,
 	}
 	r := &configReport{File: a.o.config, DaemonFile: stored.Path, LoadedAt: rfc3339(stored.LoadedAt, nil), SHA256: stored.SHA256}
 	if a.cfgData != nil {
-		r.FileSHA256 = queue.ConfigSHA256(a.cfgData)
+		r.FileSHA256 = store.ConfigSHA256(a.cfgData)
 	}
 	switch {
 	case errors.As(a.fileErr, new(*configNotFoundError)):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -24,7 +25,7 @@ var (
 	finishOutcomes = []string{outcomeSucceeded, outcomeRetried, outcomeDead, outcomeTimedOut, outcomeCancelled}
 	// skipReasons are the reason label's values of
 	// scheduler_runs_skipped_total.
-	skipReasons = []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST}
+	skipReasons = []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST}
 	// alarmKinds are the reason label's values of
 	// scheduler_alarms_raised_total: the kinds of alarm.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
@@ -241,7 +242,7 @@ func (m *metrics) runsMaterialised(schedule string, jobs int) {
 
 // runsSkipped counts the skips of a beat's commit:
 // schedule.BeatConfig.SkippedFunc.
-func (m *metrics) runsSkipped(schedule string, reason queue.SkipReason, runs int) {
+func (m *metrics) runsSkipped(schedule string, reason store.SkipReason, runs int) {
 	m.skipped.WithLabelValues(schedule, string(reason)).Add(float64(runs))
 }
 

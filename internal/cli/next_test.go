@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/internal/engine"
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestNextCountsEveryFromTheCursor: -next and -status count @every runs
@@ -42,7 +42,7 @@ task = "rec"
 		t.Fatal(err)
 	}
 	cursor := time.Date(2020, 1, 1, 0, 0, 1, 250e6, time.UTC)
-	if _, err := q.Advance(ctx, queue.Advance{Schedule: "every", To: cursor}); err != nil {
+	if _, err := q.Advance(ctx, store.Advance{Schedule: "every", To: cursor}); err != nil {
 		t.Fatal(err)
 	}
 	q.Close()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/tasks"
 )
@@ -465,7 +466,7 @@ type app struct {
 	// not load; why it did not; the daemon's stored config when cfg is it.
 	cfgData []byte
 	fileErr error
-	running *queue.StoredConfig
+	running *store.StoredConfig
 	// dbRecovered is set when db is the [scheduler].db of a file that does
 	// not load (schedule.RecoverDB).
 	dbRecovered bool

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -110,7 +111,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusRep
 var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
 
 // stateCounts are o's jobs by state, as -status prints them.
-func stateCounts(o queue.InstantOutcome) map[string]int {
+func stateCounts(o store.InstantOutcome) map[string]int {
 	m := map[string]int{}
 	for st, n := range o.States {
 		m[string(st)] = n
@@ -240,7 +241,7 @@ func printSkips(w io.Writer, rep statusReport) {
 			header = true
 		}
 		n := fmt.Sprint(s.SkipsLastDay)
-		if s.SkipsLastDay >= queue.MaxSkipCount {
+		if s.SkipsLastDay >= store.MaxSkipCount {
 			n += "+"
 		}
 		item := s.LastSkip.Item

@@ -12,9 +12,9 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/engine"
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -84,10 +84,10 @@ func benchPages(b *testing.B, cfg *schedule.Config, db string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var advs []queue.Advance
+	var advs []store.Advance
 	for _, sc := range cfg.Schedules {
 		if _, ok := cursors[sc.Name]; !ok {
-			advs = append(advs, queue.Advance{Schedule: sc.Name, To: now})
+			advs = append(advs, store.Advance{Schedule: sc.Name, To: now})
 		}
 	}
 	res, err := q.AdvanceBatch(ctx, advs)

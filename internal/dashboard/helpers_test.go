@@ -123,17 +123,17 @@ func seed(t testing.TB, q *queue.Client) fixture {
 	t.Helper()
 	ctx := context.Background()
 	var jobs []queue.NewJob
-	var skips []queue.Skip
+	var skips []store.Skip
 	for _, n := range nightly {
 		at := at3(n.day)
 		if n.outcome == outcomeSkipped {
-			skips = append(skips, queue.Skip{Schedule: "nightly", ScheduledAt: at, Reason: queue.SkipOverlap, RecordedAt: at})
+			skips = append(skips, store.Skip{Schedule: "nightly", ScheduledAt: at, Reason: store.SkipOverlap, RecordedAt: at})
 			continue
 		}
 		jobs = append(jobs, queue.NewJob{Key: schedule.DedupKey("nightly", "", at), Type: "report", Schedule: "nightly",
 			ScheduledAt: at, RunAt: at, MaxAttempts: 3})
 	}
-	res, err := q.Advance(ctx, queue.Advance{Schedule: "nightly", To: at3(10), Jobs: jobs, Skips: skips})
+	res, err := q.Advance(ctx, store.Advance{Schedule: "nightly", To: at3(10), Jobs: jobs, Skips: skips})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func seed(t testing.TB, q *queue.Client) fixture {
 		fan = append(fan, queue.NewJob{Key: schedule.DedupKey("fan", item, at3(9)), Type: "fan", Schedule: "fan", Item: item,
 			ScheduledAt: at3(9), RunAt: at3(9), MaxAttempts: 1})
 	}
-	fres, err := q.Advance(ctx, queue.Advance{Schedule: "fan", To: at3(9), Jobs: fan})
+	fres, err := q.Advance(ctx, store.Advance{Schedule: "fan", To: at3(9), Jobs: fan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +180,10 @@ func seed(t testing.TB, q *queue.Client) fixture {
 	step(at3(9).Add(time.Second), fanID, queue.OutcomeDone, "", time.Time{})
 	step(at3(9).Add(2*time.Second), f.fanDead, queue.OutcomeDead, "zeta: timeout", time.Time{})
 
-	key := queue.AlarmKey("nightly", "", at3(4), f.missed, queue.AlarmMissed)
-	raised, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "nightly", ScheduledAt: at3(4),
-		Kind: queue.AlarmMissed, JobID: f.missed, Detail: json.RawMessage(`{"kind":"missed"}`),
-		Notify: []queue.NewJob{{Key: queue.NotifyKey(key, "pager"), Type: "pager"}}}}})
+	key := store.AlarmKey("nightly", "", at3(4), f.missed, store.AlarmMissed)
+	raised, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "nightly", ScheduledAt: at3(4),
+		Kind: store.AlarmMissed, JobID: f.missed, Detail: json.RawMessage(`{"kind":"missed"}`),
+		Notify: []queue.NewJob{{Key: store.NotifyKey(key, "pager"), Type: "pager"}}}}})
 	if err != nil || len(raised) != 1 {
 		t.Fatalf("raise: %+v, %v", raised, err)
 	}

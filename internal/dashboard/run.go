@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -205,10 +206,10 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		switch {
 		case h.Known && h.Pools == 0:
 			why = append(why, "no daemon is running on this database: it runs when one starts")
-		case slices.ContainsFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == 0 }):
+		case slices.ContainsFunc(h.Waiting, func(w store.Waiting) bool { return w.Type == j.Type && w.Version == 0 }):
 			why = append(why, fmt.Sprintf("waiting for a handler: no running daemon has a handler for task %s", j.Type))
 		default:
-			i := slices.IndexFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == j.Version })
+			i := slices.IndexFunc(h.Waiting, func(w store.Waiting) bool { return w.Type == j.Type && w.Version == j.Version })
 			if i >= 0 {
 				why = append(why, fmt.Sprintf("waiting for a worker that accepts version %d of task %s: the running daemons accept %s",
 					j.Version, j.Type, versionList(h.Waiting[i].Accepted)))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -198,7 +199,7 @@ const parallelReads = 4
 
 // scheduleRow reads what the schedules page shows of sc: three bounded
 // reads (its newest jobs, skips and alarms).
-func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *schedule.Schedule, cur store.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
@@ -233,7 +234,7 @@ func (s *server) scheduleRow(ctx context.Context, cfg *schedule.Config, sc *sche
 // (schedule.DeadlineStateOf): missed while one of them is an open missed
 // alarm, else late while one is an open late alarm, else ok (on time or
 // recovered, which the page does not tell apart).
-func deadlineState(alarms []queue.Alarm) string {
+func deadlineState(alarms []store.Alarm) string {
 	switch schedule.DeadlineStateOf(alarms, time.Time{}) {
 	case schedule.DeadlineMissed:
 		return deadlineMissed
@@ -246,7 +247,7 @@ func deadlineState(alarms []queue.Alarm) string {
 // scheduleData is what a schedule's page reads beyond its row.
 type scheduleData struct {
 	history history
-	alarms  []queue.Alarm
+	alarms  []store.Alarm
 }
 
 // itemStrip is the strip of one fan-out item.

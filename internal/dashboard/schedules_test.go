@@ -13,6 +13,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -147,13 +148,13 @@ func TestSchedulesFilter(t *testing.T) {
 		f := seed(t, q) // nightly has an open missed alarm
 		// fan had a dead alarm, closed by its recovery.
 		ctx := context.Background()
-		dead, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
-			ScheduledAt: at3(9), Kind: queue.AlarmDead, JobID: f.fanDead}}})
+		dead, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: store.AlarmDead, JobID: f.fanDead}}})
 		if err != nil || len(dead) != 1 {
 			t.Fatalf("raise: %+v, %v", dead, err)
 		}
-		if _, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
-			ScheduledAt: at3(9), Kind: queue.AlarmRecovered, JobID: f.fanDead, Resolves: []int64{dead[0].ID}}}}); err != nil {
+		if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: store.AlarmRecovered, JobID: f.fanDead, Resolves: []int64{dead[0].ID}}}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"cust-007", "cust-070", "fan"} {

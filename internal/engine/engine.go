@@ -47,7 +47,7 @@ type Config struct {
 // Open opens the queue at dsn: a PostgreSQL database for a URL starting
 // postgres:// or postgresql://, otherwise a SQLite file's path. Either is
 // created or migrated as needed, and a database written by a newer schema
-// is refused (queue.ErrSchemaTooNew).
+// is refused (store.ErrSchemaTooNew).
 func Open(ctx context.Context, dsn string, cfg Config) (*queue.Client, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -226,14 +226,6 @@ func nullTS(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: ts(t), Valid: true}
 }
 
-// fromTS reads a nullable timestamptz: the zero time for NULL.
-func fromTS(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
 // cleanText replaces what a text column refuses (invalid UTF-8, NUL) by U+FFFD.
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")

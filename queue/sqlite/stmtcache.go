@@ -135,14 +135,6 @@ func (t txn) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	return st.QueryRowContext(ctx, args...)
 }
 
-// cached returns a statement prepared at Open, for a statement run outside
-// a transaction on the writer connection.
-func (s *Store) cached(query string) *sql.Stmt {
-	s.stmtMu.RLock()
-	defer s.stmtMu.RUnlock()
-	return s.stmts[query]
-}
-
 // readStmt returns query prepared on the readers, preparing it the first
 // time. It exists for speed: a pool's loop looks at when to wake next
 // (NextWake, NextReadyAfter) at most of its turns, and parsing that SQL

@@ -164,16 +164,3 @@ func ScanCancelRequest(r Row) (CancelRequest, error) {
 	c.By = by.String
 	return c, err
 }
-
-// ScanCount reads a name and a count.
-func ScanCount(r Row) (NameCount, error) {
-	var c NameCount
-	err := r.Scan(&c.Name, &c.N)
-	return c, err
-}
-
-// NameCount is a count of something named: the jobs of a state, say.
-type NameCount struct {
-	Name string
-	N    int
-}

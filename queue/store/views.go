@@ -130,15 +130,16 @@ func (e *Base) Stats(ctx context.Context) (Stats, error) {
 	r := e.b.Reader()
 	err := Read(r.Query(ctx, e.q.Counts)).Each(func(row Row) (bool, error) {
 		var state State
-		var c NameCount
-		if err := row.Scan(&state, &c.Name, &c.N); err != nil {
+		var typ string
+		var n int
+		if err := row.Scan(&state, &typ, &n); err != nil {
 			return false, err
 		}
 		if st.Counts[state] == nil {
 			st.Counts[state] = map[string]int{}
 		}
-		st.Counts[state][c.Name] = c.N
-		st.Total[state] += c.N
+		st.Counts[state][typ] = n
+		st.Total[state] += n
 		return true, nil
 	})
 	if err == nil {
