@@ -31,7 +31,7 @@ func BenchmarkDrainCPU(b *testing.B) {
 			ctx := context.Background()
 			var total int
 			var cpu time.Duration
-			var trips int64
+			var transactions int64
 			for b.Loop() {
 				b.StopTimer()
 				q := benchQueue(b, sqlite.Config{})
@@ -60,14 +60,14 @@ func BenchmarkDrainCPU(b *testing.B) {
 				cancel()
 				<-done
 				cpu += cpuNow() - c0
-				trips += p.commits.Load()
+				transactions += p.commits.Load()
 				b.StopTimer()
 				total += jobs
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(total), "cpu-us/job")
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "jobs/s")
-			b.ReportMetric(float64(trips)/float64(total), "trips/job")
+			b.ReportMetric(float64(transactions)/float64(total), "txs/job")
 		})
 	}
 }

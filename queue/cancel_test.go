@@ -40,7 +40,7 @@ func TestCancelRunningJobFromAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Closed by a cleanup, after the pool's (which runs first): a deferred
-	// Close would close the store under a pool still in a trip.
+	// Close would close the store under a pool still in a transaction.
 	t.Cleanup(func() { daemon.Close() })
 	cli, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {

@@ -255,7 +255,7 @@ func TestDrainHelperProcess(t *testing.T) {
 	if err != nil {
 		os.Exit(3)
 	}
-	// Without prefetch each process claims at most 4 jobs per trip: the
+	// Without prefetch each process claims at most 4 jobs per transaction: the
 	// two race for every claim.
 	p, err := NewPool(q, PoolConfig{Workers: 4, Prefetch: -1})
 	if err != nil {

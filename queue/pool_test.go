@@ -997,28 +997,28 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 	}
 }
 
-// tripLog is a Store that keeps the trips made through it, to tell what the
+// txLog is a Store that keeps the transactions made through it, to tell what the
 // loop asked for at each.
-type tripLog struct {
+type txLog struct {
 	store.Engine
-	mu    sync.Mutex
-	trips []store.PoolTx
+	mu  sync.Mutex
+	txs []store.PoolTx
 }
 
-func (s *tripLog) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
+func (s *txLog) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	res, err := s.Engine.CommitPoolTx(ctx, t)
 	s.mu.Lock()
-	s.trips = append(s.trips, t)
+	s.txs = append(s.txs, t)
 	s.mu.Unlock()
 	return res, err
 }
 
-// finishing returns the trips that recorded results.
-func (s *tripLog) finishing() []store.PoolTx {
+// finishing returns the transactions that recorded results.
+func (s *txLog) finishing() []store.PoolTx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []store.PoolTx
-	for _, t := range s.trips {
+	for _, t := range s.txs {
 		if len(t.Results) > 0 {
 			out = append(out, t)
 		}
@@ -1028,7 +1028,7 @@ func (s *tripLog) finishing() []store.PoolTx {
 
 // waitIdle waits until p's loop waits with no job in flight. An enqueue
 // after it wakes the loop, whose claim then takes the job: a wake-up that
-// came during a trip would instead be taken after it, and make the loop
+// came during a transaction would instead be taken after it, and make the loop
 // claim once more.
 func waitIdle(t testing.TB, p *Pool) {
 	t.Helper()
@@ -1037,12 +1037,12 @@ func waitIdle(t testing.TB, p *Pool) {
 
 // TestIdlePoolRecordsACompletionWithoutClaiming: once a claim took every
 // ready job, a job that finishes frees a slot no job waits for, and the
-// trip that records it claims nothing (nor looks after it); the next
+// transaction that records it claims nothing (nor looks after it); the next
 // enqueue wakes the loop as before.
 func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
 	t.Parallel()
 	inner, _ := newTestQueue(t)
-	log := &tripLog{Engine: inner.Engine()}
+	log := &txLog{Engine: inner.Engine()}
 	q, _ := New(log, Config{})
 	p := newTestPool(t, q, PoolConfig{Workers: 4})
 	ran := make(chan string, 2)
@@ -1061,14 +1061,14 @@ func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
 	}
 	for _, tr := range log.finishing() {
 		if tr.Claim != nil {
-			t.Errorf("the trip recording %d result(s) also claimed up to %d jobs, though none was ready", len(tr.Results), tr.Claim.N)
+			t.Errorf("the transaction recording %d result(s) also claimed up to %d jobs, though none was ready", len(tr.Results), tr.Claim.N)
 		}
 	}
 }
 
 // TestIdlePoolWakesForTheRetryOfItsLastJob: a failed attempt frees a slot
 // no job waits for, but its retry is a job that becomes ready later; the
-// trip that records it looks again, and the idle loop's timer is set for
+// transaction that records it looks again, and the idle loop's timer is set for
 // the retry, not for MaxIdle.
 func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
 	t.Parallel()
@@ -1084,9 +1084,9 @@ func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 2})
 	waitFor(t, ran)
 	eventually(t, "the retry recorded", func() bool { return mustJob(t, q, "k").State == StatePending })
-	// The loop set idleUntil to 0 before the trip that recorded the
+	// The loop set idleUntil to 0 before the transaction that recorded the
 	// retry: once it is set again, the loop waits for what it looked up
-	// after that trip.
+	// after that transaction.
 	waitIdle(t, p)
 	if got, want := time.Unix(0, p.idleUntil.Load()).UTC(), mustJob(t, q, "k").RunAt; !got.Equal(want) {
 		t.Errorf("the idle loop wakes at %v, want the retry's run_at %v", got, want)

@@ -87,7 +87,7 @@ func TestForwardStepTakesNoLeaseOfARunningJob(t *testing.T) {
 	owner := mustJob(t, qs[0], "long").Owner
 
 	clk.Step(time.Hour)
-	// Wake both pools: each makes a trip, which would take back a lease
+	// Wake both pools: each makes a transaction, which would take back a lease
 	// that looks expired.
 	mustEnqueue(t, qs[0], NewJob{Type: "quick", Key: "quick-a"})
 	mustEnqueue(t, qs[1], NewJob{Type: "quick", Key: "quick-b"})

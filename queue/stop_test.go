@@ -59,7 +59,7 @@ func newFreezableQueue(t *testing.T, engine string) (q *Client, clk *clock.Fake,
 // TestStopEndsWithinItsTimeout stops a pool whose database stops taking
 // writes, with a job running that returns during the stop: frozen as the
 // stop begins, the pool's writes (its row, the job's result) wait for a
-// database that never answers; frozen once the row is gone, the trip that
+// database that never answers; frozen once the row is gone, the transaction that
 // records the result does. Run must still return, within the stop's
 // timeout rather than the writes' own bounds (minutes). The deadline below
 // is a failure bound thirty times the timeout, no claim about speed; the

@@ -58,7 +58,7 @@ func BenchmarkEnqueue(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
-// BenchmarkDrain enqueues b.N jobs, then drains them with a loop of Trips
+// BenchmarkDrain enqueues b.N jobs, then drains them with a loop of PoolTxs
 // that each complete the jobs of the last and claim up to 256; it reports
 // jobs claimed and completed per second.
 func BenchmarkDrain(b *testing.B) {

@@ -33,7 +33,7 @@ var AlarmQueries = map[string]struct {
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()
 
 // ClaimQueries are the claims and the next wake, with and without
-// versions, for the plan test, with arguments; ClaimPlanSQL is what a trip
+// versions, for the plan test, with arguments; ClaimPlanSQL is what a transaction
 // sets before it claims.
 var ClaimQueries = map[string]struct {
 	SQL  string

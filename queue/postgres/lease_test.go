@@ -22,7 +22,7 @@ func claimOne(t *testing.T, s interface {
 }
 
 // TestResultTextCleaned: what a text column refuses in an attempt's error
-// (invalid UTF-8, NUL) is stored as U+FFFD, not refused with the trip.
+// (invalid UTF-8, NUL) is stored as U+FFFD, not refused with the transaction.
 func TestResultTextCleaned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

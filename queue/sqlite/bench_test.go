@@ -85,7 +85,7 @@ VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	readyIndexSQL = `CREATE INDEX jobs_ready ON jobs (priority DESC, run_at, id) WHERE state = 'pending'`
 )
 
-// BenchmarkTypesJSON is the cost, per trip or wake of a pool, of the JSON
+// BenchmarkTypesJSON is the cost, per transaction or wake of a pool, of the JSON
 // array of its types: encoded each time, and through typesCache.
 func BenchmarkTypesJSON(b *testing.B) {
 	types := []string{"backup", "cleanup", "http-check", "nightly-report", "sync"}

@@ -216,7 +216,7 @@ func testConcurrentAdvanceBatchOneWinner(t *testing.T, su *suite) {
 
 // testConcurrentClaimsNeverShareAJob drains jobs with claims from two
 // stores at once, two pools on each, each completing what it claimed in
-// its next trip: no job is claimed twice, every job is claimed, and every
+// its next transaction: no job is claimed twice, every job is claimed, and every
 // completion holds its fence.
 func testConcurrentClaimsNeverShareAJob(t *testing.T, su *suite) {
 	t.Parallel()

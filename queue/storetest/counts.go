@@ -254,12 +254,12 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	check("a retry settled as cancelled")
 
 	// Reclaims: to pending (w2), to dead (w3), to cancelled (w4), by the
-	// Trip of another owner and by Reclaim.
+	// PoolTx of another owner and by Reclaim.
 	clk.Advance(2 * time.Minute)
 	if _, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "q2", Now: clk.Now(), Reclaim: true}); err != nil {
 		t.Fatal(err)
 	}
-	check("reclaim in a trip")
+	check("reclaim in a transaction")
 	claim(t, a, "gone", clk.Now(), time.Minute, 1, "w")
 	clk.Advance(2 * time.Minute)
 	if _, err := reclaim(ctx, a); err != nil {

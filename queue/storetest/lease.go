@@ -314,7 +314,7 @@ func testForwardStepTakesNoLiveLease(t *testing.T, su *suite) {
 	clk.Advance(30 * time.Second)             // both leases have 30 s left
 	clk.Step(90 * time.Second)                // now a minute past their end by the wall clock
 
-	// reclaimed takes back what b's Reclaim and Trip take back, and counts it.
+	// reclaimed takes back what b's Reclaim and PoolTx take back, and counts it.
 	reclaimed := func() int {
 		t.Helper()
 		n, err := reclaim(ctx, b)

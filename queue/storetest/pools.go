@@ -10,7 +10,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// testHeartbeatExtendsTheOwnersLeases: a Trip's heartbeat extends the
+// testHeartbeatExtendsTheOwnersLeases: a PoolTx's heartbeat extends the
 // leases of every job its owner runs, and of no other owner's, so that a
 // reclaim after the old lease takes only the others'.
 func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
@@ -48,7 +48,7 @@ func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
 	}
 }
 
-// testPresenceDaemonsHandlers: a Trip's presence writes the pool's row,
+// testPresenceDaemonsHandlers: a PoolTx's presence writes the pool's row,
 // which Daemons lists with its process and Handlers counts while it is
 // renewed within AliveWithin, the ready jobs of the types no running pool
 // has waiting; Absent deletes the row, and a pool's first presence forgets

@@ -3,7 +3,7 @@
 // real database (see Run). It holds the tests of the rules of store.Engine
 // (enqueue and dedup, advance and its cursor compare-and-set, skips, lists,
 // runs and stats, retry and cancel, reclaim, purge and maintenance, a
-// pool's Trip: claim order, fences, prefetch, heartbeat, presence; the
+// pool's PoolTx: claim order, fences, prefetch, heartbeat, presence; the
 // watch and the subscription), many of them with two stores sharing one
 // database, as two daemons or nodes do. What only one engine has (a
 // file's mode, SQLite's write turn and the internals of its watch;
@@ -204,7 +204,7 @@ func jobByRef(ctx context.Context, q store.Engine, ref string) (*store.Job, erro
 	return q.JobByKey(ctx, ref)
 }
 
-// claim takes up to n ready jobs of types for owner in one Trip at now,
+// claim takes up to n ready jobs of types for owner in one PoolTx at now,
 // leased for lease.
 func claim(t testing.TB, q store.Engine, owner string, now time.Time, lease time.Duration, n int, types ...string) []*store.Job {
 	t.Helper()

@@ -41,7 +41,7 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 		}
 		return out
 	}
-	trip := func(c store.Claim) []*store.Job {
+	claimIn := func(c store.Claim) []*store.Job {
 		t.Helper()
 		c.Lease = time.Minute
 		res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(), Claim: &c})
@@ -51,14 +51,14 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 		return res.Claimed
 	}
 	// The careful claim looks at the jobs first (claimable), then takes them.
-	got := keys(trip(store.Claim{N: 10, Types: []string{"c"}, StopBeforeLast: true, Prefetch: 5}))
+	got := keys(claimIn(store.Claim{N: 10, Types: []string{"c"}, StopBeforeLast: true, Prefetch: 5}))
 	if want := []string{"c1"}; !slices.Equal(got, want) {
 		t.Errorf("careful claim of c took %v, want %v", got, want)
 	}
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim"}, nil); err != nil || !ready.Equal(t0) {
 		t.Errorf("NextWake of a and lim at version 1 = %v, %v; want t0 (a1 and lim1)", ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 5}}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 5}}))
 	if want := []string{"a1", "lim1"}; !slices.Equal(got, want) {
 		t.Errorf("claim of version 1 took %v, want %v", got, want)
 	}
@@ -74,7 +74,7 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim", "only2"}, versions); err != nil || !ready.Equal(t0) {
 		t.Errorf("NextWake with %v = %v, %v; want t0", versions, ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a", "only2"}, Limited: map[string]int{"lim": 5}, Versions: versions}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a", "only2"}, Limited: map[string]int{"lim": 5}, Versions: versions}))
 	if want := []string{"a2", "lim2", "only2-2"}; !slices.Equal(got, want) {
 		t.Errorf("claim with %v took %v, want %v", versions, got, want)
 	}
@@ -89,7 +89,7 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim", "only2"}, versions); err != nil || !ready.IsZero() {
 		t.Errorf("NextWake with %v = %v, %v; want none", versions, ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a"}, StopBeforeLast: true, Prefetch: 5, Versions: store.Versions{"a": {3}}}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a"}, StopBeforeLast: true, Prefetch: 5, Versions: store.Versions{"a": {3}}}))
 	if want := []string{"a3"}; !slices.Equal(got, want) {
 		t.Errorf("careful claim of a at version 3 took %v, want %v", got, want)
 	}

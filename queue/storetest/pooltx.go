@@ -219,8 +219,8 @@ func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
 
 // testStaleResultOfPurgedJob: the late results of jobs that another pool
 // has since run to done, and that were purged, fail their fences without
-// failing the trip that carries them, or the results beside them: nothing
-// of theirs is recorded, and the pool's next trip works.
+// failing the transaction that carries them, or the results beside them: nothing
+// of theirs is recorded, and the pool's next transaction works.
 func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	t.Parallel()
 	a, b, clk := su.openTwo(t)
@@ -281,7 +281,7 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	}
 	mustEnqueue(t, a, store.NewJob{Type: "t", Key: "next"})
 	if js := claim(t, a, "A", now, time.Minute, 1, "t"); len(js) != 1 {
-		t.Errorf("A's next trip claimed %d jobs, want 1", len(js))
+		t.Errorf("A's next transaction claimed %d jobs, want 1", len(js))
 	}
 }
 
