@@ -75,7 +75,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 		}
 	}
 	if res.Inserted {
-		s.Wake()
+		store.Wake(s.Base)
 	}
 	return res, nil
 }
@@ -108,7 +108,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	if store.Inserted(res) {
-		s.Wake()
+		store.Wake(s.Base)
 	}
 	return res, nil
 }

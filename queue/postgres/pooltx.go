@@ -43,7 +43,7 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 	}
 	defer conn.Release()
 	if t.Reclaim {
-		if p.expired, err = s.Expired(ctx, txn{q: conn}, p.now); err != nil {
+		if p.expired, err = store.Expired(ctx, s.Base, txn{q: conn}, p.now); err != nil {
 			return store.PoolTxResult{}, fmt.Errorf("pool transaction: reclaim: %w", err)
 		}
 	}
@@ -58,7 +58,7 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 		return store.PoolTxResult{}, err
 	}
 	if ready {
-		s.Wake()
+		store.Wake(s.Base)
 	}
 	return p.res, nil
 }

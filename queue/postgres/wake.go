@@ -41,7 +41,7 @@ func (s *Store) NextWake(ctx context.Context, owner string, types []string, vers
 	if withVersions {
 		q = nextWakeVersionsSQL
 	}
-	return s.WakeTimes(ctx, txn{q: s.pool}, q, append([]any{owner}, accepted...)...)
+	return store.WakeTimes(ctx, s.Base, txn{q: s.pool}, q, append([]any{owner}, accepted...)...)
 }
 
 // nextReadyAfterSQL finds the earliest run_at after $2 of the pending jobs
@@ -60,5 +60,5 @@ FROM p WHERE p.pr IS NOT NULL`
 // NextReadyAfter returns the earliest run_at after since of the pending
 // jobs of types; zero when none.
 func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
-	return s.ReadyAfter(ctx, txn{q: s.pool}, nextReadyAfterSQL, types, since)
+	return store.ReadyAfter(ctx, txn{q: s.pool}, nextReadyAfterSQL, types, since)
 }

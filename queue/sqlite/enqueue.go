@@ -271,7 +271,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fn(t.tx)
 	})
 	if err == nil && enqueued {
-		s.Wake()
+		store.Wake(s.Base)
 	}
 	return err
 }

@@ -181,6 +181,6 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		}
 	}
 	if err == nil {
-		s.Wake()
+		store.Wake(s.Base)
 	}
 }

@@ -31,7 +31,7 @@ const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running
 // reclaimExpired takes back the leases expired at now, as the store's
 // Leases judge them across steps of the clock.
 func (s *Store) reclaimExpired(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
-	expired, err := s.Expired(ctx, tx, now)
+	expired, err := store.Expired(ctx, s.Base, tx, now)
 	if err != nil {
 		return nil, fmt.Errorf("reclaim: %w", err)
 	}

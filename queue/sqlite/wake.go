@@ -49,7 +49,7 @@ func (s *Store) NextWake(ctx context.Context, owner string, types []string, vers
 	if len(pairs) > 0 {
 		q, args = nextWakeVersionsSQL, append(args, pairsJSON(pairs))
 	}
-	return s.WakeTimes(ctx, reader{s}, q, args...)
+	return store.WakeTimes(ctx, s.Base, reader{s}, q, args...)
 }
 
 // nextReadyAfterSQL finds the earliest run_at after ?2 of the pending jobs
@@ -68,5 +68,5 @@ FROM p WHERE p.pr IS NOT NULL`
 // NextReadyAfter returns the earliest run_at after since of the pending
 // jobs of types; zero when none. It reads, without the write turn.
 func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
-	return s.ReadyAfter(ctx, reader{s}, nextReadyAfterSQL, s.types.json(types), since)
+	return store.ReadyAfter(ctx, reader{s}, nextReadyAfterSQL, s.types.json(types), since)
 }

@@ -39,7 +39,7 @@ func (e *Base) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
 	}
 	if Inserted(res) {
-		e.Wake()
+		Wake(e)
 	}
 	return res, nil
 }
@@ -155,7 +155,7 @@ func (e *Base) commitAdvances(ctx context.Context, advs []Advance, idx []int, re
 		res[i] = out[k]
 	}
 	if inserted {
-		e.Wake()
+		Wake(e)
 	}
 	return nil
 }

@@ -84,9 +84,6 @@ func NewBase(b Backend, q *Statements, c clock.Clock, log *slog.Logger, purge Pu
 	return &Base{b: b, q: q, clock: c, leases: NewLeases(c), log: log, purge: purge, waiters: map[chan struct{}]struct{}{}}
 }
 
-// Leases judges the engine's leases (see Leases).
-func (e *Base) Leases() *Leases { return e.leases }
-
 // Subscribe returns a channel that receives a value (coalesced) after each
 // commit of this engine that makes a job ready, and a func that removes it.
 func (e *Base) Subscribe() (<-chan struct{}, func()) {
@@ -101,9 +98,12 @@ func (e *Base) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
-// Wake tells the subscribers of this engine, and the other processes on
+// The functions below are the Base's for the engine that embeds it: as
+// functions, not methods, they are not the engine's methods.
+
+// Wake tells the subscribers of e's engine, and the other processes on
 // the database, that a commit made a job ready.
-func (e *Base) Wake() {
+func Wake(e *Base) {
 	e.mu.Lock()
 	for ch := range e.waiters {
 		select {
@@ -131,9 +131,9 @@ func (e *Base) latestLease(ctx context.Context, q Querier) func() (time.Time, er
 }
 
 // Expired returns the instant before which a lease has expired at now, as
-// the engine's Leases judge it across steps of its clock, reading on q
-// when they must.
-func (e *Base) Expired(ctx context.Context, q Querier, now time.Time) (time.Time, error) {
+// e's Leases judge it across steps of its clock, reading on q when they
+// must.
+func Expired(ctx context.Context, e *Base, q Querier, now time.Time) (time.Time, error) {
 	margin, err := e.leases.Margin(now, e.latestLease(ctx, q))
 	if err != nil {
 		return time.Time{}, err
@@ -144,9 +144,9 @@ func (e *Base) Expired(ctx context.Context, q Querier, now time.Time) (time.Time
 // WakeTimes reads, on q, query and its args: when the next job a pool
 // takes becomes ready, and when the earliest lease of another owner ends,
 // which it moves to when reclaim takes it (see Leases).
-func (e *Base) WakeTimes(ctx context.Context, q Querier, query string, args ...any) (ready, lease time.Time, err error) {
+func WakeTimes(ctx context.Context, e *Base, q Querier, query string, args ...any) (ready, lease time.Time, err error) {
 	now := e.clock.Now()
-	expired, err := e.Expired(ctx, q, now)
+	expired, err := Expired(ctx, e, q, now)
 	if err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("next wake: %w", err)
 	}
@@ -162,7 +162,7 @@ func (e *Base) WakeTimes(ctx context.Context, q Querier, query string, args ...a
 
 // ReadyAfter reads, on q, query and its args: the earliest run_at of the
 // jobs it selects; zero when none.
-func (e *Base) ReadyAfter(ctx context.Context, q Querier, query string, args ...any) (time.Time, error) {
+func ReadyAfter(ctx context.Context, q Querier, query string, args ...any) (time.Time, error) {
 	var r Time
 	if err := q.QueryRow(ctx, query, args...).Scan(&r); err != nil {
 		return time.Time{}, fmt.Errorf("next ready: %w", err)

@@ -40,7 +40,7 @@ func (e *Base) reclaim(ctx context.Context) (int, error) {
 	var rs []Reclaimed
 	err := e.b.InTx(ctx, false, func(tx Tx) error {
 		now := e.clock.Now()
-		expired, err := e.Expired(ctx, tx, now)
+		expired, err := Expired(ctx, e, tx, now)
 		if err != nil {
 			return fmt.Errorf("reclaim: %w", err)
 		}
@@ -55,7 +55,7 @@ func (e *Base) reclaim(ctx context.Context) (int, error) {
 			"job_id", r.ID, "attempt", r.Attempt, "owner", r.Owner, "dead", r.Dead)
 	}
 	if len(rs) > 0 {
-		e.Wake()
+		Wake(e)
 	}
 	return len(rs), nil
 }

@@ -45,7 +45,7 @@ func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 		return 0, fmt.Errorf("retry dead jobs: %w", err)
 	}
 	if n > 0 {
-		e.Wake()
+		Wake(e)
 	}
 	return n, nil
 }

@@ -38,7 +38,7 @@ func (e *Base) RaiseAlarms(ctx context.Context, b AlarmBatch) ([]Alarm, error) {
 		return nil, fmt.Errorf("raise alarms: %w", err)
 	}
 	if notified {
-		e.Wake()
+		Wake(e)
 	}
 	return raised, nil
 }

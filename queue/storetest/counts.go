@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -71,15 +72,36 @@ func countsText(m map[store.State]map[string]int) string {
 // the rows after each one.
 func testCountsAreExact(t *testing.T, su *suite) {
 	t.Parallel()
-	a, b, clk := su.openTwo(t)
-	ctx := context.Background()
-	check := func(step string) {
-		t.Helper()
-		checkCounts(t, a, step)
-		checkCounts(t, b, step)
-	}
-	check("open")
+	c := &countsRun{t: t, ctx: context.Background()}
+	c.a, c.b, c.clk = su.openTwo(t)
+	c.check("open")
+	c.enqueues()
+	c.many()
+	c.claimsAndResults()
+	c.cancels()
+	c.reclaimsRetriesPurges()
+}
 
+// countsRun is the state of testCountsAreExact, whose phases are its
+// methods: two stores sharing a database, and the instant of the claims.
+type countsRun struct {
+	t    *testing.T
+	ctx  context.Context
+	a, b store.Engine
+	clk  *clock.Fake
+	now  time.Time
+}
+
+// check checks the counts of both stores after step.
+func (c *countsRun) check(step string) {
+	c.t.Helper()
+	checkCounts(c.t, c.a, step)
+	checkCounts(c.t, c.b, step)
+}
+
+// enqueues enqueues and advances, a few jobs at a time.
+func (c *countsRun) enqueues() {
+	t, a, b, ctx, check := c.t, c.a, c.b, c.ctx, c.check
 	mustEnqueue(t, a, store.NewJob{Type: "x", Key: "x1"})
 	mustEnqueue(t, a, store.NewJob{Type: "x", Key: "x1"}) // a used key inserts nothing
 	check("Enqueue")
@@ -105,6 +127,11 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		t.Fatal(err)
 	}
 	check("Advance")
+}
+
+// many enqueues and advances many jobs at once.
+func (c *countsRun) many() {
+	t, a, b, ctx, check := c.t, c.a, c.b, c.ctx, c.check
 	// Many jobs at once, which an engine may count otherwise than one by
 	// one: a batch with keys used already, and a tick of many schedules,
 	// some of whose jobs are skipped as overlapping.
@@ -151,10 +178,15 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		t.Fatal(err)
 	}
 	check("RaiseAlarms")
+}
 
+// claimsAndResults claims, and records every outcome.
+func (c *countsRun) claimsAndResults() {
+	t, a, b, ctx, check, clk := c.t, c.a, c.b, c.ctx, c.check, c.clk
 	// A claim with a prefetch that gives back the jobs from the first one
 	// on its last attempt (y2) on.
 	now := clk.Now()
+	c.now = now
 	res, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now,
 		Claim: &store.Claim{Lease: time.Minute, N: 4, Types: []string{"x", "y"}, Prefetch: 3}})
 	if err != nil {
@@ -216,7 +248,11 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	if len(tr.Fenced) != len(qResults) || len(qResults) != 5 {
 		t.Fatalf("%d results recorded, want 5 (claimed: %v)", len(tr.Fenced), slices.Collect(maps.Keys(byKey)))
 	}
+}
 
+// cancels cancels pending and running jobs.
+func (c *countsRun) cancels() {
+	t, a, b, ctx, check, now := c.t, c.a, c.b, c.ctx, c.check, c.now
 	// Cancels: a pending job, at once; a running one, by request, settled
 	// when its retry makes it pending; one left to its reclaim.
 	x2 := mustJob(t, a, "x2")
@@ -252,7 +288,11 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		}
 	}
 	check("a retry settled as cancelled")
+}
 
+// reclaimsRetriesPurges reclaims leases, retries dead jobs, purges.
+func (c *countsRun) reclaimsRetriesPurges() {
+	t, a, b, ctx, check, clk := c.t, c.a, c.b, c.ctx, c.check, c.clk
 	// Reclaims: to pending (w2), to dead (w3), to cancelled (w4), by the
 	// PoolTx of another owner and by Reclaim.
 	clk.Advance(2 * time.Minute)

@@ -4,12 +4,13 @@
 // (enqueue and dedup, advance and its cursor compare-and-set, skips, lists,
 // runs and stats, retry and cancel, reclaim, purge and maintenance, a
 // pool's PoolTx: claim order, fences, prefetch, heartbeat, presence; the
-// watch and the subscription), many of them with two stores sharing one
-// database, as two daemons or nodes do. What only one engine has (a
-// file's mode, SQLite's write turn and the internals of its watch;
-// PostgreSQL's migrations under concurrent starts, its clock, LISTEN's
-// reconnection, the outbox, the maintenance lock) is tested beside that
-// engine.
+// watch and the subscription; the enqueue in the caller's transaction),
+// many of them with two stores sharing one database, as two daemons or
+// nodes do. An engine's tests add hooks to its store for some of them
+// (JobCounter, Outboxer). What only one engine has (a file's mode,
+// SQLite's write turn and the internals of its watch; PostgreSQL's
+// migrations under concurrent starts, its clock, LISTEN's reconnection,
+// the maintenance lock) is tested beside that engine.
 package storetest
 
 import (
