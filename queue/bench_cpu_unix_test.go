@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // cpuNow is the CPU time the process has used, user and system.
@@ -29,10 +31,10 @@ func BenchmarkDrainCPU(b *testing.B) {
 			ctx := context.Background()
 			var total int
 			var cpu time.Duration
-			var trips int64
+			var transactions int64
 			for b.Loop() {
 				b.StopTimer()
-				q := benchQueue(b, Config{})
+				q := benchQueue(b, sqlite.Config{})
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}
@@ -58,14 +60,14 @@ func BenchmarkDrainCPU(b *testing.B) {
 				cancel()
 				<-done
 				cpu += cpuNow() - c0
-				trips += p.commits.Load()
+				transactions += p.commits.Load()
 				b.StopTimer()
 				total += jobs
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(total), "cpu-us/job")
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "jobs/s")
-			b.ReportMetric(float64(trips)/float64(total), "trips/job")
+			b.ReportMetric(float64(transactions)/float64(total), "txs/job")
 		})
 	}
 }

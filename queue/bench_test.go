@@ -7,11 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
-func benchQueue(b *testing.B, cfg Config) *Queue {
+func benchQueue(b *testing.B, cfg sqlite.Config) *Client {
 	b.Helper()
-	q, err := Open(context.Background(), filepath.Join(b.TempDir(), "q.db"), cfg)
+	q, err := openSQLite(context.Background(), filepath.Join(b.TempDir(), "q.db"), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,9 +26,9 @@ func benchQueue(b *testing.B, cfg Config) *Queue {
 func BenchmarkEnqueue(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  sqlite.Config
 		used int // keys of purged jobs in used_keys
-	}{{"used=0", Config{}, 0}, {"used=1e6", Config{}, 1e6}} {
+	}{{"used=0", sqlite.Config{}, 0}, {"used=1e6", sqlite.Config{}, 1e6}} {
 		b.Run(tc.name, func(b *testing.B) {
 			q := benchQueue(b, tc.cfg)
 			ctx := context.Background()
@@ -50,7 +52,7 @@ func BenchmarkEnqueue(b *testing.B) {
 
 // BenchmarkEnqueueBatch100 is 100 jobs per transaction.
 func BenchmarkEnqueueBatch100(b *testing.B) {
-	q := benchQueue(b, Config{})
+	q := benchQueue(b, sqlite.Config{})
 	ctx := context.Background()
 	batch := make([]NewJob, 100)
 	n := 0
@@ -84,7 +86,7 @@ func BenchmarkDrain(b *testing.B) {
 			var total int
 			for b.Loop() {
 				b.StopTimer()
-				q := benchQueue(b, Config{})
+				q := benchQueue(b, sqlite.Config{})
 				batch := make([]NewJob, jobs)
 				for i := range batch {
 					batch[i] = NewJob{Type: "t", Key: fmt.Sprint(i)}
@@ -133,7 +135,7 @@ func BenchmarkDrain(b *testing.B) {
 // BenchmarkLatency measures in-process enqueue -> handler start on an idle
 // pool, one job at a time.
 func BenchmarkLatency(b *testing.B) {
-	q := benchQueue(b, Config{})
+	q := benchQueue(b, sqlite.Config{})
 	ctx := context.Background()
 	started := make(chan time.Time, 1)
 	p, _ := NewPool(q, PoolConfig{Workers: 8, MaintenanceEvery: -1})

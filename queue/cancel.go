@@ -90,7 +90,7 @@ func (l *loop) stopCancelled(ctx context.Context) {
 	if l.inflight == 0 {
 		return
 	}
-	reqs, err := p.q.CancelRequests(ctx, p.cfg.Owner)
+	reqs, err := p.e.CancelRequests(ctx, p.cfg.Owner)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.WarnContext(ctx, "look for cancel requests", "err", err)

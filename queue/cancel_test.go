@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // attemptsText renders a job's attempts as "1:cancelled ...".
-func attemptsText(t *testing.T, q *Queue, id int64) string {
+func attemptsText(t *testing.T, q *Client, id int64) string {
 	t.Helper()
 	as, err := q.Attempts(context.Background(), id)
 	if err != nil {
@@ -34,14 +35,14 @@ func TestCancelRunningJobFromAnotherProcess(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
-	daemon, err := Open(ctx, path, Config{})
+	daemon, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Closed by a cleanup, after the pool's (which runs first): a deferred
-	// Close would close the store under a pool still in a trip.
+	// Close would close the store under a pool still in a transaction.
 	t.Cleanup(func() { daemon.Close() })
-	cli, err := Open(ctx, path, Config{})
+	cli, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

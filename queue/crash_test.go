@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // crashRuns is how many times TestCrashKillNineLosesNothing kills its child;
@@ -37,7 +38,7 @@ func TestHelperProcess(t *testing.T) {
 	}
 	path, run, runLog := os.Getenv("QUEUE_DB"), os.Getenv("QUEUE_RUN"), os.Getenv("QUEUE_RUNLOG")
 	ctx := context.Background()
-	q, err := Open(ctx, path, Config{})
+	q, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		fmt.Println("open:", err)
 		os.Exit(3)
@@ -165,7 +166,7 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 	ctx := context.Background()
 	// Far in the future: every lease left by the killed child has expired.
 	clk := clock.NewFake(time.Now().Add(time.Hour))
-	q, err := Open(ctx, path, Config{Clock: clk})
+	q, err := openSQLite(ctx, path, sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatalf("reopen after kill: %v", err)
 	}
@@ -212,7 +213,7 @@ func checkCrashInvariants(t *testing.T, path, runLog string, acked map[string]bo
 		}
 	}
 	done.Close()
-	if _, err := q.Reclaim(ctx); err != nil {
+	if _, err := reclaim(ctx, q); err != nil {
 		t.Fatal(err)
 	}
 	s, _ := q.Stats(ctx)
@@ -246,7 +247,7 @@ func TestDrainHelperProcess(t *testing.T) {
 		t.Skip("helper process for the two-process test")
 	}
 	ctx := context.Background()
-	q, err := Open(ctx, os.Getenv("QUEUE_DB"), Config{})
+	q, err := openSQLite(ctx, os.Getenv("QUEUE_DB"), sqlite.Config{})
 	if err != nil {
 		os.Exit(3)
 	}
@@ -254,7 +255,7 @@ func TestDrainHelperProcess(t *testing.T) {
 	if err != nil {
 		os.Exit(3)
 	}
-	// Without prefetch each process claims at most 4 jobs per trip: the
+	// Without prefetch each process claims at most 4 jobs per transaction: the
 	// two race for every claim.
 	p, err := NewPool(q, PoolConfig{Workers: 4, Prefetch: -1})
 	if err != nil {
@@ -281,7 +282,7 @@ func TestTwoProcessesNeverRunTheSameJob(t *testing.T) {
 	dir := t.TempDir()
 	path, runLog := filepath.Join(dir, "q.db"), filepath.Join(dir, "runs.log")
 	ctx := context.Background()
-	q, err := Open(ctx, path, Config{})
+	q, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,11 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The contract's errors (see package store), under the names callers of the
+// The errors of jobs (see package store), under the names callers of the
 // queue use.
 var (
 	// ErrNotFound is returned when a job, schedule or key does not exist.
 	ErrNotFound = store.ErrNotFound
-	// ErrCursorMoved is returned by Advance when the schedule's cursor is
-	// no longer where the caller read it: another beat advanced it first.
-	ErrCursorMoved = store.ErrCursorMoved
-	// ErrSchemaTooNew is returned by Open for a database written by a
-	// newer version of this program.
-	ErrSchemaTooNew = store.ErrSchemaTooNew
 	// ErrUnsupported is returned by an operation that the storage engine
 	// does not offer.
 	ErrUnsupported = store.ErrUnsupported

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // A job is enqueued under a dedup key, run once by a pool, and a second
@@ -16,11 +17,13 @@ func Example() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 
-	q, err := queue.Open(ctx, filepath.Join(dir, "jobs.db"), queue.Config{})
+	// The program picks the engine: here a SQLite file.
+	engine, err := sqlite.Open(ctx, filepath.Join(dir, "jobs.db"), sqlite.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	q, _ := queue.New(engine, queue.Config{})
 	defer q.Close()
 
 	pool, _ := queue.NewPool(q, queue.PoolConfig{Workers: 2})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -27,16 +28,16 @@ func skipWithoutFileWatch(t *testing.T) {
 // never moves, and runs a pool on it whose only way to learn of another
 // connection's enqueue is the watch: MaxIdle and the poll are an hour. The
 // pool reports the keys of the jobs it runs on the returned channel.
-func idlePool(t *testing.T, qcfg Config, cfg PoolConfig) (path string, clk *clock.Fake, ran <-chan string) {
+func idlePool(t *testing.T, qcfg sqlite.Config, cfg PoolConfig) (path string, clk *clock.Fake, ran <-chan string) {
 	t.Helper()
 	return idlePoolAt(t, filepath.Join(t.TempDir(), "q.db"), qcfg, cfg)
 }
 
-func idlePoolAt(t *testing.T, path string, qcfg Config, cfg PoolConfig) (string, *clock.Fake, <-chan string) {
+func idlePoolAt(t *testing.T, path string, qcfg sqlite.Config, cfg PoolConfig) (string, *clock.Fake, <-chan string) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	qcfg.Clock = clk
-	q, err := Open(context.Background(), path, qcfg)
+	q, err := openSQLite(context.Background(), path, qcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +81,8 @@ func stepUntil(t *testing.T, clk *clock.Fake, ran <-chan string) string {
 func TestPoolWakesOnFileWatch(t *testing.T) {
 	t.Parallel()
 	skipWithoutFileWatch(t)
-	path, clk, ran := idlePool(t, Config{}, PoolConfig{})
-	other, err := Open(context.Background(), path, Config{Clock: clk})
+	path, clk, ran := idlePool(t, sqlite.Config{}, PoolConfig{})
+	other, err := openSQLite(context.Background(), path, sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestPoolWakesOnFileWatchThroughSymlink(t *testing.T) {
 	t.Parallel()
 	skipWithoutFileWatch(t)
 	real, link := filepath.Join(t.TempDir(), "q.db"), filepath.Join(t.TempDir(), "link.db")
-	other, err := Open(context.Background(), real, Config{Clock: clock.NewFake(t0)})
+	other, err := openSQLite(context.Background(), real, sqlite.Config{Clock: clock.NewFake(t0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestPoolWakesOnFileWatchThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	_, clk, ran := idlePoolAt(t, link, Config{}, PoolConfig{})
+	_, clk, ran := idlePoolAt(t, link, sqlite.Config{}, PoolConfig{})
 	mustEnqueue(t, other, NewJob{Type: "t", Key: "other"})
 	if k := stepUntil(t, clk, ran); k != "other" {
 		t.Errorf("ran %q, want other", k)
@@ -120,8 +121,8 @@ func TestPoolWakesOnFileWatchThroughSymlink(t *testing.T) {
 // data_version every WatchInterval, and that is how it learns of the job.
 func TestPoolPollsWithoutFileWatch(t *testing.T) {
 	t.Parallel()
-	path, clk, ran := idlePool(t, Config{noFileWatch: true}, PoolConfig{WatchInterval: 2 * time.Second})
-	other, err := Open(context.Background(), path, Config{Clock: clk})
+	path, clk, ran := idlePool(t, sqlite.Config{NoFileWatch: true}, PoolConfig{WatchInterval: 2 * time.Second})
+	other, err := openSQLite(context.Background(), path, sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestEnqueueHelperProcess(t *testing.T) {
 		t.Skip("helper process for TestPoolWakesOnAnotherProcess")
 	}
 	ctx := context.Background()
-	q, err := Open(ctx, os.Getenv("QUEUE_DB"), Config{})
+	q, err := openSQLite(ctx, os.Getenv("QUEUE_DB"), sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestEnqueueHelperProcess(t *testing.T) {
 func TestPoolWakesOnAnotherProcess(t *testing.T) {
 	t.Parallel()
 	skipWithoutFileWatch(t)
-	path, clk, ran := idlePool(t, Config{}, PoolConfig{})
+	path, clk, ran := idlePool(t, sqlite.Config{}, PoolConfig{})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestEnqueueHelperProcess$")
 	cmd.Env = append(os.Environ(), "QUEUE_ENQUEUE_HELPER=1", "QUEUE_DB="+path)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -181,7 +182,7 @@ func TestOwnCommitsComeToRest(t *testing.T) {
 	t.Parallel()
 	skipWithoutFileWatch(t)
 	clk := clock.NewFake(t0)
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clk})
+	q, err := openSQLite(context.Background(), filepath.Join(t.TempDir(), "q.db"), sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +196,9 @@ func TestOwnCommitsComeToRest(t *testing.T) {
 		waitFor(t, ran)
 	}
 	eventually(t, "results recorded", func() bool { s, _ := q.Stats(context.Background()); return s.Total[StateDone] == 3 })
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	time.Sleep(200 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 4 {
+	if n := p.rounds.Load() - before; n > 4 {
 		t.Errorf("idle loop ran %d times in 200ms after its own commits", n)
 	}
 }
@@ -212,7 +213,7 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 	skipWithoutFileWatch(t)
 	clk := clock.NewFake(t0)
 	path := filepath.Join(t.TempDir(), "q.db")
-	q, err := Open(context.Background(), path, Config{Clock: clk})
+	q, err := openSQLite(context.Background(), path, sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,18 +226,18 @@ func TestOwnCommitsDoNotWakeThePool(t *testing.T) {
 	ctx := context.Background()
 	// Past the wakes of the pool's own first commit.
 	time.Sleep(100 * time.Millisecond) // an observation window, not a sync point
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	for i := range 5 {
-		if _, err := q.Trip(ctx, store.Trip{Owner: "someone", Now: clk.Now().Add(time.Duration(i) * time.Millisecond),
+		if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "someone", Now: clk.Now().Add(time.Duration(i) * time.Millisecond),
 			Presence: &store.Presence{Types: []string{"x"}, Process: Process{PID: 1, Host: "host", Version: "v"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 0 {
+	if n := p.rounds.Load() - before; n > 0 {
 		t.Errorf("the loop woke %d times for this process's own commits", n)
 	}
-	other, err := Open(ctx, path, Config{Clock: clk})
+	other, err := openSQLite(ctx, path, sqlite.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

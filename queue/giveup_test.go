@@ -19,7 +19,7 @@ var engines = []string{"sqlite", "postgres"}
 
 // newEngineQueue is newTestQueue on engine; on PostgreSQL the store decides
 // with the fake clock too, and the test is skipped without a test database.
-func newEngineQueue(t *testing.T, engine string) (*Queue, *clock.Fake) {
+func newEngineQueue(t *testing.T, engine string) (*Client, *clock.Fake) {
 	t.Helper()
 	if engine == "sqlite" {
 		return newTestQueue(t)
@@ -29,13 +29,12 @@ func newEngineQueue(t *testing.T, engine string) (*Queue, *clock.Fake) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := New(s, nil)
-	t.Cleanup(func() { q.Close() })
+	q := mustNew(t, s)
 	return q, clk
 }
 
 // attemptsOf returns a job's attempts as "number:outcome error" lines.
-func attemptsOf(t *testing.T, q *Queue, key string) []string {
+func attemptsOf(t *testing.T, q *Client, key string) []string {
 	t.Helper()
 	as, err := q.Attempts(context.Background(), mustJob(t, q, key).ID)
 	if err != nil {

@@ -136,7 +136,7 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 // start of a job with payload, and the key of its bucket ("" when r has no
 // Key). An instant not after now means at once. A Key that panics is an
 // error.
-func (q *Queue) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
+func (q *Client) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
 	l := r.limit()
 	var key string
 	if r.Key != nil {

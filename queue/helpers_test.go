@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -19,22 +21,42 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 const failAfter = 3 * time.Minute
 
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake clock.
-func newTestQueue(t testing.TB) (*Queue, *clock.Fake) {
+func newTestQueue(t testing.TB) (*Client, *clock.Fake) {
 	t.Helper()
-	return newTestQueueConfig(t, Config{})
+	return newTestQueueConfig(t, sqlite.Config{})
 }
 
 // newTestQueueConfig is newTestQueue with cfg, whose clock it sets.
-func newTestQueueConfig(t testing.TB, cfg Config) (*Queue, *clock.Fake) {
+func newTestQueueConfig(t testing.TB, cfg sqlite.Config) (*Client, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	cfg.Clock = clk
-	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), cfg)
+	q, err := openSQLite(context.Background(), filepath.Join(t.TempDir(), "q.db"), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { q.Close() })
 	return q, clk
+}
+
+// openSQLite opens a Client on the SQLite file at path.
+func openSQLite(ctx context.Context, path string, cfg sqlite.Config) (*Client, error) {
+	s, err := sqlite.Open(ctx, path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return New(s, Config{})
+}
+
+// mustNew returns a Client on e, which it closes when t ends.
+func mustNew(t testing.TB, e store.Engine) *Client {
+	t.Helper()
+	q, err := New(e, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
 }
 
 // waitFor returns the next value from ch, failing the test after a deadline
@@ -87,7 +109,7 @@ func runPool(t testing.TB, p *Pool) (stop func()) {
 	return stop
 }
 
-func mustEnqueue(t testing.TB, q *Queue, j NewJob) Enqueued {
+func mustEnqueue(t testing.TB, q *Client, j NewJob) Enqueued {
 	t.Helper()
 	res, err := q.Enqueue(context.Background(), j)
 	if err != nil {
@@ -96,7 +118,7 @@ func mustEnqueue(t testing.TB, q *Queue, j NewJob) Enqueued {
 	return res
 }
 
-func mustJob(t testing.TB, q *Queue, ref string) *Job {
+func mustJob(t testing.TB, q *Client, ref string) *Job {
 	t.Helper()
 	ctx := context.Background()
 	j, err := q.JobByKey(ctx, ref)
@@ -113,7 +135,7 @@ func mustJob(t testing.TB, q *Queue, ref string) *Job {
 
 // rawDB opens q's SQLite file on a connection of the test's own, for the
 // set-ups and checks that the Store does not offer.
-func rawDB(t testing.TB, q *Queue) *sql.DB {
+func rawDB(t testing.TB, q *Client) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+q.Name()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -121,4 +143,11 @@ func rawDB(t testing.TB, q *Queue) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// reclaim takes back the expired leases through Maintain, which purges
+// nothing a test made, and returns how many.
+func reclaim(ctx context.Context, q *Client) (int, error) {
+	rep, err := q.Engine().Maintain(ctx, 100*365*24*time.Hour)
+	return rep.Reclaimed, err
 }

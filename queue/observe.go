@@ -2,7 +2,6 @@ package queue
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -13,7 +12,7 @@ type Finished struct {
 	Type     string
 	Schedule string // "" for a job of no schedule
 	// Notification reports a job that carries an alarm to a notify task
-	// (its key starts with NotifyKeyPrefix).
+	// (Job.AlarmKey).
 	Notification bool
 	Outcome      Outcome // done, retry, dead, released or cancelled
 	// TimedOut reports that the type's timeout ended the attempt (the
@@ -33,7 +32,7 @@ func (p *Pool) report(results []store.Result, fenced []bool, reclaimed int) {
 				continue
 			}
 			f(Finished{Type: r.Job.Type, Schedule: r.Job.Schedule, Outcome: r.Outcome, TimedOut: r.TimedOut,
-				Notification: strings.HasPrefix(r.Job.Key, NotifyKeyPrefix),
+				Notification: r.Job.AlarmKey != "",
 				Due:          r.Job.RunAt, Started: r.Started, Finished: r.Finished})
 		}
 	}

@@ -35,7 +35,7 @@ func TestPoolReportsFinishesAndReclaims(t *testing.T) {
 	// A job claimed by an owner that vanished: its lease runs out below.
 	due := clk.Now().Add(-time.Minute)
 	mustEnqueue(t, q, NewJob{Type: "gone", Key: "gone", RunAt: due})
-	if res, err := q.Trip(context.Background(), store.Trip{Owner: "vanished", Now: clk.Now(),
+	if res, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: "vanished", Now: clk.Now(),
 		Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"gone"}}}); err != nil || len(res.Claimed) != 1 {
 		t.Fatalf("claim by the vanished owner: %v, %v", res.Claimed, err)
 	}
@@ -62,5 +62,28 @@ func TestPoolReportsFinishesAndReclaims(t *testing.T) {
 	advanceUntil(t, clk, 10*time.Second, "the lease reclaimed", func() bool { return len(reclaimed) > 0 })
 	if n := <-reclaimed; n != 1 {
 		t.Errorf("ReclaimedFunc(%d), want 1", n)
+	}
+}
+
+// TestFinishedTellsNotifications: a finished event is a notification's
+// when its job names the alarm it carries, whatever its key.
+func TestFinishedTellsNotifications(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	finished := make(chan Finished, 4)
+	p := newTestPool(t, q, PoolConfig{FinishedFunc: func(f Finished) { finished <- f }})
+	p.Register("page", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	p.Register("other", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
+	alarm := store.AlarmKey("s", "", t0, 0, store.AlarmMissed)
+	mustEnqueue(t, q, NewJob{Type: "page", Key: "page-1", AlarmKey: alarm})
+	mustEnqueue(t, q, NewJob{Type: "other", Key: store.NotifyKey(alarm, "other")})
+	runPool(t, p)
+	got := map[string]bool{}
+	for len(got) < 2 {
+		f := waitFor(t, finished)
+		got[f.Type] = f.Notification
+	}
+	if !got["page"] || got["other"] {
+		t.Errorf("Notification by type = %v, want page's alone", got)
 	}
 }

@@ -14,10 +14,11 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-func newTestPool(t testing.TB, q *Queue, cfg PoolConfig) *Pool {
+func newTestPool(t testing.TB, q *Client, cfg PoolConfig) *Pool {
 	t.Helper()
 	if cfg.Workers == 0 {
 		cfg.Workers = 4
@@ -270,7 +271,7 @@ func TestPoolHeartbeatExtendsLease(t *testing.T) {
 	eventually(t, "lease extended", func() bool {
 		return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
 	})
-	if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+	if n, err := reclaim(context.Background(), q); err != nil || n != 0 {
 		t.Errorf("Reclaim took %d heartbeating jobs (%v), want 0", n, err)
 	}
 	if j := mustJob(t, q, "k"); j.State != StateRunning || !j.LeaseUntil.After(first) {
@@ -342,14 +343,14 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
 	clkA := clock.NewFake(t0)
-	qa, err := Open(ctx, path, Config{Clock: clkA})
+	qa, err := openSQLite(ctx, path, sqlite.Config{Clock: clkA})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { qa.Close() }) // after the pool stops: its cleanup runs first
 	// B lives two minutes later: A's lease (1m) has expired in B's eyes.
 	clkB := clock.NewFake(t0.Add(2 * time.Minute))
-	qb, err := Open(ctx, path, Config{Clock: clkB})
+	qb, err := openSQLite(ctx, path, sqlite.Config{Clock: clkB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func TestStaleCompletionIsRejected(t *testing.T) {
 	runPool(t, pa)
 	waitFor(t, startedA)
 
-	if n, err := qb.Reclaim(ctx); err != nil || n != 1 {
+	if n, err := reclaim(ctx, qb); err != nil || n != 1 {
 		t.Fatalf("Reclaim = %d, %v; want 1", n, err)
 	}
 	pb := newTestPool(t, qb, PoolConfig{Owner: "B", MaintenanceEvery: -1})
@@ -423,9 +424,9 @@ func TestTwoPoolsNeverRunTheSameJobConcurrently(t *testing.T) {
 			return nil
 		})
 	}
-	var qs []*Queue
+	var qs []*Client
 	for _, owner := range []string{"A", "B"} {
-		q, err := Open(ctx, path, Config{})
+		q, err := openSQLite(ctx, path, sqlite.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -470,12 +471,12 @@ func TestPoolNoticesAnotherProcessesEnqueue(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	ctx := context.Background()
-	daemon, err := Open(ctx, path, Config{})
+	daemon, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { daemon.Close() }) // after the pool stops: its cleanup runs first
-	cli, err := Open(ctx, path, Config{})
+	cli, err := openSQLite(ctx, path, sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,10 +511,10 @@ func TestBusyPoolWithBacklogDoesNotSpin(t *testing.T) {
 	runPool(t, p)
 	waitFor(t, started)
 	waitFor(t, started)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	// Real time passes; the fake clock does not, so nothing may wake the loop.
 	time.Sleep(50 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 5 {
+	if n := p.rounds.Load() - before; n > 5 {
 		t.Errorf("loop ran %d times in 50ms with nothing to do", n)
 	}
 	close(release)
@@ -547,10 +548,10 @@ func TestTypeAtItsLimitDoesNotSpin(t *testing.T) {
 	}
 	runPool(t, p)
 	waitFor(t, started)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	// Real time passes; the fake clock does not, so nothing may wake the loop.
 	time.Sleep(50 * time.Millisecond) // an observation window, not a sync point
-	if n := p.trips.Load() - before; n > 5 {
+	if n := p.rounds.Load() - before; n > 5 {
 		t.Errorf("loop ran %d times in 50ms with nothing it could take", n)
 	}
 	release()
@@ -564,7 +565,7 @@ func TestBlockedPoolStillStartsOtherTypesOnTime(t *testing.T) {
 	t.Parallel()
 	// No watch wake-ups: the pool's own commits would wake it through the
 	// file watch, or through the poll when the clock moves.
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
@@ -613,7 +614,7 @@ func TestPrefetchHoldsBoundedWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &loop{p: p, avgRun: tc.avgRun}
+		l := &loop{p: p, claims: claimState{avgRun: tc.avgRun}}
 		if got := l.capacity(); got != tc.want {
 			t.Errorf("%d workers, Prefetch %d, jobs of %s: capacity %d, want %d", tc.workers, tc.prefetch, tc.avgRun, got, tc.want)
 		}
@@ -678,7 +679,7 @@ func TestPoolDoesNotPrefetchLastAttempts(t *testing.T) {
 // cancelled; another pool may have taken them), it must stop rechecking.
 func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Workers: 4, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := registerLimited(p)
 	defer release()
@@ -686,17 +687,17 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 	waiting := mustEnqueue(t, q, NewJob{Type: "t", Key: "waiting"})
 	runPool(t, p)
 	waitFor(t, started)
-	if err := q.Cancel(context.Background(), waiting.ID); err != nil {
+	if _, err := q.RequestCancel(context.Background(), waiting.ID, "test"); err != nil {
 		t.Fatal(err)
 	}
 	// Parked: the watch's, the checkpointer's and the loop's timers.
 	clk.BlockUntil(3)
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	for range 10 {
 		clk.Advance(blockedRecheck)
 		clk.BlockUntil(3)
 	}
-	if n := p.trips.Load() - before; n > 3 {
+	if n := p.rounds.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks after the waiting job was cancelled", n)
 	}
 }
@@ -707,7 +708,7 @@ func TestBlockedPoolSleepsOnceTheJobsAreGone(t *testing.T) {
 // it twice, or make it dead on its last attempt.
 func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, ShutdownGrace: time.Minute, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	p.Register("slow", HandlerFunc(func(ctx context.Context, j *Job) error {
@@ -728,7 +729,7 @@ func TestPoolHeartbeatsThroughShutdown(t *testing.T) {
 		eventually(t, fmt.Sprintf("lease renewed at %v", clk.Now().Sub(t0)), func() bool {
 			return mustJob(t, q, "k").LeaseUntil.After(clk.Now())
 		})
-		if n, err := q.Reclaim(context.Background()); err != nil || n != 0 {
+		if n, err := reclaim(context.Background(), q); err != nil || n != 0 {
 			t.Fatalf("at %v Reclaim took %d jobs (%v): a running job's lease lapsed", clk.Now().Sub(t0), n, err)
 		}
 	}
@@ -758,10 +759,10 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 	clk.BlockUntil(3)
 	waitFor(t, p.Probe())
 	p.mu.Lock()
-	before := p.trips.Load()
+	before := p.rounds.Load()
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
 	// Past answering probes and on its way to the claim, which needs p.mu.
-	eventually(t, "loop woken", func() bool { return p.trips.Load() > before })
+	eventually(t, "loop woken", func() bool { return p.rounds.Load() > before })
 	probe := p.Probe()
 	select {
 	case <-probe:
@@ -780,7 +781,7 @@ func TestPoolProbeNeedsTheLoop(t *testing.T) {
 // pools table tells other processes which types wait for a handler.
 func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	ctx := context.Background()
 	// MaxIdle and WatchInterval are long, the file is not watched, the
 	// clock stands still: only the Register can wake the pool for the new
@@ -792,7 +793,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-1", MaxAttempts: 1, RunAt: t0.Add(-time.Minute)})
 	mustEnqueue(t, q, NewJob{Type: "new", Key: "new-2", MaxAttempts: 1})
 	mustEnqueue(t, q, NewJob{Type: "old", Key: "old"})
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || !h.Known || h.Pools != 0 || len(h.Waiting) != 2 {
 		t.Fatalf("Handlers before any pool = %+v, %v; want no pool and both types waiting", h, err)
 	}
@@ -807,11 +808,11 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 			t.Errorf("%s: %s attempt %d error %q, want pending and untouched", k, j.State, j.Attempt, j.LastError)
 		}
 	}
-	h, err = q.Handlers(ctx)
+	h, err = q.Unhandled(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
+	want := []store.Waiting{{Type: "new", Ready: 2, Oldest: time.Minute}}
 	if h.Pools != 1 || fmt.Sprint(h.Waiting) != fmt.Sprint(want) {
 		t.Errorf("Handlers = %d pools, waiting %+v; want 1 pool, waiting %+v", h.Pools, h.Waiting, want)
 	}
@@ -822,7 +823,7 @@ func TestPoolClaimsOnlyItsTypes(t *testing.T) {
 		t.Errorf("after Register ran %v, want new-1 new-2", got)
 	}
 	eventually(t, "types recorded", func() bool {
-		h, err := q.Handlers(ctx)
+		h, err := q.Unhandled(ctx)
 		return err == nil && h.Pools == 1 && len(h.Waiting) == 0
 	})
 }
@@ -838,13 +839,13 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 	p.Register("u", HandlerFunc(func(ctx context.Context, j *Job) error { return nil }), TypeConfig{})
 	stop := runPool(t, p)
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
-	eventually(t, "two pools", func() bool { h, _ := q.Handlers(ctx); return h.Pools == 2 })
-	if h, _ := q.Handlers(ctx); len(h.Waiting) != 0 {
+	eventually(t, "two pools", func() bool { h, _ := q.Unhandled(ctx); return h.Pools == 2 })
+	if h, _ := q.Unhandled(ctx); len(h.Waiting) != 0 {
 		t.Errorf("waiting %+v while the crashed pool's record is fresh", h.Waiting)
 	}
 	stop()
-	clk.Advance(AliveWithin + time.Second)
-	h, err := q.Handlers(ctx)
+	clk.Advance(store.AliveWithin + time.Second)
+	h, err := q.Unhandled(ctx)
 	if err != nil || h.Pools != 0 || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" {
 		t.Errorf("Handlers = %+v, %v; want no pool, t waiting", h, err)
 	}
@@ -852,10 +853,10 @@ func TestStoppedPoolRecordIsGone(t *testing.T) {
 
 // recordPool writes the row of a pool of another process, handling the
 // type t, last seen at seen.
-func recordPool(t *testing.T, q *Queue, owner string, seen time.Time) {
+func recordPool(t *testing.T, q *Client, owner string, seen time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: seen,
+	if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: seen,
 		Presence: &store.Presence{Types: []string{"t"}, Process: Process{PID: 7, Host: "elsewhere", Version: "v0"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -878,7 +879,7 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	if err := p.Announce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := q.Daemons(ctx)
+	ds, err := q.Pools(ctx)
 	if err != nil || len(ds) != 2 {
 		t.Fatalf("Daemons after Announce = %+v, %v; want me and the pool crashed yesterday", ds, err)
 	}
@@ -889,19 +890,19 @@ func TestPoolRowDescribesItsProcess(t *testing.T) {
 	if ds[1].Owner != "crashed yesterday" || ds[1].Alive(t0) {
 		t.Errorf("Daemons[1] = %+v; want the pool crashed yesterday, not alive", ds[1])
 	}
-	if !me.Alive(t0.Add(AliveWithin)) || me.Alive(t0.Add(AliveWithin+time.Millisecond)) {
-		t.Errorf("a row seen at %v counts as alive until %v and no longer", t0, t0.Add(AliveWithin))
+	if !me.Alive(t0.Add(store.AliveWithin)) || me.Alive(t0.Add(store.AliveWithin+time.Millisecond)) {
+		t.Errorf("a row seen at %v counts as alive until %v and no longer", t0, t0.Add(store.AliveWithin))
 	}
 
 	stop := runPool(t, p)
 	clk.BlockUntil(3) // idle
 	clk.Advance(presenceEvery)
 	eventually(t, "the row renewed", func() bool {
-		ds, _ := q.Daemons(ctx)
+		ds, _ := q.Pools(ctx)
 		return len(ds) == 2 && ds[0].Owner == "me" && ds[0].LastSeen.Equal(t0.Add(presenceEvery)) && ds[0].StartedAt.Equal(t0)
 	})
 	stop()
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "crashed yesterday" {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "crashed yesterday" {
 		t.Errorf("after stop: Daemons = %+v, %v; want only the pool crashed yesterday", ds, err)
 	}
 }
@@ -921,17 +922,17 @@ func TestSetProcessRewritesTheRow(t *testing.T) {
 	if err := p.Announce(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "aaa" || !ds[0].ConfigAt.Equal(loaded) {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Config != "aaa" || !ds[0].ConfigAt.Equal(loaded) {
 		t.Fatalf("Daemons after Announce = %+v, %v; want config aaa loaded at %v", ds, err, loaded)
 	}
 	runPool(t, p)
 	clk.BlockUntil(3) // idle, its renewal presenceEvery away
 	p.SetProcess(Process{Config: "bbb", ConfigAt: t0})
 	eventually(t, "the row rewritten", func() bool {
-		ds, _ := q.Daemons(ctx)
+		ds, _ := q.Pools(ctx)
 		return len(ds) == 1 && ds[0].Config == "bbb"
 	})
-	ds, _ := q.Daemons(ctx)
+	ds, _ := q.Pools(ctx)
 	if d := ds[0]; !d.ConfigAt.Equal(t0) || d.PID != 42 || d.Host != "h" || d.Version != "v1" || !d.LastSeen.Equal(t0) {
 		t.Errorf("row after SetProcess = %+v; want config bbb loaded at %v, pid 42 on h, v1, seen at %v", d, t0, t0)
 	}
@@ -954,12 +955,12 @@ func TestPoolRowGoneAsStopBegins(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k"})
 	stop := runPool(t, p)
 	waitFor(t, started)
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "me" {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "me" {
 		t.Fatalf("Daemons while running = %+v, %v; want me", ds, err)
 	}
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
-	eventually(t, "the row deleted", func() bool { ds, err := q.Daemons(ctx); return err == nil && len(ds) == 0 })
+	eventually(t, "the row deleted", func() bool { ds, err := q.Pools(ctx); return err == nil && len(ds) == 0 })
 	if j := mustJob(t, q, "k"); j.State != StateRunning {
 		t.Errorf("job %s when the row went, want still running", j.State)
 	}
@@ -989,35 +990,35 @@ func TestPoolCutEndsTheGrace(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
 	eventually(t, "pool stopping", func() bool { return p.stopping.Load() })
-	p.Cut()
+	p.EndGrace()
 	waitFor(t, stopped) // the fake clock never reaches the grace
 	if j := mustJob(t, q, "k"); j.State != StatePending || j.Attempt != 0 {
 		t.Errorf("job after Cut: %s attempt %d, want pending with its attempt given back", j.State, j.Attempt)
 	}
 }
 
-// tripLog is a Store that keeps the trips made through it, to tell what the
+// txLog is a Store that keeps the transactions made through it, to tell what the
 // loop asked for at each.
-type tripLog struct {
-	Store
-	mu    sync.Mutex
-	trips []store.Trip
+type txLog struct {
+	store.Engine
+	mu  sync.Mutex
+	txs []store.PoolTx
 }
 
-func (s *tripLog) Trip(ctx context.Context, t store.Trip) (store.TripResult, error) {
-	res, err := s.Store.Trip(ctx, t)
+func (s *txLog) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
+	res, err := s.Engine.CommitPoolTx(ctx, t)
 	s.mu.Lock()
-	s.trips = append(s.trips, t)
+	s.txs = append(s.txs, t)
 	s.mu.Unlock()
 	return res, err
 }
 
-// finishing returns the trips that recorded results.
-func (s *tripLog) finishing() []store.Trip {
+// finishing returns the transactions that recorded results.
+func (s *txLog) finishing() []store.PoolTx {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []store.Trip
-	for _, t := range s.trips {
+	var out []store.PoolTx
+	for _, t := range s.txs {
 		if len(t.Results) > 0 {
 			out = append(out, t)
 		}
@@ -1027,7 +1028,7 @@ func (s *tripLog) finishing() []store.Trip {
 
 // waitIdle waits until p's loop waits with no job in flight. An enqueue
 // after it wakes the loop, whose claim then takes the job: a wake-up that
-// came during a trip would instead be taken after it, and make the loop
+// came during a transaction would instead be taken after it, and make the loop
 // claim once more.
 func waitIdle(t testing.TB, p *Pool) {
 	t.Helper()
@@ -1036,13 +1037,13 @@ func waitIdle(t testing.TB, p *Pool) {
 
 // TestIdlePoolRecordsACompletionWithoutClaiming: once a claim took every
 // ready job, a job that finishes frees a slot no job waits for, and the
-// trip that records it claims nothing (nor looks after it); the next
+// transaction that records it claims nothing (nor looks after it); the next
 // enqueue wakes the loop as before.
 func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
 	t.Parallel()
 	inner, _ := newTestQueue(t)
-	log := &tripLog{Store: inner.Store}
-	q := New(log, nil)
+	log := &txLog{Engine: inner.Engine()}
+	q, _ := New(log, Config{})
 	p := newTestPool(t, q, PoolConfig{Workers: 4})
 	ran := make(chan string, 2)
 	p.Register("t", HandlerFunc(func(ctx context.Context, j *Job) error {
@@ -1060,14 +1061,14 @@ func TestIdlePoolRecordsACompletionWithoutClaiming(t *testing.T) {
 	}
 	for _, tr := range log.finishing() {
 		if tr.Claim != nil {
-			t.Errorf("the trip recording %d result(s) also claimed up to %d jobs, though none was ready", len(tr.Results), tr.Claim.N)
+			t.Errorf("the transaction recording %d result(s) also claimed up to %d jobs, though none was ready", len(tr.Results), tr.Claim.N)
 		}
 	}
 }
 
 // TestIdlePoolWakesForTheRetryOfItsLastJob: a failed attempt frees a slot
 // no job waits for, but its retry is a job that becomes ready later; the
-// trip that records it looks again, and the idle loop's timer is set for
+// transaction that records it looks again, and the idle loop's timer is set for
 // the retry, not for MaxIdle.
 func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
 	t.Parallel()
@@ -1083,9 +1084,9 @@ func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "k", MaxAttempts: 2})
 	waitFor(t, ran)
 	eventually(t, "the retry recorded", func() bool { return mustJob(t, q, "k").State == StatePending })
-	// The loop set idleUntil to 0 before the trip that recorded the
+	// The loop set idleUntil to 0 before the transaction that recorded the
 	// retry: once it is set again, the loop waits for what it looked up
-	// after that trip.
+	// after that transaction.
 	waitIdle(t, p)
 	if got, want := time.Unix(0, p.idleUntil.Load()).UTC(), mustJob(t, q, "k").RunAt; !got.Equal(want) {
 		t.Errorf("the idle loop wakes at %v, want the retry's run_at %v", got, want)

@@ -16,21 +16,20 @@ import (
 const presenceEvery = store.PresenceEvery
 
 // Announce writes the pool's row now, so that other processes see it
-// running (Queue.Daemons, Queue.Handlers) from then on, and deletes the rows
-// of pools gone for a week. Run writes the row at its first trip in any
+// running (Client.Pools, Client.Unhandled) from then on, and deletes the rows
+// of pools gone for a week. Run writes the row at its first turn in any
 // case; call Announce before Run to be seen before a readiness signal. Call
 // it from the goroutine that calls Run, before Run.
 func (p *Pool) Announce(ctx context.Context) error {
-	all, _, _, versions, _ := p.claimTypes(nil, 0)
+	ct := p.claimTypes(nil, 0)
 	process := p.processNow()
 	now, _ := p.steps.Read(p.clock) // the loop's periods start here (see loop.now)
-	_, err := p.q.Trip(ctx, store.Trip{Owner: p.cfg.Owner, Now: now,
-		Presence: &store.Presence{Types: all, Versions: versions, Process: process, First: true}})
+	_, err := p.e.CommitPoolTx(ctx, store.PoolTx{Owner: p.cfg.Owner, Now: now,
+		Presence: &store.Presence{Types: ct.all, Versions: ct.versions, Process: process, First: true}})
 	p.wrote(err)
 	if err != nil {
 		return fmt.Errorf("announce pool %s: %w", p.cfg.Owner, err)
 	}
-	p.announced, p.announcedVersions, p.announcedAt, p.announcedOK = all, versions, now, true
-	p.announcedProcess = process
+	p.announced = rowState{written: true, types: ct.all, versions: ct.versions, process: process, renewAt: now.Add(presenceEvery)}
 	return nil
 }

@@ -23,7 +23,7 @@ func (b *backlog) releaseAll() { b.once.Do(func() { close(b.release) }) }
 
 const backlogExports = 20
 
-func newBacklog(t *testing.T, q *Queue) *backlog {
+func newBacklog(t *testing.T, q *Client) *backlog {
 	t.Helper()
 	b := &backlog{started: make(chan string, backlogExports+1), release: make(chan struct{})}
 	for i := range backlogExports {

@@ -16,25 +16,27 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // newEngineQueues opens n queues on one fresh database of engine, as n
 // processes (or nodes) sharing it, with one fake clock.
-func newEngineQueues(t *testing.T, engine string, n int) ([]*Queue, *clock.Fake) {
+func newEngineQueues(t *testing.T, engine string, n int) ([]*Client, *clock.Fake) {
 	t.Helper()
 	q, clk := newEngineQueue(t, engine)
-	qs := []*Queue{q}
+	qs := []*Client{q}
 	var dsn string
 	if engine == "postgres" {
 		dsn = pgtest.DSN(t)
 		qs = nil
 	}
 	for len(qs) < n {
-		var s Store
+		var s store.Engine
 		var err error
 		if engine == "sqlite" {
-			var o *Queue
-			o, err = Open(context.Background(), q.Name(), Config{Clock: clk})
+			var o *Client
+			o, err = openSQLite(context.Background(), q.Name(), sqlite.Config{Clock: clk})
 			if err == nil {
 				t.Cleanup(func() { o.Close() })
 				qs = append(qs, o)
@@ -42,7 +44,7 @@ func newEngineQueues(t *testing.T, engine string, n int) ([]*Queue, *clock.Fake)
 		} else {
 			s, err = postgres.Open(context.Background(), dsn, postgres.Config{Clock: clk, LocalClock: true})
 			if err == nil {
-				o := New(s, nil)
+				o, _ := New(s, Config{})
 				t.Cleanup(func() { o.Close() })
 				qs = append(qs, o)
 			}

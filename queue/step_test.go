@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // TestPoolHeartbeatKeepsItsPeriodAcrossABackwardStep: when the wall clock
@@ -18,7 +19,7 @@ import (
 // set for the next one.
 func TestPoolHeartbeatKeepsItsPeriodAcrossABackwardStep(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	p := newTestPool(t, q, PoolConfig{Lease: 30 * time.Second, MaintenanceEvery: -1, WatchInterval: time.Hour})
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	p.Register("long", HandlerFunc(func(ctx context.Context, j *Job) error {
@@ -63,9 +64,9 @@ func TestForwardStepTakesNoLeaseOfARunningJob(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	var qs []*Queue
+	var qs []*Client
 	for _, owner := range []string{"A", "B"} {
-		q, err := Open(ctx, path, Config{Clock: clk})
+		q, err := openSQLite(ctx, path, sqlite.Config{Clock: clk})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestForwardStepTakesNoLeaseOfARunningJob(t *testing.T) {
 	owner := mustJob(t, qs[0], "long").Owner
 
 	clk.Step(time.Hour)
-	// Wake both pools: each makes a trip, which would take back a lease
+	// Wake both pools: each makes a transaction, which would take back a lease
 	// that looks expired.
 	mustEnqueue(t, qs[0], NewJob{Type: "quick", Key: "quick-a"})
 	mustEnqueue(t, qs[1], NewJob{Type: "quick", Key: "quick-b"})

@@ -20,7 +20,7 @@ import (
 // the write turn, as another process would; on PostgreSQL a connection of
 // the test's own holds the pools and jobs tables locked in an open
 // transaction.
-func newFreezableQueue(t *testing.T, engine string) (q *Queue, clk *clock.Fake, freeze func() (release func())) {
+func newFreezableQueue(t *testing.T, engine string) (q *Client, clk *clock.Fake, freeze func() (release func())) {
 	t.Helper()
 	if engine == "sqlite" {
 		q, clk = newTestQueue(t)
@@ -41,7 +41,7 @@ func newFreezableQueue(t *testing.T, engine string) (q *Queue, clk *clock.Fake, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	q = New(s, nil)
+	q, _ = New(s, Config{})
 	t.Cleanup(func() { q.Close() })
 	return q, clk, func() func() {
 		ctx := context.Background()
@@ -59,7 +59,7 @@ func newFreezableQueue(t *testing.T, engine string) (q *Queue, clk *clock.Fake, 
 // TestStopEndsWithinItsTimeout stops a pool whose database stops taking
 // writes, with a job running that returns during the stop: frozen as the
 // stop begins, the pool's writes (its row, the job's result) wait for a
-// database that never answers; frozen once the row is gone, the trip that
+// database that never answers; frozen once the row is gone, the transaction that
 // records the result does. Run must still return, within the stop's
 // timeout rather than the writes' own bounds (minutes). The deadline below
 // is a failure bound thirty times the timeout, no claim about speed; the
@@ -102,7 +102,7 @@ func testStopEndsWithinItsTimeout(t *testing.T, engine string, afterRow bool) {
 	if afterRow {
 		cancel()
 		eventually(t, "the pool's row deleted", func() bool {
-			ds, err := q.Daemons(context.Background())
+			ds, err := q.Pools(context.Background())
 			return err == nil && len(ds) == 0
 		})
 		release = freeze()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
 // TestPoolRunsOnlyAcceptedVersions: a producer that moved to version 2 of
@@ -14,7 +16,7 @@ import (
 // versions runs it.
 func TestPoolRunsOnlyAcceptedVersions(t *testing.T) {
 	t.Parallel()
-	q, clk := newTestQueueConfig(t, Config{noFileWatch: true})
+	q, clk := newTestQueueConfig(t, sqlite.Config{NoFileWatch: true})
 	ctx := context.Background()
 	// First in the claim order: a pool that took it would run it first.
 	mustEnqueue(t, q, NewJob{Type: "t", Key: "v2", Version: 2, Priority: 1})
@@ -38,15 +40,15 @@ func TestPoolRunsOnlyAcceptedVersions(t *testing.T) {
 	// maintenance's timers. A pool that counted v2 as ready to take would
 	// look again at every blockedRecheck.
 	clk.BlockUntil(4)
-	before := old.trips.Load()
+	before := old.rounds.Load()
 	for range 10 {
 		clk.Advance(blockedRecheck)
 		clk.BlockUntil(4)
 	}
-	if n := old.trips.Load() - before; n > 3 {
+	if n := old.rounds.Load() - before; n > 3 {
 		t.Errorf("loop ran %d times in 10 rechecks with only a job of a version it does not accept ready", n)
 	}
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "t" || h.Waiting[0].Version != 2 || h.Waiting[0].Ready != 1 {
 		t.Errorf("Handlers = %+v, %v; want t's job of version 2 waiting", h, err)
 	}

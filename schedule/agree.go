@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // Agreement is what the live daemons on one database run, as the rows of
@@ -74,11 +75,11 @@ func shortSHA(s string) string {
 	return s
 }
 
-// Agree returns what the live daemons of ds (as queue.Queue.Daemons reads
+// Agree returns what the live daemons of ds (as queue.Client.Daemons reads
 // them) run at now. When self.Config is set it stands for the rows of its
 // process (same host and pid): a daemon counts the config it runs from the
 // moment it loads it, before its rows say so.
-func Agree(ds []queue.Daemon, self queue.Process, now time.Time) Agreement {
+func Agree(ds []store.PoolRow, self queue.Process, now time.Time) Agreement {
 	type proc struct {
 		host string
 		pid  int
@@ -138,7 +139,7 @@ func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
 	if self.Config == "" {
 		return true, nil
 	}
-	ds, err := b.q.Daemons(ctx)
+	ds, err := b.q.Pools(ctx)
 	if err != nil {
 		return false, fmt.Errorf("read daemons: %w", err)
 	}

@@ -14,13 +14,13 @@ import (
 func TestAgree(t *testing.T) {
 	t.Parallel()
 	now := t0
-	row := func(owner string, pid int, sha string, at time.Time) queue.Daemon {
-		return queue.Daemon{Owner: owner, PID: pid, Host: "h", LastSeen: now, Config: sha, ConfigAt: at}
+	row := func(owner string, pid int, sha string, at time.Time) store.PoolRow {
+		return store.PoolRow{Owner: owner, PID: pid, Host: "h", LastSeen: now, Config: sha, ConfigAt: at}
 	}
 	self := queue.Process{PID: 1, Host: "h", Config: "aaa", ConfigAt: now.Add(-time.Hour)}
 	for _, tt := range []struct {
 		name      string
-		rows      []queue.Daemon
+		rows      []store.PoolRow
 		self      queue.Process
 		configs   int
 		ruling    string
@@ -28,15 +28,15 @@ func TestAgree(t *testing.T) {
 		daemons   int
 	}{
 		{"alone", nil, self, 1, "aaa", true, 1},
-		{"others agree", []queue.Daemon{row("o", 2, "aaa", now)}, self, 1, "aaa", true, 2},
-		{"another loaded later", []queue.Daemon{row("o", 2, "bbb", now)}, self, 2, "bbb", false, 2},
-		{"another loaded before", []queue.Daemon{row("o", 2, "bbb", now.Add(-2*time.Hour))}, self, 2, "aaa", true, 2},
-		{"a tie goes to the greater hash", []queue.Daemon{row("o", 2, "000", self.ConfigAt), row("p", 3, "zzz", self.ConfigAt)}, self, 3, "zzz", false, 3},
-		{"a dead row does not count", []queue.Daemon{{Owner: "o", PID: 2, Host: "h", LastSeen: now.Add(-store.AliveWithin - time.Second), Config: "bbb", ConfigAt: now}}, self, 1, "aaa", true, 1},
-		{"a row without a config does not count", []queue.Daemon{row("o", 2, "", time.Time{})}, self, 1, "aaa", true, 1},
-		{"its own stale row does not count", []queue.Daemon{row("me", 1, "bbb", now)}, self, 1, "aaa", true, 1},
-		{"the newest row of a process", []queue.Daemon{row("o", 2, "bbb", now.Add(-2*time.Hour)), row("o/p", 2, "ccc", now)}, self, 2, "ccc", false, 2},
-		{"no self", []queue.Daemon{row("o", 2, "bbb", now), row("p", 3, "aaa", now.Add(-time.Hour))}, queue.Process{}, 2, "bbb", false, 2},
+		{"others agree", []store.PoolRow{row("o", 2, "aaa", now)}, self, 1, "aaa", true, 2},
+		{"another loaded later", []store.PoolRow{row("o", 2, "bbb", now)}, self, 2, "bbb", false, 2},
+		{"another loaded before", []store.PoolRow{row("o", 2, "bbb", now.Add(-2*time.Hour))}, self, 2, "aaa", true, 2},
+		{"a tie goes to the greater hash", []store.PoolRow{row("o", 2, "000", self.ConfigAt), row("p", 3, "zzz", self.ConfigAt)}, self, 3, "zzz", false, 3},
+		{"a dead row does not count", []store.PoolRow{{Owner: "o", PID: 2, Host: "h", LastSeen: now.Add(-store.AliveWithin - time.Second), Config: "bbb", ConfigAt: now}}, self, 1, "aaa", true, 1},
+		{"a row without a config does not count", []store.PoolRow{row("o", 2, "", time.Time{})}, self, 1, "aaa", true, 1},
+		{"its own stale row does not count", []store.PoolRow{row("me", 1, "bbb", now)}, self, 1, "aaa", true, 1},
+		{"the newest row of a process", []store.PoolRow{row("o", 2, "bbb", now.Add(-2*time.Hour)), row("o/p", 2, "ccc", now)}, self, 2, "ccc", false, 2},
+		{"no self", []store.PoolRow{row("o", 2, "bbb", now), row("p", 3, "aaa", now.Add(-time.Hour))}, queue.Process{}, 2, "bbb", false, 2},
 		{"nobody", nil, queue.Process{}, 0, "", false, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,9 +54,9 @@ func TestAgree(t *testing.T) {
 
 // presentDaemon writes the row of a pool of another daemon (pid on host h) that
 // runs the config sha loaded at at.
-func presentDaemon(t *testing.T, q *queue.Queue, owner string, pid int, sha string, at, now time.Time) {
+func presentDaemon(t *testing.T, q *queue.Client, owner string, pid int, sha string, at, now time.Time) {
 	t.Helper()
-	if _, err := q.Trip(context.Background(), store.Trip{Owner: owner, Now: now, Presence: &store.Presence{
+	if _, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now, Presence: &store.Presence{
 		Types: []string{"t"}, Process: queue.Process{PID: pid, Host: "h", Version: "v", Config: sha, ConfigAt: at}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBeatSitsOutWhileAnotherConfigRules(t *testing.T) {
 		t.Errorf("Agreement() = %+v, %v; want 2 configs, not ruling", a, ok)
 	}
 
-	if err := q.Absent(context.Background(), "other"); err != nil {
+	if err := q.Engine().Leave(context.Background(), "other"); err != nil {
 		t.Fatal(err)
 	}
 	got := r.advance(0) // the recheck finds it gone, at 12:04

@@ -21,7 +21,7 @@ import (
 // onEngines runs fn on a fresh SQLite file and on a PostgreSQL schema of
 // its own (skipped without SCHEDULER_TEST_POSTGRES), each with a fake
 // clock at t0 that the store decides with as it is.
-func onEngines(t *testing.T, fn func(t *testing.T, q *queue.Queue, clk *clock.Fake)) {
+func onEngines(t *testing.T, fn func(t *testing.T, q *queue.Client, clk *clock.Fake)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		q, clk := newTestQueue(t)
@@ -34,7 +34,7 @@ func onEngines(t *testing.T, fn func(t *testing.T, q *queue.Queue, clk *clock.Fa
 		if err != nil {
 			t.Fatalf("postgres.Open: %v", err)
 		}
-		q := queue.New(s, nil)
+		q, _ := queue.New(s, queue.Config{})
 		t.Cleanup(func() { q.Close() })
 		fn(t, q, clk)
 	})
@@ -65,7 +65,7 @@ func (r *alarmRecorder) calls() []string {
 }
 
 // alarmList returns the stored alarms, oldest first, as "item@15:04 kind".
-func alarmList(t *testing.T, q *queue.Queue) []string {
+func alarmList(t *testing.T, q *queue.Client) []string {
 	t.Helper()
 	as, err := q.Alarms(context.Background(), "", 1000)
 	if err != nil {
@@ -80,9 +80,9 @@ func alarmList(t *testing.T, q *queue.Queue) []string {
 
 // notifications returns the payloads of the notification jobs, oldest
 // first.
-func notifications(t *testing.T, q *queue.Queue) []config.AlarmPayload {
+func notifications(t *testing.T, q *queue.Client) []config.AlarmPayload {
 	t.Helper()
-	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: queue.NotifyKeyPrefix, Limit: 1000})
+	js, err := q.List(context.Background(), queue.Filter{KeyPrefix: store.NotifyKeyPrefix, Limit: 1000})
 	if err != nil {
 		t.Fatalf("List: %v", err)
 	}
@@ -100,11 +100,11 @@ func notifications(t *testing.T, q *queue.Queue) []config.AlarmPayload {
 
 // runNext claims the next ready job of typ at the clock's time and records
 // outcome for it, as a pool would; it returns the job.
-func runNext(t *testing.T, q *queue.Queue, clk *clock.Fake, typ string, outcome queue.Outcome) *queue.Job {
+func runNext(t *testing.T, q *queue.Client, clk *clock.Fake, typ string, outcome queue.Outcome) *queue.Job {
 	t.Helper()
 	ctx := context.Background()
 	now := clk.Now()
-	res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{typ}}})
+	res, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{typ}}})
 	if err != nil || len(res.Claimed) != 1 {
 		t.Fatalf("claim %s: %d jobs, %v", typ, len(res.Claimed), err)
 	}
@@ -117,14 +117,14 @@ func runNext(t *testing.T, q *queue.Queue, clk *clock.Fake, typ string, outcome 
 }
 
 // finish records outcome for the running job j at the clock's time.
-func finish(t *testing.T, q *queue.Queue, clk *clock.Fake, j *queue.Job, outcome queue.Outcome) {
+func finish(t *testing.T, q *queue.Client, clk *clock.Fake, j *queue.Job, outcome queue.Outcome) {
 	t.Helper()
 	now := clk.Now()
 	r := store.Result{Job: j, Worker: "test/w0", Outcome: outcome, Error: "exit status 1", Started: j.StartedAt, Finished: now, RetryAt: now}
 	if outcome == queue.OutcomeDone {
 		r.Error = ""
 	}
-	res, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{r}})
+	res, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: "test", Now: now, Results: []store.Result{r}})
 	if err != nil || !res.Fenced[0] {
 		t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
 	}
@@ -151,7 +151,7 @@ notify = ["page"]
 // three.
 func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		rec := &alarmRecorder{}
 		var logs syncBuffer
 		log := slog.New(slog.NewTextHandler(&logs, nil))
@@ -267,7 +267,7 @@ notify = ["page"]
 // notification; a third beat raises nothing again.
 func TestAlarmsAcrossDowntime(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		cfg := mustParse(t, hourlyWatched)
 		first := startBeat(t, q, cfg, clk)
 		first.stop()
@@ -316,7 +316,7 @@ notify = ["page"]
 // the beat skipped after downtime, counting them.
 func TestAlarmsMisfire(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		cfg := mustParse(t, misfireWatched)
 		startBeat(t, q, cfg, clk).stop()
 		clk.Set(t0.Add(3*time.Hour + 10*time.Minute)) // 13:00, 14:00 and 15:00 missed
@@ -353,7 +353,7 @@ func TestAlarmsOnlyForWatchedSchedules(t *testing.T) {
 // deadline, while no beat was judging, still missed it.
 func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		cfg := mustParse(t, hourlyWatched)
 		r := startBeat(t, q, cfg, clk)
 		r.advance(time.Hour)
@@ -378,8 +378,8 @@ func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 // instant its downtime passed judged by the next one.
 func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
-		if _, err := q.Advance(context.Background(), queue.Advance{Schedule: "s", To: t0}); err != nil {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
+		if _, err := q.Advance(context.Background(), store.Advance{Schedule: "s", To: t0}); err != nil {
 			t.Fatal(err)
 		}
 		clk.Set(t0.Add(time.Hour + 45*time.Minute))
@@ -394,7 +394,7 @@ func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
 // daemons on one database) raise each alarm once, with one notification.
 func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		cfg := mustParse(t, fanOutWatched)
 		a, b := &alarmRecorder{}, &alarmRecorder{}
 		ra := startBeatWith(t, q, cfg, BeatConfig{Clock: clk, EventFunc: a.record})
@@ -471,7 +471,7 @@ func BenchmarkAlarmsPass(b *testing.B) {
 // alarm's notification, by the pass that the notification's end asks for.
 func TestJobFinishedWakesTheBeat(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		r := startBeatWith(t, q, mustParse(t, hourlyWatched), BeatConfig{Clock: clk})
 		r.advance(time.Hour) // the 13:00 instant
 		j := runNext(t, q, clk, "t", queue.OutcomeDead)
@@ -508,7 +508,7 @@ func TestJobFinishedWakesTheBeat(t *testing.T) {
 // stored its error unmasked (by a daemon whose task did not redact yet).
 func TestAlarmsMaskTheJobsSecrets(t *testing.T) {
 	t.Parallel()
-	onEngines(t, func(t *testing.T, q *queue.Queue, clk *clock.Fake) {
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		var logs syncBuffer
 		r := startBeatWith(t, q, mustParse(t, `
 [tasks.t]
@@ -530,7 +530,7 @@ notify = ["page"]
 		now := clk.Now()
 		res := store.Result{Job: j, Worker: "test/w0", Outcome: queue.OutcomeDead, Started: j.StartedAt, Finished: now,
 			Error: fmt.Sprintf("command sh: exit code 3; output: %q pw=hunter2", j.Payload)}
-		if tr, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{res}}); err != nil || !tr.Fenced[0] {
+		if tr, err := q.Engine().CommitPoolTx(context.Background(), store.PoolTx{Owner: "test", Now: now, Results: []store.Result{res}}); err != nil || !tr.Fenced[0] {
 			t.Fatalf("finish: %+v, %v", tr, err)
 		}
 		r.advance(time.Second)

@@ -12,6 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -107,7 +108,7 @@ type BeatConfig struct {
 //
 // Methods are safe for concurrent use; Run may be called once at a time.
 type Beat struct {
-	q        *queue.Queue
+	q        *queue.Client
 	clock    clock.Clock
 	log      *slog.Logger
 	maxSleep time.Duration
@@ -138,10 +139,10 @@ type Beat struct {
 	order   []*config.Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
 	orderOf *config.Config
 
-	before map[string]queue.Cursor // the cursors as the last pass first read them; only Run's goroutine
+	before map[string]store.Cursor // the cursors as the last pass first read them; only Run's goroutine
 	// after are the cursors as the last pass left them: as read, moved by
 	// its commits. Only Run's goroutine.
-	after  map[string]queue.Cursor
+	after  map[string]store.Cursor
 	alarms *alarm.Evaluator // judges the alarms after each pass
 
 	// idleFunc, when set (by tests), is called each time the loop is about
@@ -152,7 +153,7 @@ type Beat struct {
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
-func NewBeat(q *queue.Queue, cfg *config.Config, bc BeatConfig) (*Beat, error) {
+func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) {
 	switch {
 	case q == nil:
 		return nil, errors.New("new beat: nil queue")

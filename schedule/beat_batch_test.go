@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // batchStore records the schedules of each AdvanceBatch call, and fails as
 // a whole the calls that name a schedule in fail.
 type batchStore struct {
-	queue.Store
+	store.Engine
 	fail map[string]bool
 
 	mu       sync.Mutex
@@ -25,16 +26,16 @@ type batchStore struct {
 	advances int // calls of Advance
 }
 
-func (s *batchStore) Advance(ctx context.Context, a queue.Advance) ([]queue.Enqueued, error) {
+func (s *batchStore) Advance(ctx context.Context, a store.Advance) ([]queue.Enqueued, error) {
 	s.mu.Lock()
 	s.advances++
 	s.mu.Unlock()
-	return s.Store.Advance(ctx, a)
+	return s.Engine.Advance(ctx, a)
 }
 
 var errBatchCall = errors.New("the call failed as a whole")
 
-func (s *batchStore) AdvanceBatch(ctx context.Context, advs []queue.Advance) ([]queue.AdvanceResult, error) {
+func (s *batchStore) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
 	names := make([]string, len(advs))
 	failed := false
 	for i, a := range advs {
@@ -47,7 +48,7 @@ func (s *batchStore) AdvanceBatch(ctx context.Context, advs []queue.Advance) ([]
 	if failed {
 		return nil, errBatchCall
 	}
-	return s.Store.AdvanceBatch(ctx, advs)
+	return s.Engine.AdvanceBatch(ctx, advs)
 }
 
 // fanOuts returns a file of one schedule per name, due every minute, each
@@ -69,11 +70,11 @@ func fanOuts(items int, names ...string) string {
 // newBatchBeat returns a beat over a batchStore on a new queue file, its
 // cursors created at t0, whose AdvanceBatch calls fail from then on when
 // they name a schedule of fail.
-func newBatchBeat(t *testing.T, cfg *config.Config, fail ...string) (*Beat, *batchStore, *queue.Queue) {
+func newBatchBeat(t *testing.T, cfg *config.Config, fail ...string) (*Beat, *batchStore, *queue.Client) {
 	t.Helper()
 	base, clk := newTestQueue(t)
-	bs := &batchStore{Store: base.Store, fail: map[string]bool{}}
-	q := queue.New(bs, nil)
+	bs := &batchStore{Engine: base.Engine(), fail: map[string]bool{}}
+	q, _ := queue.New(bs, queue.Config{})
 	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestPassCommitsInBatchesByName(t *testing.T) {
 	if len(bs.calls) < 2 {
 		t.Errorf("calls = %v, want at least two", bs.calls)
 	}
-	perCall := (queue.AdvanceBatchRows + items) / (items + 1)
+	perCall := (store.AdvanceBatchRows + items) / (items + 1)
 	for _, call := range bs.calls {
 		if len(call) > perCall {
 			t.Errorf("call of %v: more than %d ticks of %d rows", call, perCall, items+1)
@@ -164,7 +165,7 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
 	for _, gone := range []string{"A0", "a0", "c"} {
-		if _, err := q.Advance(ctx, queue.Advance{Schedule: gone, To: t0}); err != nil {
+		if _, err := q.Advance(ctx, store.Advance{Schedule: gone, To: t0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,8 +200,8 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 func TestPassCreatesCursorsInBatches(t *testing.T) {
 	const n = 600
 	base, clk := newTestQueue(t)
-	bs := &batchStore{Store: base.Store}
-	q := queue.New(bs, nil)
+	bs := &batchStore{Engine: base.Engine()}
+	q, _ := queue.New(bs, queue.Config{})
 	cfg := mustParse(t, manySchedules(n, func(i int) int { return i }))
 	b, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {

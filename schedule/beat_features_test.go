@@ -157,8 +157,8 @@ func TestBeatOverlapAfterDone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Job: %v", err)
 	}
-	if err := q.Cancel(context.Background(), j.ID); err != nil {
-		t.Fatalf("Cancel: %v", err)
+	if _, err := q.RequestCancel(context.Background(), j.ID, "test"); err != nil {
+		t.Fatalf("RequestCancel: %v", err)
 	}
 	r.advance(time.Minute)
 	if got, want := jobs(t, q, "s"), times(time.Minute, 2*time.Minute); !equal(got, want) {

@@ -342,7 +342,7 @@ func TestNewBeatErrors(t *testing.T) {
 	cfg := mustParse(t, minutely)
 	tests := []struct {
 		name string
-		q    *queue.Queue
+		q    *queue.Client
 		cfg  *config.Config
 		bc   BeatConfig
 	}{

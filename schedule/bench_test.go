@@ -31,7 +31,7 @@ func benchmarkPass(b *testing.B, file string, rowsPerPass int) {
 	})
 }
 
-func runPasses(b *testing.B, q *queue.Queue, clk *clock.Fake, cfg *config.Config, rowsPerPass int) {
+func runPasses(b *testing.B, q *queue.Client, clk *clock.Fake, cfg *config.Config, rowsPerPass int) {
 	beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
@@ -114,7 +114,7 @@ func BenchmarkBeat10000SchedulesWithHistory(b *testing.B) {
 
 // runToDone runs a pool on q until it has run pending jobs and the file
 // shows done of them all, stops it, and checkpoints the WAL.
-func runToDone(b *testing.B, q *queue.Queue, clk *clock.Fake, pending, done int) {
+func runToDone(b *testing.B, q *queue.Client, clk *clock.Fake, pending, done int) {
 	p, err := queue.NewPool(q, queue.PoolConfig{Workers: 8, Clock: clk, MaintenanceEvery: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -157,9 +157,9 @@ func runToDone(b *testing.B, q *queue.Queue, clk *clock.Fake, pending, done int)
 	// A daemon's pool checkpoints the WAL in the background as it goes,
 	// so the next tick starts on a short WAL, not behind the WAL of all
 	// the completions.
-	c, ok := q.Store.(interface{ CheckpointPassive(context.Context) error })
+	c, ok := q.Engine().(interface{ CheckpointPassive(context.Context) error })
 	if !ok {
-		b.Fatalf("%T has no background checkpoint", q.Store)
+		b.Fatalf("%T has no background checkpoint", q.Engine())
 	}
 	if err := c.CheckpointPassive(context.Background()); err != nil {
 		b.Fatal(err)

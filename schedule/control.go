@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
@@ -71,7 +72,7 @@ type TriggerOptions struct {
 // for no instant: their ScheduledAt is zero, so a command sees an empty
 // SCHEDULER_SCHEDULED_AT. It runs even while the schedule is paused and does
 // not move its cursor.
-func Trigger(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
+func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
 	jobs, err := triggerJobs(cfg, name, opts)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func findItem(s *config.Schedule, name string) (config.Item, error) {
 // Pause stops the beat from materialising the schedule name, durably, until
 // Resume. Its cursor stays where it is. Pausing a paused schedule does
 // nothing.
-func Pause(ctx context.Context, q *queue.Queue, cfg *config.Config, name string) error {
+func Pause(ctx context.Context, q *queue.Client, cfg *config.Config, name string) error {
 	_, err := PauseSettled(ctx, q, cfg, name)
 	return err
 }
@@ -194,7 +195,7 @@ func Pause(ctx context.Context, q *queue.Queue, cfg *config.Config, name string)
 // PauseSettled is Pause, reporting whether the schedule was paused already.
 // Then nothing is written: the pause keeps the time it began, which tells
 // its resume the instants missed while paused from those missed before.
-func PauseSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name string) (wasPaused bool, err error) {
+func PauseSettled(ctx context.Context, q *queue.Client, cfg *config.Config, name string) (wasPaused bool, err error) {
 	if _, err := find(cfg, name); err != nil {
 		return false, fmt.Errorf("pause: %w", err)
 	}
@@ -218,10 +219,10 @@ func PauseSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name 
 // decides which run (misfire_grace does not apply: none of them was on
 // time): "none" runs none of them, "latest" the newest one, "all" the newest
 // catch_up_limit. Each instant not run is recorded as skipped, with reason
-// queue.SkipPaused if it fell after the pause and queue.SkipMisfire if the
+// store.SkipPaused if it fell after the pause and store.SkipMisfire if the
 // beat had missed it before (the daemon was down). Resuming a schedule that
 // is not paused does nothing.
-func Resume(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, now time.Time, skipMissed bool) error {
+func Resume(ctx context.Context, q *queue.Client, cfg *config.Config, name string, now time.Time, skipMissed bool) error {
 	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
 	return err
 }
@@ -234,7 +235,7 @@ type Resumed struct {
 }
 
 // ResumeSettled is Resume, reporting what it settled.
-func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
+func ResumeSettled(ctx context.Context, q *queue.Client, cfg *config.Config, name string, now time.Time, skipMissed bool) (Resumed, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return Resumed{}, fmt.Errorf("resume: %w", err)
@@ -257,7 +258,7 @@ func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name
 		switch {
 		case err == nil:
 			return r, nil
-		case !errors.Is(err, queue.ErrCursorMoved) || attempt == maxAdvanceRetries:
+		case !errors.Is(err, store.ErrCursorMoved) || attempt == maxAdvanceRetries:
 			return Resumed{}, fmt.Errorf("resume %s: %w", name, err)
 		}
 	}
@@ -266,7 +267,7 @@ func ResumeSettled(ctx context.Context, q *queue.Queue, cfg *config.Config, name
 // settle materialises the instants a pause missed, up to now, and resumes
 // the schedule, in one Advance; it returns how many run and how many were
 // skipped.
-func settle(ctx context.Context, q *queue.Queue, cfg *config.Config, s *config.Schedule, cur queue.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
+func settle(ctx context.Context, q *queue.Client, cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
 	if len(due) > 0 {
@@ -301,7 +302,7 @@ func NextN(cfg *config.Config, name string, from time.Time, n int) ([]time.Time,
 type NextOptions struct {
 	// From: the runs returned are after From. Required.
 	From time.Time
-	// Cursor is the schedule's durable cursor (queue.Cursor.At). The beat
+	// Cursor is the schedule's durable cursor (store.Cursor.At). The beat
 	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
 	// from From. Calendar expressions ignore it.
 	Cursor time.Time
@@ -361,7 +362,7 @@ func NextRuns(cfg *config.Config, name string, n int, opts NextOptions) ([]NextR
 // the cursor and ignores pause and overlap. For "@every" the instants are
 // counted from from. More than MaxBackfill instants, or MaxBackfillJobs
 // jobs, is an error and enqueues nothing.
-func Backfill(ctx context.Context, q *queue.Queue, cfg *config.Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
+func Backfill(ctx context.Context, q *queue.Client, cfg *config.Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
 	s, err := find(cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("backfill: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const fanOut = `
@@ -598,8 +599,8 @@ func TestPauseWinsOverABeatInFlight(t *testing.T) {
 	if tk == nil {
 		t.Fatal("advance planned nothing: want instants to commit")
 	}
-	res, err := q.AdvanceBatch(ctx, []queue.Advance{tk.adv}) // the beat's commit
-	if err != nil || !errors.Is(res[0].Err, queue.ErrCursorMoved) {
+	res, err := q.AdvanceBatch(ctx, []store.Advance{tk.adv}) // the beat's commit
+	if err != nil || !errors.Is(res[0].Err, store.ErrCursorMoved) {
 		t.Fatalf("commit of the beat's read = %v, %+v, want ErrCursorMoved", err, res)
 	}
 	if _, err := b.pass(ctx, clk.Now()); err != nil { // the beat reads again
@@ -676,7 +677,7 @@ func TestBackfillAndTriggerKeyStayIdempotentAfterPurge(t *testing.T) {
 	clk.Advance(8 * 24 * time.Hour)
 	// The store may keep the newest job, so that its id is never drawn
 	// again (SQLite does): every other one is purged.
-	rep, err := q.Maintain(ctx, 7*24*time.Hour)
+	rep, err := q.Engine().Maintain(ctx, 7*24*time.Hour)
 	if err != nil || rep.Purged < 5 {
 		t.Fatalf("Maintain = %+v, %v; want 5 or 6 purged", rep, err)
 	}

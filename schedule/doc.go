@@ -9,13 +9,13 @@
 // computes instants, and everything durable goes through the queue
 // package. A schedule's cursor (the last instant materialised or
 // deliberately passed), its jobs and its skip records move together in one
-// queue.Advance (the schedules due in one pass share transactions through
+// store.Advance (the schedules due in one pass share transactions through
 // queue.AdvanceBatch).
 //
 // After each pass the beat judges the alarms of the watched schedules from
 // the database (see the README's "Alarms"): late, missed, dead, misfire
 // and recovered, each raised once under its key with its notification
-// jobs, through queue.Store's RaiseAlarms.
+// jobs, through store.Engine's RaiseAlarms.
 //
 // # Instants and jobs
 //
@@ -23,7 +23,7 @@
 // schedule's payload merged with the item, and dedup key
 // DedupKey(schedule, item, instant): materialising an instant twice, by a
 // restarted beat, a second beat or Backfill, inserts nothing. An instant
-// that does not run is recorded as a queue.Skip with its reason: misfire
+// that does not run is recorded as a store.Skip with its reason: misfire
 // (missed while nothing ran the schedule, dropped by its catch-up policy),
 // overlap (overlap = "skip" and the item's previous job still pending or
 // running; recorded per item), paused (missed during a pause) or dst (the

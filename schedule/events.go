@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
@@ -23,7 +24,7 @@ type Materialised struct {
 // for Reason (an item's run counts once).
 type Skipped struct {
 	Schedule string
-	Reason   queue.SkipReason
+	Reason   store.SkipReason
 	Runs     int
 }
 
@@ -31,7 +32,7 @@ type Skipped struct {
 // An alarm raised by another process is not reported.
 type AlarmRaised struct {
 	Schedule string
-	Kind     queue.AlarmKind
+	Kind     store.AlarmKind
 }
 
 func (Materialised) beatEvent() {}

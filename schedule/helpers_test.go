@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"path/filepath"
 	"slices"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -38,16 +41,16 @@ func mustTime(t testing.TB, s string) time.Time {
 
 // newTestQueue opens a queue on a fresh file in t.TempDir() with a fake
 // clock set to t0.
-func newTestQueue(t testing.TB) (*queue.Queue, *clock.Fake) {
+func newTestQueue(t testing.TB) (*queue.Client, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	return openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk), clk
 }
 
 // openQueue opens the queue file at path; it is closed when the test ends.
-func openQueue(t testing.TB, path string, clk clock.Clock) *queue.Queue {
+func openQueue(t testing.TB, path string, clk clock.Clock) *queue.Client {
 	t.Helper()
-	q, err := queue.Open(context.Background(), path, queue.Config{Clock: clk})
+	q, err := engine.Open(context.Background(), path, engine.Config{Clock: clk})
 	if err != nil {
 		t.Fatalf("queue.Open: %v", err)
 	}
@@ -96,14 +99,14 @@ type beatRun struct {
 
 // startBeat runs a Beat on q until the test ends or stop is called, and
 // waits for its first pass.
-func startBeat(t testing.TB, q *queue.Queue, cfg *config.Config, clk *clock.Fake) *beatRun {
+func startBeat(t testing.TB, q *queue.Client, cfg *config.Config, clk *clock.Fake) *beatRun {
 	t.Helper()
 	return startBeatWith(t, q, cfg, BeatConfig{Clock: clk})
 }
 
 // startBeatWith is startBeat with a BeatConfig, whose Clock must be a
 // *clock.Fake.
-func startBeatWith(t testing.TB, q *queue.Queue, cfg *config.Config, bc BeatConfig) *beatRun {
+func startBeatWith(t testing.TB, q *queue.Client, cfg *config.Config, bc BeatConfig) *beatRun {
 	t.Helper()
 	clk := bc.Clock.(*clock.Fake)
 	b, err := NewBeat(q, cfg, bc)
@@ -169,7 +172,7 @@ func (r *beatRun) set(at time.Time) idle {
 
 // jobs returns the instants of the jobs of schedule, oldest first, as
 // "item@15:04:05" (item omitted when empty).
-func jobs(t testing.TB, q *queue.Queue, schedule string) []string {
+func jobs(t testing.TB, q *queue.Client, schedule string) []string {
 	t.Helper()
 	js, err := q.ScheduleJobs(context.Background(), schedule, 1000000)
 	if err != nil {
@@ -185,17 +188,24 @@ func jobs(t testing.TB, q *queue.Queue, schedule string) []string {
 
 // skips returns the skips of schedule, oldest first, as
 // "reason item@15:04:05".
-func skips(t testing.TB, q *queue.Queue, schedule string) []string {
+func skips(t testing.TB, q *queue.Client, schedule string) []string {
 	t.Helper()
-	ss, err := q.Skips(context.Background(), schedule, 1000000)
-	if err != nil {
-		t.Fatalf("Skips: %v", err)
+	var ss []store.Skip
+	for _, reason := range []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST} {
+		rs, err := q.SkipsBetween(context.Background(), schedule, reason, time.Time{}, time.Unix(1<<40, 0), store.MaxAlarmRows)
+		if err != nil {
+			t.Fatalf("SkipsBetween: %v", err)
+		}
+		ss = append(ss, rs...)
 	}
+	// Oldest first, and the items of an instant in reverse order.
+	slices.SortStableFunc(ss, func(a, b store.Skip) int {
+		return cmp.Or(a.ScheduledAt.Compare(b.ScheduledAt), strings.Compare(b.Item, a.Item))
+	})
 	out := make([]string, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, string(s.Reason)+" "+label(s.Item, s.ScheduledAt))
 	}
-	slices.Reverse(out)
 	return out
 }
 
@@ -208,7 +218,7 @@ func label(item string, at time.Time) string {
 }
 
 // cursor returns the cursor of schedule.
-func cursor(t testing.TB, q *queue.Queue, schedule string) queue.Cursor {
+func cursor(t testing.TB, q *queue.Client, schedule string) store.Cursor {
 	t.Helper()
 	cs, err := q.Cursors(context.Background())
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestBeatReportsWhatItCommitted: the Materialised and Skipped events tell
@@ -17,7 +17,7 @@ func TestBeatReportsWhatItCommitted(t *testing.T) {
 	q, clk := newTestQueue(t)
 	var mu sync.Mutex
 	jobsHeard := 0
-	skipsHeard := map[queue.SkipReason]int{}
+	skipsHeard := map[store.SkipReason]int{}
 	r := startBeatWith(t, q, mustParse(t, `
 [tasks.t]
 [[schedule]]
@@ -54,12 +54,12 @@ overlap = "skip"
 	if got, want := jobsHeard, len(jobs(t, q, "s")); got != want || got != 2 {
 		t.Errorf("Materialised told of %d jobs, the queue holds %d, want 2", got, want)
 	}
-	stored := map[queue.SkipReason]int{}
+	stored := map[store.SkipReason]int{}
 	for _, s := range skips(t, q, "s") {
 		reason, _, _ := strings.Cut(s, " ")
-		stored[queue.SkipReason(reason)]++
+		stored[store.SkipReason(reason)]++
 	}
-	if stored[queue.SkipOverlap] == 0 || stored[queue.SkipMisfire] == 0 {
+	if stored[store.SkipOverlap] == 0 || stored[store.SkipMisfire] == 0 {
 		t.Fatalf("skips stored %v: the test wants overlaps and misfires", stored)
 	}
 	for reason, n := range stored {

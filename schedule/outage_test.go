@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 var errDown = errors.New("database down")
@@ -17,7 +18,7 @@ var errDown = errors.New("database down")
 // outageStore fails every read of the beat while down is set; Ping too
 // unless pingable is set (the database answers, but a pass fails).
 type outageStore struct {
-	queue.Store
+	store.Engine
 	down     atomic.Bool
 	pingable bool
 }
@@ -26,30 +27,30 @@ func (s *outageStore) Ping(ctx context.Context) error {
 	if s.down.Load() && !s.pingable {
 		return errDown
 	}
-	return s.Store.Ping(ctx)
+	return s.Engine.Ping(ctx)
 }
 
-func (s *outageStore) CursorsByName(ctx context.Context, yield func(queue.Cursor) bool) error {
+func (s *outageStore) CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error {
 	if s.down.Load() {
 		return errDown
 	}
-	return s.Store.CursorsByName(ctx, yield)
+	return s.Engine.CursorsByName(ctx, yield)
 }
 
-func (s *outageStore) Daemons(ctx context.Context) ([]queue.Daemon, error) {
+func (s *outageStore) Pools(ctx context.Context) ([]store.PoolRow, error) {
 	if s.down.Load() {
 		return nil, errDown
 	}
-	return s.Store.Daemons(ctx)
+	return s.Engine.Pools(ctx)
 }
 
 // startOutageBeat runs a beat of cfg over an outageStore on a new queue
 // file, with jitter as its jitter, and waits for its first pass.
-func startOutageBeat(t *testing.T, cfg string, jitter func(time.Duration) time.Duration, pingable bool) (*beatRun, *outageStore, *queue.Queue, *syncBuffer) {
+func startOutageBeat(t *testing.T, cfg string, jitter func(time.Duration) time.Duration, pingable bool) (*beatRun, *outageStore, *queue.Client, *syncBuffer) {
 	t.Helper()
 	base, clk := newTestQueue(t)
-	st := &outageStore{Store: base.Store, pingable: pingable}
-	q := queue.New(st, nil)
+	st := &outageStore{Engine: base.Engine(), pingable: pingable}
+	q, _ := queue.New(st, queue.Config{})
 	var logs syncBuffer
 	r := startBeatWith(t, q, mustParse(t, cfg), BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil)), jitter: jitter})
 	return r, st, q, &logs

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -32,7 +33,7 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt > maxAdvanceRetries {
 			for _, s := range todo {
-				p.errs = append(p.errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, queue.ErrCursorMoved))
+				p.errs = append(p.errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, store.ErrCursorMoved))
 			}
 			break
 		}
@@ -66,13 +67,13 @@ func (p *passRun) earliest(at time.Time) {
 // or a commit failed as a whole. The first round of a pass keeps the
 // cursors it reads as b.before and b.after.
 func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, first bool) ([]*config.Schedule, bool) {
-	seen := func(queue.Cursor) {}
+	seen := func(store.Cursor) {}
 	if first {
 		// Sized as the last pass found them, so that they do not grow
 		// entry by entry.
 		n := max(len(b.before), len(todo))
-		b.before, b.after = make(map[string]queue.Cursor, n), make(map[string]queue.Cursor, n)
-		seen = func(c queue.Cursor) {
+		b.before, b.after = make(map[string]store.Cursor, n), make(map[string]store.Cursor, n)
+		seen = func(c store.Cursor) {
 			b.before[c.Schedule] = c
 			b.after[c.Schedule] = c
 		}
@@ -96,9 +97,9 @@ func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, f
 			}
 		}
 	}
-	b.commitTicks(ctx, plan, func(t *tick, r queue.AdvanceResult) {
+	b.commitTicks(ctx, plan, func(t *tick, r store.AdvanceResult) {
 		switch {
-		case errors.Is(r.Err, queue.ErrCursorMoved):
+		case errors.Is(r.Err, store.ErrCursorMoved):
 			lost = append(lost, t.s)
 		case r.Err != nil:
 			p.errs = append(p.errs, r.Err)
@@ -145,19 +146,19 @@ const (
 	minCommitRows = 250
 	// maxCommitRows: at it, the planning waits for the writer. It is the
 	// store's transaction size, so that a batch is one transaction.
-	maxCommitRows = queue.AdvanceBatchRows
+	maxCommitRows = store.AdvanceBatchRows
 )
 
 // batchErr is the failure of an AdvanceBatch call that returned res and
 // err: err, else the first result's error that is not a cursor another
 // beat moved (the store gives each Advance of a transaction that failed its
 // error); nil when everything committed.
-func batchErr(res []queue.AdvanceResult, err error) error {
+func batchErr(res []store.AdvanceResult, err error) error {
 	if err != nil {
 		return err
 	}
 	for _, r := range res {
-		if r.Err != nil && !errors.Is(r.Err, queue.ErrCursorMoved) {
+		if r.Err != nil && !errors.Is(r.Err, store.ErrCursorMoved) {
 			return r.Err
 		}
 	}
@@ -178,17 +179,17 @@ func batchErr(res []queue.AdvanceResult, err error) error {
 // is handed over as soon as the writer is free and it holds minCommitRows,
 // so the writer starts after the first few schedules and then takes what
 // the planning made meanwhile, up to maxCommitRows at a time.
-func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, queue.AdvanceResult), failed func(error)) {
+func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, store.AdvanceResult), failed func(error)) {
 	type batch struct {
 		ticks []*tick
-		res   []queue.AdvanceResult
+		res   []store.AdvanceResult
 		err   error
 		done  chan struct{}
 	}
 	work := make(chan *batch) // unbuffered: a send is taken only by an idle writer
 	go func() {
 		for bt := range work {
-			advs := make([]queue.Advance, len(bt.ticks))
+			advs := make([]store.Advance, len(bt.ticks))
 			for i, t := range bt.ticks {
 				advs[i] = t.adv
 			}
@@ -256,19 +257,19 @@ func (b *Beat) byName(cfg *config.Config) []*config.Schedule {
 // the planning starts at the first row instead of after the last, and the
 // writer with it (see commitTicks).
 type cursorReader struct {
-	next func() (queue.Cursor, bool)
+	next func() (store.Cursor, bool)
 	stop func()
-	head queue.Cursor // the next cursor, if more
+	head store.Cursor // the next cursor, if more
 	more bool
 	err  error // the read's, once more is false
-	seen func(queue.Cursor)
+	seen func(store.Cursor)
 }
 
 // readCursors starts reading the cursors of q; seen is called with each
 // cursor read, in order, before of returns it.
-func readCursors(ctx context.Context, q *queue.Queue, seen func(queue.Cursor)) *cursorReader {
+func readCursors(ctx context.Context, q *queue.Client, seen func(store.Cursor)) *cursorReader {
 	r := &cursorReader{seen: seen}
-	r.next, r.stop = iter.Pull(func(yield func(queue.Cursor) bool) {
+	r.next, r.stop = iter.Pull(func(yield func(store.Cursor) bool) {
 		r.err = q.CursorsByName(ctx, yield)
 	})
 	r.head, r.more = r.next()
@@ -277,7 +278,7 @@ func readCursors(ctx context.Context, q *queue.Queue, seen func(queue.Cursor)) *
 
 // of returns the cursor of the schedule name, if it has one. Each name
 // asked for must come after the one before in byte order.
-func (r *cursorReader) of(name string) (queue.Cursor, bool, error) {
+func (r *cursorReader) of(name string) (store.Cursor, bool, error) {
 	for r.more && r.head.Schedule < name {
 		r.seen(r.head)
 		r.head, r.more = r.next()
@@ -289,9 +290,9 @@ func (r *cursorReader) of(name string) (queue.Cursor, bool, error) {
 		return c, true, nil
 	}
 	if !r.more && r.err != nil {
-		return queue.Cursor{}, false, r.err
+		return store.Cursor{}, false, r.err
 	}
-	return queue.Cursor{}, false, nil
+	return store.Cursor{}, false, nil
 }
 
 // close reads the cursors not asked for, which seen still gets, ends the

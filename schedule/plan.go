@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
@@ -15,29 +16,29 @@ import (
 const maxInstantsPerAdvance = 10000
 
 // reason returns a constant skip reason for the missed instants of a plan.
-func reason(r queue.SkipReason) func(time.Time) queue.SkipReason {
-	return func(time.Time) queue.SkipReason { return r }
+func reason(r store.SkipReason) func(time.Time) store.SkipReason {
+	return func(time.Time) store.SkipReason { return r }
 }
 
 // pauseReason is the skip reason of an instant not run when a schedule
-// paused at pausedAt resumes: queue.SkipPaused for an instant after the
-// pause, queue.SkipMisfire for one the beat had missed before it (the
+// paused at pausedAt resumes: store.SkipPaused for an instant after the
+// pause, store.SkipMisfire for one the beat had missed before it (the
 // daemon was down). A zero pausedAt counts every instant as paused.
-func pauseReason(pausedAt time.Time) func(time.Time) queue.SkipReason {
-	return func(at time.Time) queue.SkipReason {
+func pauseReason(pausedAt time.Time) func(time.Time) store.SkipReason {
+	return func(at time.Time) store.SkipReason {
 		if pausedAt.IsZero() || at.After(pausedAt) {
-			return queue.SkipPaused
+			return store.SkipPaused
 		}
-		return queue.SkipMisfire
+		return store.SkipMisfire
 	}
 }
 
 // buildAdvance makes the Advance that moves a schedule's cursor from from to
 // to, materialising runs for every item and recording skips for the whole
-// schedule (Item ""): queue.SkipDST for a repeated wall time, the reason
+// schedule (Item ""): store.SkipDST for a repeated wall time, the reason
 // missReason gives for a missed instant.
-func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) queue.SkipReason, now time.Time) queue.Advance {
-	adv := queue.Advance{Schedule: s.Name, From: from, To: to}
+func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) store.SkipReason, now time.Time) store.Advance {
+	adv := store.Advance{Schedule: s.Name, From: from, To: to}
 	task := cfg.Tasks[s.Task]
 	if len(runs) > 0 {
 		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.Items()))
@@ -51,11 +52,11 @@ func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, ru
 		}
 	}
 	for _, sk := range skips {
-		r := queue.SkipDST
+		r := store.SkipDST
 		if !sk.DST {
 			r = missReason(sk.At)
 		}
-		adv.Skips = append(adv.Skips, queue.Skip{
+		adv.Skips = append(adv.Skips, store.Skip{
 			Schedule:    s.Name,
 			ScheduledAt: sk.At.UTC(),
 			Reason:      r,

@@ -34,7 +34,7 @@ func TestRacingBeatsMaterialiseEachInstantOnce(t *testing.T) {
 	clk := clock.NewFake(t0)
 	var logs [2]syncBuffer
 	var beats [2]*Beat
-	var q *queue.Queue
+	var q *queue.Client
 	for i := range beats {
 		q = openQueue(t, path, clk)
 		log := slog.New(slog.NewJSONHandler(&logs[i], &slog.HandlerOptions{Level: slog.LevelDebug}))

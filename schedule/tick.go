@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
@@ -24,13 +25,13 @@ const maxSkipLines = 100
 // the other schedules' ticks: many new schedules are a few transactions,
 // not one each. since holds the pass's restart marks; the one of s is
 // dropped once it holds (see moved).
-func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur queue.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
+func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur store.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
 	from := cur.At // where the commit finds the cursor; zero: it creates one
 	mark, marked := since[s.Name]
 	move := true
 	switch {
 	case !exists:
-		cur = queue.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
+		cur = store.Cursor{Schedule: s.Name, At: now.Truncate(time.Second)}
 	case marked && mark.After(cur.At):
 		cur.At = mark
 	default:
@@ -46,7 +47,7 @@ func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur queue.Cursor,
 		return t, next
 	}
 	if t == nil {
-		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: queue.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
+		t = &tick{s: s, cur: cur, to: cur.At, next: next, adv: store.Advance{Schedule: s.Name, To: cur.At, Paused: cur.Paused}}
 	}
 	t.adv.From = from
 	t.moved = &moved{from: from, created: !exists}
@@ -93,19 +94,19 @@ func (b *Beat) forget(name string, since time.Time) {
 // due instants, and what the log says of them once committed.
 type tick struct {
 	s         *config.Schedule
-	cur       queue.Cursor
+	cur       store.Cursor
 	due       []cron.Instant
 	truncated bool
 	runs      []time.Time
 	skips     []cron.Skip
 	to, next  time.Time
-	adv       queue.Advance
+	adv       store.Advance
 	moved     *moved // the cursor's creation or restart, if the tick commits one
 }
 
 // materialise plans the instants of s in (cursor, now]: the tick that
 // commits them, or none when nothing is due, and the next instant.
-func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur queue.Cursor, now time.Time) (*tick, time.Time) {
+func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
 		after = now
@@ -128,7 +129,7 @@ func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur queue.Cur
 	}
 	runs, skips := cron.Plan(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, false)
 	to := due[len(due)-1].At
-	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, reason(queue.SkipMisfire), now)
+	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, reason(store.SkipMisfire), now)
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
 }
 
@@ -159,7 +160,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 			if lines++; lines > maxSkipLines {
 				break
 			}
-			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, queue.SkipOverlap)
+			b.logSkip(ctx, s, adv.Jobs[i].Item, adv.Jobs[i].ScheduledAt, store.SkipOverlap)
 		}
 	}
 	if len(skips) > 0 {
@@ -178,7 +179,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 
 // report passes what the committed Advance adv did to the config's
 // EventFunc.
-func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
+func (b *Beat) report(name string, adv store.Advance, res []queue.Enqueued) {
 	f := b.eventFunc
 	if f == nil {
 		return
@@ -190,13 +191,13 @@ func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
 		}
 	}
 	f(Materialised{Schedule: name, Jobs: n})
-	by := map[queue.SkipReason]int{}
+	by := map[store.SkipReason]int{}
 	for _, sk := range adv.Skips {
 		by[sk.Reason]++
 	}
 	for _, r := range res {
 		if r.Skipped {
-			by[queue.SkipOverlap]++
+			by[store.SkipOverlap]++
 		}
 	}
 	for reason, n := range by {
@@ -205,7 +206,7 @@ func (b *Beat) report(name string, adv queue.Advance, res []queue.Enqueued) {
 }
 
 // logSkip logs one skipped run, the instant in the schedule's zone.
-func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at time.Time, reason queue.SkipReason) {
+func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at time.Time, reason store.SkipReason) {
 	b.log.InfoContext(ctx, "run skipped", logKeySchedule, s.Name, logKeyItem, item,
 		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
 }
@@ -213,7 +214,7 @@ func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at 
 // notePause logs a schedule's pause or resume, made by an operator command
 // in another process, when the beat first sees it (a schedule paused when
 // the beat starts is logged as paused).
-func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur queue.Cursor) {
+func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur store.Cursor) {
 	was, seen := b.paused[s.Name]
 	b.paused[s.Name] = cur.Paused
 	switch {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -24,14 +25,14 @@ const systemName = "scheduler"
 const (
 	cfgDefault = "default"
 	cfgBatch   = "batch100"
-	// cfgOtherConn enqueues through a second queue.Queue on the same file:
+	// cfgOtherConn enqueues through a second queue.Client on the same file:
 	// its own connections, as the CLI's -trigger in another process has,
 	// so the pool learns of each job only by watching the file.
 	cfgOtherConn = "otherconn"
 	// cfgProducers enqueues one job per call from producers goroutines at
 	// once, whose calls share transactions.
 	cfgProducers = "producers8"
-	// cfgOtherNode, on PostgreSQL, enqueues through a second queue.Queue
+	// cfgOtherNode, on PostgreSQL, enqueues through a second queue.Client
 	// on the same database: a Store with connections of its own, as a
 	// daemon on another host has, so that the pool hears of each job only
 	// by LISTEN/NOTIFY (or its slow poll), not by the in-process wake.
@@ -68,8 +69,8 @@ type bench struct {
 }
 
 // queueConfig is the queue.Config of the benchmark's queues.
-func queueConfig(log *errLog) queue.Config {
-	return queue.Config{Logger: log.logger()}
+func queueConfig(log *errLog) engine.Config {
+	return engine.Config{Logger: log.logger()}
 }
 
 // place returns where cfg's queue is to live, fresh, and a function that
@@ -95,7 +96,7 @@ func releasePlace(release func() error, err *error) {
 	}
 }
 
-func (b *bench) open(ctx context.Context, cfg, db string, withPool bool, log *errLog) (*queue.Queue, error) {
+func (b *bench) open(ctx context.Context, cfg, db string, withPool bool, log *errLog) (*queue.Client, error) {
 	q, err := openQueue(ctx, db, queueConfig(log))
 	if err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func (b *bench) throughput(ctx context.Context) error {
 }
 
 // closeQueue closes q in a defer, keeping the first error.
-func closeQueue(q *queue.Queue, err *error) {
+func closeQueue(q *queue.Client, err *error) {
 	if cerr := q.Close(); *err == nil && cerr != nil {
 		*err = fmt.Errorf("close: %w", cerr)
 	}
@@ -279,7 +280,7 @@ func (b *bench) enqueueOnly(ctx context.Context, cfg string, batch int) (err err
 
 // enqueueConcurrently enqueues jobs 0..n-1 one per call from p goroutines,
 // each taking every p-th sequence number.
-func enqueueConcurrently(ctx context.Context, q *queue.Queue, n, p int) (enqueueResult, error) {
+func enqueueConcurrently(ctx context.Context, q *queue.Client, n, p int) (enqueueResult, error) {
 	var r enqueueResult
 	t0, c0 := time.Now(), cpuTime()
 	var wg sync.WaitGroup
@@ -328,7 +329,7 @@ type enqueueResult struct {
 
 // enqueueAll enqueues jobs 0..n-1 from one goroutine, batch jobs per call
 // (one transaction each). A failed call is retried with the same jobs.
-func enqueueAll(ctx context.Context, q *queue.Queue, n, batch int) (enqueueResult, error) {
+func enqueueAll(ctx context.Context, q *queue.Client, n, batch int) (enqueueResult, error) {
 	var r enqueueResult
 	jobs := make([]queue.NewJob, 0, batch)
 	t0, c0 := time.Now(), cpuTime()
@@ -362,7 +363,7 @@ func enqueueAll(ctx context.Context, q *queue.Queue, n, batch int) (enqueueResul
 
 // emitEnqueue prints an enqueue line. dup and lost compare the number of
 // jobs the database holds with the number enqueued.
-func (b *bench) emitEnqueue(ctx context.Context, q *queue.Queue, cfg string, r enqueueResult, log *errLog) error {
+func (b *bench) emitEnqueue(ctx context.Context, q *queue.Client, cfg string, r enqueueResult, log *errLog) error {
 	n := b.o.jobs
 	st, err := q.Stats(ctx)
 	if err != nil {
@@ -388,7 +389,7 @@ func (b *bench) emitEnqueue(ctx context.Context, q *queue.Queue, cfg string, r e
 
 // newPool returns a pool with default settings except Workers, whose one
 // handler records each job's sequence number in rec.
-func newPool(q *queue.Queue, workers int, rec *recorder) (*queue.Pool, error) {
+func newPool(q *queue.Client, workers int, rec *recorder) (*queue.Pool, error) {
 	p, err := queue.NewPool(q, queue.PoolConfig{Workers: workers})
 	if err != nil {
 		return nil, err
@@ -423,7 +424,7 @@ func runPool(ctx context.Context, p *queue.Pool) (stop func() error) {
 // waitAll waits until every job ran once and the queue counts all n done,
 // giving up after stall without progress. The second condition is what makes
 // the clock include the recording of the completions, not only the handlers.
-func waitAll(ctx context.Context, q *queue.Queue, rec *recorder, stall time.Duration) (dbDone int, err error) {
+func waitAll(ctx context.Context, q *queue.Client, rec *recorder, stall time.Duration) (dbDone int, err error) {
 	lastProgress := time.Now()
 	lastDistinct := int64(-1)
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -573,7 +574,7 @@ func (b *bench) latencyRun(ctx context.Context, cfg string) (err error) {
 // produceHere enqueues n jobs on producer, one every every from t0, and
 // records when each was enqueued. It returns how far behind its schedule
 // an enqueue fell at most, and how many enqueues failed and were retried.
-func produceHere(ctx context.Context, producer *queue.Queue, rec *recorder, t0 time.Time, n int, every time.Duration) (maxBehind time.Duration, enqErrs int, err error) {
+func produceHere(ctx context.Context, producer *queue.Client, rec *recorder, t0 time.Time, n int, every time.Duration) (maxBehind time.Duration, enqErrs int, err error) {
 	for i := 0; i < n; i++ {
 		due := t0.Add(time.Duration(i) * every)
 		if d := time.Until(due); d > 0 {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// isDSN reports whether db is a PostgreSQL URL, the form queue.Open takes
+// isDSN reports whether db is a PostgreSQL URL, the form engine.Open takes
 // for PostgreSQL, rather than a SQLite file's path.
-func isDSN(db string) bool { return queue.IsPostgres(db) }
+func isDSN(db string) bool { return engine.IsPostgres(db) }
 
 // redactDSN is db without the password of its user information, for
 // messages. (The scheduler command's own, in package cli, also reads a
@@ -34,12 +35,12 @@ func redactDSN(db string) string {
 }
 
 // openQueue opens the queue at db, a file's path or a PostgreSQL URL: the
-// one place this program calls queue.Open.
-func openQueue(ctx context.Context, db string, cfg queue.Config) (*queue.Queue, error) {
+// one place this program calls engine.Open.
+func openQueue(ctx context.Context, db string, cfg engine.Config) (*queue.Client, error) {
 	if !isDSN(db) {
-		return queue.Open(ctx, db, cfg)
+		return engine.Open(ctx, db, cfg)
 	}
-	q, err := queue.Open(ctx, db, cfg)
+	q, err := engine.Open(ctx, db, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", redactDSN(db), err)
 	}

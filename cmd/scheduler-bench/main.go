@@ -23,7 +23,7 @@
 // last two wake the pool by LISTEN/NOTIFY, as a job from another node does.
 //
 // -mode nodes drains -jobs jobs with one node, then with -nodes nodes (each
-// a queue.Queue with a pool of -workers workers, in this process) on one
+// a queue.Client with a pool of -workers workers, in this process) on one
 // database, and prints the ratio (x_nodes1=).
 //
 // Unlike the daemon, this program reads the wall clock directly: measuring
@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mode, "mode", modeThroughput, "throughput (enqueue+drain), latency, or nodes (drain -jobs jobs with one node, then with -nodes nodes on one database)")
 	fs.BoolVar(&o.produce, "produce", false, "internal: be the producer process of the latency run cfg=otherproc (with -dsn, -latjobs, -latevery)")
-	fs.IntVar(&o.nodes, "nodes", 3, "nodes: the number of nodes (each a queue.Queue with a pool of -workers workers) of the second drain")
+	fs.IntVar(&o.nodes, "nodes", 3, "nodes: the number of nodes (each a queue.Client with a pool of -workers workers) of the second drain")
 	fs.IntVar(&o.jobs, "jobs", 20000, "throughput: number of jobs")
 	fs.IntVar(&o.workers, "workers", 8, "queue.PoolConfig.Workers")
 	fs.IntVar(&o.latJobs, "latjobs", 2000, "latency: number of jobs to enqueue")

@@ -14,7 +14,7 @@ import (
 const nodesBatch = 1000
 
 // nodes runs the drain of -jobs jobs by one node, then by -nodes nodes on
-// one database, each node a queue.Queue of its own (its own Store, its own
+// one database, each node a queue.Client of its own (its own Store, its own
 // connections, so that nodes learn of each other's work only through the
 // database) with a pool of -workers workers, all in this process. The jobs
 // are enqueued before the clock starts, with EnqueueBatch. The line of the
@@ -44,9 +44,9 @@ func (b *bench) nodesRun(ctx context.Context, n int, base float64) (jps float64,
 		return 0, err
 	}
 	defer releasePlace(release, &err)
-	qs := make([]*queue.Queue, n)
+	qs := make([]*queue.Client, n)
 	for i := range qs {
-		var q *queue.Queue
+		var q *queue.Client
 		if i == 0 {
 			q, err = b.open(ctx, cfg, db, true, log)
 		} else {

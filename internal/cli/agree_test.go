@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestReloadRecordsTheConfigInTheRows: the daemon's pools' rows record the
@@ -58,7 +59,7 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 		}
 	}()
 	waitLine("scheduler started")
-	q, err := queue.Open(context.Background(), db, queue.Config{ReadOnly: true})
+	q, err := engine.Open(context.Background(), db, engine.Config{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 	// default pool's and p's) when they agree, "" otherwise.
 	rows := func() (string, time.Time) {
 		t.Helper()
-		ds, err := q.Daemons(context.Background())
+		ds, err := q.Pools(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,8 +78,8 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 		return ds[0].Config, ds[0].ConfigAt
 	}
 	sha, at := rows()
-	if sha != queue.ConfigSHA256(first) || at.IsZero() {
-		t.Fatalf("rows at start: config %q loaded at %v, want %s", sha, at, queue.ConfigSHA256(first))
+	if sha != store.ConfigSHA256(first) || at.IsZero() {
+		t.Fatalf("rows at start: config %q loaded at %v, want %s", sha, at, store.ConfigSHA256(first))
 	}
 
 	signals <- syscall.SIGHUP // the same file
@@ -92,6 +93,6 @@ func TestReloadRecordsTheConfigInTheRows(t *testing.T) {
 	waitLine("config reloaded")
 	eventually(t, "the rows rewritten", func() bool {
 		sha2, at2 := rows()
-		return sha2 == queue.ConfigSHA256(second) && !at2.Before(at)
+		return sha2 == store.ConfigSHA256(second) && !at2.Before(at)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
@@ -97,7 +98,7 @@ const deadlineAlarms = 20
 // observeDeadline sets the deadline state of a schedule that has a
 // start_within or a deadline (see alarm.DeadlineStateOf). One read of
 // the newest alarms of the schedule (alarms_schedule).
-func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	if a.cfg == nil {
 		return nil
 	}
@@ -122,7 +123,7 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Queue, ss *scheduleS
 // (alarm.DeadlineStateOf), from a schedule's newest alarms (newest
 // first) and its last run's instant as -status prints it in loc (to the
 // second, as instants are).
-func deadlineState(alarms []queue.Alarm, lastRun *string, loc *time.Location) string {
+func deadlineState(alarms []store.Alarm, lastRun *string, loc *time.Location) string {
 	var last time.Time
 	if lastRun != nil {
 		// A text that is no instant leaves last zero: no run to compare.

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 const alarmsConfig = `
@@ -37,17 +39,17 @@ func TestAlarmsCommand(t *testing.T) {
 		t.Errorf("-alarms before any daemon: exit %d, %s; want 1 and the missing database", code, errs)
 	}
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(dir, "scheduler.db"), queue.Config{})
+	q, err := engine.Open(ctx, filepath.Join(dir, "scheduler.db"), engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	instant := time.Date(2026, 3, 1, 2, 0, 0, 0, time.UTC) // 03:00 in Paris
-	if _, err := q.Advance(ctx, queue.Advance{Schedule: "nightly", To: instant,
+	if _, err := q.Advance(ctx, store.Advance{Schedule: "nightly", To: instant,
 		Jobs: []queue.NewJob{{Key: "nightly||2026-03-01T02:00:00Z", Type: "rec", Schedule: "nightly", ScheduledAt: instant, RunAt: instant}}}); err != nil {
 		t.Fatal(err)
 	}
-	missed := queue.NewAlarm{Schedule: "nightly", ScheduledAt: instant, Kind: queue.AlarmMissed, JobID: 1, Error: "exit status 3"}
-	if _, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{missed}}); err != nil {
+	missed := store.NewAlarm{Schedule: "nightly", ScheduledAt: instant, Kind: store.AlarmMissed, JobID: 1, Error: "exit status 3"}
+	if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{missed}}); err != nil {
 		t.Fatal(err)
 	}
 	q.Close()
@@ -96,21 +98,21 @@ func TestDeadlineState(t *testing.T) {
 	at := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
 	earlier := at.Add(-24 * time.Hour)
 	last := rfc3339(at, time.UTC)
-	al := func(kind queue.AlarmKind, open bool, when time.Time) queue.Alarm {
-		return queue.Alarm{Kind: kind, Open: open, ScheduledAt: when}
+	al := func(kind store.AlarmKind, open bool, when time.Time) store.Alarm {
+		return store.Alarm{Kind: kind, Open: open, ScheduledAt: when}
 	}
 	tests := []struct {
 		name   string
-		alarms []queue.Alarm
+		alarms []store.Alarm
 		want   string
 	}{
 		{"none", nil, "on time"},
-		{"late", []queue.Alarm{al(queue.AlarmLate, true, at)}, "late"},
-		{"missed after late", []queue.Alarm{al(queue.AlarmMissed, true, at), al(queue.AlarmLate, true, at)}, "missed"},
-		{"old miss still open", []queue.Alarm{al(queue.AlarmRecovered, false, at), al(queue.AlarmMissed, true, earlier)}, "missed"},
-		{"recovered", []queue.Alarm{al(queue.AlarmRecovered, false, at), al(queue.AlarmMissed, false, at)}, "recovered"},
-		{"recovered, newer run since", []queue.Alarm{al(queue.AlarmRecovered, false, earlier), al(queue.AlarmMissed, false, earlier)}, "on time"},
-		{"dead only", []queue.Alarm{al(queue.AlarmDead, true, at)}, "on time"},
+		{"late", []store.Alarm{al(store.AlarmLate, true, at)}, "late"},
+		{"missed after late", []store.Alarm{al(store.AlarmMissed, true, at), al(store.AlarmLate, true, at)}, "missed"},
+		{"old miss still open", []store.Alarm{al(store.AlarmRecovered, false, at), al(store.AlarmMissed, true, earlier)}, "missed"},
+		{"recovered", []store.Alarm{al(store.AlarmRecovered, false, at), al(store.AlarmMissed, false, at)}, "recovered"},
+		{"recovered, newer run since", []store.Alarm{al(store.AlarmRecovered, false, earlier), al(store.AlarmMissed, false, earlier)}, "on time"},
+		{"dead only", []store.Alarm{al(store.AlarmDead, true, at)}, "on time"},
 	}
 	for _, tt := range tests {
 		if got := deadlineState(tt.alarms, &last, time.UTC); got != tt.want {

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -37,7 +39,7 @@ type app struct {
 	// not load; why it did not; the daemon's stored config when cfg is it.
 	cfgData []byte
 	fileErr error
-	running *queue.StoredConfig
+	running *store.StoredConfig
 	// dbRecovered is set when db is the [scheduler].db of a file that does
 	// not load (config.RecoverDB).
 	dbRecovered bool
@@ -47,7 +49,7 @@ type app struct {
 // database file: only the daemon does, so that a command run as root
 // before the service's first start cannot leave a database the service's
 // user cannot open (a PostgreSQL database is there or not).
-func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
+func (a *app) openQueue(ctx context.Context, write bool) (*queue.Client, error) {
 	if !isDSN(a.db) {
 		_, err := os.Stat(a.db)
 		switch {
@@ -57,7 +59,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Queue, error) {
 			return nil, fmt.Errorf("database %s: %w (has the daemon run with this config?)", a.dbPath, err)
 		}
 	}
-	return openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
+	return openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
 // schedule returns the schedule name of the config; an unknown name is a

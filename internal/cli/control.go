@@ -94,8 +94,8 @@ func (a *app) printTriggered(res []queue.Enqueued) {
 // warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
 // to run what it queued. The trigger is committed by then: a failure to
 // look is a warning too, never the command's error.
-func (a *app) warnNoDaemon(ctx context.Context, q *queue.Queue) error {
-	ds, err := q.Daemons(ctx)
+func (a *app) warnNoDaemon(ctx context.Context, q *queue.Client) error {
+	ds, err := q.Pools(ctx)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "warning: queued; could not tell whether a daemon is running: %v\n", err)
 		return nil

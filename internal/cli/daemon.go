@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/scheduler-run/scheduler/internal/daemon"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -19,7 +20,7 @@ func (a *app) runDaemon(ctx context.Context, signals <-chan os.Signal) error {
 		Schedules: a.cfg,
 		FileData:  a.cfgData,
 		DB:        a.dbPath,
-		OpenFunc: func(ctx context.Context, cfg queue.Config) (*queue.Queue, error) {
+		OpenFunc: func(ctx context.Context, cfg engine.Config) (*queue.Client, error) {
 			return openDatabase(ctx, a.db, cfg)
 		},
 		DBNamedOutside: a.o.db != "",

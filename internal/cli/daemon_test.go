@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/internal/daemon"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/tasks"
 )
@@ -94,7 +95,7 @@ task = "block"
 			t.Errorf("forced exit logged %q:\n%s", bad, log)
 		}
 	}
-	q, err := queue.Open(context.Background(), filepath.Join(dir, "scheduler.db"), queue.Config{})
+	q, err := engine.Open(context.Background(), filepath.Join(dir, "scheduler.db"), engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
@@ -18,7 +19,7 @@ import (
 func TestDeadListsNewestFirstAsJobsDoes(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "s.db")
-	q, err := queue.Open(t.Context(), db, queue.Config{})
+	q, err := engine.Open(t.Context(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,20 +63,20 @@ func TestDeadListsNewestFirstAsJobsDoes(t *testing.T) {
 
 // makeDead enqueues a job of task t under key, claims it and records its
 // only attempt dead, and returns its id.
-func makeDead(t *testing.T, q *queue.Queue, key string) int64 {
+func makeDead(t *testing.T, q *queue.Client, key string) int64 {
 	t.Helper()
 	e, err := q.Enqueue(t.Context(), queue.NewJob{Type: "t", Key: key, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := q.Clock().Now()
-	r, err := q.Trip(t.Context(), store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
+	r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
 	if err != nil || len(r.Claimed) != 1 || r.Claimed[0].ID != e.ID {
 		t.Fatalf("claim %s: %+v, %v", key, r.Claimed, err)
 	}
 	res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w1", Outcome: queue.OutcomeDead, Error: "failed",
 		Started: now, Finished: now.Add(time.Second)}
-	if r, err := q.Trip(t.Context(), store.Trip{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
+	if r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
 		t.Fatalf("result %s: %+v, %v", key, r, err)
 	}
 	return e.ID

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -24,7 +25,7 @@ const redacted = "xxxxx"
 // isDSN reports whether db names a PostgreSQL database rather than a SQLite
 // file. A file whose path starts with postgres:// cannot be named; ./ in
 // front of it would.
-func isDSN(db string) bool { return queue.IsPostgres(db) }
+func isDSN(db string) bool { return engine.IsPostgres(db) }
 
 // redactDSN is db as it may be shown: a file's path as it is; a URL with the
 // password of its user information and of a password= parameter replaced by
@@ -160,13 +161,13 @@ func redactErr(err error, db string) error {
 }
 
 // openDatabase opens the queue in db, a file's path or a PostgreSQL URL. It
-// is the one place this package calls queue.Open. An error names a URL
+// is the one place this package calls engine.Open. An error names a URL
 // redacted and holds no password.
-func openDatabase(ctx context.Context, db string, cfg queue.Config) (*queue.Queue, error) {
+func openDatabase(ctx context.Context, db string, cfg engine.Config) (*queue.Client, error) {
 	if !isDSN(db) {
-		return queue.Open(ctx, db, cfg)
+		return engine.Open(ctx, db, cfg)
 	}
-	q, err := queue.Open(ctx, db, cfg)
+	q, err := engine.Open(ctx, db, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", redactDSN(db), redactErr(err, db))
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 )
 
 // setup writes a config and the recorder script into a fresh directory.
@@ -39,7 +39,7 @@ func setupDB(t *testing.T, config string) string {
 // createDB makes the database at path as the daemon's start does.
 func createDB(t testing.TB, path string) {
 	t.Helper()
-	q, err := queue.Open(context.Background(), path, queue.Config{})
+	q, err := engine.Open(context.Background(), path, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -33,7 +34,7 @@ func runIn(t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string
 func createDatabase(t *testing.T, db, config string) {
 	t.Helper()
 	ctx := context.Background()
-	q, err := queue.Open(ctx, db, queue.Config{})
+	q, err := engine.Open(ctx, db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestPayloadFromFileAndStdin(t *testing.T) {
 			t.Fatalf("-payload %s: exit %d, stderr %q", tc.payload, code, errs)
 		}
 	}
-	q, err := queue.Open(context.Background(), db, queue.Config{ReadOnly: true})
+	q, err := engine.Open(context.Background(), db, engine.Config{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func checkJobRef(flag, ref string) error {
 // is a number (else, or when no job has that id, by key); a key whose
 // instant is written in the schedule's zone is also tried as the stored UTC
 // key (see canonicalKey). An unknown job is a one-line error.
-func (a *app) findJob(ctx context.Context, q *queue.Queue, ref string) (*queue.Job, error) {
+func (a *app) findJob(ctx context.Context, q *queue.Client, ref string) (*queue.Job, error) {
 	j, err := jobByRef(ctx, q, ref)
 	if errors.Is(err, queue.ErrNotFound) {
 		if key, ok := a.canonicalKey(ref); ok && key != ref {
@@ -42,7 +42,7 @@ func (a *app) findJob(ctx context.Context, q *queue.Queue, ref string) (*queue.J
 
 // jobByRef looks a job up by id when ref is a number and a job has that
 // id, else by key.
-func jobByRef(ctx context.Context, q *queue.Queue, ref string) (*queue.Job, error) {
+func jobByRef(ctx context.Context, q *queue.Client, ref string) (*queue.Job, error) {
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		j, err := q.Job(ctx, id)
 		if !errors.Is(err, queue.ErrNotFound) {

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -61,7 +63,7 @@ func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 		}
 		return fail("database %s: %v", a.dbPath, err)
 	}
-	q, err := openDatabase(ctx, a.db, queue.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
+	q, err := openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: a.log, ReadOnly: true})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -126,7 +128,7 @@ type configReport struct {
 
 // configStatus compares the file with the configuration stored in q, for
 // -status. It returns nil when the database holds none.
-func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, error) {
+func (a *app) configStatus(ctx context.Context, q *queue.Client) (*configReport, error) {
 	stored := a.running
 	if stored == nil {
 		var err error
@@ -141,7 +143,7 @@ func (a *app) configStatus(ctx context.Context, q *queue.Queue) (*configReport, 
 	r := &configReport{File: a.o.config, DaemonFile: stored.Path, LoadedAt: rfc3339(stored.LoadedAt, nil), SHA256: stored.SHA256,
 		loadedAt: stored.LoadedAt}
 	if a.cfgData != nil {
-		r.FileSHA256 = queue.ConfigSHA256(a.cfgData)
+		r.FileSHA256 = store.ConfigSHA256(a.cfgData)
 	}
 	switch {
 	case errors.As(a.fileErr, new(*configNotFoundError)):

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -105,7 +106,7 @@ func TestStatusJSONSaysNullForNone(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	q, err := queue.Open(t.Context(), db, queue.Config{})
+	q, err := engine.Open(t.Context(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestStatusJSONSaysNullForNone(t *testing.T) {
 		}
 	}
 
-	q, err = queue.Open(t.Context(), db, queue.Config{})
+	q, err = engine.Open(t.Context(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

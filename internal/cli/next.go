@@ -103,7 +103,7 @@ func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.Nex
 // changed since the daemon loaded it, or the daemon runs another file. A
 // broken or missing file was said already (useLastGood): -next then counts
 // from the daemon's config.
-func (a *app) warnConfigDiffers(ctx context.Context, q *queue.Queue) error {
+func (a *app) warnConfigDiffers(ctx context.Context, q *queue.Client) error {
 	r, err := a.configStatus(ctx, q)
 	if err != nil || r == nil {
 		return err

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // TestNextCountsEveryFromTheCursor: -next and -status count @every runs
@@ -36,12 +37,12 @@ task = "rec"
 	}
 
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(dir, "scheduler.db"), queue.Config{})
+	q, err := engine.Open(ctx, filepath.Join(dir, "scheduler.db"), engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cursor := time.Date(2020, 1, 1, 0, 0, 1, 250e6, time.UTC)
-	if _, err := q.Advance(ctx, queue.Advance{Schedule: "every", To: cursor}); err != nil {
+	if _, err := q.Advance(ctx, store.Advance{Schedule: "every", To: cursor}); err != nil {
 		t.Fatal(err)
 	}
 	q.Close()
@@ -206,7 +207,7 @@ func TestNextSaysWhenTheFileIsNotWhatTheDaemonRuns(t *testing.T) {
 	path, db := filepath.Join(dir, "schedules.toml"), filepath.Join(dir, "s.db")
 	loaded := "[tasks.t]\ncommand = [\"true\"]\n[[schedule]]\nname = \"s\"\ncron = \"0 3 * * *\"\ntask = \"t\"\n"
 	writeFile(t, path, loaded)
-	q, err := queue.Open(t.Context(), db, queue.Config{})
+	q, err := engine.Open(t.Context(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -67,9 +68,9 @@ type lastSkipView struct {
 // and whether one is alive, each schedule's last instant summed over its
 // fan-out items, and its skips of the last day. Every read is bounded: one
 // range of an index per schedule.
-func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusReport) error {
+func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusReport) error {
 	now := q.Clock().Now()
-	ds, err := q.Daemons(ctx)
+	ds, err := q.Pools(ctx)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Queue, rep *statusRepo
 var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
 
 // stateCounts are o's jobs by state, as -status prints them.
-func stateCounts(o queue.InstantOutcome) map[string]int {
+func stateCounts(o store.InstantOutcome) map[string]int {
 	m := map[string]int{}
 	for st, n := range o.States {
 		m[string(st)] = n
@@ -152,7 +153,7 @@ func worstState(m map[queue.State]int) queue.State {
 // jobs of one -trigger are the newest of the schedule's manual jobs up to
 // LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
 // items (see Store.Run).
-func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleStatus) error {
+func (a *app) observeManual(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	j := ss.lastManual
 	prefix := j.Schedule + "|" + j.Item
 	if !strings.HasPrefix(j.Key, prefix+"|") {
@@ -164,7 +165,7 @@ func (a *app) observeManual(ctx context.Context, q *queue.Queue, ss *scheduleSta
 			span = len(s.Items())
 		}
 	}
-	o, err := q.Run(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
+	o, err := q.ManualRun(ctx, ss.Name, j.ID, span, j.Key[len(prefix):])
 	if err != nil {
 		return err
 	}

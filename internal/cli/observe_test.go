@@ -72,7 +72,7 @@ for_each = [ { customer = "acme" }, { customer = "globex" }, { customer = "inite
 	}
 
 	// A crashed daemon leaves its row; two minutes later (the commands'
-	// clock moved, past queue.AliveWithin) it is not alive.
+	// clock moved, past store.AliveWithin) it is not alive.
 	d.signal(syscall.SIGKILL)
 	d.wait()
 	offset := filepath.Join(dir, "offset")

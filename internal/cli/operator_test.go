@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 )
 
 // runBinary runs bin once in dir with env added to the environment, and
@@ -142,7 +142,7 @@ task = "rec"
 func holdWriteLock(t *testing.T, path string) {
 	t.Helper()
 	ctx := context.Background()
-	q, err := queue.Open(ctx, path, queue.Config{})
+	q, err := engine.Open(ctx, path, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 )
 
 // The secrets of TestRedactedSecrets: two payload fields and a bearer token
@@ -101,7 +101,7 @@ payload = { token = "`+secretToken+`", card = { number = "`+secretCard+`", holde
 
 	// Masked before it was stored: the database holds no secret of the
 	// output or error.
-	q, err := queue.Open(t.Context(), filepath.Join(dir, "scheduler.db"), queue.Config{ReadOnly: true})
+	q, err := engine.Open(t.Context(), filepath.Join(dir, "scheduler.db"), engine.Config{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // skipView is a skipped run as the CLI shows it: the instant in its
@@ -22,7 +23,7 @@ type skipView struct {
 }
 
 // viewSkip is s as the CLI shows it.
-func (a *app) viewSkip(s queue.Skip) skipView {
+func (a *app) viewSkip(s store.Skip) skipView {
 	return skipView{Schedule: s.Schedule, Item: s.Item, Instant: rfc3339(s.ScheduledAt, a.zone(s.Schedule)),
 		Reason: string(s.Reason), RecordedAt: rfc3339(s.RecordedAt, time.UTC)}
 }
@@ -73,24 +74,24 @@ func (a *app) listSkipped(ctx context.Context) error {
 
 // skipOfKey looks up the skip of the instant that a dedup key of the form
 // schedule|item|instant names, for -job KEY when no job has the key.
-func (a *app) skipOfKey(ctx context.Context, q *queue.Queue, key string) (queue.Skip, bool, error) {
+func (a *app) skipOfKey(ctx context.Context, q *queue.Client, key string) (store.Skip, bool, error) {
 	first, last := strings.Index(key, "|"), strings.LastIndex(key, "|")
 	if first < 0 || first == last {
-		return queue.Skip{}, false, nil
+		return store.Skip{}, false, nil
 	}
 	at, err := time.Parse(time.RFC3339, key[last+1:])
 	if err != nil {
-		return queue.Skip{}, false, nil
+		return store.Skip{}, false, nil
 	}
 	s, err := q.SkipAt(ctx, key[:first], key[first+1:last], at)
 	if errors.Is(err, queue.ErrNotFound) {
-		return queue.Skip{}, false, nil
+		return store.Skip{}, false, nil
 	}
 	return s, err == nil, err
 }
 
 // printSkippedJob is -job KEY for a key whose instant was skipped.
-func (a *app) printSkippedJob(key string, s queue.Skip) error {
+func (a *app) printSkippedJob(key string, s store.Skip) error {
 	v := a.viewSkip(s)
 	if a.o.json {
 		return writeJSON(a.stdout, struct {
@@ -103,20 +104,20 @@ func (a *app) printSkippedJob(key string, s queue.Skip) error {
 		what = "item " + v.Item
 	}
 	fmt.Fprintf(a.stdout, "no job has key %s: instant %s of schedule %s (%s) was skipped: %s (recorded %s)\n",
-		key, v.Instant, v.Schedule, what, skipReasonText(queue.SkipReason(v.Reason)), v.RecordedAt)
+		key, v.Instant, v.Schedule, what, skipReasonText(store.SkipReason(v.Reason)), v.RecordedAt)
 	return nil
 }
 
 // skipReasonText explains a skip reason in a few words.
-func skipReasonText(reason queue.SkipReason) string {
+func skipReasonText(reason store.SkipReason) string {
 	switch reason {
-	case queue.SkipMisfire:
+	case store.SkipMisfire:
 		return "misfire, missed while no daemon ran and dropped by catch_up"
-	case queue.SkipOverlap:
+	case store.SkipOverlap:
 		return "overlap, the previous run of the item was still pending or running"
-	case queue.SkipPaused:
+	case store.SkipPaused:
 		return "paused, the schedule was paused"
-	case queue.SkipDST:
+	case store.SkipDST:
 		return "dst, a wall time repeated by a daylight-saving change"
 	}
 	return string(reason)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -35,7 +36,7 @@ type statusReport struct {
 	Schedules         []scheduleStatus    `json:"schedules"`
 	Config            *configReport       `json:"config,omitempty"` // the config the daemon runs
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
-	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within queue.AliveWithin
+	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within store.AliveWithin
 	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
 	// stats are the counts as read, for the text.
 	stats queue.Stats
@@ -97,7 +98,7 @@ type scheduleStatus struct {
 	// LastManualJobID, as read with the others: observeStatus sums their
 	// instants without reading them again.
 	last, lastManual *queue.Job
-	// Skipped instants in the last day (at most queue.MaxSkipCount), and
+	// Skipped instants in the last day (at most store.MaxSkipCount), and
 	// the newest skip kept.
 	SkipsLastDay int           `json:"skips_last_day"`
 	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
@@ -127,7 +128,7 @@ func (a *app) showStatus(ctx context.Context) error {
 }
 
 // gatherStatus reads what -status shows.
-func (a *app) gatherStatus(ctx context.Context, q *queue.Queue) (*statusReport, error) {
+func (a *app) gatherStatus(ctx context.Context, q *queue.Client) (*statusReport, error) {
 	st, err := q.Stats(ctx)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ func newStatusReport(db string, st queue.Stats) *statusReport {
 // lastRuns reads each schedule's job of its newest instant, and its newest
 // manual run. LastRuns falls back to a manual run for a schedule with no
 // instant's job; that one shows as the manual run only.
-func lastRuns(ctx context.Context, q *queue.Queue) (last, manual map[string]*queue.Job, err error) {
+func lastRuns(ctx context.Context, q *queue.Client) (last, manual map[string]*queue.Job, err error) {
 	if last, err = q.LastRuns(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -193,8 +194,8 @@ func lastRuns(ctx context.Context, q *queue.Queue) (last, manual map[string]*que
 
 // setWaiting lists the ready jobs that no running pool takes: of a type
 // none has a handler for, or of a payload version none accepts.
-func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Queue) error {
-	hs, err := q.Handlers(ctx)
+func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Client) error {
+	hs, err := q.Unhandled(ctx)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Queue) error {
 // rateStatus lists the configured tasks with a rate limit that have jobs
 // ready to run, with when the limit of one without a key allows its next
 // start (one read of its bucket each).
-func (a *app) rateStatus(ctx context.Context, q *queue.Queue, st queue.Stats) ([]rateStatus, error) {
+func (a *app) rateStatus(ctx context.Context, q *queue.Client, st queue.Stats) ([]rateStatus, error) {
 	out := []rateStatus{}
 	if a.cfg == nil {
 		return out, nil
@@ -248,7 +249,7 @@ func (a *app) rateStatus(ctx context.Context, q *queue.Queue, st queue.Stats) ([
 // scheduleStatuses are the schedules of -status: those of the config, in
 // its order, then those of jobs in the database that the config does not
 // have, by name.
-func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[string]queue.Cursor) []scheduleStatus {
+func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[string]store.Cursor) []scheduleStatus {
 	var out []scheduleStatus
 	seen := map[string]bool{}
 	if a.cfg != nil {
@@ -296,7 +297,7 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 
 // nextRun is the next run of s as the beat will see it: "@every" runs are
 // counted from the schedule's cursor.
-func (a *app) nextRun(s *config.Schedule, cursors map[string]queue.Cursor) string {
+func (a *app) nextRun(s *config.Schedule, cursors map[string]store.Cursor) string {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	if cur, ok := cursors[s.Name]; ok {
 		opts.Cursor = cur.At

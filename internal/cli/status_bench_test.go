@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
 	"github.com/scheduler-run/scheduler/schedule/config"
@@ -34,7 +34,7 @@ func BenchmarkStatusMillion(b *testing.B) {
 	start := time.Now().Add(-2 * time.Hour)
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "q.db")
-		q, err := queue.Open(ctx, path, queue.Config{})
+		q, err := engine.Open(ctx, path, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func BenchmarkStatusMillion(b *testing.B) {
 	})
 	b.Run("postgres", func(b *testing.B) {
 		dsn := pgtest.DSN(b)
-		q, err := queue.Open(ctx, dsn, queue.Config{})
+		q, err := engine.Open(ctx, dsn, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // printStatus prints rep as text: the database, its daemons and its jobs,
@@ -222,7 +223,7 @@ func printSkips(w io.Writer, rep *statusReport) {
 			header = true
 		}
 		n := fmt.Sprint(s.SkipsLastDay)
-		if s.SkipsLastDay >= queue.MaxSkipCount {
+		if s.SkipsLastDay >= store.MaxSkipCount {
 			n += "+"
 		}
 		item := s.LastSkip.Item

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
@@ -58,7 +59,7 @@ func TestJobTextShowsControlCharactersEscaped(t *testing.T) {
 	)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
-	q, err := queue.Open(t.Context(), db, queue.Config{})
+	q, err := engine.Open(t.Context(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +68,13 @@ func TestJobTextShowsControlCharactersEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := q.Clock().Now()
-	r, err := q.Trip(t.Context(), store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
+	r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
 	if err != nil || len(r.Claimed) != 1 {
 		t.Fatalf("claim: %+v, %v", r.Claimed, err)
 	}
 	res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w1", Outcome: queue.OutcomeDead, Error: errText, Output: output,
 		Started: now, Finished: now.Add(time.Second)}
-	if r, err := q.Trip(t.Context(), store.Trip{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
+	if r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
 		t.Fatalf("result: %+v, %v", r, err)
 	}
 	q.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
@@ -21,7 +22,7 @@ func writePayload(t *testing.T, db, key, payload string) {
 	t.Helper()
 	ctx := context.Background()
 	const update = `UPDATE jobs SET payload = $1, state = 'dead', attempt = 1, finished_at = run_at WHERE key = $2`
-	if queue.IsPostgres(db) {
+	if engine.IsPostgres(db) {
 		conn, err := pgx.Connect(ctx, db)
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +61,7 @@ func TestListingsShowUnreadablePayloads(t *testing.T) {
 			config := filepath.Join(dir, "schedules.toml")
 			writeFile(t, config, "[tasks.t]\ncommand = [\"true\"]\n")
 			ctx := context.Background()
-			q, err := queue.Open(ctx, db, queue.Config{})
+			q, err := engine.Open(ctx, db, engine.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
 
@@ -78,7 +78,7 @@ func (d *inProcessDaemon) startOrExit(t *testing.T) error {
 // migrated creates the schema of db, as a daemon's first start does.
 func migrated(t *testing.T, db string) {
 	t.Helper()
-	q, err := queue.Open(context.Background(), db, queue.Config{})
+	q, err := engine.Open(context.Background(), db, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

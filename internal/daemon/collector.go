@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -19,7 +20,7 @@ import (
 // schedule its last success and completion, next run and pause; and the
 // beat's view of the daemons' configs.
 type metricsCollector struct {
-	q     *queue.Queue
+	q     *queue.Client
 	m     *metrics
 	clock clock.Clock
 	log   *slog.Logger
@@ -150,7 +151,7 @@ func collectJobs(cfg *config.Config, st queue.Stats, ch chan<- prometheus.Metric
 // collectSchedule sends the gauges of schedule s that its cursor cur (when
 // hasCursor) and the beat give: whether it is paused, its next run and its
 // deadline.
-func (c *metricsCollector) collectSchedule(s *config.Schedule, cur queue.Cursor, hasCursor bool, now time.Time, ch chan<- prometheus.Metric) {
+func (c *metricsCollector) collectSchedule(s *config.Schedule, cur store.Cursor, hasCursor bool, now time.Time, ch chan<- prometheus.Metric) {
 	paused := 0.0
 	if cur.Paused {
 		paused = 1

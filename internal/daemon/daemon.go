@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
@@ -31,7 +33,7 @@ type Config struct {
 	// without its password.
 	DB string
 	// OpenFunc opens the database with cfg. New calls it once.
-	OpenFunc func(ctx context.Context, cfg queue.Config) (*queue.Queue, error)
+	OpenFunc func(ctx context.Context, cfg engine.Config) (*queue.Client, error)
 	// DBNamedOutside is set when the database was named outside the
 	// config file: a reload that changes [scheduler].db then changes
 	// nothing.
@@ -59,7 +61,7 @@ type Daemon struct {
 	notify   notifier
 	dogEvery time.Duration // how often the watchdog is fed; 0 for never
 	reg      *tasks.Registry
-	q        *queue.Queue
+	q        *queue.Client
 	pools    *workerPools
 	beat     *schedule.Beat
 	writes   *writes   // the outcome of the pools' and the beat's last write
@@ -109,7 +111,7 @@ func New(ctx context.Context, c Config) (*Daemon, error) {
 	if err := checkListen(c); err != nil {
 		return nil, err
 	}
-	if d.q, err = c.OpenFunc(ctx, queue.Config{Clock: c.Clock, Logger: d.log}); err != nil {
+	if d.q, err = c.OpenFunc(ctx, engine.Config{Clock: c.Clock, Logger: d.log}); err != nil {
 		return nil, err
 	}
 	if err := d.build(); err != nil {
@@ -159,7 +161,7 @@ func (d *Daemon) build() error {
 	// materialises only while it is the newest among the live daemons'
 	// (see schedule.Agreement).
 	d.process = queue.Process{PID: os.Getpid(), Host: host, Version: d.cfg.Version,
-		Config: queue.ConfigSHA256(d.data), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
+		Config: store.ConfigSHA256(d.data), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
 	var err error
 	if d.pools, err = newWorkerPools(d.q, d.poolConfig(clk), d.running); err != nil {
 		return err

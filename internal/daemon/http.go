@@ -34,7 +34,7 @@ const (
 // behind the login of h's credentials, and the actions when h enables them.
 // The pages show the config, the deadlines and the agreement of the
 // daemons' configs as beat has them.
-func newSite(q *queue.Queue, h config.HTTPSettings, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+func newSite(q *queue.Client, h config.HTTPSettings, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -21,7 +22,7 @@ var (
 	finishOutcomes = []string{outcomeSucceeded, outcomeRetried, outcomeDead, outcomeTimedOut, outcomeCancelled}
 	// skipReasons are the reason label's values of
 	// scheduler_runs_skipped_total.
-	skipReasons = []queue.SkipReason{queue.SkipMisfire, queue.SkipOverlap, queue.SkipPaused, queue.SkipDST}
+	skipReasons = []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST}
 	// alarmKinds are the reason label's values of
 	// scheduler_alarms_raised_total: the kinds of alarm.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
@@ -98,7 +99,7 @@ type poolGauge struct {
 
 // newMetrics returns the metrics of a daemon on q running cfg, its build
 // version, its worker pools and the outcome of its writes given.
-func newMetrics(q *queue.Queue, cfg *config.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
+func newMetrics(q *queue.Client, cfg *config.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.newCounters()
 	m.db = &metricsCollector{q: q, m: m, clock: q.Clock(), log: log, cfg: cfg}

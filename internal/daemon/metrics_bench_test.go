@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
 	"github.com/scheduler-run/scheduler/schedule/config"
@@ -33,7 +33,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 	start := time.Now().Add(-2 * time.Hour)
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "q.db")
-		q, err := queue.Open(ctx, path, queue.Config{})
+		q, err := engine.Open(ctx, path, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 	})
 	b.Run("postgres", func(b *testing.B) {
 		dsn := pgtest.DSN(b)
-		q, err := queue.Open(ctx, dsn, queue.Config{})
+		q, err := engine.Open(ctx, dsn, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func BenchmarkScrapeMillion(b *testing.B) {
 // benchScrape measures a scrape of the queue at db.
 func benchScrape(b *testing.B, cfg *config.Config, db string) {
 	ctx := context.Background()
-	q, err := queue.Open(ctx, db, queue.Config{})
+	q, err := engine.Open(ctx, db, engine.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

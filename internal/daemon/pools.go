@@ -29,7 +29,7 @@ type workerPools struct {
 // "OWNER/NAME" (their workers are "OWNER/NAME/wN" in the attempts) and no
 // periodic maintenance, which one pool of the process does for all. Their
 // log lines carry pool=NAME.
-func newWorkerPools(q *queue.Queue, pc queue.PoolConfig, cfg *config.Config) (*workerPools, error) {
+func newWorkerPools(q *queue.Client, pc queue.PoolConfig, cfg *config.Config) (*workerPools, error) {
 	def, err := queue.NewPool(q, pc)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func (wp *workerPools) setProcess(pr queue.Process) {
 // cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
 func (wp *workerPools) cut() {
 	for _, name := range wp.names {
-		wp.pools[name].Cut()
+		wp.pools[name].EndGrace()
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -71,7 +71,7 @@ func (d *Daemon) logRejected(err error) {
 // The same file reloaded keeps its time. Called after Beat.Apply: the beat
 // never claims the new config's time for the old one's schedules.
 func (d *Daemon) setConfigSHA(data []byte) {
-	sha := queue.ConfigSHA256(data)
+	sha := store.ConfigSHA256(data)
 	if sha == d.process.Config {
 		return
 	}

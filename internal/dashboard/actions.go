@@ -27,7 +27,7 @@ const (
 // ActionsConfig configures Actions. Queue and ConfigFunc are required.
 type ActionsConfig struct {
 	// Queue is the database the actions write.
-	Queue *queue.Queue
+	Queue *queue.Client
 	// ConfigFunc returns the configuration the daemon runs now: a trigger
 	// runs a schedule as it is configured at that moment.
 	ConfigFunc func() *config.Config

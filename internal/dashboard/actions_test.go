@@ -18,7 +18,7 @@ import (
 // name does, comes back to the page it was posted from with a flash
 // message shown once, and is logged with who did it and from where.
 func TestActions(t *testing.T) {
-	engines(t, func(t *testing.T, open func(t *testing.T, clk clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(t *testing.T, clk clock.Clock) *queue.Client) {
 		ctx := context.Background()
 		clk := clock.NewFake(now)
 		q := open(t, clk)
@@ -143,7 +143,7 @@ func TestActions(t *testing.T) {
 		if flash := act("cancel", url.Values{"job": {strconv.FormatInt(f.running, 10)}}, "/jobs"); !strings.Contains(flash, "cancel requested") {
 			t.Errorf("flash after cancelling a running job: %s", flash)
 		}
-		reqs, err := q.CancelRequests(ctx, "node1-pool")
+		reqs, err := q.Engine().CancelRequests(ctx, "node1-pool")
 		if err != nil || len(reqs) != 1 || reqs[0].ID != f.running || reqs[0].By != "ann (dashboard, from 127.0.0.1)" {
 			t.Fatalf("cancel requests %+v, %v; want one on job %d by ann from the dashboard", reqs, err, f.running)
 		}

@@ -68,7 +68,7 @@ type site struct {
 
 // newSite serves the dashboard over q as the daemon does, guarded by h;
 // each of opts changes the guard before it serves.
-func newSite(t *testing.T, q *queue.Queue, cfg *config.Config, h config.HTTPSettings, clk clock.Clock, opts ...func(*Auth)) *site {
+func newSite(t *testing.T, q *queue.Client, cfg *config.Config, h config.HTTPSettings, clk clock.Clock, opts ...func(*Auth)) *site {
 	t.Helper()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/sqlite/sqlitetest"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -39,7 +40,7 @@ func BenchmarkPages(b *testing.B) {
 	start := now.Add(-2 * time.Hour)
 	b.Run("sqlite", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "q.db")
-		q, err := queue.Open(ctx, path, queue.Config{})
+		q, err := engine.Open(ctx, path, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func BenchmarkPages(b *testing.B) {
 	})
 	b.Run("postgres", func(b *testing.B) {
 		dsn := pgtest.DSN(b)
-		q, err := queue.Open(ctx, dsn, queue.Config{})
+		q, err := engine.Open(ctx, dsn, engine.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +71,7 @@ const benchSchedules = 10_000
 // benchPages measures every page of the dashboard over the queue at db.
 func benchPages(b *testing.B, cfg *config.Config, db string) {
 	clk := clock.NewFake(now)
-	q, err := queue.Open(context.Background(), db, queue.Config{Clock: clk})
+	q, err := engine.Open(context.Background(), db, engine.Config{Clock: clk})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,10 +84,10 @@ func benchPages(b *testing.B, cfg *config.Config, db string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var advs []queue.Advance
+	var advs []store.Advance
 	for _, sc := range cfg.Schedules {
 		if _, ok := cursors[sc.Name]; !ok {
-			advs = append(advs, queue.Advance{Schedule: sc.Name, To: now})
+			advs = append(advs, store.Advance{Schedule: sc.Name, To: now})
 		}
 	}
 	res, err := q.AdvanceBatch(ctx, advs)

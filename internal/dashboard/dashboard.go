@@ -27,7 +27,7 @@ var staticFS embed.FS
 // Config configures the dashboard. Queue and ConfigFunc are required.
 type Config struct {
 	// Queue is the database the pages read.
-	Queue *queue.Queue
+	Queue *queue.Client
 	// ConfigFunc returns the configuration the daemon runs now: a reload
 	// replaces it, and the next page shows the new one.
 	ConfigFunc func() *config.Config
@@ -87,7 +87,7 @@ const contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; form-
 // server holds the dashboard's state; it is safe for concurrent use.
 type server struct {
 	cfg   Config
-	q     *queue.Queue
+	q     *queue.Client
 	clock clock.Clock
 	log   *slog.Logger
 	pages map[string]*template.Template

@@ -24,7 +24,7 @@ import (
 // with the outcome of each: missed, done, retried, dead, skipped, running,
 // pending.
 func TestSchedulesPageShowsTheDatabase(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q)
@@ -97,7 +97,7 @@ func TestSchedulesPageShowsTheDatabase(t *testing.T) {
 // fan-out item, or the one asked for with ?item=, its recent runs and
 // alarms; an unknown schedule or item is 404.
 func TestSchedulePageStripsPerItem(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q)
@@ -133,7 +133,7 @@ func TestSchedulePageStripsPerItem(t *testing.T) {
 // pending one says why it does not run; /run finds a job by its instant
 // and shows a skipped instant's reason.
 func TestRunPage(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q)
@@ -185,7 +185,7 @@ func TestRunPage(t *testing.T) {
 // leads to the next page below the lowest id shown and is absent on the
 // last; filters narrow; a dead job shows its last error.
 func TestJobsPagedNewestFirst(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q)
@@ -262,7 +262,7 @@ func TestJobsPagedNewestFirst(t *testing.T) {
 // TestAlarmsPage: /alarms lists each alarm with kind, schedule, instant,
 // open or closed, and its notification jobs.
 func TestAlarmsPage(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q)
@@ -322,14 +322,14 @@ func text(fragment string) string {
 // version of its payload that none accepts, its paused schedule, or a free
 // worker; and a running job's lease names the daemon's host.
 func TestWhyNotRunning(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		ctx := context.Background()
 		// A daemon on node1 runs report jobs only. Its row is written at
 		// the store's time, which Handlers judges it by: on PostgreSQL the
 		// server's.
-		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: q.Clock().Now(), Presence: &store.Presence{Types: []string{"report", "retried"},
+		if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: q.Clock().Now(), Presence: &store.Presence{Types: []string{"report", "retried"},
 			Process: queue.Process{PID: 42, Host: "node1", Version: "test"}, First: true}}); err != nil {
 			t.Fatal(err)
 		}
@@ -348,13 +348,13 @@ func TestWhyNotRunning(t *testing.T) {
 		newer := enqueue(queue.NewJob{Type: "report", Version: 2, RunAt: now})
 		ready := enqueue(queue.NewJob{Type: "report", Schedule: "nightly", ScheduledAt: at3(10), Key: "ready", RunAt: now})
 		retried := enqueue(queue.NewJob{Type: "retried", MaxAttempts: 3, RunAt: now})
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
+		r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"retried"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim: %+v, %v", r, err)
 		}
 		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w0", Outcome: queue.OutcomeRetry, Error: "503 from upstream",
 			Started: now, Finished: now, RetryAt: now.Add(10 * time.Minute)}
-		if _, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil {
+		if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Results: []store.Result{res}}); err != nil {
 			t.Fatal(err)
 		}
 		srv := newServer(t, q, parseConfig(t), clk)
@@ -385,7 +385,7 @@ func TestWhyNotRunning(t *testing.T) {
 		if got := why(ready); !strings.Contains(got, "schedule nightly is paused") || !strings.Contains(got, "ready: it waits for a free worker") {
 			t.Errorf("job of a paused schedule: #why = %q", got)
 		}
-		r, err = q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
+		r, err = q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"pager"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim: %+v, %v", r, err)
 		}

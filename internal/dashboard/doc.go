@@ -8,7 +8,7 @@
 // It reads the queue through the operators' reads of package queue, each
 // bounded: a LIMIT over a range of an index, the job counts kept beside the
 // jobs, or, for a list of jobs filtered by task or schedule, the newest
-// queue.ListScanBound jobs. No page counts the jobs table; the schedules
+// store.ListScanBound jobs. No page counts the jobs table; the schedules
 // page costs a few reads per schedule. It knows nothing of HTTP listeners
 // or the daemon's wiring: the daemon mounts the handler Auth.Handler
 // returns, whose Session is the pages' Config.SessionFunc.

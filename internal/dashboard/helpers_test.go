@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -23,24 +24,24 @@ import (
 
 // engines runs fn against a SQLite file and, when SCHEDULER_TEST_POSTGRES
 // is set, a PostgreSQL schema.
-func engines(t *testing.T, fn func(t *testing.T, open func(t *testing.T, clk clock.Clock) *queue.Queue)) {
+func engines(t *testing.T, fn func(t *testing.T, open func(t *testing.T, clk clock.Clock) *queue.Client)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
-		fn(t, func(t *testing.T, clk clock.Clock) *queue.Queue {
+		fn(t, func(t *testing.T, clk clock.Clock) *queue.Client {
 			return openQueue(t, filepath.Join(t.TempDir(), "q.db"), clk)
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		fn(t, func(t *testing.T, clk clock.Clock) *queue.Queue {
+		fn(t, func(t *testing.T, clk clock.Clock) *queue.Client {
 			return openQueue(t, pgtest.DSN(t), clk)
 		})
 	})
 }
 
-func openQueue(t *testing.T, dsn string, clk clock.Clock) *queue.Queue {
+func openQueue(t *testing.T, dsn string, clk clock.Clock) *queue.Client {
 	t.Helper()
-	q, err := queue.Open(context.Background(), dsn, queue.Config{Clock: clk})
+	q, err := engine.Open(context.Background(), dsn, engine.Config{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,21 +120,21 @@ var nightly = []struct {
 // (done after its deadline with a missed alarm and its notification, done,
 // retried then done, dead, skipped as an overlap, running, pending), and
 // fan's instant of 9 March, done for acme and dead for zeta.
-func seed(t testing.TB, q *queue.Queue) fixture {
+func seed(t testing.TB, q *queue.Client) fixture {
 	t.Helper()
 	ctx := context.Background()
 	var jobs []queue.NewJob
-	var skips []queue.Skip
+	var skips []store.Skip
 	for _, n := range nightly {
 		at := at3(n.day)
 		if n.outcome == outcomeSkipped {
-			skips = append(skips, queue.Skip{Schedule: "nightly", ScheduledAt: at, Reason: queue.SkipOverlap, RecordedAt: at})
+			skips = append(skips, store.Skip{Schedule: "nightly", ScheduledAt: at, Reason: store.SkipOverlap, RecordedAt: at})
 			continue
 		}
 		jobs = append(jobs, queue.NewJob{Key: schedule.DedupKey("nightly", "", at), Type: "report", Schedule: "nightly",
 			ScheduledAt: at, RunAt: at, MaxAttempts: 3})
 	}
-	res, err := q.Advance(ctx, queue.Advance{Schedule: "nightly", To: at3(10), Jobs: jobs, Skips: skips})
+	res, err := q.Advance(ctx, store.Advance{Schedule: "nightly", To: at3(10), Jobs: jobs, Skips: skips})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 		fan = append(fan, queue.NewJob{Key: schedule.DedupKey("fan", item, at3(9)), Type: "fan", Schedule: "fan", Item: item,
 			ScheduledAt: at3(9), RunAt: at3(9), MaxAttempts: 1})
 	}
-	fres, err := q.Advance(ctx, queue.Advance{Schedule: "fan", To: at3(9), Jobs: fan})
+	fres, err := q.Advance(ctx, store.Advance{Schedule: "fan", To: at3(9), Jobs: fan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 	// Claimed in run_at order, one at a time, as a pool would.
 	step := func(when time.Time, want int64, outcome queue.Outcome, errText string, retryAt time.Time) {
 		t.Helper()
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: when, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report", "fan"}}})
+		r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: when, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report", "fan"}}})
 		if err != nil || len(r.Claimed) != 1 || r.Claimed[0].ID != want {
 			t.Fatalf("claim at %s: %+v, %v; want job %d", when, r.Claimed, err, want)
 		}
@@ -166,7 +167,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 		}
 		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w3", Outcome: outcome, Error: errText,
 			Output: "report written\n", Started: when, Finished: when.Add(90 * time.Second), RetryAt: retryAt}
-		if r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: when.Add(90 * time.Second), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
+		if r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: when.Add(90 * time.Second), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
 			t.Fatalf("result of job %d: %+v, %v", want, r, err)
 		}
 	}
@@ -180,10 +181,10 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 	step(at3(9).Add(time.Second), fanID, queue.OutcomeDone, "", time.Time{})
 	step(at3(9).Add(2*time.Second), f.fanDead, queue.OutcomeDead, "zeta: timeout", time.Time{})
 
-	key := queue.AlarmKey("nightly", "", at3(4), f.missed, queue.AlarmMissed)
-	raised, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "nightly", ScheduledAt: at3(4),
-		Kind: queue.AlarmMissed, JobID: f.missed, Detail: json.RawMessage(`{"kind":"missed"}`),
-		Notify: []queue.NewJob{{Key: queue.NotifyKey(key, "pager"), Type: "pager"}}}}})
+	key := store.AlarmKey("nightly", "", at3(4), f.missed, store.AlarmMissed)
+	raised, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "nightly", ScheduledAt: at3(4),
+		Kind: store.AlarmMissed, JobID: f.missed, Detail: json.RawMessage(`{"kind":"missed"}`),
+		Notify: []queue.NewJob{{Key: store.NotifyKey(key, "pager"), Type: "pager"}}}}})
 	if err != nil || len(raised) != 1 {
 		t.Fatalf("raise: %+v, %v", raised, err)
 	}
@@ -192,7 +193,7 @@ func seed(t testing.TB, q *queue.Queue) fixture {
 }
 
 // newServer returns a test server of the dashboard over q at now.
-func newServer(t testing.TB, q *queue.Queue, cfg *config.Config, clk clock.Clock) *httptest.Server {
+func newServer(t testing.TB, q *queue.Client, cfg *config.Config, clk clock.Clock) *httptest.Server {
 	t.Helper()
 	h, err := New(Config{Queue: q, ConfigFunc: func() *config.Config { return cfg }, Clock: clk,
 		DeadlineFunc: func(string) (time.Time, bool) { return at3(10).Add(time.Hour), true }})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // jobRow is one job on /jobs.
@@ -121,7 +122,7 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 		data.Newest = link(0)
 	}
 	if (f.Task != "" || f.Schedule != "") && f.Key == "" {
-		data.Note = fmt.Sprintf("A filter by task or schedule looks at the newest %d jobs of the walk (of the state, if one is chosen); older matches are not listed.", queue.ListScanBound)
+		data.Note = fmt.Sprintf("A filter by task or schedule looks at the newest %d jobs of the walk (of the state, if one is chosen); older matches are not listed.", store.ListScanBound)
 	}
 	s.render(w, r, http.StatusOK, "jobs", "Jobs", "jobs", data)
 }
@@ -161,7 +162,7 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 		row := s.alarmRow(al, loc)
 		// One range of the key index per alarm: its notification jobs'
 		// keys start with its own.
-		js, err := s.q.List(ctx, queue.Filter{KeyPrefix: queue.NotifyKeyPrefix + al.Key + "|", Limit: alarmNotifications})
+		js, err := s.q.List(ctx, queue.Filter{KeyPrefix: store.NotifyKeyPrefix + al.Key + "|", Limit: alarmNotifications})
 		if err != nil {
 			s.failRead(w, r, fmt.Sprintf("notifications of alarm %d", al.ID), err)
 			return
@@ -176,7 +177,7 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "alarms", "Alarms", "alarms", data)
 }
 
-func (s *server) alarmRow(al queue.Alarm, loc *time.Location) alarmRow {
+func (s *server) alarmRow(al store.Alarm, loc *time.Location) alarmRow {
 	return alarmRow{ID: al.ID, Kind: string(al.Kind), Schedule: al.Schedule, Item: al.Item, Instant: s.when(al.ScheduledAt, loc),
 		JobID: al.JobID, Open: al.Open, Raised: s.when(al.RaisedAt, loc), Error: firstLine(al.Error, 160)}
 }

@@ -17,13 +17,13 @@ import (
 // waiting behind the one report job a daemon of two pools may run is told
 // it waits at the concurrency limit.
 func TestConcurrencyLimitCountsDaemonsNotPools(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		ctx := context.Background()
 		proc := queue.Process{PID: 42, Host: "node1", Version: "test"}
 		for owner, types := range map[string][]string{"node1-pool": {"report"}, "node1-pool/exports": {"export"}} {
-			if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: q.Clock().Now(), Presence: &store.Presence{Types: types,
+			if _, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: q.Clock().Now(), Presence: &store.Presence{Types: types,
 				Process: proc, First: true}}); err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestConcurrencyLimitCountsDaemonsNotPools(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report"}}})
+		r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"report"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim = %+v, %v", r, err)
 		}

@@ -18,7 +18,7 @@ import (
 // for its key allows no start yet is told so, with when the next start is
 // allowed; a job of another key, whose bucket is full, is not.
 func TestRunPageSaysTheRateLimitHoldsAJob(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		ctx := context.Background()
@@ -43,7 +43,7 @@ rate_key = "{{.customer}}"
 		}
 		rate := cfg.Tasks["sync"].TypeConfig().Rate
 		key := func(_ int64, p json.RawMessage) (string, error) { return rate.Key(p), nil }
-		r, err := q.Trip(ctx, store.Trip{Owner: "pool", Now: q.Clock().Now(),
+		r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "pool", Now: q.Clock().Now(),
 			Presence: &store.Presence{Types: []string{"sync"}, Process: queue.Process{PID: 42, Host: "node1", Version: "test"}, First: true},
 			Claim: &store.Claim{Lease: time.Hour, N: 1,
 				Rated: []store.RatedClaim{{Type: "sync", Limit: store.RateLimit{Every: 30 * time.Second, Burst: 1, Key: key}, Room: 1}}}})

@@ -22,7 +22,7 @@ import (
 // The attempt is stored unmasked, as by a daemon before the task gained the
 // keys: the page masks what it shows.
 func TestRunPageRedacts(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		ctx := context.Background()
 		clk := clock.NewFake(now)
 		q := open(t, clk)
@@ -40,14 +40,14 @@ redact_output = ["(?i)bearer [a-z0-9._-]+"]
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: q.Clock().Now(), Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"pay"}}})
+		r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: q.Clock().Now(), Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"pay"}}})
 		if err != nil || len(r.Claimed) != 1 {
 			t.Fatalf("claim: %+v, %v", r.Claimed, err)
 		}
 		res := store.Result{Job: r.Claimed[0], Worker: "node1-pool/w1", Outcome: queue.OutcomeDead,
 			Error: "exit code 3: card 4111111111111111 refused", Output: "sent tok-SECRET-1\nAuthorization: Bearer zz9.top-secret\n",
 			Started: q.Clock().Now(), Finished: q.Clock().Now().Add(time.Second)}
-		if r, err := q.Trip(ctx, store.Trip{Owner: "node1-pool", Now: q.Clock().Now(), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
+		if r, err := q.Engine().CommitPoolTx(ctx, store.PoolTx{Owner: "node1-pool", Now: q.Clock().Now(), Results: []store.Result{res}}); err != nil || !r.Fenced[0] {
 			t.Fatalf("result: %+v, %v", r, err)
 		}
 		srv := newServer(t, q, cfg, clk)

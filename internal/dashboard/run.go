@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
@@ -142,7 +143,7 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	switch j.State {
 	case queue.StateRunning:
 		data.Lease = &leaseView{Owner: j.Owner, Until: s.when(j.LeaseUntil, loc)}
-		ds, err := s.q.Daemons(ctx)
+		ds, err := s.q.Pools(ctx)
 		if err != nil {
 			return data, err
 		}
@@ -198,17 +199,17 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 		}
 	}
 	if !j.RunAt.After(now) {
-		h, err := s.q.Handlers(ctx)
+		h, err := s.q.Unhandled(ctx)
 		if err != nil {
 			return nil, err
 		}
 		switch {
 		case h.Known && h.Pools == 0:
 			why = append(why, "no daemon is running on this database: it runs when one starts")
-		case slices.ContainsFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == 0 }):
+		case slices.ContainsFunc(h.Waiting, func(w store.Waiting) bool { return w.Type == j.Type && w.Version == 0 }):
 			why = append(why, fmt.Sprintf("waiting for a handler: no running daemon has a handler for task %s", j.Type))
 		default:
-			i := slices.IndexFunc(h.Waiting, func(w queue.Waiting) bool { return w.Type == j.Type && w.Version == j.Version })
+			i := slices.IndexFunc(h.Waiting, func(w store.Waiting) bool { return w.Type == j.Type && w.Version == j.Version })
 			if i >= 0 {
 				why = append(why, fmt.Sprintf("waiting for a worker that accepts version %d of task %s: the running daemons accept %s",
 					j.Version, j.Type, versionList(h.Waiting[i].Accepted)))
@@ -262,9 +263,9 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 }
 
 // liveDaemons counts the processes with a live pool row: one daemon may
-// have several pools. It reads at most 100 rows (Queue.Daemons).
+// have several pools. It reads at most 100 rows (Client.Pools).
 func (s *server) liveDaemons(ctx context.Context) (int, error) {
-	ds, err := s.q.Daemons(ctx)
+	ds, err := s.q.Pools(ctx)
 	if err != nil {
 		return 0, err
 	}

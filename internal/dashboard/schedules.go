@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
@@ -145,7 +146,7 @@ func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, erro
 
 // matchSchedules returns the schedules of cfg that f matches, by name;
 // alarmed, when not nil, holds the only names that may match.
-func matchSchedules(cfg *config.Config, cursors map[string]queue.Cursor, f schedulesFilter, alarmed map[string]bool) []*config.Schedule {
+func matchSchedules(cfg *config.Config, cursors map[string]store.Cursor, f schedulesFilter, alarmed map[string]bool) []*config.Schedule {
 	var match []*config.Schedule
 	for _, sc := range cfg.Schedules {
 		paused := cursors[sc.Name].Paused
@@ -191,7 +192,7 @@ func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*config.Sched
 // page takes the time of the slowest share rather than of them all in turn
 // (SQLite reads on several connections, PostgreSQL on several backends).
 // errs holds each row's read error.
-func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]queue.Cursor) (rows []scheduleRow, errs []error) {
+func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]store.Cursor) (rows []scheduleRow, errs []error) {
 	rows = make([]scheduleRow, len(shown))
 	errs = make([]error, len(shown))
 	sem := make(chan struct{}, parallelReads)
@@ -239,7 +240,7 @@ const parallelReads = 4
 
 // scheduleRow reads what the schedules page shows of sc: three bounded
 // reads (its newest jobs, skips and alarms).
-func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur queue.Cursor) (scheduleRow, scheduleData, error) {
+func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
@@ -274,7 +275,7 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 // (alarm.DeadlineStateOf): missed while one of them is an open missed
 // alarm, else late while one is an open late alarm, else ok (on time or
 // recovered, which the page does not tell apart).
-func deadlineState(alarms []queue.Alarm) string {
+func deadlineState(alarms []store.Alarm) string {
 	switch alarm.DeadlineStateOf(alarms, time.Time{}) {
 	case alarm.DeadlineMissed:
 		return deadlineMissed
@@ -287,7 +288,7 @@ func deadlineState(alarms []queue.Alarm) string {
 // scheduleData is what a schedule's page reads beyond its row.
 type scheduleData struct {
 	history history
-	alarms  []queue.Alarm
+	alarms  []store.Alarm
 }
 
 // itemStrip is the strip of one fan-out item.

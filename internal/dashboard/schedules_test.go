@@ -13,6 +13,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -95,7 +96,7 @@ func walk(t *testing.T, get func(string) string, path string, total int, link fu
 // time; a#next walks every schedule exactly once in order, a#prev walks
 // the same pages back, and each page says how many schedules there are.
 func TestSchedulesPaged(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		seed(t, q)
@@ -141,19 +142,19 @@ func TestSchedulesPaged(t *testing.T) {
 // holds q, the paused or active ones, those with an open alarm (not one
 // whose alarms are closed), and pages through them keeping the filter.
 func TestSchedulesFilter(t *testing.T) {
-	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Queue) {
+	engines(t, func(t *testing.T, open func(*testing.T, clock.Clock) *queue.Client) {
 		clk := clock.NewFake(now)
 		q := open(t, clk)
 		f := seed(t, q) // nightly has an open missed alarm
 		// fan had a dead alarm, closed by its recovery.
 		ctx := context.Background()
-		dead, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
-			ScheduledAt: at3(9), Kind: queue.AlarmDead, JobID: f.fanDead}}})
+		dead, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: store.AlarmDead, JobID: f.fanDead}}})
 		if err != nil || len(dead) != 1 {
 			t.Fatalf("raise: %+v, %v", dead, err)
 		}
-		if _, err := q.RaiseAlarms(ctx, queue.AlarmBatch{Alarms: []queue.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
-			ScheduledAt: at3(9), Kind: queue.AlarmRecovered, JobID: f.fanDead, Resolves: []int64{dead[0].ID}}}}); err != nil {
+		if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{{Schedule: "fan", Item: "tenant=zeta",
+			ScheduledAt: at3(9), Kind: store.AlarmRecovered, JobID: f.fanDead, Resolves: []int64{dead[0].ID}}}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"cust-007", "cust-070", "fan"} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -39,7 +40,7 @@ type Cell struct {
 type instant struct {
 	at     time.Time
 	jobs   []*queue.Job
-	skips  []queue.Skip
+	skips  []store.Skip
 	missed map[string]bool // items ("" for all) with a missed alarm
 	late   map[string]bool // items with a late alarm
 }
@@ -52,10 +53,10 @@ type instant struct {
 type history struct {
 	instants []*instant
 	jobs     []*queue.Job
-	skips    []queue.Skip
+	skips    []store.Skip
 }
 
-func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []queue.Alarm) (history, error) {
+func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []store.Alarm) (history, error) {
 	limit := min(StripLen*max(len(sc.Items()), 1), queue.MaxList)
 	jobs, err := s.q.ScheduleJobs(ctx, sc.Name, limit)
 	if err != nil {
@@ -102,9 +103,9 @@ func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []queu
 	for _, al := range alarms {
 		if in := byAt[al.ScheduledAt.UnixMilli()]; in != nil && !al.ScheduledAt.IsZero() {
 			switch al.Kind {
-			case queue.AlarmMissed:
+			case store.AlarmMissed:
 				in.missed[al.Item] = true
-			case queue.AlarmLate:
+			case store.AlarmLate:
 				in.late[al.Item] = true
 			}
 		}
@@ -117,7 +118,7 @@ func (s *server) strip(sc *config.Schedule, instants []*instant, item string, al
 	cells := make([]Cell, 0, len(instants))
 	for _, in := range instants {
 		var jobs []*queue.Job
-		var skips []queue.Skip
+		var skips []store.Skip
 		for _, j := range in.jobs {
 			if all || j.Item == item {
 				jobs = append(jobs, j)
@@ -145,7 +146,7 @@ func (s *server) strip(sc *config.Schedule, instants []*instant, item string, al
 // cell is the cell of one instant: its outcome is the most severe of its
 // jobs' (a fan-out with one dead item is dead), missed when its deadline
 // passed before it succeeded, skipped when a skip is all it has.
-func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skips []queue.Skip, missed, late bool) Cell {
+func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skips []store.Skip, missed, late bool) Cell {
 	c := Cell{Instant: s.when(at, sc.Location)}
 	var worst *queue.Job
 	states := map[string]int{}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 )
@@ -23,7 +24,7 @@ func writeDeadPayload(t *testing.T, db, key, payload string) {
 	t.Helper()
 	ctx := context.Background()
 	const update = `UPDATE jobs SET payload = $1, state = 'dead', attempt = 1, finished_at = run_at WHERE key = $2`
-	if queue.IsPostgres(db) {
+	if engine.IsPostgres(db) {
 		conn, err := pgx.Connect(ctx, db)
 		if err != nil {
 			t.Fatal(err)

@@ -58,7 +58,7 @@ func BenchmarkEnqueue(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
-// BenchmarkDrain enqueues b.N jobs, then drains them with a loop of Trips
+// BenchmarkDrain enqueues b.N jobs, then drains them with a loop of PoolTxs
 // that each complete the jobs of the last and claim up to 256; it reports
 // jobs claimed and completed per second.
 func BenchmarkDrain(b *testing.B) {
@@ -80,7 +80,7 @@ func BenchmarkDrain(b *testing.B) {
 	done := 0
 	for {
 		now := s.Clock().Now()
-		res, err := s.Trip(ctx, store.Trip{Owner: "bench", Now: now, Results: results,
+		res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "bench", Now: now, Results: results,
 			Claim: &store.Claim{Lease: time.Minute, N: 256, Types: []string{"t"}}})
 		if err != nil {
 			b.Fatal(err)

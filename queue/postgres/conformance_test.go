@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/queue/storetest"
 )
 
@@ -17,9 +17,9 @@ import (
 // another node's.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T, c clock.Clock) (queue.Store, func(clock.Clock) queue.Store) {
+	storetest.Run(t, func(t *testing.T, c clock.Clock) (store.Engine, func(clock.Clock) store.Engine) {
 		dsn := pgtest.DSN(t)
-		open := func(c clock.Clock) queue.Store {
+		open := func(c clock.Clock) store.Engine {
 			s, err := postgres.Open(context.Background(), dsn, postgres.Config{Clock: c, LocalClock: true})
 			if err != nil {
 				t.Fatal(err)

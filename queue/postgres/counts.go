@@ -36,14 +36,11 @@ func writeCounts(ctx context.Context, tx querier, d store.CountDeltas) error {
 }
 
 // queueCounts queues in b the statement of writeCounts, if d changes a
-// count, and reports whether it did.
-func queueCounts(b *pgx.Batch, d store.CountDeltas) bool {
-	args := countsArgs(d)
-	if args == nil {
-		return false
+// count.
+func queueCounts(b *pgx.Batch, d store.CountDeltas) {
+	if args := countsArgs(d); args != nil {
+		b.Queue(writeCountsSQL, args...)
 	}
-	b.Queue(writeCountsSQL, args...)
-	return true
 }
 
 // countsArgs returns the arguments of writeCountsSQL for d, in the order of
@@ -58,42 +55,6 @@ func countsArgs(d store.CountDeltas) []any {
 		types[i], states[i], ns[i] = c.Type, string(c.State), c.N
 	}
 	return []any{types, states, ns, rand.IntN(countSlots)}
-}
-
-// inTx runs fn in a transaction and writes the count changes fn records in
-// d before the commit.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx, d store.CountDeltas) error) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		d := store.CountDeltas{}
-		if err := fn(tx, d); err != nil {
-			return err
-		}
-		return writeCounts(ctx, tx, d)
-	})
-}
-
-// moveTypes reads the type of each row of rows and records the rows as
-// moved from one state to another, or deleted when to is empty; it returns
-// how many, and closes rows.
-func moveTypes(rows pgx.Rows, err error, d store.CountDeltas, from, to store.State) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var n int64
-	for rows.Next() {
-		var typ string
-		if err := rows.Scan(&typ); err != nil {
-			return n, err
-		}
-		if to == "" {
-			d.Add(typ, from, -1)
-		} else {
-			d.Move(typ, from, to, 1)
-		}
-		n++
-	}
-	return n, rows.Err()
 }
 
 // countsSQL sums the slots of the counts.

@@ -9,19 +9,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/scheduler-run/scheduler/queue/store"
 )
-
-// querier is what the enqueue statements run on: a transaction of the
-// store's or of a caller's (EnqueueTx).
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
 
 // generatedKey matches the keys store.RandomKey makes: Purge does not keep them
 // in used_keys, nothing can enqueue the same one again.
@@ -36,8 +27,8 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 // committed after the statement's snapshot, or is in used_keys:
 // jobIDByKeySQL, with a new snapshot, tells which.
 const insertOneSQL = `WITH ins AS (
-	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12
+	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12, $13
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
 	RETURNING id, type
@@ -70,7 +61,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	}
 	res := store.Enqueued{Key: j.Key}
 	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		nullStr(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version).Scan(&res.ID, &res.Inserted)
+		store.TextOrNull(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version, store.TextOrNull(j.AlarmKey)).Scan(&res.ID, &res.Inserted)
 	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
@@ -84,7 +75,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 		}
 	}
 	if res.Inserted {
-		s.wake()
+		store.Wake(s.Base)
 	}
 	return res, nil
 }
@@ -107,17 +98,17 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 		// as Enqueue's does.
 		res, err = insertBatch(ctx, s.pool, nil, prepared, now)
 	} else {
-		err = s.inTx(ctx, func(tx pgx.Tx, d store.CountDeltas) error {
+		err = s.inTx(ctx, func(tx txn) error {
 			var err error
-			res, err = insertJobs(ctx, tx, d, prepared, now)
+			res, err = insertJobs(ctx, tx.q, tx.counts, prepared, now)
 			return err
 		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	if inserted(res) {
-		s.wake()
+	if store.Inserted(res) {
+		store.Wake(s.Base)
 	}
 	return res, nil
 }
@@ -155,22 +146,13 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	if err := writeCounts(ctx, tx, d); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	if !inserted(res) {
+	if !store.Inserted(res) {
 		return res, nil
 	}
 	if _, err := tx.Exec(ctx, notifySQL, channelName(schema)); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	return res, nil
-}
-
-func inserted(res []store.Enqueued) bool {
-	for _, r := range res {
-		if r.Inserted {
-			return true
-		}
-	}
-	return false
 }
 
 // insertBatchSQL inserts many jobs in one statement from arrays, one per
@@ -186,11 +168,11 @@ func inserted(res []store.Enqueued) bool {
 // ids are drawn before the sort.)
 const insertBatchSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
 )
-INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version
+INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
 FROM v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 ORDER BY v.key, v.n
@@ -198,7 +180,7 @@ ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
 // insertBatchCountedSQL is insertBatchSQL that also adds the jobs it
-// inserted to the pending counts of the slot $12, for a batch that is a
+// inserted to the pending counts of the slot $13, for a batch that is a
 // transaction of its own. The count rows are locked after every job row
 // (the count of a type is an aggregate: it waits for all the rows it
 // counts), so that the statement waits for no job row while it holds a
@@ -207,11 +189,11 @@ RETURNING id, key`
 // the counts of several types never waits for this one in a cycle.
 const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
 ), ins AS (
-	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version
+	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
 	FROM v
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 	ORDER BY v.key, v.n
@@ -219,7 +201,7 @@ const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	RETURNING id, key, type
 ), c AS (
 	INSERT INTO job_counts (type, state, slot, n)
-	SELECT type, 'pending', $12, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
+	SELECT type, 'pending', $13, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
 	ON CONFLICT (type, state, slot) DO UPDATE SET n = job_counts.n + excluded.n
 )
 SELECT id, key FROM ins`
@@ -285,73 +267,37 @@ func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []st
 	maxAttempts, priorities := make([]int32, n), make([]int32, n)
 	runAts, scheduledAts := make([]time.Time, n), make([]pgtype.Timestamptz, n)
 	schedules, items := make([]*string, n), make([]string, n)
-	versions := make([]int32, n)
+	versions, alarmKeys := make([]int32, n), make([]*string, n)
 	for i, j := range jobs {
-		versions[i] = int32(j.Version)
+		versions[i], alarmKeys[i] = int32(j.Version), nullStr(j.AlarmKey)
 		keys[i], types[i], payloads[i] = j.Key, j.Type, string(j.Payload)
 		maxAttempts[i], priorities[i] = int32(j.MaxAttempts), int32(j.Priority)
 		runAts[i], scheduledAts[i] = ts(j.RunAt), nullTS(j.ScheduledAt)
 		schedules[i], items[i] = nullStr(j.Schedule), j.Item
 	}
-	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now}
+	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now, alarmKeys}
 	query := insertBatchSQL
 	if d == nil {
 		query, args = insertBatchCountedSQL, append(args, rand.IntN(countSlots))
 	}
-	ids, err := keyedIDs(ctx, tx, query, args...)
+	ids, err := store.ScanKeyedIDs(store.Read(txn{q: tx}.Query(ctx, query, args...)))
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
-	res := make([]store.Enqueued, n)
-	fresh := make(map[string]bool, len(ids)) // inserted, not yet reported
-	for k := range ids {
-		fresh[k] = true
-	}
-	var missing []string
-	for i, j := range jobs {
-		res[i].Key = j.Key
-		if id, ok := ids[j.Key]; ok {
-			// The first job with the key was inserted; a repeat was not.
-			res[i].ID, res[i].Inserted = id, fresh[j.Key]
-			if fresh[j.Key] && d != nil {
-				d.Add(j.Type, store.StatePending, 1)
-			}
-			delete(fresh, j.Key)
-			continue
+	res := store.AssignInserted(jobs, ids, func(typ string) {
+		if d != nil {
+			d.Add(typ, store.StatePending, 1)
 		}
-		missing = append(missing, j.Key)
-	}
-	if len(missing) == 0 {
-		return res, nil
-	}
-	existing, err := keyedIDs(ctx, tx, jobIDsByKeySQL, missing)
-	if err != nil {
-		return nil, fmt.Errorf("look up existing jobs: %w", err)
-	}
-	for i := range res {
-		if res[i].ID == 0 {
-			// Neither inserted nor a job: the key is in used_keys.
-			res[i].ID, res[i].Purged = existing[res[i].Key], existing[res[i].Key] == 0
-		}
-	}
-	return res, nil
+	})
+	return res, store.ResolveKeys(res, func(keys []string) (map[string]int64, error) {
+		return store.ScanKeyedIDs(store.Read(txn{q: tx}.Query(ctx, jobIDsByKeySQL, keys)))
+	})
 }
 
-// keyedIDs runs a query returning (id, key) rows.
-func keyedIDs(ctx context.Context, tx querier, query string, args ...any) (map[string]int64, error) {
-	rows, err := tx.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
+// nullStr is s as a nullable text of an array: nil for "".
+func nullStr(s string) *string {
+	if s == "" {
+		return nil
 	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var id int64
-		var key string
-		if err := rows.Scan(&id, &key); err != nil {
-			return nil, err
-		}
-		out[key] = id
-	}
-	return out, rows.Err()
+	return &s
 }

@@ -24,14 +24,16 @@ var AlarmQueries = map[string]struct {
 	"dead jobs":     {deadJobsSQL, []any{t1, 10}, "jobs_dead_finished"},
 	"skips between": {skipsBetweenSQL, []any{"s", t1, t2, "misfire", 10}, "skips_schedule_at"},
 	"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
-	"alarms of":     {alarmsOfSQL, []any{"s", 10}, "alarms_schedule"},
-	"last success":  {lastSuccessSQL, []any{"s"}, "jobs_schedule_at"},
+	// Whether a notification of each is under way: one seek of jobs_alarm.
+	"notifying":    {openAlarmsSQL, []any{10}, "jobs_alarm"},
+	"alarms of":    {alarmsOfSQL, []any{"s", 10}, "alarms_schedule"},
+	"last success": {lastSuccessSQL, []any{"s"}, "jobs_schedule_at"},
 }
 
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()
 
 // ClaimQueries are the claims and the next wake, with and without
-// versions, for the plan test, with arguments; ClaimPlanSQL is what a trip
+// versions, for the plan test, with arguments; ClaimPlanSQL is what a transaction
 // sets before it claims.
 var ClaimQueries = map[string]struct {
 	SQL  string
@@ -51,7 +53,7 @@ func (s *Store) Channel() string { return s.channel }
 // CountJobs counts every job by state and type, row by row: the truth that
 // job_counts must agree with (see storetest.JobCounter).
 func (s *Store) CountJobs(ctx context.Context) (map[store.State]map[string]int, error) {
-	rows, err := s.pool.Query(ctx, statsSQL)
+	rows, err := s.pool.Query(ctx, countEveryJobSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -113,3 +115,38 @@ func OpenWith(ctx context.Context, dsn string, cfg Config, edit func(*pgx.ConnCo
 // MeasureClock measures the server's clock now, as the store does every
 // clockEvery.
 func (s *Store) MeasureClock(ctx context.Context) error { return s.clock.measure(ctx, s.pool) }
+
+// Outbox writes note to a table of the test's own and enqueues jobs with
+// EnqueueTx, in one transaction that commits if commit is set (see
+// storetest.Outboxer).
+func (s *Store) Outbox(ctx context.Context, note string, jobs []store.NewJob, commit bool) ([]store.Enqueued, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS notes (id bigserial PRIMARY KEY, note text)`); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO notes (note) VALUES ($1)`, note); err != nil {
+		return nil, err
+	}
+	res, err := EnqueueTx(ctx, tx, jobs...)
+	if err != nil || !commit {
+		return res, err
+	}
+	return res, tx.Commit(ctx)
+}
+
+// Notes reads the notes Outbox committed.
+func (s *Store) Notes(ctx context.Context) ([]string, error) {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('notes') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT note FROM notes ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}

@@ -11,10 +11,10 @@ import (
 )
 
 func claimOne(t *testing.T, s interface {
-	Trip(context.Context, store.Trip) (store.TripResult, error)
+	CommitPoolTx(context.Context, store.PoolTx) (store.PoolTxResult, error)
 }, owner string, now time.Time) *store.Job {
 	t.Helper()
-	res, err := s.Trip(context.Background(), store.Trip{Owner: owner, Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
+	res, err := s.CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
 	if err != nil || len(res.Claimed) != 1 {
 		t.Fatalf("claim by %s = %+v, %v", owner, res, err)
 	}
@@ -22,7 +22,7 @@ func claimOne(t *testing.T, s interface {
 }
 
 // TestResultTextCleaned: what a text column refuses in an attempt's error
-// (invalid UTF-8, NUL) is stored as U+FFFD, not refused with the trip.
+// (invalid UTF-8, NUL) is stored as U+FFFD, not refused with the transaction.
 func TestResultTextCleaned(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -32,7 +32,7 @@ func TestResultTextCleaned(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := claimOne(t, s, "o", t0)
-	res, err := s.Trip(ctx, store.Trip{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: store.OutcomeDead, Error: "boom\xff\x00", Output: "out\x00", Started: t0, Finished: t0}}})
+	res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: store.OutcomeDead, Error: "boom\xff\x00", Output: "out\x00", Started: t0, Finished: t0}}})
 	if err != nil || !res.Fenced[0] {
 		t.Fatalf("finish = %+v, %v", res, err)
 	}

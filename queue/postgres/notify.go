@@ -12,10 +12,9 @@ import (
 // transaction that sent a NOTIFY takes, at its commit, a lock that every
 // other such transaction in the database waits for, until its commit
 // record is flushed, so that concurrent notifying commits cannot share a
-// WAL flush. Eight goroutines enqueueing one job per call ran at 1,440 to
-// 3,780 jobs/s with a NOTIFY in each transaction, and at 1.3 to 1.6 times
-// that without (scheduler-bench, cfg=producers8). Instead a commit that
-// made work ready calls notify, and one goroutine per store (notifyLoop)
+// WAL flush, which slows many producers enqueueing at once (see
+// docs/benchmarks.md, cfg=producers8). Instead a commit that made work
+// ready calls notify, and one goroutine per store (notifyLoop)
 // sends the NOTIFY in a transaction of its own after it: the commits that
 // happen while one NOTIFY is in flight are covered by the next one, so a
 // store sends at most one at a time however many commits it makes. The

@@ -55,7 +55,7 @@ func TestRunOfInterleavedBatch(t *testing.T) {
 	if !(first[0].ID < other.ID && other.ID < rest[0].ID && rest[0].ID < rest[1].ID) {
 		t.Fatalf("ids %d, %d, %d and the other's %d: want the other's among the run's", first[0].ID, rest[0].ID, rest[1].ID, other.ID)
 	}
-	o, err := a.Run(ctx, "s", rest[1].ID, 3, "|manual|k")
+	o, err := a.ManualRun(ctx, "s", rest[1].ID, 3, "|manual|k")
 	if err != nil || o.Jobs != 3 || o.States[store.StatePending] != 3 {
 		t.Fatalf("Run = %+v, %v; want the run's 3 jobs", o, err)
 	}

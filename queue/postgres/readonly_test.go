@@ -15,7 +15,7 @@ import (
 
 // TestReadOnlyOpenCost: a read-only open, which every operator's command
 // makes (-status among them), connects once and reads the schema in two
-// round trips: a fresh backend's first statements are what -status waits
+// round transactions: a fresh backend's first statements are what -status waits
 // for most, so none is prepared that runs once, and none reads the views
 // of information_schema, slow to plan.
 func TestReadOnlyOpenCost(t *testing.T) {
@@ -51,7 +51,7 @@ func TestReadOnlyOpenCost(t *testing.T) {
 		t.Errorf("read-only Open made %d connections, want 1", n)
 	}
 	if n := c.writes.Load() - c.afterConnect.Load(); n != 2 {
-		t.Errorf("read-only Open made %d round trips after connecting (%d statements), want 2", n, c.queries.Load())
+		t.Errorf("read-only Open made %d round transactions after connecting (%d statements), want 2", n, c.queries.Load())
 	}
 	if j, err := r.JobByKey(ctx, "k"); err != nil || j.Key != "k" {
 		t.Fatalf("JobByKey after a read-only Open = %v, %v", j, err)
@@ -82,7 +82,7 @@ func (c *countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx
 
 func (c *countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// countingConn counts its writes: one per round trip of the protocol.
+// countingConn counts its writes: one per round transaction of the protocol.
 type countingConn struct {
 	net.Conn
 	writes *atomic.Int64

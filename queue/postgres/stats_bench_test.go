@@ -53,7 +53,7 @@ func BenchmarkStatsMillion(b *testing.B) {
 	})
 	b.Run("Handlers", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Handlers(ctx); err != nil {
+			if _, err := s.Unhandled(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-var _ queue.Store = (*postgres.Store)(nil)
+var _ store.Engine = (*postgres.Store)(nil)
 
 var t0 = time.Date(2026, 3, 8, 6, 0, 0, 0, time.UTC)
 

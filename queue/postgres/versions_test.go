@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
@@ -46,7 +47,7 @@ func TestReadOnlySchemaBeforeVersions(t *testing.T) {
 	if last, err := ro.LastRuns(ctx); err != nil || last["s"] == nil {
 		t.Errorf("read-only LastRuns of the old schema = %v, %v; want the job of s", last, err)
 	}
-	if h, err := ro.Handlers(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
+	if h, err := ro.Unhandled(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
 		t.Errorf("read-only Handlers of the old schema = %+v, %v; want a waiting for a handler", h, err)
 	}
 	ro.Close()
@@ -85,7 +86,7 @@ func TestReadOnlySchemaBeforePoolConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := ro.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
+	if ds, err := ro.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
 		t.Errorf("read-only Daemons of the old schema = %+v, %v; want A without a config", ds, err)
 	}
 	ro.Close()
@@ -95,7 +96,54 @@ func TestReadOnlySchemaBeforePoolConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if ds, err := s.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
+	if ds, err := s.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
 		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
+	}
+}
+
+// TestSchemaBeforeAlarmKeys: a schema written before jobs named the alarm
+// they notify, opened read-only, shows its jobs without one; opened to
+// write, its notification jobs, told by their keys, get their alarms'
+// keys, and no other job does.
+func TestSchemaBeforeAlarmKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	if err := postgres.CreateAtVersion(ctx, dsn, 8); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := postgresConn(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := store.AlarmKey("s", "x|y", time.Unix(1700000000, 0), 0, store.AlarmMissed)
+	_, err = conn.Exec(ctx, `INSERT INTO jobs (key, type, state, max_attempts, run_at, created_at) VALUES
+		($1, 'page', 'pending', 1, now(), now()), ('alarmist|1', 't', 'pending', 1, now(), now()), ('s||1', 't', 'pending', 1, now(), now())`,
+		store.NotifyKey(alarm, "page"))
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := postgres.Open(ctx, dsn, postgres.Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := ro.JobByKey(ctx, store.NotifyKey(alarm, "page")); err != nil || j.AlarmKey != "" {
+		t.Errorf("read-only JobByKey of the old schema = %+v, %v; want the job, without an alarm key", j, err)
+	}
+	if _, err := ro.OpenAlarms(ctx, 10); err != nil {
+		t.Errorf("read-only OpenAlarms of the old schema: %v", err)
+	}
+	ro.Close()
+
+	q, err := postgres.Open(ctx, dsn, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for key, want := range map[string]string{store.NotifyKey(alarm, "page"): alarm, "alarmist|1": "", "s||1": ""} {
+		if j, err := q.JobByKey(ctx, key); err != nil || j.AlarmKey != want {
+			t.Errorf("JobByKey(%s) after the migration = %+v, %v; want alarm key %q", key, j, err, want)
+		}
 	}
 }

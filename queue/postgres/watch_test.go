@@ -127,10 +127,10 @@ func TestWatchPassesOverOwnReady(t *testing.T) {
 		t.Fatal("a second wake-up: the store's own Enqueue woke its watch")
 	default:
 	}
-	res, err := s.Trip(ctx, store.Trip{Owner: "w", Now: c.Now(),
+	res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "w", Now: c.Now(),
 		Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
 	if err != nil || len(res.Claimed) != 1 || res.Claimed[0].ID != e.ID {
-		t.Fatalf("Trip = %+v, %v; want job %d claimed", res, err, e.ID)
+		t.Fatalf("PoolTx = %+v, %v; want job %d claimed", res, err, e.ID)
 	}
 	if _, err := s.RequestCancel(ctx, e.ID, "test"); err != nil {
 		t.Fatal(err)

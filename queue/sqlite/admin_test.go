@@ -21,7 +21,8 @@ func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText stri
 	ctx := context.Background()
 	err := q.inTx(ctx, false, func(tx txn) error {
 		now := q.clock.Now()
-		js, _, _, err := claim(ctx, tx, now, claimRequest{owner: "test", lease: time.Minute, n: 1 << 20, types: jobTypes(t, q)})
+		c := claimer{tx: tx, s: q, owner: "test", now: now, until: now.Add(time.Minute)}
+		js, _, _, err := store.ClaimJobs(ctx, c, &store.Claim{Lease: time.Minute, N: 1 << 20, Types: jobTypes(t, q)}, now)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	finishJob(t, q, "dead", OutcomeDead, "boom")
 	// Output gives each successful attempt a row of its own, which purge
 	// must delete with its job.
-	claimed, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Claim: &store.Claim{Lease: time.Minute, N: old, Types: []string{"t"}}})
+	claimed, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: clk.Now(), Claim: &store.Claim{Lease: time.Minute, N: old, Types: []string{"t"}}})
 	if err != nil || len(claimed.Claimed) != old {
 		t.Fatalf("claim: %d jobs, %v; want %d", len(claimed.Claimed), err, old)
 	}
@@ -80,7 +81,7 @@ func TestPurgeDeletesOldDoneJobsOnly(t *testing.T) {
 	for _, j := range claimed.Claimed {
 		rs = append(rs, store.Result{Job: j, Worker: "p/w0", Outcome: OutcomeDone, Output: "ran", Started: clk.Now(), Finished: clk.Now()})
 	}
-	if _, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Results: rs}); err != nil {
+	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: clk.Now(), Results: rs}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(8 * 24 * time.Hour)

@@ -85,7 +85,7 @@ VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	readyIndexSQL = `CREATE INDEX jobs_ready ON jobs (priority DESC, run_at, id) WHERE state = 'pending'`
 )
 
-// BenchmarkTypesJSON is the cost, per trip or wake of a pool, of the JSON
+// BenchmarkTypesJSON is the cost, per transaction or wake of a pool, of the JSON
 // array of its types: encoded each time, and through typesCache.
 func BenchmarkTypesJSON(b *testing.B) {
 	types := []string{"backup", "cleanup", "http-check", "nightly-report", "sync"}
@@ -131,7 +131,7 @@ func BenchmarkClaimPastHeldBacklog(b *testing.B) {
 			now := s.Clock().Now().Add(time.Second)
 			b.ResetTimer()
 			for range b.N {
-				res, err := s.Trip(ctx, store.Trip{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 8, Types: []string{"other"}}})
+				res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Minute, N: 8, Types: []string{"other"}}})
 				if err != nil || len(res.Claimed) != 0 {
 					b.Fatal(res, err)
 				}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -93,7 +92,7 @@ const (
 )
 
 // writeCounts writes the transaction's count changes, one statement per
-// (type, state) that changed: a pool's trip of hundreds of jobs writes four
+// (type, state) that changed: a pool's transaction of many jobs writes a few
 // rows, a tick of thousands of jobs one per type. A transaction that
 // inserted jobs counts them, with those past the mark before it, and moves
 // the mark past them all when they would be maxUncounted or more (their
@@ -121,34 +120,6 @@ func (t txn) writeCounts(ctx context.Context) error {
 	return nil
 }
 
-// moveTypes reads the type of each row a statement RETURNING type changed
-// and records the rows as moved from one state to another, or deleted when
-// to is empty, and returns how many; it closes rows.
-func (t txn) moveTypes(rows *sql.Rows, err error, from, to store.State) (int64, error) {
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	var n int64
-	for rows.Next() {
-		var typ string
-		if err := rows.Scan(&typ); err != nil {
-			return n, err
-		}
-		if to == "" {
-			t.counts.Add(typ, from, -1)
-		} else {
-			t.counts.Move(typ, from, to, 1)
-		}
-		n++
-	}
-	return n, rows.Err()
-}
-
 // countsSQL reads the job counts, those past the count mark with them. A
 // count whose jobs all moved on stays as a row of 0.
 const countsSQL = `SELECT state, type, n FROM job_counts_now WHERE n != 0`
-
-// countsUnmarkedSQL reads the job counts of a file older than the count
-// mark, opened read-only: a trigger counted every insert.
-const countsUnmarkedSQL = `SELECT state, type, n FROM job_counts WHERE n != 0`

@@ -113,7 +113,7 @@ func TestCountMark(t *testing.T) {
 				}
 			}
 		}
-		h, err := q.Handlers(ctx)
+		h, err := q.Unhandled(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

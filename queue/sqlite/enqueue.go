@@ -1,13 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -15,7 +15,7 @@ import (
 
 // Enqueue adds a job unless one with the same key exists, in which case it
 // inserts nothing and returns the existing job's id, or existed and was
-// purged since (Enqueued.Purged). The commit is fsynced before Enqueue
+// purged since (Enqueued.Purged). The commit is durable before Enqueue
 // returns.
 func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, error) {
 	res, err := s.EnqueueBatch(ctx, []store.NewJob{j})
@@ -50,8 +50,8 @@ var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 // Whether it did, and the new job's id, come from the count of changed rows
 // and the last rowid (insertedID) rather than from a RETURNING, which SQLite
 // answers through a table of its own.
-const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
-SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING`
 
@@ -67,35 +67,21 @@ func inserted(r sql.Result) (n, last int64, err error) {
 	return n, last, err
 }
 
-// insertedID reads the result of insertJobSQL: the new job's id, or false
-// when the key was used.
-func insertedID(r sql.Result) (int64, bool, error) {
-	n, id, err := inserted(r)
-	return id, err == nil && n == 1, err
-}
-
-const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = ?`
-
 const activeSeriesSQL = `SELECT 1 FROM jobs
 WHERE schedule = ? AND item = ? AND state IN ('pending', 'running') AND schedule IS NOT NULL
 LIMIT 1`
-
-const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, recorded_at)
-VALUES (?, ?, ?, ?, ?)
-ON CONFLICT DO NOTHING`
 
 // batchRows is how many jobs one multi-row INSERT carries. Larger batches
 // insert in statements of this size (prepared once), the rest row by row.
 const batchRows = 100
 
-const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?)"
+const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs in one statement, those whose key
 // is used excepted (see insertJobSQL). It has no RETURNING, for speed:
 // SQLite keeps the rows a RETURNING returns in a table of their own before
-// the first one reaches Go, and a tick of 10,000 schedules took 5 to 10%
-// more time with it. insertBatch works out the ids instead.
-var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version)
+// the first one reaches Go; insertBatch works out the ids instead.
+var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING`
@@ -153,14 +139,14 @@ func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 // inserts; an error fails the insert there.
 var testHookInsert func(store.NewJob) error
 
-// insertRows inserts jobs one statement each.
+// insertRows inserts jobs one statement each, after the look-up of a job
+// that skips if active.
 func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	ins, err := tx.stmt(ctx, insertJobSQL)
 	if err != nil {
 		return nil, err
 	}
 	defer ins.Close()
-	var byKey, active, skip *sql.Stmt
 	res := make([]store.Enqueued, len(jobs))
 	for i, j := range jobs {
 		res[i].Key = j.Key
@@ -170,56 +156,48 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			}
 		}
 		if j.SkipIfActive {
-			if active == nil {
-				if active, err = tx.stmt(ctx, activeSeriesSQL); err != nil {
-					return nil, err
-				}
-				defer active.Close()
-				if skip, err = tx.stmt(ctx, insertSkipSQL); err != nil {
-					return nil, err
-				}
-				defer skip.Close()
+			if res[i].Skipped, err = skipIfActive(ctx, tx, j, now); err != nil {
+				return nil, err
 			}
-			var one int
-			err := active.QueryRowContext(ctx, j.Schedule, j.Item).Scan(&one)
-			if err == nil {
-				if _, err := skip.ExecContext(ctx, j.Schedule, j.Item, ms(j.ScheduledAt), store.SkipOverlap, ms(now)); err != nil {
-					return nil, fmt.Errorf("record skip of %q: %w", j.Key, err)
-				}
-				res[i].Skipped = true
+			if res[i].Skipped {
 				continue
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return nil, fmt.Errorf("check overlap of %q: %w", j.Key, err)
 			}
 		}
 		r, err := ins.ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-			ms(j.RunAt), nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
+			ms(j.RunAt), store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
+		var n int64
 		if err == nil {
-			res[i].ID, res[i].Inserted, err = insertedID(r)
+			n, res[i].ID, err = inserted(r)
 		}
-		switch {
-		case err != nil:
+		if err != nil {
 			return nil, fmt.Errorf("insert job %q: %w", j.Key, err)
-		case res[i].Inserted:
+		}
+		if res[i].Inserted = n == 1; res[i].Inserted {
 			tx.countInserted(j.Type)
-		default:
-			if byKey == nil {
-				if byKey, err = tx.stmt(ctx, jobIDByKeySQL); err != nil {
-					return nil, err
-				}
-				defer byKey.Close()
-			}
-			err := byKey.QueryRowContext(ctx, j.Key).Scan(&res[i].ID)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				res[i].Purged = true // the key is in used_keys
-			case err != nil:
-				return nil, fmt.Errorf("look up existing job %q: %w", j.Key, err)
-			}
+		} else {
+			res[i].ID = 0
 		}
 	}
-	return res, nil
+	return res, store.ResolveKeys(res, func(keys []string) (map[string]int64, error) {
+		return store.ScanKeyedIDs(store.Read(tx.Query(ctx, jobIDsByKeySQL, keys)))
+	})
+}
+
+// skipIfActive records a skip of j, which skips if active, when a job of
+// its schedule's item is pending or running, and reports whether it did.
+func skipIfActive(ctx context.Context, tx txn, j store.NewJob, now time.Time) (bool, error) {
+	var one int
+	err := tx.queryRow(ctx, activeSeriesSQL, j.Schedule, j.Item).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("check overlap of %q: %w", j.Key, err)
+	}
+	if _, err := tx.exec(ctx, insertSkipSQL, j.Schedule, j.Item, ms(j.ScheduledAt), store.SkipOverlap, ms(now)); err != nil {
+		return false, fmt.Errorf("record skip of %q: %w", j.Key, err)
+	}
+	return true, nil
 }
 
 // insertBatch inserts batchRows jobs (without SkipIfActive) with one
@@ -232,10 +210,10 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 // the largest before plus their number, the jobs took the ids after it in
 // their order. Otherwise the jobs with an id past it are those inserted.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
-	args := make([]any, 0, len(jobs)*11)
+	args := make([]any, 0, len(jobs)*12)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
-			nullStr(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version)
+			store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
 	}
 	var before int64
 	if err := tx.queryRow(ctx, lastJobIDSQL).Scan(&before); err != nil {
@@ -257,249 +235,82 @@ func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time
 		}
 		return res, nil
 	}
-	ids, err := keyedIDs(ctx, tx, jobsAfterSQL, before)
+	ids, err := store.ScanKeyedIDs(store.Read(wrap(tx.query(ctx, jobsAfterSQL, before))))
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
-	inserted := make(map[string]int64, len(ids))
-	maps.Copy(inserted, ids)
-	res := make([]store.Enqueued, len(jobs))
-	var missing []string
-	for i, j := range jobs {
-		res[i].Key = j.Key
-		if id, ok := inserted[j.Key]; ok {
-			res[i].ID, res[i].Inserted = id, true
-			tx.countInserted(j.Type)
-			delete(inserted, j.Key) // a repeat of the key later in jobs was not inserted
-			ids[j.Key] = id
-			continue
-		}
-		if id, ok := ids[j.Key]; ok {
-			res[i].ID = id
-			continue
-		}
-		missing = append(missing, j.Key)
-	}
-	if len(missing) == 0 {
-		return res, nil
-	}
-	arg, err := json.Marshal(missing)
-	if err != nil {
-		return nil, err
-	}
-	existing, err := keyedIDs(ctx, tx, jobIDsByKeySQL, string(arg))
-	if err != nil {
-		return nil, fmt.Errorf("look up existing jobs: %w", err)
-	}
-	for i := range res {
-		if !res[i].Inserted && res[i].ID == 0 {
-			// Neither inserted nor a job: the key is in used_keys.
-			res[i].ID, res[i].Purged = existing[res[i].Key], existing[res[i].Key] == 0
-		}
-	}
-	return res, nil
-}
-
-// keyedIDs runs a query returning (id, key) rows.
-func keyedIDs(ctx context.Context, tx txn, query string, args ...any) (map[string]int64, error) {
-	rows, err := tx.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var id int64
-		var key string
-		if err := rows.Scan(&id, &key); err != nil {
-			return nil, err
-		}
-		out[key] = id
-	}
-	return out, rows.Err()
-}
-
-const cursorSQL = `SELECT at, paused FROM cursors WHERE schedule = ?`
-
-const insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?)`
-
-const moveCursorSQL = `UPDATE cursors SET at = ?, updated_at = ? WHERE schedule = ? AND at = ?`
-
-const resumeCursorSQL = `UPDATE cursors SET at = ?, paused = 0, paused_at = NULL, updated_at = ?
-WHERE schedule = ? AND at = ? AND paused = 1`
-
-// Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
-// schedule's cursor from a.From to a.To, in one transaction. If the stored
-// cursor is not a.From (another beat moved it) or its pause state is not
-// a.Paused (it was paused or resumed meanwhile), nothing is written and the
-// error is ErrCursorMoved: the pause is part of the compare-and-set, so a
-// beat that read before a pause commits nothing after it. The commit is not
-// fsynced unless a.Resume: a power loss rolls the rows back together with
-// the cursor, so they are materialised again under the same keys; a resume
-// is acknowledged to a person.
-func (s *Store) Advance(ctx context.Context, a store.Advance) ([]store.Enqueued, error) {
-	if err := store.CheckAdvance(a); err != nil {
-		return nil, err
-	}
-	now := s.clock.Now()
-	jobs, err := store.PrepareJobs(a.Jobs, now)
-	if err != nil {
-		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
-	}
-	var res []store.Enqueued
-	err = s.inTx(ctx, a.Resume, func(tx txn) error {
-		if err := casCursor(ctx, tx, a, now); err != nil {
-			return err
-		}
-		if res, err = insertJobs(ctx, tx, jobs, now); err != nil {
-			return err
-		}
-		return insertSkips(ctx, tx, a.Skips, now)
+	res := store.AssignInserted(jobs, ids, tx.countInserted)
+	return res, store.ResolveKeys(res, func(keys []string) (map[string]int64, error) {
+		return store.ScanKeyedIDs(store.Read(tx.Query(ctx, jobIDsByKeySQL, keys)))
 	})
-	if err != nil {
-		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
-	}
-	if len(jobs) > 0 {
-		s.notify()
-	}
-	return res, nil
 }
 
-// casCursor moves a's cursor from a.From to a.To inside tx, or creates it
-// at a.To when a.From is zero, if the stored cursor is a.From with the pause
-// state a.Paused; otherwise it writes nothing and returns ErrCursorMoved.
-func casCursor(ctx context.Context, tx txn, a store.Advance, now time.Time) error {
-	var at int64
-	var paused bool
-	err := tx.queryRow(ctx, cursorSQL, a.Schedule).Scan(&at, &paused)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if !a.From.IsZero() || a.Paused {
-			return store.ErrCursorMoved
-		}
-		_, err := tx.exec(ctx, insertCursorSQL, a.Schedule, ms(a.To), ms(now))
-		return err
-	case err != nil:
-		return err
+// nullMS is t in Unix milliseconds, or NULL for the zero time.
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
 	}
-	if a.From.IsZero() || at != ms(a.From) {
-		return store.ErrCursorMoved
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}
+
+// Tx runs fn in one write transaction on the file, in the write turn, and
+// commits it when fn returns nil, durably; an error of fn rolls it back.
+// In it, fn runs the program's own statements on tx and enqueues jobs with
+// EnqueueTx: they commit or roll back together (a transactional outbox).
+// The jobs' counts are written, and the pools of this process woken, with
+// the commit. fn must not use s otherwise: the other writes of s wait for
+// the same connection, until fn returns.
+func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.w == nil {
+		return errReadOnly
 	}
-	if paused != a.Paused {
-		return store.ErrPausedMoved
+	var enqueued bool
+	err := s.inTx(ctx, true, func(t txn) error {
+		callerTxs.Store(t.tx, &callerTx{t: t, s: s, enqueued: &enqueued})
+		defer callerTxs.Delete(t.tx)
+		return fn(t.tx)
+	})
+	if err == nil && enqueued {
+		store.Wake(s.Base)
 	}
-	move := moveCursorSQL
-	if a.Resume {
-		move = resumeCursorSQL
-	}
-	_, err = tx.exec(ctx, move, ms(a.To), ms(now), a.Schedule, at)
 	return err
 }
 
-func insertSkips(ctx context.Context, tx txn, skips []store.Skip, now time.Time) error {
-	if len(skips) == 0 {
-		return nil
+// callerTxs are the transactions of Store.Tx under way, by their *sql.Tx,
+// for EnqueueTx.
+var callerTxs sync.Map
+
+// callerTx is a transaction of Store.Tx.
+type callerTx struct {
+	t        txn
+	s        *Store
+	enqueued *bool // a job was inserted: the pools are woken at the commit
+}
+
+// EnqueueTx enqueues jobs inside tx, a transaction of Store.Tx, as
+// EnqueueBatch does: all or none (a failed call leaves tx as it was),
+// results in the order of jobs. They commit or roll back with the
+// caller's own writes in tx.
+func EnqueueTx(ctx context.Context, tx *sql.Tx, jobs ...store.NewJob) ([]store.Enqueued, error) {
+	v, ok := callerTxs.Load(tx)
+	if !ok {
+		return nil, errors.New("enqueue: not a transaction of Store.Tx")
 	}
-	st, err := tx.stmt(ctx, insertSkipSQL)
+	c := v.(*callerTx)
+	now := c.s.clock.Now()
+	prepared, err := store.PrepareJobs(jobs, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer st.Close()
-	for _, s := range skips {
-		if _, err := st.ExecContext(ctx, s.Schedule, s.Item, ms(s.ScheduledAt), s.Reason, ms(now)); err != nil {
-			return fmt.Errorf("record skip: %w", err)
-		}
-	}
-	return nil
-}
-
-const cursorsSQL = `SELECT schedule, at, paused, paused_at FROM cursors`
-
-// cursorsByNameSQL walks the table in the order of its primary key: no
-// sort. The names' BINARY collation is byte order.
-const cursorsByNameSQL = cursorsSQL + ` ORDER BY schedule`
-
-// Cursors returns every schedule's cursor, by schedule name.
-func (s *Store) Cursors(ctx context.Context) (map[string]store.Cursor, error) {
-	return store.CollectCursors(func(yield func(store.Cursor) bool) error {
-		return s.eachCursor(ctx, cursorsSQL, yield)
-	})
-}
-
-// CursorsByName calls yield with every schedule's cursor, in the byte order
-// of the schedules' names, as it reads them, until yield returns false.
-func (s *Store) CursorsByName(ctx context.Context, yield func(store.Cursor) bool) error {
-	return s.eachCursor(ctx, cursorsByNameSQL, yield)
-}
-
-// eachCursor calls yield with each cursor query reads, in one snapshot,
-// until yield returns false.
-func (s *Store) eachCursor(ctx context.Context, query string, yield func(store.Cursor) bool) error {
-	rows, err := s.r.QueryContext(ctx, query)
-	if err != nil {
-		return fmt.Errorf("read cursors: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c store.Cursor
-		var at int64
-		var pausedAt sql.NullInt64
-		if err := rows.Scan(&c.Schedule, &at, &c.Paused, &pausedAt); err != nil {
-			return fmt.Errorf("read cursors: %w", err)
-		}
-		c.At = time.UnixMilli(at).UTC()
-		c.PausedAt = fromMS(pausedAt)
-		if !yield(c) {
-			return nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read cursors: %w", err)
-	}
-	return nil
-}
-
-const setPausedSQL = `INSERT INTO cursors (schedule, at, paused, paused_at, updated_at) VALUES (?, ?, ?, ?, ?)
-ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at, updated_at = excluded.updated_at`
-
-// SetPaused pauses or resumes a schedule durably. A schedule without a cursor
-// gets one at now.
-func (s *Store) SetPaused(ctx context.Context, schedule string, paused bool) error {
-	now := s.clock.Now()
-	pausedAt := sql.NullInt64{}
-	if paused {
-		pausedAt = nullMS(now)
-	}
-	err := s.inTx(ctx, true, func(tx txn) error {
-		_, err := tx.exec(ctx, setPausedSQL, schedule, ms(now), paused, pausedAt, ms(now))
+	var res []store.Enqueued
+	failed, err := c.t.inSavepoint(ctx, func() error {
+		var err error
+		res, err = insertJobs(ctx, c.t, prepared, now)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("set paused %s: %w", schedule, err)
+	if err = cmp.Or(failed, err); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	return nil
-}
-
-const skipsSQL = `SELECT schedule, item, scheduled_at, reason, recorded_at FROM skips
-WHERE schedule = ? ORDER BY scheduled_at DESC, item LIMIT ?`
-
-// Skips returns up to limit skipped instants of schedule, newest first.
-func (s *Store) Skips(ctx context.Context, schedule string, limit int) ([]store.Skip, error) {
-	rows, err := s.r.QueryContext(ctx, skipsSQL, schedule, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
-	}
-	defer rows.Close()
-	var out []store.Skip
-	for rows.Next() {
-		var sk store.Skip
-		var at, rec int64
-		if err := rows.Scan(&sk.Schedule, &sk.Item, &at, &sk.Reason, &rec); err != nil {
-			return nil, fmt.Errorf("read skips of %s: %w", schedule, err)
-		}
-		sk.ScheduledAt = time.UnixMilli(at).UTC()
-		sk.RecordedAt = time.UnixMilli(rec).UTC()
-		out = append(out, sk)
-	}
-	return out, rows.Err()
+	*c.enqueued = *c.enqueued || store.Inserted(res)
+	return res, nil
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // CountJobs counts every job by state and type, row by row: the truth that
 // job_counts must agree with (see storetest.JobCounter).
 func (s *Store) CountJobs(ctx context.Context) (map[store.State]map[string]int, error) {
-	rows, err := s.r.QueryContext(ctx, statsSQL)
+	rows, err := s.r.QueryContext(ctx, countEveryJobSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -53,4 +54,47 @@ func CreateAtVersion(ctx context.Context, path string, v int) error {
 	}
 	_, err = db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 	return err
+}
+
+// errRollBack rolls back an Outbox that is not to commit.
+var errRollBack = errors.New("roll back")
+
+// Outbox writes note to a table of the test's own and enqueues jobs with
+// EnqueueTx, in one Tx that commits if commit is set (see
+// storetest.Outboxer).
+func (s *Store) Outbox(ctx context.Context, note string, jobs []store.NewJob, commit bool) ([]store.Enqueued, error) {
+	var res []store.Enqueued
+	err := s.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS notes (note TEXT)`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO notes VALUES (?)`, note); err != nil {
+			return err
+		}
+		var err error
+		if res, err = EnqueueTx(ctx, tx, jobs...); err != nil {
+			return err
+		}
+		if !commit {
+			return errRollBack
+		}
+		return nil
+	})
+	if errors.Is(err, errRollBack) {
+		err = nil
+	}
+	return res, err
+}
+
+// Notes reads the notes Outbox committed.
+func (s *Store) Notes(ctx context.Context) ([]string, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'notes'`).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	return store.Collect(store.Read(reader{s}.Query(ctx, `SELECT note FROM notes ORDER BY rowid`)), func(r store.Row) (string, error) {
+		var note string
+		err := r.Scan(&note)
+		return note, err
+	})
 }

@@ -23,12 +23,34 @@ import (
 // whose caller commits the group after, and returns. No caller commits more
 // than one group.
 
-// A savepoint per call in a group.
+// A savepoint per call in a group, and per EnqueueTx (see inSavepoint).
 const (
 	savepointSQL  = "SAVEPOINT enqueue_call"
 	rollbackToSQL = "ROLLBACK TO enqueue_call"
 	releaseSQL    = "RELEASE enqueue_call"
 )
+
+// inSavepoint runs fn in a savepoint of t: an error of fn (fnErr) undoes
+// its rows and its changes to the job counts alone, and t goes on. err is
+// a failure of the savepoint itself, which fails t.
+func (t txn) inSavepoint(ctx context.Context, fn func() error) (fnErr, err error) {
+	if _, err := t.exec(ctx, savepointSQL); err != nil {
+		return nil, err
+	}
+	counted, inserted, n := maps.Clone(t.counts), maps.Clone(t.tail.inserted), t.tail.n
+	if fnErr = fn(); fnErr != nil {
+		if _, err := t.exec(ctx, rollbackToSQL); err != nil {
+			return fnErr, err
+		}
+		clear(t.counts)
+		maps.Copy(t.counts, counted)
+		clear(t.tail.inserted)
+		maps.Copy(t.tail.inserted, inserted)
+		t.tail.n = n
+	}
+	_, err = t.exec(ctx, releaseSQL)
+	return fnErr, err
+}
 
 // enqueueCall is one EnqueueBatch waiting for its group's commit.
 type enqueueCall struct {
@@ -137,23 +159,14 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
 				return c.err
 			}
-			if _, err := tx.exec(ctx, savepointSQL); err != nil {
-				return err
-			}
-			counted, inserted, n := maps.Clone(tx.counts), maps.Clone(tx.tail.inserted), tx.tail.n
-			c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
-			if c.err != nil {
+			var err error
+			if c.err, err = tx.inSavepoint(ctx, func() error {
+				c.res, c.err = insertJobs(ctx, tx, c.jobs, c.now)
+				return c.err
+			}); c.err != nil {
 				c.res = nil
-				if _, err := tx.exec(ctx, rollbackToSQL); err != nil {
-					return err
-				}
-				clear(tx.counts)
-				maps.Copy(tx.counts, counted)
-				clear(tx.tail.inserted)
-				maps.Copy(tx.tail.inserted, inserted)
-				tx.tail.n = n
 			}
-			if _, err := tx.exec(ctx, releaseSQL); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -168,6 +181,6 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 		}
 	}
 	if err == nil {
-		s.notify()
+		store.Wake(s.Base)
 	}
 }

@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
 )
@@ -165,4 +167,69 @@ func groupState(q *Store) (busy bool, waiting int) {
 	q.groupMu.Lock()
 	defer q.groupMu.Unlock()
 	return q.group.busy, len(q.group.waiting)
+}
+
+// TestEnqueueTxFailsAlone: an EnqueueTx that fails at its last job leaves
+// the caller's transaction as it was, its other jobs out and the counts
+// right, and the caller's writes and the enqueues before it commit; the
+// pools of the store are woken at the commit. EnqueueTx refuses a
+// transaction that is not Store.Tx's. (Not parallel: it sets
+// testHookInsert.)
+func TestEnqueueTxFailsAlone(t *testing.T) {
+	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), Config{Clock: clock.NewFake(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	ctx := context.Background()
+	boom := errors.New("boom")
+	testHookInsert = func(j NewJob) error {
+		if j.Key == "bad" {
+			return boom
+		}
+		return nil
+	}
+	defer func() { testHookInsert = nil }()
+	wake, unsubscribe := q.Subscribe()
+	defer unsubscribe()
+	err = q.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := EnqueueTx(ctx, tx, NewJob{Type: "t", Key: "kept"}); err != nil {
+			return err
+		}
+		if _, err := EnqueueTx(ctx, tx, NewJob{Type: "t", Key: "lost"}, NewJob{Type: "t", Key: "bad"}); !errors.Is(err, boom) {
+			t.Errorf("EnqueueTx with a failing job: %v, want boom", err)
+		}
+		select {
+		case <-wake:
+			t.Error("the pools were woken before the commit")
+		default:
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wake)
+	if _, err := q.JobByKey(ctx, "kept"); err != nil {
+		t.Errorf("kept: %v", err)
+	}
+	if _, err := q.JobByKey(ctx, "lost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("lost, of the failed call: %v, want not found", err)
+	}
+	if st, err := q.Stats(ctx); err != nil || st.Total[StatePending] != 1 {
+		t.Errorf("Stats = %v, %v; want 1 pending", st.Total, err)
+	}
+	db, err := sql.Open("sqlite", dsn(q.abs, 5*time.Second, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := EnqueueTx(ctx, tx, NewJob{Type: "t", Key: "x"}); err == nil {
+		t.Error("EnqueueTx in a transaction of another connection: no error")
+	}
 }

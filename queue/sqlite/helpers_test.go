@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strconv"
@@ -77,15 +78,19 @@ func mustJob(t testing.TB, q *Store, ref string) *Job {
 	return j
 }
 
-// jobTypes returns the types of q's jobs as a JSON array, for a claim that
+// jobTypes returns the types of q's jobs, for a claim that
 // takes jobs of every type.
-func jobTypes(t testing.TB, q *Store) string {
+func jobTypes(t testing.TB, q *Store) []string {
 	t.Helper()
 	var types string
 	if err := q.r.QueryRow("SELECT json_group_array(DISTINCT type) FROM jobs").Scan(&types); err != nil {
 		t.Fatal(err)
 	}
-	return types
+	var out []string
+	if err := json.Unmarshal([]byte(types), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // jobByRef looks a job up by id when ref is a number and a job has that

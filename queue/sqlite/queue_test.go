@@ -241,6 +241,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		args  []any
 		want  string
 	}
+	st := q.statements()
 	list := func(f Filter, want string) plan {
 		query, args := listQuery(f)
 		return plan{query, args, want}
@@ -249,7 +250,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"claim": {claimQuery(claimSQL, 8), []any{"o", 0, 0, "[]", "[]"}, "jobs_ready"},
 		// A pool that accepts other versions than 1 walks the same index.
 		"claim versions": {claimQuery(claimSQL, 8), []any{"o", 0, 0, `["t"]`, `[["t", 2]]`}, "jobs_ready"},
-		"claim type":     {claimQuery(claimTypeSQL, 8), []any{"o", 0, 0, "t", "[1]"}, "jobs_ready"},
+		"claim type":     {claimQuery(claimSQL, 8), []any{"o", 0, 0, `["t"]`}, "jobs_ready"},
 		"next wake":      {nextWakeSQL, []any{"o", `["t"]`}, "jobs_ready"},
 		"waiting":        {waitingSQL, []any{0, "[]", "[]"}, "jobs_ready"},
 		"versioned":      {versionedSQL, nil, "jobs_versioned"},
@@ -257,16 +258,16 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"purge":          {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"purge keys":     {purgeKeysSQL, []any{0, 10}, "jobs_done"},
 		// An enqueue's look in used_keys is one search of its primary key.
-		"insert":       {insertJobSQL, make([]any, 11), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
-		"insert batch": {insertBatchSQL, make([]any, 11*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"insert":       {insertJobSQL, make([]any, 12), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 12*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
 		"jobs after":   {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		// The jobs past the count mark: a range of the ids, however many
 		// jobs the table holds.
 		"past the mark":     {tailCountsSQL, []any{0, 10}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"},
 		"counts":            {countsSQL, nil, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		"overlap":           {activeSeriesSQL, []any{"s", ""}, "jobs_active_series"},
-		"dead":              {deadSQL, []any{10}, "jobs_dead"},
-		"by key":            {jobByKeySQL, []any{"k"}, "sqlite_autoindex_jobs_1"},
+		"dead":              {st.Dead, []any{10}, "jobs_dead"},
+		"by key":            {st.JobByKey, []any{"k"}, "sqlite_autoindex_jobs_1"},
 		"complete":          {finishDoneSQL(8), append(make([]any, 32), "o"), "SEARCH jobs USING INTEGER PRIMARY KEY"},
 		"list":              list(Filter{Limit: 5}, "SCAN jobs"),
 		"list done":         list(Filter{State: StateDone, Limit: 5}, "SCAN jobs"),
@@ -284,22 +285,24 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"list schedule before": list(Filter{Schedule: "s", BeforeID: 10, Limit: 5}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid<?)"),
 		// The strip of a schedule: its newest instants' jobs (its skips are
 		// ListSkips's, "skips of").
-		"schedule jobs": {scheduleJobsSQL, []any{"s", 60}, "jobs_schedule_at (schedule=?)"},
-		"instant":       {instantStatesSQL, []any{"s", 0}, "jobs_schedule_at"},
-		"manual run":    {runStatesSQL, []any{"s", 10, 3, "|manual|k"}, "jobs_schedule_at (schedule=? AND scheduled_at=? AND rowid<?)"},
-		"skips":         {skipsAllSQL, []any{5}, "skips_at"},
-		"skips of":      {skipsOfSQL, []any{"s", 5}, "skips_schedule_at"},
-		"skip count":    {skipCountSQL, []any{"s", 0, 5}, "skips_schedule_at"},
-		"last skip":     {lastSkipSQL, []any{"s"}, "skips_schedule_at"},
-		"skip at":       {skipAtSQL, []any{"s", "i", 0}, "SEARCH skips"},
-		"daemons":       {daemonsSQL, nil, "SCAN pools"},
+		"schedule jobs": {st.ScheduleJobs, []any{"s", 60}, "jobs_schedule_at (schedule=?)"},
+		"instant":       {st.InstantStates, []any{"s", 0}, "jobs_schedule_at"},
+		"manual run":    {st.ManualRunStates, []any{"s", 10, 3, "|manual|k"}, "jobs_schedule_at (schedule=? AND scheduled_at=? AND rowid<?)"},
+		"skips":         {st.SkipsAll, []any{5}, "skips_at"},
+		"skips of":      {st.SkipsOf, []any{"s", 5}, "skips_schedule_at"},
+		"skip count":    {st.SkipCount, []any{"s", 0, 5}, "skips_schedule_at"},
+		"last skip":     {st.LastSkip, []any{"s"}, "skips_schedule_at"},
+		"skip at":       {st.SkipAt, []any{"s", "i", 0}, "SEARCH skips"},
+		"daemons":       {st.Pools, nil, "SCAN pools"},
+		"finishes":      {st.Finishes, []any{`["s"]`}, "jobs_schedule_finished"},
 		// The alarms' evaluation: bounded ranges of indexes, never the table.
-		"instant jobs":  {instantJobsSQL, []any{"s", 0, 1, 10}, "jobs_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
-		"dead jobs":     {deadJobsSQL, []any{0, 10}, "jobs_dead_finished (finished_at>?)"},
-		"skips between": {skipsBetweenSQL, []any{"s", 0, 1, "misfire", 10}, "skips_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
+		"instant jobs":  {st.InstantJobs, []any{"s", 0, 1, 10}, "jobs_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
+		"dead jobs":     {st.DeadJobs, []any{0, 10}, "jobs_dead_finished (finished_at>?)"},
+		"skips between": {st.SkipsBetween, []any{"s", 0, 1, "misfire", 10}, "skips_schedule_at (schedule=? AND scheduled_at>? AND scheduled_at<?)"},
 		"open alarms":   {openAlarmsSQL, []any{10}, "alarms_open"},
-		"alarms of":     {alarmsOfSQL, []any{"s", 10}, "alarms_schedule (schedule=?)"},
-		"last success":  {lastSuccessSQL, []any{"s"}, "jobs_schedule_at (schedule=? AND scheduled_at>?)"},
+		"notifying":     {openAlarmsSQL, []any{10}, "jobs_alarm"},
+		"alarms of":     {st.AlarmsOf, []any{"s", 10}, "alarms_schedule (schedule=?)"},
+		"last success":  {st.LastSuccess, []any{"s"}, "jobs_schedule_at (schedule=? AND scheduled_at>?)"},
 		// A batch's compare-and-set of the cursors is one search each.
 		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}

@@ -31,7 +31,7 @@ func TestRateTATRoundsUp(t *testing.T) {
 	l := store.RateLimit{Every: time.Second/3 + 1, Burst: 1}
 	var starts []time.Time
 	for now := clk.Now(); now.Before(clk.Now().Add(2 * time.Second)); now = now.Add(time.Millisecond) {
-		res, err := s.Trip(ctx, store.Trip{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1,
+		res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1,
 			Rated: []store.RatedClaim{{Type: "r", Limit: l, Room: 1}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -68,7 +68,7 @@ func BenchmarkStatsMillion(b *testing.B) {
 	})
 	b.Run("Handlers", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := q.Handlers(ctx); err != nil {
+			if _, err := q.Unhandled(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,19 +9,19 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statement cache exists for throughput: parsing SQL was the largest
-// cost of a claim or a completion before statements were prepared once on
+// The statement cache exists for throughput: parsing SQL costs more than
+// running a claim or a completion, so the statements are prepared once on
 // the writer connection and kept. Every statement of a write transaction
 // goes through it (txn's exec, query and queryRow).
 
 // hotSQL lists the statements prepared once at Open on the writer
 // connection.
 var hotSQL = []string{
-	insertJobSQL, jobIDByKeySQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
+	insertJobSQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL, moveCursorsCountSQL,
 	casSavepointSQL, casRollbackToSQL, casReleaseSQL,
 	doneHeldSQL, finishRetrySQL, finishDeadSQL, finishReleasedSQL, insertAttemptsSQL,
-	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL, nextWakeSQL,
+	heartbeatSQL, expiredSQL, reclaimJobSQL, reclaimAttemptSQL,
 	savepointSQL, rollbackToSQL, releaseSQL, countSQL, countMarkSQL, tailCountsSQL, moveCountMarkSQL,
 	rateCandidatesSQL, rateBucketsSQL, rateWriteSQL, claimIDsSQL,
 }
@@ -135,17 +135,9 @@ func (t txn) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	return st.QueryRowContext(ctx, args...)
 }
 
-// cached returns a statement prepared at Open, for a statement run outside
-// a transaction on the writer connection.
-func (s *Store) cached(query string) *sql.Stmt {
-	s.stmtMu.RLock()
-	defer s.stmtMu.RUnlock()
-	return s.stmts[query]
-}
-
 // readStmt returns query prepared on the readers, preparing it the first
 // time. It exists for speed: a pool's loop looks at when to wake next
-// (NextWake, NextReadyAfter) at most of its trips, and parsing that SQL
+// (NextWake, NextReadyAfter) at most of its turns, and parsing that SQL
 // again each time cost as much as running it. Only those fixed texts go
 // through it.
 func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {

@@ -46,7 +46,7 @@ func TestReadOnlyFileBeforeVersions(t *testing.T) {
 	if last, err := ro.LastRuns(ctx); err != nil || last["s"] == nil {
 		t.Errorf("read-only LastRuns of the old schema = %v, %v; want the job of s", last, err)
 	}
-	if h, err := ro.Handlers(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
+	if h, err := ro.Unhandled(ctx); err != nil || len(h.Waiting) != 1 || h.Waiting[0].Type != "a" || h.Waiting[0].Version != 0 {
 		t.Errorf("read-only Handlers of the old schema = %+v, %v; want a waiting for a handler", h, err)
 	}
 	ro.Close()
@@ -85,7 +85,7 @@ func TestReadOnlyFileBeforePoolConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := ro.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
+	if ds, err := ro.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Owner != "A" || ds[0].Config != "" || !ds[0].ConfigAt.IsZero() {
 		t.Errorf("read-only Daemons of the old schema = %+v, %v; want A without a config", ds, err)
 	}
 	ro.Close()
@@ -95,7 +95,54 @@ func TestReadOnlyFileBeforePoolConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 1 || ds[0].Config != "" {
 		t.Errorf("Daemons after the migration = %+v, %v; want A without a config", ds, err)
+	}
+}
+
+// TestFileBeforeAlarmKeys: a file written before jobs named the alarm they
+// notify, opened read-only, shows its jobs without one; opened to write,
+// its notification jobs, told by their keys, get their alarms' keys, and
+// no other job does.
+func TestFileBeforeAlarmKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "q.db")
+	if err := CreateAtVersion(ctx, path, 15); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, 5*time.Second, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarm := store.AlarmKey("s", "x|y", t0, 0, store.AlarmMissed)
+	_, err = db.ExecContext(ctx, `INSERT INTO jobs (key, type, state, max_attempts, run_at, created_at) VALUES
+		(?, 'page', 'pending', 1, 0, 0), ('alarmist|1', 't', 'pending', 1, 0, 0), ('s||1', 't', 'pending', 1, 0, 0)`,
+		store.NotifyKey(alarm, "page"))
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(ctx, path, Config{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := ro.JobByKey(ctx, store.NotifyKey(alarm, "page")); err != nil || j.AlarmKey != "" {
+		t.Errorf("read-only JobByKey of the old schema = %+v, %v; want the job, without an alarm key", j, err)
+	}
+	if _, err := ro.OpenAlarms(ctx, 10); err != nil {
+		t.Errorf("read-only OpenAlarms of the old schema: %v", err)
+	}
+	ro.Close()
+
+	q, err := Open(ctx, path, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	for key, want := range map[string]string{store.NotifyKey(alarm, "page"): alarm, "alarmist|1": "", "s||1": ""} {
+		if j, err := q.JobByKey(ctx, key); err != nil || j.AlarmKey != want {
+			t.Errorf("JobByKey(%s) after the migration = %+v, %v; want alarm key %q", key, j, err, want)
+		}
 	}
 }

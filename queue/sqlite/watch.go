@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"time"
@@ -13,7 +14,7 @@ import (
 // which is how a pool notices a job enqueued, or a cancel asked, by another
 // process without polling the jobs table. It reads PRAGMA data_version (a
 // read of shared memory) when inotify reports a write to the file on the
-// database's directory, and every millisecond instead while the file is
+// database's directory, and every settleStep instead while the file is
 // busy with writes; or every w.Poll where it cannot watch the file (other
 // systems, inotify limits reached, Config.NoFileWatch): it logs so once.
 // Under inotify it still reads every w.Safety.
@@ -34,235 +35,265 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	defer start()
 	// The file watch starts before the first read of data_version: a
 	// commit between the two is then seen by one or the other.
-	var written <-chan struct{}
-	poll := w.Poll
-	var fw *fileWatch
+	wt := &watcher{s: s, ctx: ctx, cfg: w, changed: changed, lastWrite: -1}
+	wt.openFileWatch()
+	defer wt.closeFileWatch()
+	versions, err := s.openVersions(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		}
+		return
+	}
+	defer versions.close()
+	wt.versions = versions
+	// Taken before the first read, and again only once it fired: a
+	// request between two reads closes the one held.
+	wt.cancelAsked = s.cancelSignal()
+	for {
+		seen, own, ok := wt.read()
+		if !ok {
+			return
+		}
+		start()
+		if wt.next = nil; wt.afterRead(seen, own) {
+			continue
+		}
+		if !wt.wait() {
+			return
+		}
+	}
+}
+
+// watchState is what the watch does between two reads.
+type watchState int
+
+const (
+	// listening: it waits for the file watch's report of a write (or the
+	// poll's timer, without a file watch).
+	listening watchState = iota
+	// settling: a write was reported, or a commit of this process showed,
+	// and another process's commit may follow it and not show at once
+	// (see settleFor): it reads again, sooner first, then later.
+	settling
+	// busy: writes keep coming, so the file watch is paused and the watch
+	// reads every settleStep instead, whatever the rate of writes. This
+	// exists for speed: a pool of this process that commits many times a
+	// millisecond writes the WAL many times a commit, and an event for
+	// each would wake the file watch's goroutine and this one.
+	busy
+)
+
+// watcher is the state of one Watch.
+type watcher struct {
+	s       *Store
+	ctx     context.Context
+	cfg     store.WatchConfig
+	changed chan<- struct{}
+
+	fw       *fileWatch      // nil: polling
+	written  <-chan struct{} // fw's reports of writes; nil: none
+	poll     time.Duration   // the period of the read on a timer
+	versions *versions
+
+	state watchState
+	timer <-chan time.Time // the read every poll
+	next  <-chan time.Time // the next read of settling or busy
+	// settleStart is when settling began, by the monotonic clock, and
+	// settleN how many reads it made.
+	settleStart time.Duration
+	settleN     int
+	quiet       int // reads in a row, while busy, that saw no change
+	// lastWrite is when the watch took the last write's report (negative:
+	// none since it was last busy), and burstStart the first of those since
+	// the last gap of a settleStep.
+	burstStart, lastWrite time.Duration
+	cancelAsked           <-chan struct{}
+}
+
+// openFileWatch watches the file, or says why it polls.
+func (wt *watcher) openFileWatch() {
+	s := wt.s
+	wt.poll = wt.cfg.Poll
 	err := errors.New("file watch disabled")
 	if !s.cfg.NoFileWatch {
 		open := watchFile
 		if s.watchFileFunc != nil {
 			open = s.watchFileFunc
 		}
-		fw, err = open(s.abs)
+		wt.fw, err = open(s.abs)
 	}
-	if err == nil {
-		defer fw.Close()
-		written, poll = fw.C, w.Safety
-	} else {
-		s.log.InfoContext(ctx, "database file not watched, polling for other writers", "interval", poll, "err", err)
-	}
-	conn, err := s.r.Conn(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "watch for other writers", "err", err)
-		}
+		wt.fw = nil
+		s.log.InfoContext(wt.ctx, "database file not watched, polling for other writers", "interval", wt.poll, "err", err)
 		return
 	}
-	defer conn.Close()
-	// Prepared once: it is read after every write to the file, a busy
-	// pool's own commits included.
-	st, err := conn.PrepareContext(ctx, "PRAGMA data_version")
+	wt.written, wt.poll = wt.fw.C, wt.cfg.Safety
+}
+
+func (wt *watcher) closeFileWatch() {
+	if wt.fw != nil {
+		wt.fw.Close()
+		wt.fw = nil
+	}
+}
+
+// stopFileWatch ends the use of the file watch after err: the watch polls.
+func (wt *watcher) stopFileWatch(err error) {
+	wt.s.log.InfoContext(wt.ctx, "database file watch ended, polling for other writers", "interval", wt.cfg.Poll, "err", err)
+	wt.closeFileWatch()
+	wt.written, wt.poll, wt.timer, wt.state = nil, wt.cfg.Poll, nil, listening
+}
+
+// settle enters settling, its reads counted from n.
+func (wt *watcher) settle(at time.Duration, n int) {
+	wt.state, wt.settleStart, wt.settleN = settling, at, n
+}
+
+// read reads data_version, and sends on changed when it shows another
+// connection's commit (seen); own is a change that was this process's
+// own commit. It returns false once ctx is done.
+func (wt *watcher) read() (seen, own, ok bool) {
+	seen, own, err := wt.versions.read()
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "watch for other writers", "err", err)
+		if wt.ctx.Err() != nil {
+			return false, false, false
 		}
-		return
+		wt.s.log.WarnContext(wt.ctx, "read data version", "err", err)
 	}
-	defer st.Close()
-	// The writer connection's data_version changes only with commits of
-	// other connections: every write of this Store goes through it. A
-	// change seen on the watch connection that the writer's does not share
-	// was this process's own commit, which needs no wake.
-	wst, err := s.w.PrepareContext(ctx, "PRAGMA data_version")
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.ErrorContext(ctx, "watch for other writers", "err", err)
-		}
-		return
+	if seen {
+		wt.send()
 	}
-	defer wst.Close()
-	var lastW int64 = -1
-	var last int64 = -1
-	// look reads data_version and sends on changed when it shows another
-	// connection's commit (seen); own is a change that was this process's
-	// own commit. It returns false once ctx is done.
-	look := func() (seen, own, ok bool) {
-		var v int64
-		// Without ctx: a cancellable query costs the driver a goroutine,
-		// and the select below notices ctx anyway.
-		if err := st.QueryRowContext(context.Background()).Scan(&v); err != nil {
-			if ctx.Err() != nil {
-				return false, false, false
-			}
-			s.log.WarnContext(ctx, "read data version", "err", err)
-			return false, false, true
-		}
-		if v == last {
-			return false, false, true
-		}
-		last = v
-		var wv int64
-		if err := wst.QueryRowContext(context.Background()).Scan(&wv); err != nil {
-			if ctx.Err() != nil {
-				return false, false, false
-			}
-			s.log.WarnContext(ctx, "read data version", "err", err)
-			wv = lastW + 1 // wake: better a look too many than a job missed
-		}
-		switch {
-		case lastW == -1: // the first look: nothing to compare with
-			lastW = wv
-			return false, false, true
-		case wv == lastW:
-			return false, true, true
-		}
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-		lastW = wv
-		return true, false, true
+	return seen, own, true
+}
+
+func (wt *watcher) send() {
+	select {
+	case wt.changed <- struct{}{}:
+	default:
 	}
-	var timer <-chan time.Time
-	// A write to the WAL comes before its commit is visible (after the
-	// fsync, when the WAL index in shared memory is updated, which makes
-	// no event): a read right after the event may still see the old
-	// version. Until another connection's commit shows, the watch reads
-	// again every settleStep, then less and less often, for settleFor. It
-	// goes on after a commit of this process: another process's write
-	// may have followed it, its events read together with this one's.
-	var next <-chan time.Time
-	var settling bool
-	var settleStart time.Duration // by the monotonic clock, as the other marks
-	var settleN int
-	// While the file is busy, the watch pauses the file watch and reads
-	// every settleStep instead, whatever the rate of writes. This exists
-	// for speed. A pool of this process that drains commits many times a
-	// millisecond, and each commit writes the WAL many times: an event
-	// for each woke the file watch's goroutine and this one, which cost
-	// a drain that commits a job at a time two fifths of its rate
-	// (queue's BenchmarkDrain, 8 workers, prefetch=-1: 14,500 jobs/s
-	// against 24,500 with no file watch; 20,200 with the pause). The
-	// file is busy once writes have kept coming, less than a settleStep
-	// apart, for busyAfter: the few commits of a job run now and then
-	// (enqueue, claim, completion) stay events, as they cost less so.
-	// It is quiet again after settleFast reads in a row without a
-	// change: the watch listens, reads once more (a write made while it
-	// was paused made no event), and settles as after a commit of its
-	// own. Another process's commit made while it is busy is seen at
-	// the next read, within a settleStep.
-	var busy bool
-	var quiet int // reads in a row, while busy, that saw no change
-	// lastWrite is when the watch took the last write's event (negative:
-	// none since the pause), and burstStart the first of those since the
-	// last gap of a settleStep.
-	burstStart, lastWrite := time.Duration(0), time.Duration(-1)
-	// Taken before the first look, and again only once it fired: a
-	// request between two looks closes the one held.
-	cancelAsked := s.cancelSignal()
-	// stopWatch ends the use of the file watch after err: Watch polls.
-	stopWatch := func(err error) {
-		s.log.InfoContext(ctx, "database file watch ended, polling for other writers", "interval", w.Poll, "err", err)
-		if fw != nil {
-			fw.Close()
-			fw = nil
-		}
-		written, poll, timer, busy, settling = nil, w.Poll, nil, false, false
+}
+
+// afterRead moves the watch on from what a read saw: it sets the next
+// read's timer, or returns true to read again at once.
+func (wt *watcher) afterRead(seen, own bool) bool {
+	clk := wt.s.clock
+	if wt.state == busy {
+		return wt.afterBusyRead(seen || own)
 	}
+	switch {
+	case seen:
+		wt.state = listening
+	case own:
+		// This process's commit showed. Another process's, written just
+		// after it, would show within its fsync: a few slower reads cover
+		// it without reading every settleStep behind a busy pool's every
+		// commit.
+		wt.settle(clk.Monotonic(), settleFast)
+		wt.next = clk.After(settleDelay(wt.settleN + 1))
+	case wt.state == settling && clk.Monotonic()-wt.settleStart < settleFor:
+		wt.settleN++
+		wt.next = clk.After(settleDelay(wt.settleN))
+	default:
+		wt.state = listening
+	}
+	if wt.timer == nil {
+		wt.timer = clk.After(wt.poll)
+	}
+	return false
+}
+
+// afterBusyRead moves a busy watch on: it reads every settleStep until
+// settleFast reads in a row saw no change, then listens again and reads
+// once more at once (a write made while it was paused made no event), and
+// settles as after a commit of its own.
+func (wt *watcher) afterBusyRead(changed bool) bool {
+	clk := wt.s.clock
+	switch {
+	case changed:
+		wt.quiet = 0
+	case wt.quiet+1 < settleFast:
+		wt.quiet++
+	default:
+		wt.lastWrite = -1
+		if err := wt.fw.Resume(); err != nil {
+			wt.stopFileWatch(err)
+			return true
+		}
+		wt.settle(clk.Monotonic(), settleFast)
+		return true
+	}
+	wt.next = clk.After(settleStep)
+	if wt.timer == nil {
+		wt.timer = clk.After(wt.poll)
+	}
+	return false
+}
+
+// wait waits for the next read: a write reported, the next read's timer,
+// the poll's, or a cancel request of this process. It returns false once
+// ctx is done.
+func (wt *watcher) wait() bool {
 	for {
-		seen, own, ok := look()
-		if !ok {
-			return
-		}
-		start()
-		next = nil
-		switch {
-		case busy && (seen || own):
-			quiet = 0
-			next = s.clock.After(settleStep)
-		case busy && quiet+1 < settleFast:
-			quiet++
-			next = s.clock.After(settleStep)
-		case busy:
-			busy, lastWrite = false, -1
-			if err := fw.Resume(); err != nil {
-				stopWatch(err)
-				continue
+		select {
+		case <-wt.ctx.Done():
+			return false
+		case _, ok := <-wt.written:
+			if !ok {
+				wt.stopFileWatch(errWatchEnded)
+				return true
 			}
-			settling, settleStart, settleN = true, s.clock.Monotonic(), settleFast
-			continue // the read once more
-		case seen:
-			settling = false
-		case own:
-			// This process's commit showed. Another process's, written
-			// just after it, would show within its fsync: a few slower
-			// looks cover it without reading every settleStep behind a
-			// busy pool's every commit.
-			settling, settleStart, settleN = true, s.clock.Monotonic(), settleFast
-			next = s.clock.After(settleDelay(settleN + 1))
-		case settling && s.clock.Monotonic()-settleStart < settleFor:
-			settleN++
-			next = s.clock.After(settleDelay(settleN))
-		default:
-			settling = false
-		}
-		if timer == nil {
-			timer = s.clock.After(poll)
-		}
-		for waiting := true; waiting; {
-			select {
-			case <-ctx.Done():
-				return
-			case _, ok := <-written:
-				if !ok {
-					stopWatch(errWatchEnded)
-					waiting = false
-					break
-				}
-				if busy {
-					break // a write reported before the pause: the reads see it
-				}
-				now := s.clock.Monotonic()
-				if lastWrite < 0 || now-lastWrite >= settleStep {
-					burstStart = now
-				}
-				lastWrite = now
-				if now-burstStart >= busyAfter {
-					if err := fw.Pause(); err != nil {
-						stopWatch(err)
-					} else {
-						busy, quiet, settling = true, 0, false
-					}
-				} else {
-					// Read now, and again until the commit shows.
-					settling, settleStart, settleN = true, now, 0
-				}
-				waiting = false
-			case <-next:
-				waiting = false
-			case <-timer:
-				timer, waiting = nil, false
-			case <-cancelAsked:
-				cancelAsked = s.cancelSignal()
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-				waiting = false
+			if wt.state == busy {
+				continue // a write reported before the pause: the reads see it
 			}
+			wt.written1()
+			return true
+		case <-wt.next:
+			return true
+		case <-wt.timer:
+			wt.timer = nil
+			return true
+		case <-wt.cancelAsked:
+			wt.cancelAsked = wt.s.cancelSignal()
+			wt.send()
+			return true
 		}
 	}
+}
+
+// written1 takes the report of one write: it starts a read at once, and
+// again until the commit shows; once writes have kept coming, less than a
+// settleStep apart, for busyAfter, the watch is busy. The few commits of
+// a job run now and then (enqueue, claim, completion) stay events, which
+// cost less so.
+func (wt *watcher) written1() {
+	now := wt.s.clock.Monotonic()
+	if wt.lastWrite < 0 || now-wt.lastWrite >= settleStep {
+		wt.burstStart = now
+	}
+	wt.lastWrite = now
+	if now-wt.burstStart < busyAfter {
+		wt.settle(now, 0)
+		return
+	}
+	if err := wt.fw.Pause(); err != nil {
+		wt.stopFileWatch(err)
+		return
+	}
+	wt.state, wt.quiet = busy, 0
 }
 
 // errWatchEnded is why Watch polls after the file watch ended on its own.
 var errWatchEnded = errors.New("the watch of the directory ended")
 
-// settleFor is how long the watch re-reads data_version after a write it
-// saw, waiting for the commit to become visible; settleDelay(n) is the
-// wait before the n-th re-read: settleStep for the first settleFast, then
-// four times longer each time up to a second. busyAfter is how long
-// writes keep coming before the watch pauses the file watch (see
-// Watch).
+// A write to the WAL comes before its commit is visible (after the fsync,
+// when the WAL index in shared memory is updated, which makes no event): a
+// read right after the event may still see the old version. settleFor is
+// how long the watch reads data_version again after a write it saw,
+// waiting for the commit to show; settleDelay(n) is the wait before the
+// n-th read: settleStep for the first settleFast, then four times longer
+// each time up to a second. busyAfter is how long writes keep coming
+// before the watch is busy.
 const (
 	settleFor  = 5 * time.Second
 	settleStep = time.Millisecond
@@ -275,4 +306,73 @@ func settleDelay(n int) time.Duration {
 		return settleStep
 	}
 	return min(settleStep<<min(2*(n-settleFast), 10), time.Second)
+}
+
+// versions reads PRAGMA data_version on a connection of the readers, to
+// see commits to the file, and on the writer connection, whose version
+// changes only with commits of other connections: every write of the
+// Store goes through it. A change seen on the readers' connection that the
+// writer's does not share was this process's own commit, which needs no
+// wake.
+type versions struct {
+	conn        *sql.Conn
+	read1, ownW *sql.Stmt
+	last, lastW int64
+}
+
+// openVersions prepares the reads of data_version once: they are read
+// after every write to the file, a busy pool's own commits included.
+func (s *Store) openVersions(ctx context.Context) (*versions, error) {
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &versions{conn: conn, last: -1, lastW: -1}
+	if v.read1, err = conn.PrepareContext(ctx, "PRAGMA data_version"); err != nil {
+		v.close()
+		return nil, err
+	}
+	if v.ownW, err = s.w.PrepareContext(ctx, "PRAGMA data_version"); err != nil {
+		v.close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *versions) close() {
+	for _, st := range []*sql.Stmt{v.read1, v.ownW} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	v.conn.Close()
+}
+
+// read reads the versions: seen is another connection's commit, own this
+// process's. A failed read of the writer's version counts as seen: better
+// a look too many than a job missed.
+func (v *versions) read() (seen, own bool, err error) {
+	var cur int64
+	// Without ctx: a cancellable query costs the driver a goroutine, and
+	// the watch's select notices ctx anyway.
+	if err := v.read1.QueryRowContext(context.Background()).Scan(&cur); err != nil {
+		return false, false, err
+	}
+	if cur == v.last {
+		return false, false, nil
+	}
+	v.last = cur
+	var w int64
+	if err = v.ownW.QueryRowContext(context.Background()).Scan(&w); err != nil {
+		w = v.lastW + 1
+	}
+	switch {
+	case v.lastW == -1: // the first read: nothing to compare with
+		v.lastW = w
+		return false, false, err
+	case w == v.lastW:
+		return false, true, err
+	}
+	v.lastW = w
+	return true, false, err
 }

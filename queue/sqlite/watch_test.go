@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -241,5 +242,69 @@ func sendWithin(t testing.TB, ch chan<- struct{}) {
 	case ch <- struct{}{}:
 	case <-time.After(3 * time.Minute):
 		t.Fatal("timed out sending")
+	}
+}
+
+// TestWatchStates walks the watch's states from what its reads see and
+// the writes reported: a write settles, a burst of writes makes it busy,
+// quiet reads while busy make it listen again, and a commit of this
+// process settles it on the slower reads.
+func TestWatchStates(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(t0)
+	var listens []bool
+	fw := &fileWatch{C: make(chan struct{}), close: func() error { return nil },
+		listen: func(on bool) error { listens = append(listens, on); return nil }}
+	wt := &watcher{s: &Store{clock: clk, log: slog.New(slog.DiscardHandler)}, ctx: context.Background(), fw: fw, written: fw.C,
+		poll: time.Hour, lastWrite: -1}
+	want := func(what string, state watchState, n int) {
+		t.Helper()
+		if wt.state != state || (state == settling && wt.settleN != n) {
+			t.Fatalf("%s: state %d (settleN %d), want %d (%d)", what, wt.state, wt.settleN, state, n)
+		}
+	}
+
+	wt.written1()
+	want("a write", settling, 0)
+	if wt.afterRead(false, false) || wt.next == nil {
+		t.Fatal("a read that saw nothing while settling set no next read")
+	}
+	want("a read after a write", settling, 1)
+	if wt.afterRead(true, false); wt.state != listening {
+		t.Fatalf("a read that saw the commit: state %d, want listening", wt.state)
+	}
+	wt.afterRead(false, true)
+	want("a commit of this process", settling, settleFast)
+	clk.Advance(settleFor)
+	wt.afterRead(false, false)
+	want("a read past settleFor", listening, 0)
+
+	// Writes half a settleStep apart for busyAfter: busy, the file watch
+	// paused.
+	for range int(busyAfter/(settleStep/2)) + 1 {
+		clk.Advance(settleStep / 2)
+		wt.written1()
+	}
+	want("a burst of writes", busy, 0)
+	if len(listens) != 1 || listens[0] {
+		t.Fatalf("listens %v, want one pause", listens)
+	}
+	// Quiet reads, then one that sees a change: the count starts again.
+	for range 5 {
+		wt.afterRead(false, false)
+	}
+	wt.afterRead(true, false)
+	for i := range settleFast - 1 {
+		if wt.afterRead(false, false) {
+			t.Fatalf("quiet read %d after a change listened again", i+1)
+		}
+		want("a busy read", busy, 0)
+	}
+	if !wt.afterRead(false, false) {
+		t.Fatal("settleFast quiet reads: no read again at once")
+	}
+	want("settleFast quiet reads", settling, settleFast)
+	if len(listens) != 2 || !listens[1] {
+		t.Fatalf("listens %v, want a pause then a listen", listens)
 	}
 }

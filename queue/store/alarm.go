@@ -22,8 +22,8 @@ const (
 )
 
 // NotifyKeyPrefix starts the dedup key of every notification job: the job
-// that hands an alarm to a notify task. A pool's finished events tell
-// notifications from other jobs by it.
+// that hands an alarm to a notify task (see NotifyKey). What tells a
+// notification job from others is its AlarmKey.
 const NotifyKeyPrefix = "alarm:"
 
 // AlarmKey returns the unique key of an alarm: the schedule, the fan-out
@@ -59,7 +59,8 @@ type NewAlarm struct {
 	// notifications). Empty means {}.
 	Detail json.RawMessage
 	// Notify are the notification jobs enqueued with the alarm, in its
-	// transaction, only when the alarm is new.
+	// transaction, only when the alarm is new. Their AlarmKey is the
+	// alarm's key.
 	Notify []NewJob
 	// Resolves are the ids of open alarms this one closes (a recovered
 	// alarm closes the alarms it follows), whether it is new or not.
@@ -153,6 +154,9 @@ func PrepareAlarms(alarms []NewAlarm, now time.Time) ([]NewAlarm, error) {
 		jobs, err := PrepareJobs(a.Notify, now)
 		if err != nil {
 			return nil, fmt.Errorf("raise alarm %s: %w", a.Key, err)
+		}
+		for k := range jobs {
+			jobs[k].AlarmKey = a.Key
 		}
 		a.Notify = jobs
 		out[i] = a

@@ -55,3 +55,13 @@ func (d CountDeltas) Sorted() []CountDelta {
 	})
 	return out
 }
+
+// Changed reports whether d changes a count.
+func (d CountDeltas) Changed() bool {
+	for _, n := range d {
+		if n != 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -18,6 +18,15 @@ const (
 	StateCancelled State = "cancelled"
 )
 
+// Valid reports whether s is one of the states above.
+func (s State) Valid() bool {
+	switch s {
+	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
+		return true
+	}
+	return false
+}
+
 // DefaultMaxAttempts is the attempt limit of a job enqueued without one.
 const DefaultMaxAttempts = 5
 
@@ -51,6 +60,9 @@ type NewJob struct {
 	// reason SkipOverlap instead of inserting when a pending or running job of
 	// the same Schedule and Item exists.
 	SkipIfActive bool
+	// AlarmKey, on a notification job, is the key of the alarm the job
+	// hands to a notify task; empty for every other job.
+	AlarmKey string
 }
 
 // Job is a stored job.
@@ -78,6 +90,9 @@ type Job struct {
 	// (Retry, RetryAllDead); zero when none has. Its give_up_after budget
 	// counts from it when it is the later start.
 	RetriedAt time.Time
+	// AlarmKey is the key of the alarm a notification job carries; empty
+	// for every other job (see NewJob.AlarmKey).
+	AlarmKey string
 
 	output []byte
 }

@@ -38,13 +38,13 @@ func NewLeases(c clock.Clock) *Leases {
 	return l
 }
 
-// Held returns by how much, at now, a lease must be past its end to count
+// Margin returns by how much, at now, a lease must be past its end to count
 // as expired: zero, or the forward steps of the clock held (see Leases).
-// A store takes back the leases that end before now minus Held, and
-// expects the next one to expire Held after its end. latest returns the
-// latest end of a running job's lease (zero for none); Held calls it only
+// A store takes back the leases that end before now minus Margin, and
+// expects the next one to expire Margin after its end. latest returns the
+// latest end of a running job's lease (zero for none); Margin calls it only
 // after the clock stepped forward, and fails with it.
-func (l *Leases) Held(now time.Time, latest func() (time.Time, error)) (time.Duration, error) {
+func (l *Leases) Margin(now time.Time, latest func() (time.Time, error)) (time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, step := l.steps.Read(l.clock); step > 0 || l.owed > 0 {

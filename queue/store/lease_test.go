@@ -28,9 +28,9 @@ func TestLeasesHoldForwardSteps(t *testing.T) {
 	}
 	held := func(what string, want time.Duration) {
 		t.Helper()
-		got, err := l.Held(clk.Now(), read)
+		got, err := l.Margin(clk.Now(), read)
 		if err != nil || got != want {
-			t.Fatalf("%s: Held = %v, %v; want %v", what, got, err, want)
+			t.Fatalf("%s: Margin = %v, %v; want %v", what, got, err, want)
 		}
 	}
 	held("no step", 0)
@@ -52,8 +52,8 @@ func TestLeasesHoldForwardSteps(t *testing.T) {
 
 	fail = errors.New("busy")
 	clk.Step(30 * time.Second)
-	if _, err := l.Held(clk.Now(), read); !errors.Is(err, fail) {
-		t.Fatalf("Held with a failing read = %v, want its error", err)
+	if _, err := l.Margin(clk.Now(), read); !errors.Is(err, fail) {
+		t.Fatalf("Margin with a failing read = %v, want its error", err)
 	}
 	fail, latest = nil, clk.Now().Add(-10*time.Second) // the step left it 20 s
 	held("the step owed, read again", 30*time.Second)

@@ -145,10 +145,10 @@ type SkipSummary struct {
 	Last  *Skip // the newest skip, at any time; nil when none is kept
 }
 
-// Daemon is a pool's row as an operator sees it: a running pool (in a
+// PoolRow is a pool's row as an operator sees it: a running pool (in a
 // daemon, or any program that runs one), or one that stopped without
 // deleting its row.
-type Daemon struct {
+type PoolRow struct {
 	Owner     string
 	PID       int
 	Host      string
@@ -163,7 +163,7 @@ type Daemon struct {
 }
 
 // Alive reports whether d's row was renewed within AliveWithin of now.
-func (d Daemon) Alive(now time.Time) bool { return now.Sub(d.LastSeen) <= AliveWithin }
+func (d PoolRow) Alive(now time.Time) bool { return now.Sub(d.LastSeen) <= AliveWithin }
 
 // Waiting is a job type with ready jobs that no running pool has a
 // handler for, or a version of a type whose ready jobs no running pool
@@ -180,8 +180,8 @@ type Waiting struct {
 	Oldest   time.Duration // how long its oldest ready job has waited
 }
 
-// Handlers is what the running pools on a queue can run.
-type Handlers struct {
+// Unhandled is what the running pools on a queue cannot run.
+type Unhandled struct {
 	// Known is false when the database predates the record of pools (no
 	// pool of this version has run on it): then nothing below is known.
 	Known bool
@@ -220,7 +220,7 @@ type MaintenanceReport struct {
 }
 
 // Process describes the program a pool runs in, as operators see it in
-// Daemons.
+// its PoolRow.
 type Process struct {
 	PID     int
 	Host    string

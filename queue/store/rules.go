@@ -212,20 +212,6 @@ func CheckLimit(what string, limit int) error {
 	return nil
 }
 
-// CollectCursors returns the cursors that each yields, by schedule name:
-// an engine's Cursors, from the reading its CursorsByName shares.
-func CollectCursors(each func(yield func(Cursor) bool) error) (map[string]Cursor, error) {
-	out := map[string]Cursor{}
-	err := each(func(c Cursor) bool {
-		out[c.Schedule] = c
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // Bounds of a job's payload, the same at every enqueue: a payload is shown
 // in listings and JSON output, decoded by task templates and merged into
 // notifications, so one stored row must not be too large or too deep for

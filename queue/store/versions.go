@@ -39,7 +39,7 @@ type TypeVersion struct {
 // version 1 it takes (plain) and the (type, version) pairs of every other
 // version it takes, sorted. Without versions, plain is types itself and
 // pairs is nil: the claim of a pool that runs version 1 of everything is
-// the claim by type it always was.
+// a claim by type alone.
 func (vs Versions) Split(types []string) (plain []string, pairs []TypeVersion) {
 	if len(vs) == 0 {
 		return types, nil
@@ -90,7 +90,7 @@ func Accepted(pools []PoolTypes) map[string][]int {
 }
 
 // MergeWaiting turns the ready jobs that no running pool takes, counted
-// by type and version (Waiting.Version set), into Handlers.Waiting given
+// by type and version (Waiting.Version set), into Unhandled.Waiting given
 // accepted, the union of what the running pools take (see Accepted): a
 // type that no pool runs is one entry of Version 0, its versions summed; a
 // type that some pool runs has an entry per version waiting, with the

@@ -38,10 +38,10 @@ func testStatsLookupAndCancel(t *testing.T, su *suite) {
 	if _, err := jobByRef(ctx, q, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing job: %v", err)
 	}
-	if err := q.Cancel(ctx, a.ID); err != nil {
+	if err := cancelPending(ctx, q, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.Cancel(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+	if err := cancelPending(ctx, q, a.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("second cancel: %v", err)
 	}
 	if j := mustJob(t, q, "a"); j.State != store.StateCancelled {
@@ -185,7 +185,7 @@ func testRetryRecordsItsInstant(t *testing.T, su *suite) {
 		t.Errorf("claimed: RetriedAt = %v, want %v", js[0].RetriedAt, t0.Add(time.Hour))
 	}
 	r := store.Result{Job: js[0], Worker: "test/w0", Outcome: store.OutcomeDead, Error: "boom", Started: clk.Now(), Finished: clk.Now()}
-	if _, err := q.Trip(ctx, store.Trip{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
 		t.Fatal(err)
 	}
 	retriedAt("dead again", t0.Add(time.Hour))

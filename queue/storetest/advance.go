@@ -72,7 +72,7 @@ func testAdvanceSkipIfActiveRecordsOverlap(t *testing.T, su *suite) {
 	if !res[0].Skipped || res[0].Inserted || res[1].Skipped || !res[1].Inserted {
 		t.Errorf("results = %+v, want a skipped (a still pending), b inserted", res)
 	}
-	skips, err := q.Skips(ctx, "s", 10)
+	skips, err := q.ListSkips(ctx, "s", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func testAdvanceBatchCommitsWinnersOnly(t *testing.T, su *suite) {
 			if got := cursors[a.Schedule].At; got.Equal(i2) {
 				t.Errorf("%s lost its compare-and-set but its cursor moved to %v", a.Schedule, got)
 			}
-			if skips, _ := q.Skips(ctx, a.Schedule, 10); len(skips) != 0 {
+			if skips, _ := q.ListSkips(ctx, a.Schedule, 10); len(skips) != 0 {
 				t.Errorf("%s lost its compare-and-set but its skips landed: %+v", a.Schedule, skips)
 			}
 			continue
@@ -324,7 +324,7 @@ func testAdvanceBatchCommitsWinnersOnly(t *testing.T, su *suite) {
 			t.Errorf("%s: cursor %v, want %v", a.Schedule, got, i2)
 		}
 		if len(a.Skips) > 0 {
-			if skips, _ := q.Skips(ctx, a.Schedule, 10); len(skips) != 1 {
+			if skips, _ := q.ListSkips(ctx, a.Schedule, 10); len(skips) != 1 {
 				t.Errorf("%s: skips %+v, want one", a.Schedule, skips)
 			}
 		}

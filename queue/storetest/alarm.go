@@ -243,7 +243,7 @@ func testPurgeKeepsOpenAlarms(t *testing.T, su *suite) {
 	if _, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{late}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := q.Purge(ctx, clk.Now().Add(-time.Hour)); err != nil {
+	if _, _, err := purge(ctx, q, clk.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	list, err := q.Alarms(ctx, "", 10)
@@ -304,11 +304,54 @@ func testOpenAlarmsSeeTheirNotifications(t *testing.T, su *suite) {
 			continue
 		}
 		r := store.Result{Job: j, Worker: "test/w0", Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
-		if res, err := q.Trip(ctx, store.Trip{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
+		if res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
 			t.Fatalf("finish %s: %+v, %v", j.Key, res, err)
 		}
 	}
 	if got := notifying(); got["x"] || !got[long] {
 		t.Errorf("Notifying with a's notifications ended, b's running = %v, want b alone", got)
+	}
+}
+
+// testNotificationsNameTheirAlarm: the notification jobs of an alarm carry
+// its key, as the job, as a claim returns it, and to OpenAlarms, which
+// counts a job by it and not by its dedup key: a job whose key looks like
+// a notification's but that names no alarm is none.
+func testNotificationsNameTheirAlarm(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	a := missedAlarm("s", "x", t0.Add(time.Hour), 7, "page")
+	a.Notify[0].AlarmKey = ""
+	raised, err := q.RaiseAlarms(ctx, store.AlarmBatch{Alarms: []store.NewAlarm{a}})
+	if err != nil || len(raised) != 1 {
+		t.Fatalf("raise = %+v, %v", raised, err)
+	}
+	key := raised[0].Key
+	if j := mustJob(t, q, store.NotifyKey(key, "page")); j.AlarmKey != key {
+		t.Errorf("notification job's AlarmKey = %q, want %q", j.AlarmKey, key)
+	}
+	mustEnqueue(t, q, store.NewJob{Type: "page", Key: store.NotifyKey(key, "chat")}) // no alarm named
+	js := claim(t, q, "test", clk.Now(), time.Minute, 10, "page")
+	if len(js) != 2 {
+		t.Fatalf("claimed %d jobs, want 2", len(js))
+	}
+	for _, j := range js {
+		if want := map[bool]string{true: key}[j.Key == store.NotifyKey(key, "page")]; j.AlarmKey != want {
+			t.Errorf("claimed %s: AlarmKey %q, want %q", j.Key, j.AlarmKey, want)
+		}
+	}
+	for _, j := range js {
+		if j.AlarmKey == "" {
+			continue
+		}
+		r := store.Result{Job: j, Worker: "test/w0", Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "test", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open, err := q.OpenAlarms(ctx, 10)
+	if err != nil || len(open) != 1 || open[0].Notifying {
+		t.Errorf("OpenAlarms = %+v, %v; want the alarm, its one notification ended", open, err)
 	}
 }

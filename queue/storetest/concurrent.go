@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -25,7 +24,7 @@ func testConcurrentEnqueueDedupAcrossStores(t *testing.T, su *suite) {
 	ids := map[string]map[int64]int{} // key -> id -> inserted count
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*rounds)
-	for _, s := range []queue.Store{a, b} {
+	for _, s := range []store.Engine{a, b} {
 		for r := range rounds {
 			wg.Go(func() {
 				var jobs []store.NewJob
@@ -98,7 +97,7 @@ func testConcurrentAdvanceOneWinner(t *testing.T, su *suite) {
 	t.Parallel()
 	a, b, _ := su.openTwo(t)
 	ctx := context.Background()
-	stores := []queue.Store{a, b}
+	stores := []store.Engine{a, b}
 	var from time.Time
 	for step := range 30 {
 		to := t0.Add(time.Duration(step+1) * time.Minute)
@@ -154,7 +153,7 @@ func testConcurrentAdvanceBatchOneWinner(t *testing.T, su *suite) {
 	t.Parallel()
 	a, b, _ := su.openTwo(t)
 	ctx := context.Background()
-	stores := []queue.Store{a, b}
+	stores := []store.Engine{a, b}
 	const schedules = 40
 	from := map[string]time.Time{}
 	for step := range 12 {
@@ -217,7 +216,7 @@ func testConcurrentAdvanceBatchOneWinner(t *testing.T, su *suite) {
 
 // testConcurrentClaimsNeverShareAJob drains jobs with claims from two
 // stores at once, two pools on each, each completing what it claimed in
-// its next trip: no job is claimed twice, every job is claimed, and every
+// its next transaction: no job is claimed twice, every job is claimed, and every
 // completion holds its fence.
 func testConcurrentClaimsNeverShareAJob(t *testing.T, su *suite) {
 	t.Parallel()
@@ -242,13 +241,13 @@ func testConcurrentClaimsNeverShareAJob(t *testing.T, su *suite) {
 		default:
 		}
 	}
-	for i, s := range []queue.Store{a, b} {
+	for i, s := range []store.Engine{a, b} {
 		for w := range 2 {
 			owner := fmt.Sprintf("pool%d.%d", i, w)
 			wg.Go(func() {
 				var results []store.Result
 				for {
-					res, err := s.Trip(ctx, store.Trip{Owner: owner, Now: now, Results: results,
+					res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: now, Results: results,
 						Claim: &store.Claim{Lease: time.Minute, N: 7, Types: []string{"t"}}})
 					if err != nil {
 						fail(err)

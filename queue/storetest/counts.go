@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -22,7 +22,7 @@ type JobCounter interface {
 
 // checkCounts fails t unless Stats of q counts what a count of every row
 // of the database finds.
-func checkCounts(t *testing.T, q queue.Store, step string) {
+func checkCounts(t *testing.T, q store.Engine, step string) {
 	t.Helper()
 	jc, ok := q.(JobCounter)
 	if !ok {
@@ -72,15 +72,36 @@ func countsText(m map[store.State]map[string]int) string {
 // the rows after each one.
 func testCountsAreExact(t *testing.T, su *suite) {
 	t.Parallel()
-	a, b, clk := su.openTwo(t)
-	ctx := context.Background()
-	check := func(step string) {
-		t.Helper()
-		checkCounts(t, a, step)
-		checkCounts(t, b, step)
-	}
-	check("open")
+	c := &countsRun{t: t, ctx: context.Background()}
+	c.a, c.b, c.clk = su.openTwo(t)
+	c.check("open")
+	c.enqueues()
+	c.many()
+	c.claimsAndResults()
+	c.cancels()
+	c.reclaimsRetriesPurges()
+}
 
+// countsRun is the state of testCountsAreExact, whose phases are its
+// methods: two stores sharing a database, and the instant of the claims.
+type countsRun struct {
+	t    *testing.T
+	ctx  context.Context
+	a, b store.Engine
+	clk  *clock.Fake
+	now  time.Time
+}
+
+// check checks the counts of both stores after step.
+func (c *countsRun) check(step string) {
+	c.t.Helper()
+	checkCounts(c.t, c.a, step)
+	checkCounts(c.t, c.b, step)
+}
+
+// enqueues enqueues and advances, a few jobs at a time.
+func (c *countsRun) enqueues() {
+	t, a, b, ctx, check := c.t, c.a, c.b, c.ctx, c.check
 	mustEnqueue(t, a, store.NewJob{Type: "x", Key: "x1"})
 	mustEnqueue(t, a, store.NewJob{Type: "x", Key: "x1"}) // a used key inserts nothing
 	check("Enqueue")
@@ -106,6 +127,11 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		t.Fatal(err)
 	}
 	check("Advance")
+}
+
+// many enqueues and advances many jobs at once.
+func (c *countsRun) many() {
+	t, a, b, ctx, check := c.t, c.a, c.b, c.ctx, c.check
 	// Many jobs at once, which an engine may count otherwise than one by
 	// one: a batch with keys used already, and a tick of many schedules,
 	// some of whose jobs are skipped as overlapping.
@@ -152,21 +178,26 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		t.Fatal(err)
 	}
 	check("RaiseAlarms")
+}
 
+// claimsAndResults claims, and records every outcome.
+func (c *countsRun) claimsAndResults() {
+	t, a, b, ctx, check, clk := c.t, c.a, c.b, c.ctx, c.check, c.clk
 	// A claim with a prefetch that gives back the jobs from the first one
 	// on its last attempt (y2) on.
 	now := clk.Now()
-	res, err := a.Trip(ctx, store.Trip{Owner: "p", Now: now,
+	c.now = now
+	res, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now,
 		Claim: &store.Claim{Lease: time.Minute, N: 4, Types: []string{"x", "y"}, Prefetch: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Held {
+	if !res.GaveBack {
 		t.Fatalf("claim took %d jobs and held none back: the test does not reach the give-back", len(res.Claimed))
 	}
 	check("claim with a give-back")
 	held := res.Claimed
-	res, err = b.Trip(ctx, store.Trip{Owner: "q", Now: now,
+	res, err = b.CommitPoolTx(ctx, store.PoolTx{Owner: "q", Now: now,
 		Claim: &store.Claim{Lease: time.Minute, N: 10, Types: []string{"y", "s"}, Limited: map[string]int{"z": 1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -193,7 +224,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 		}
 		pResults = append(pResults, result(j.Key, o))
 	}
-	if _, err := a.Trip(ctx, store.Trip{Owner: "p", Now: now, Results: pResults}); err != nil {
+	if _, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: now, Results: pResults}); err != nil {
 		t.Fatal(err)
 	}
 	check("done and retry")
@@ -205,7 +236,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 			qResults = append(qResults, result(j.Key, o))
 		}
 	}
-	tr, err := b.Trip(ctx, store.Trip{Owner: "q", Now: now, Results: qResults})
+	tr, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "q", Now: now, Results: qResults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,11 +248,15 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	if len(tr.Fenced) != len(qResults) || len(qResults) != 5 {
 		t.Fatalf("%d results recorded, want 5 (claimed: %v)", len(tr.Fenced), slices.Collect(maps.Keys(byKey)))
 	}
+}
 
+// cancels cancels pending and running jobs.
+func (c *countsRun) cancels() {
+	t, a, b, ctx, check, now := c.t, c.a, c.b, c.ctx, c.check, c.now
 	// Cancels: a pending job, at once; a running one, by request, settled
 	// when its retry makes it pending; one left to its reclaim.
 	x2 := mustJob(t, a, "x2")
-	if err := a.Cancel(ctx, x2.ID); err != nil {
+	if err := cancelPending(ctx, a, x2.ID); err != nil {
 		t.Fatal(err)
 	}
 	check("Cancel")
@@ -247,23 +282,27 @@ func testCountsAreExact(t *testing.T, su *suite) {
 	for _, j := range ws {
 		if j.Key == "w1" {
 			r := store.Result{Job: j, Worker: "r/w0", Outcome: store.OutcomeRetry, Started: now, Finished: now, RetryAt: now}
-			if _, err := a.Trip(ctx, store.Trip{Owner: "r", Now: now, Results: []store.Result{r}}); err != nil {
+			if _, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "r", Now: now, Results: []store.Result{r}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	check("a retry settled as cancelled")
+}
 
+// reclaimsRetriesPurges reclaims leases, retries dead jobs, purges.
+func (c *countsRun) reclaimsRetriesPurges() {
+	t, a, b, ctx, check, clk := c.t, c.a, c.b, c.ctx, c.check, c.clk
 	// Reclaims: to pending (w2), to dead (w3), to cancelled (w4), by the
-	// Trip of another owner and by Reclaim.
+	// PoolTx of another owner and by Reclaim.
 	clk.Advance(2 * time.Minute)
-	if _, err := b.Trip(ctx, store.Trip{Owner: "q2", Now: clk.Now(), Reclaim: true}); err != nil {
+	if _, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "q2", Now: clk.Now(), Reclaim: true}); err != nil {
 		t.Fatal(err)
 	}
-	check("reclaim in a trip")
+	check("reclaim in a transaction")
 	claim(t, a, "gone", clk.Now(), time.Minute, 1, "w")
 	clk.Advance(2 * time.Minute)
-	if _, err := a.Reclaim(ctx); err != nil {
+	if _, err := reclaim(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 	check("Reclaim")
@@ -284,7 +323,7 @@ func testCountsAreExact(t *testing.T, su *suite) {
 
 	// Purge, directly and through Maintain.
 	clk.Advance(time.Hour)
-	if n, _, err := a.Purge(ctx, clk.Now()); err != nil || n == 0 {
+	if n, _, err := purge(ctx, a, clk.Now()); err != nil || n == 0 {
 		t.Fatalf("Purge = %d, %v; want some jobs purged", n, err)
 	}
 	check("Purge")

@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // claimOne claims the one ready job of type t for owner at now, on a
 // minute's lease, failing the test unless there is exactly one.
-func claimOne(t *testing.T, q queue.Store, owner string, now time.Time) *store.Job {
+func claimOne(t *testing.T, q store.Engine, owner string, now time.Time) *store.Job {
 	t.Helper()
 	js := claim(t, q, owner, now, time.Minute, 1, "t")
 	if len(js) != 1 {
@@ -34,7 +33,7 @@ func testFenceAfterReclaim(t *testing.T, su *suite) {
 	e := mustEnqueue(t, a, store.NewJob{Type: "t", MaxAttempts: 3})
 	old := claimOne(t, a, "A", t0)
 	later := t0.Add(2 * time.Minute)
-	res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: later, Reclaim: true, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
+	res, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "B", Now: later, Reclaim: true, Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +44,7 @@ func testFenceAfterReclaim(t *testing.T, su *suite) {
 		t.Fatalf("Claimed = %+v", res.Claimed)
 	}
 	for _, o := range []store.Outcome{store.OutcomeDone, store.OutcomeRetry, store.OutcomeDead, store.OutcomeReleased, store.OutcomeCancelled} {
-		res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: later, Results: []store.Result{{Job: old, Worker: "A/1", Outcome: o, RetryAt: later, Started: t0, Finished: later}}})
+		res, err = a.CommitPoolTx(ctx, store.PoolTx{Owner: "A", Now: later, Results: []store.Result{{Job: old, Worker: "A/1", Outcome: o, RetryAt: later, Started: t0, Finished: later}}})
 		if err != nil || res.Fenced[0] {
 			t.Fatalf("late %s result = %+v, %v; want fence failed", o, res, err)
 		}
@@ -67,11 +66,11 @@ func testFenceAfterReclaim(t *testing.T, su *suite) {
 		t.Fatalf("claimed %d, want %d", first.ID, e2.ID)
 	}
 	much := later.Add(time.Hour)
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Reclaim: true, Heartbeat: much.Add(time.Hour), Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
+	res, err = a.CommitPoolTx(ctx, store.PoolTx{Owner: "A", Now: much, Reclaim: true, Heartbeat: much.Add(time.Hour), Claim: &store.Claim{Lease: time.Minute, N: 1, Types: []string{"t"}}})
 	if err != nil || len(res.Claimed) != 1 || res.Claimed[0].ID != e2.ID || res.Claimed[0].Attempt != 2 {
 		t.Fatalf("reclaim and claim again = %+v, %v", res, err)
 	}
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: much, Results: []store.Result{{Job: first, Worker: "A/1", Outcome: store.OutcomeDone, Started: later, Finished: much}}})
+	res, err = a.CommitPoolTx(ctx, store.PoolTx{Owner: "A", Now: much, Results: []store.Result{{Job: first, Worker: "A/1", Outcome: store.OutcomeDone, Started: later, Finished: much}}})
 	if err != nil || res.Fenced[0] {
 		t.Fatalf("late result of attempt 1 = %+v, %v; want fence failed", res, err)
 	}
@@ -91,7 +90,7 @@ func testResultsReleaseRetryDeadRetry(t *testing.T, su *suite) {
 	e := mustEnqueue(t, s, store.NewJob{Type: "t", MaxAttempts: 2, Payload: []byte(`{"a": 1}`)})
 	finish := func(j *store.Job, o store.Outcome, retryAt time.Time) {
 		t.Helper()
-		res, err := s.Trip(ctx, store.Trip{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: o, Error: "boom", Output: "out", RetryAt: retryAt, Started: t0, Finished: t0}}})
+		res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: "o", Now: t0, Results: []store.Result{{Job: j, Worker: "w", Outcome: o, Error: "boom", Output: "out", RetryAt: retryAt, Started: t0, Finished: t0}}})
 		if err != nil || !res.Fenced[0] {
 			t.Fatalf("finish %s = %+v, %v", o, res, err)
 		}
@@ -168,9 +167,9 @@ func testAttemptsInOrder(t *testing.T, su *suite) {
 	t.Parallel()
 	s, clk := su.open(t)
 	ctx := context.Background()
-	result := func(j *store.Job, worker string, o store.Outcome, output string) store.TripResult {
+	result := func(j *store.Job, worker string, o store.Outcome, output string) store.PoolTxResult {
 		t.Helper()
-		res, err := s.Trip(ctx, store.Trip{Owner: j.Owner, Now: clk.Now(), Results: []store.Result{{Job: j, Worker: worker, Outcome: o,
+		res, err := s.CommitPoolTx(ctx, store.PoolTx{Owner: j.Owner, Now: clk.Now(), Results: []store.Result{{Job: j, Worker: worker, Outcome: o,
 			Error: string(o), Output: output, RetryAt: clk.Now(), Started: clk.Now(), Finished: clk.Now()}}})
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +181,7 @@ func testAttemptsInOrder(t *testing.T, su *suite) {
 	result(claimOne(t, s, "P", clk.Now()), "P/w0", store.OutcomeRetry, "")
 	gone := claimOne(t, s, "P", clk.Now())
 	clk.Advance(2 * time.Minute)
-	if n, err := s.Reclaim(ctx); err != nil || n != 1 {
+	if n, err := reclaim(ctx, s); err != nil || n != 1 {
 		t.Fatalf("Reclaim = %d, %v", n, err)
 	}
 	j := claimOne(t, s, "Q", clk.Now())
@@ -290,7 +289,7 @@ func testMaintainReports(t *testing.T, su *suite) {
 		t.Errorf("reclaimed job: %s, want pending", j.State)
 	}
 	mustJob(t, s, "new-done")
-	if skips, _ := s.Skips(ctx, "s", 10); len(skips) != 1 {
+	if skips, _ := s.ListSkips(ctx, "s", 10); len(skips) != 1 {
 		t.Errorf("skips after Maintain = %+v, want the recent one", skips)
 	}
 	if rep, err := s.Maintain(ctx, 24*time.Hour); err != nil || rep != (store.MaintenanceReport{}) {
@@ -315,14 +314,14 @@ func testForwardStepTakesNoLiveLease(t *testing.T, su *suite) {
 	clk.Advance(30 * time.Second)             // both leases have 30 s left
 	clk.Step(90 * time.Second)                // now a minute past their end by the wall clock
 
-	// reclaimed takes back what b's Reclaim and Trip take back, and counts it.
+	// reclaimed takes back what b's Reclaim and PoolTx take back, and counts it.
 	reclaimed := func() int {
 		t.Helper()
-		n, err := b.Reclaim(ctx)
+		n, err := reclaim(ctx, b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Reclaim: true})
+		res, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "B", Now: clk.Now(), Reclaim: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +335,7 @@ func testForwardStepTakesNoLiveLease(t *testing.T, su *suite) {
 		t.Fatalf("NextWake: lease %v, %v; want %v, when the leases' minute is up by elapsed time", lease, err, want)
 	}
 	// The live owner heartbeats, on time by elapsed time.
-	if _, err := a.Trip(ctx, store.Trip{Owner: "A", Now: clk.Now(), Heartbeat: clk.Now().Add(time.Minute)}); err != nil {
+	if _, err := a.CommitPoolTx(ctx, store.PoolTx{Owner: "A", Now: clk.Now(), Heartbeat: clk.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(29 * time.Second)

@@ -24,7 +24,7 @@ func testListFiltersNewestFirst(t *testing.T, su *suite) {
 		}
 		mustEnqueue(t, q, store.NewJob{Type: fmt.Sprint("t", i%3), Key: fmt.Sprintf("%s|%d", sched, i), Schedule: sched, ScheduledAt: t0.Add(time.Duration(i) * time.Minute)})
 	}
-	if err := q.Cancel(ctx, 2); err != nil {
+	if err := cancelPending(ctx, q, 2); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(f store.Filter) string {
@@ -130,7 +130,7 @@ func testInstantSummarisesFanOut(t *testing.T, su *suite) {
 		mustEnqueue(t, q, store.NewJob{Type: "t", Key: "s|" + item, Schedule: "s", Item: item, ScheduledAt: t0})
 		mustEnqueue(t, q, store.NewJob{Type: "t", Key: fmt.Sprint("s|old", i), Schedule: "s", Item: item, ScheduledAt: t0.Add(-time.Hour)})
 	}
-	if err := q.Cancel(ctx, mustJob(t, q, "s|y").ID); err != nil {
+	if err := cancelPending(ctx, q, mustJob(t, q, "s|y").ID); err != nil {
 		t.Fatal(err)
 	}
 	o, err := q.Instant(ctx, "s", t0)
@@ -147,10 +147,10 @@ func testInstantSummarisesFanOut(t *testing.T, su *suite) {
 			last = mustEnqueue(t, q, store.NewJob{Type: "t", Key: "s|" + item + "|manual|" + k, Schedule: "s", Item: item})
 		}
 	}
-	if err := q.Cancel(ctx, last.ID); err != nil {
+	if err := cancelPending(ctx, q, last.ID); err != nil {
 		t.Fatal(err)
 	}
-	if o, err := q.Run(ctx, "s", last.ID, 2, "|manual|k2"); err != nil || o.Jobs != 2 || o.States[store.StatePending] != 1 || o.States[store.StateCancelled] != 1 {
+	if o, err := q.ManualRun(ctx, "s", last.ID, 2, "|manual|k2"); err != nil || o.Jobs != 2 || o.States[store.StatePending] != 1 || o.States[store.StateCancelled] != 1 {
 		t.Errorf("Run = %+v, %v; want 2 jobs: 1 pending, 1 cancelled", o, err)
 	}
 }
@@ -266,18 +266,18 @@ func testRunCountsTheNewestOfTheRun(t *testing.T, su *suite) {
 	mustEnqueue(t, s, store.NewJob{Type: "t", Key: "one-off"})
 	z := manual("s", "z", "|manual|k1")
 	manual("s", "later", "|manual|k1") // after lastID
-	if err := s.Cancel(ctx, x.ID); err != nil {
+	if err := cancelPending(ctx, s, x.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		span, jobs, cancelled int
 	}{{3, 3, 1}, {2, 2, 0}, {4, 4, 1}, {10, 4, 1}} {
-		o, err := s.Run(ctx, "s", z.ID, c.span, "|manual|k1")
+		o, err := s.ManualRun(ctx, "s", z.ID, c.span, "|manual|k1")
 		if err != nil || o.Schedule != "s" || o.Jobs != c.jobs || o.States[store.StateCancelled] != c.cancelled || o.States[store.StatePending] != c.jobs-c.cancelled {
 			t.Errorf("Run(span %d) = %+v, %v; want %d jobs, %d cancelled", c.span, o, err, c.jobs, c.cancelled)
 		}
 	}
-	if _, err := s.Run(ctx, "s", z.ID, 3, ""); err == nil {
+	if _, err := s.ManualRun(ctx, "s", z.ID, 3, ""); err == nil {
 		t.Error("Run with an empty suffix: no error")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// testHeartbeatExtendsTheOwnersLeases: a Trip's heartbeat extends the
+// testHeartbeatExtendsTheOwnersLeases: a PoolTx's heartbeat extends the
 // leases of every job its owner runs, and of no other owner's, so that a
 // reclaim after the old lease takes only the others'.
 func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
@@ -28,7 +28,7 @@ func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
 	}
 	clk.Advance(50 * time.Second)
 	until := clk.Now().Add(time.Minute)
-	if _, err := q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(), Heartbeat: until}); err != nil {
+	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(), Heartbeat: until}); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"p1", "p2"} {
@@ -37,7 +37,7 @@ func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
 		}
 	}
 	clk.Advance(30 * time.Second)
-	if n, err := q.Reclaim(ctx); n != 1 || err != nil {
+	if n, err := reclaim(ctx, q); n != 1 || err != nil {
 		t.Fatalf("Reclaim = %d, %v; want Q's job alone", n, err)
 	}
 	if j := mustJob(t, q, "q"); j.State != store.StatePending {
@@ -48,7 +48,7 @@ func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
 	}
 }
 
-// testPresenceDaemonsHandlers: a Trip's presence writes the pool's row,
+// testPresenceDaemonsHandlers: a PoolTx's presence writes the pool's row,
 // which Daemons lists with its process and Handlers counts while it is
 // renewed within AliveWithin, the ready jobs of the types no running pool
 // has waiting; Absent deletes the row, and a pool's first presence forgets
@@ -62,42 +62,42 @@ func testPresenceDaemonsHandlers(t *testing.T, su *suite) {
 	mustEnqueue(t, q, store.NewJob{Type: "later", Key: "later", RunAt: t0.Add(time.Hour)})
 	present := func(owner string, first bool, types ...string) {
 		t.Helper()
-		_, err := q.Trip(ctx, store.Trip{Owner: owner, Now: clk.Now(),
+		_, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: clk.Now(),
 			Presence: &store.Presence{Types: types, Process: store.Process{PID: 7, Host: "h", Version: "v1"}, First: first}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	present("A", true, "t")
-	ds, err := q.Daemons(ctx)
-	want := store.Daemon{Owner: "A", PID: 7, Host: "h", Version: "v1", StartedAt: t0, LastSeen: t0}
+	ds, err := q.Pools(ctx)
+	want := store.PoolRow{Owner: "A", PID: 7, Host: "h", Version: "v1", StartedAt: t0, LastSeen: t0}
 	if err != nil || len(ds) != 1 || ds[0] != want {
 		t.Fatalf("Daemons = %+v, %v; want %+v", ds, err, want)
 	}
 	clk.Advance(time.Minute)
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	if err != nil || !h.Known || h.Pools != 1 || len(h.Waiting) != 1 || h.Waiting[0].Type != "x" ||
 		h.Waiting[0].Ready != 1 || h.Waiting[0].Oldest != time.Minute {
 		t.Errorf("Handlers = %+v, %v; want one pool, x waiting a minute", h, err)
 	}
 	present("A", false, "t", "x")
-	if ds, _ := q.Daemons(ctx); len(ds) != 1 || !ds[0].StartedAt.Equal(t0) || !ds[0].LastSeen.Equal(clk.Now()) {
+	if ds, _ := q.Pools(ctx); len(ds) != 1 || !ds[0].StartedAt.Equal(t0) || !ds[0].LastSeen.Equal(clk.Now()) {
 		t.Errorf("renewed row: %+v, want started at t0, seen now", ds)
 	}
-	if h, _ := q.Handlers(ctx); h.Pools != 1 || len(h.Waiting) != 0 {
+	if h, _ := q.Unhandled(ctx); h.Pools != 1 || len(h.Waiting) != 0 {
 		t.Errorf("Handlers after the pool took x = %+v, want nothing waiting", h)
 	}
 	clk.Advance(store.AliveWithin + time.Second)
-	if h, _ := q.Handlers(ctx); h.Pools != 0 || len(h.Waiting) != 2 {
+	if h, _ := q.Unhandled(ctx); h.Pools != 0 || len(h.Waiting) != 2 {
 		t.Errorf("Handlers of a silent pool = %+v, want no pool, t and x waiting", h)
 	}
-	if ds, _ := q.Daemons(ctx); len(ds) != 1 || ds[0].Alive(clk.Now()) {
+	if ds, _ := q.Pools(ctx); len(ds) != 1 || ds[0].Alive(clk.Now()) {
 		t.Errorf("Daemons of a silent pool = %+v, want its row, not alive", ds)
 	}
-	if err := q.Absent(ctx, "A"); err != nil {
+	if err := q.Leave(ctx, "A"); err != nil {
 		t.Fatal(err)
 	}
-	if ds, err := q.Daemons(ctx); err != nil || len(ds) != 0 {
+	if ds, err := q.Pools(ctx); err != nil || len(ds) != 0 {
 		t.Errorf("Daemons after Absent = %+v, %v; want none", ds, err)
 	}
 	present("old", false)
@@ -105,7 +105,7 @@ func testPresenceDaemonsHandlers(t *testing.T, su *suite) {
 	present("recent", false)
 	present("new", true)
 	var owners []string
-	ds, _ = q.Daemons(ctx)
+	ds, _ = q.Pools(ctx)
 	for _, d := range ds {
 		owners = append(owners, d.Owner)
 	}
@@ -124,17 +124,17 @@ func testPresenceRecordsTheConfig(t *testing.T, su *suite) {
 	ctx := context.Background()
 	present := func(owner string, pr store.Process) {
 		t.Helper()
-		if _, err := q.Trip(ctx, store.Trip{Owner: owner, Now: clk.Now(), Presence: &store.Presence{Types: []string{"t"}, Process: pr}}); err != nil {
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: clk.Now(), Presence: &store.Presence{Types: []string{"t"}, Process: pr}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	byOwner := func() map[string]store.Daemon {
+	byOwner := func() map[string]store.PoolRow {
 		t.Helper()
-		ds, err := q.Daemons(ctx)
+		ds, err := q.Pools(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := map[string]store.Daemon{}
+		m := map[string]store.PoolRow{}
 		for _, d := range ds {
 			m[d.Owner] = d
 		}
@@ -190,7 +190,7 @@ func testCancelRequestsReachTheOwner(t *testing.T, su *suite) {
 		t.Errorf("CancelRequests(Q) = %+v, %v; want none", reqs, err)
 	}
 	r := store.Result{Job: js[0], Worker: "P/w0", Outcome: store.OutcomeCancelled, Error: "cancelled by alice", Started: clk.Now(), Finished: clk.Now()}
-	if _, err := q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+	if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
 		t.Fatal(err)
 	}
 	if j := mustJob(t, q, "k"); j.State != store.StateCancelled {
@@ -251,7 +251,7 @@ func testPurgedKeysStayUsed(t *testing.T, su *suite) {
 	clk.Advance(8 * 24 * time.Hour)
 	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "recent"})
 	finishJob(t, q, clk.Now(), "recent", store.OutcomeDone, "")
-	jobs, _, err := q.Purge(ctx, clk.Now().Add(-7*24*time.Hour))
+	jobs, _, err := purge(ctx, q, clk.Now().Add(-7*24*time.Hour))
 	if err != nil || jobs != 1 {
 		t.Fatalf("Purge = %d, %v; want the old done job", jobs, err)
 	}
@@ -312,7 +312,7 @@ func testIDsAreNeverDrawnAgain(t *testing.T, su *suite) {
 		finishJob(t, q, clk.Now(), k, store.OutcomeDone, "")
 	}
 	clk.Advance(time.Hour)
-	if _, _, err := q.Purge(ctx, clk.Now()); err != nil {
+	if _, _, err := purge(ctx, q, clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.Job(ctx, last-1); !errors.Is(err, store.ErrNotFound) {

@@ -13,10 +13,10 @@ import (
 
 // rateClaim claims for owner at now with one rated type and nothing else.
 func rateClaim(t *testing.T, q interface {
-	Trip(context.Context, store.Trip) (store.TripResult, error)
-}, owner string, now time.Time, rc store.RatedClaim) store.TripResult {
+	CommitPoolTx(context.Context, store.PoolTx) (store.PoolTxResult, error)
+}, owner string, now time.Time, rc store.RatedClaim) store.PoolTxResult {
 	t.Helper()
-	res, err := q.Trip(context.Background(), store.Trip{Owner: owner, Now: now,
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now,
 		Claim: &store.Claim{Lease: time.Hour, N: rc.Room, Rated: []store.RatedClaim{rc}}})
 	if err != nil {
 		t.Fatalf("rated claim: %v", err)
@@ -99,14 +99,14 @@ func testRateLimitHoldsAcrossStores(t *testing.T, su *suite) {
 	}
 	// Full buckets are purged: the bucket of the last claim is not.
 	clk.Advance(time.Second)
-	if _, _, err := a.Purge(context.Background(), clk.Now().Add(-time.Hour)); err != nil {
+	if _, _, err := purge(context.Background(), a, clk.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if tat, err := a.RateTAT(context.Background(), "r", ""); err != nil || tat.IsZero() {
 		t.Fatalf("RateTAT after a purge 1s after the claim = %v, %v; want the bucket kept", tat, err)
 	}
 	clk.Advance(time.Minute)
-	if _, _, err := a.Purge(context.Background(), clk.Now().Add(-time.Hour)); err != nil {
+	if _, _, err := purge(context.Background(), a, clk.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if tat, err := a.RateTAT(context.Background(), "r", ""); err != nil || !tat.IsZero() {

@@ -1,26 +1,27 @@
 // Package storetest is the behaviour every storage engine of the queue
 // must show: one conformance suite, run by each engine's tests against a
-// real database (see Run). It holds the tests of the rules of queue.Store
+// real database (see Run). It holds the tests of the rules of store.Engine
 // (enqueue and dedup, advance and its cursor compare-and-set, skips, lists,
 // runs and stats, retry and cancel, reclaim, purge and maintenance, a
-// pool's Trip: claim order, fences, prefetch, heartbeat, presence; the
-// watch and the subscription), many of them with two stores sharing one
-// database, as two daemons or nodes do. What only one engine has (a
-// file's mode, SQLite's write turn and the internals of its watch;
-// PostgreSQL's migrations under concurrent starts, its clock, LISTEN's
-// reconnection, the outbox, the maintenance lock) is tested beside that
-// engine.
+// pool's PoolTx: claim order, fences, prefetch, heartbeat, presence; the
+// watch and the subscription; the enqueue in the caller's transaction),
+// many of them with two stores sharing one database, as two daemons or
+// nodes do. An engine's tests add hooks to its store for some of them
+// (JobCounter, Outboxer). What only one engine has (a file's mode,
+// SQLite's write turn and the internals of its watch; PostgreSQL's
+// migrations under concurrent starts, its clock, LISTEN's reconnection,
+// the maintenance lock) is tested beside that engine.
 package storetest
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -30,7 +31,7 @@ import (
 // first one's rows (on SQLite, another Open of the same file; on
 // PostgreSQL, of the same schema). Both fail t when they cannot, and close
 // their stores when t ends.
-type OpenFunc func(t *testing.T, c clock.Clock) (s queue.Store, same func(c clock.Clock) queue.Store)
+type OpenFunc func(t *testing.T, c clock.Clock) (s store.Engine, same func(c clock.Clock) store.Engine)
 
 // Run runs the suite against the stores that open returns. Its tests run
 // in parallel, each on a store of its own.
@@ -49,6 +50,7 @@ var tests = []struct {
 	{"FinishesAndReadySince", testFinishesAndReadySince},
 	{"CountsAreExact", testCountsAreExact},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},
+	{"EnqueueInCallersTx", testEnqueueInCallersTx},
 	{"PayloadBoundsAtEveryEnqueue", testPayloadBoundsAtEveryEnqueue},
 	{"EnqueueBatchLargeKeepsPerJobResults", testEnqueueBatchLargeKeepsPerJobResults},
 	{"FakeClockIsUsedForTimestamps", testFakeClockIsUsedForTimestamps},
@@ -109,6 +111,7 @@ var tests = []struct {
 	{"AlarmReads", testAlarmReads},
 	{"PurgeKeepsOpenAlarms", testPurgeKeepsOpenAlarms},
 	{"OpenAlarmsSeeTheirNotifications", testOpenAlarmsSeeTheirNotifications},
+	{"NotificationsNameTheirAlarm", testNotificationsNameTheirAlarm},
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
 	{"RateLimitKeyFails", testRateLimitKeyFails},
@@ -120,7 +123,7 @@ type suite struct {
 }
 
 // open opens a fresh store whose clock is a fake one, standing at t0.
-func (s *suite) open(t *testing.T) (queue.Store, *clock.Fake) {
+func (s *suite) open(t *testing.T) (store.Engine, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(t0)
 	q, _ := s.openFunc(t, clk)
@@ -129,7 +132,7 @@ func (s *suite) open(t *testing.T) (queue.Store, *clock.Fake) {
 
 // openTwo opens two stores on one fresh database, as two daemons or nodes
 // sharing it, with one fake clock standing at t0.
-func (s *suite) openTwo(t *testing.T) (a, b queue.Store, clk *clock.Fake) {
+func (s *suite) openTwo(t *testing.T) (a, b store.Engine, clk *clock.Fake) {
 	t.Helper()
 	clk = clock.NewFake(t0)
 	a, same := s.openFunc(t, clk)
@@ -170,7 +173,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-func mustEnqueue(t testing.TB, q queue.Store, j store.NewJob) store.Enqueued {
+func mustEnqueue(t testing.TB, q store.Engine, j store.NewJob) store.Enqueued {
 	t.Helper()
 	res, err := q.Enqueue(context.Background(), j)
 	if err != nil {
@@ -181,7 +184,7 @@ func mustEnqueue(t testing.TB, q queue.Store, j store.NewJob) store.Enqueued {
 
 // mustJob returns the job that ref names: by id when ref is a number and
 // a job has that id, else by key.
-func mustJob(t testing.TB, q queue.Store, ref string) *store.Job {
+func mustJob(t testing.TB, q store.Engine, ref string) *store.Job {
 	t.Helper()
 	j, err := jobByRef(context.Background(), q, ref)
 	if err != nil {
@@ -192,7 +195,7 @@ func mustJob(t testing.TB, q queue.Store, ref string) *store.Job {
 
 // jobByRef looks a job up as the command line does: by id when ref is a
 // number and a job has that id, else by key.
-func jobByRef(ctx context.Context, q queue.Store, ref string) (*store.Job, error) {
+func jobByRef(ctx context.Context, q store.Engine, ref string) (*store.Job, error) {
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		j, err := q.Job(ctx, id)
 		if !errors.Is(err, store.ErrNotFound) {
@@ -202,11 +205,11 @@ func jobByRef(ctx context.Context, q queue.Store, ref string) (*store.Job, error
 	return q.JobByKey(ctx, ref)
 }
 
-// claim takes up to n ready jobs of types for owner in one Trip at now,
+// claim takes up to n ready jobs of types for owner in one PoolTx at now,
 // leased for lease.
-func claim(t testing.TB, q queue.Store, owner string, now time.Time, lease time.Duration, n int, types ...string) []*store.Job {
+func claim(t testing.TB, q store.Engine, owner string, now time.Time, lease time.Duration, n int, types ...string) []*store.Job {
 	t.Helper()
-	res, err := q.Trip(context.Background(), store.Trip{Owner: owner, Now: now,
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: owner, Now: now,
 		Claim: &store.Claim{Lease: lease, N: n, Types: types}})
 	if err != nil {
 		t.Fatalf("claim: %v", err)
@@ -216,7 +219,7 @@ func claim(t testing.TB, q queue.Store, owner string, now time.Time, lease time.
 
 // finishJob claims the job with key, which must be the only ready job of
 // its type, and records outcome for it, as a pool would, at now.
-func finishJob(t testing.TB, q queue.Store, now time.Time, key string, outcome store.Outcome, errText string) {
+func finishJob(t testing.TB, q store.Engine, now time.Time, key string, outcome store.Outcome, errText string) {
 	t.Helper()
 	j := mustJob(t, q, key)
 	js := claim(t, q, "test", now, time.Minute, 1<<10, j.Type)
@@ -224,8 +227,36 @@ func finishJob(t testing.TB, q queue.Store, now time.Time, key string, outcome s
 		t.Fatalf("finish %s: claimed %d jobs, want it alone", key, len(js))
 	}
 	r := store.Result{Job: js[0], Worker: "test/w0", Outcome: outcome, Error: errText, Started: now, Finished: now, RetryAt: now}
-	res, err := q.Trip(context.Background(), store.Trip{Owner: "test", Now: now, Results: []store.Result{r}})
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "test", Now: now, Results: []store.Result{r}})
 	if err != nil || len(res.Fenced) != 1 || !res.Fenced[0] {
 		t.Fatalf("finish %s: %+v, %v", key, res, err)
 	}
+}
+
+// keepAll is the retain of a Maintain that purges nothing a test made:
+// the reclaim alone.
+const keepAll = 100 * 365 * 24 * time.Hour
+
+// reclaim takes back the expired leases through Maintain, and returns how
+// many.
+func reclaim(ctx context.Context, q store.Engine) (int, error) {
+	rep, err := q.Maintain(ctx, keepAll)
+	return rep.Reclaimed, err
+}
+
+// purge purges, through Maintain at the store's clock, what ended before
+// before, and returns how many jobs and skips it deleted.
+func purge(ctx context.Context, q store.Engine, before time.Time) (jobs, skips int64, err error) {
+	rep, err := q.Maintain(ctx, q.Clock().Now().Sub(before))
+	return rep.Purged, rep.Skips, err
+}
+
+// cancelPending cancels the pending job id, as an operator does; a job in
+// another state is ErrNotFound.
+func cancelPending(ctx context.Context, q store.Engine, id int64) error {
+	st, err := q.RequestCancel(ctx, id, "test")
+	if err == nil && st != store.StatePending {
+		err = fmt.Errorf("cancel job %d: %s, not pending: %w", id, st, store.ErrNotFound)
+	}
+	return err
 }

@@ -41,24 +41,24 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 		}
 		return out
 	}
-	trip := func(c store.Claim) []*store.Job {
+	claimIn := func(c store.Claim) []*store.Job {
 		t.Helper()
 		c.Lease = time.Minute
-		res, err := q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(), Claim: &c})
+		res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(), Claim: &c})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res.Claimed
 	}
 	// The careful claim looks at the jobs first (claimable), then takes them.
-	got := keys(trip(store.Claim{N: 10, Types: []string{"c"}, Careful: true, Prefetch: 5}))
+	got := keys(claimIn(store.Claim{N: 10, Types: []string{"c"}, StopBeforeLast: true, Prefetch: 5}))
 	if want := []string{"c1"}; !slices.Equal(got, want) {
 		t.Errorf("careful claim of c took %v, want %v", got, want)
 	}
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim"}, nil); err != nil || !ready.Equal(t0) {
 		t.Errorf("NextWake of a and lim at version 1 = %v, %v; want t0 (a1 and lim1)", ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 5}}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 5}}))
 	if want := []string{"a1", "lim1"}; !slices.Equal(got, want) {
 		t.Errorf("claim of version 1 took %v, want %v", got, want)
 	}
@@ -74,7 +74,7 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim", "only2"}, versions); err != nil || !ready.Equal(t0) {
 		t.Errorf("NextWake with %v = %v, %v; want t0", versions, ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a", "only2"}, Limited: map[string]int{"lim": 5}, Versions: versions}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a", "only2"}, Limited: map[string]int{"lim": 5}, Versions: versions}))
 	if want := []string{"a2", "lim2", "only2-2"}; !slices.Equal(got, want) {
 		t.Errorf("claim with %v took %v, want %v", versions, got, want)
 	}
@@ -89,7 +89,7 @@ func testClaimTakesOnlyAcceptedVersions(t *testing.T, su *suite) {
 	if ready, _, err := q.NextWake(ctx, "P", []string{"a", "lim", "only2"}, versions); err != nil || !ready.IsZero() {
 		t.Errorf("NextWake with %v = %v, %v; want none", versions, ready, err)
 	}
-	got = keys(trip(store.Claim{N: 10, Types: []string{"a"}, Careful: true, Prefetch: 5, Versions: store.Versions{"a": {3}}}))
+	got = keys(claimIn(store.Claim{N: 10, Types: []string{"a"}, StopBeforeLast: true, Prefetch: 5, Versions: store.Versions{"a": {3}}}))
 	if want := []string{"a3"}; !slices.Equal(got, want) {
 		t.Errorf("careful claim of a at version 3 took %v, want %v", got, want)
 	}
@@ -110,7 +110,7 @@ func testHandlersSeeVersionsWaiting(t *testing.T, su *suite) {
 	mustEnqueue(t, q, store.NewJob{Type: "x", Key: "x1"})
 	present := func(owner string, types []string, versions store.Versions) {
 		t.Helper()
-		_, err := q.Trip(ctx, store.Trip{Owner: owner, Now: clk.Now(),
+		_, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: clk.Now(),
 			Presence: &store.Presence{Types: types, Versions: versions, Process: store.Process{PID: 7, Host: "h", Version: "v1"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func testHandlersSeeVersionsWaiting(t *testing.T, su *suite) {
 	present("A", []string{"t", "x"}, nil)
 	clk.Advance(time.Minute)
 	// Every type has a handler: only the jobs of version 2 wait.
-	h, err := q.Handlers(ctx)
+	h, err := q.Unhandled(ctx)
 	want := []store.Waiting{
 		{Type: "t", Version: 2, Accepted: []int{1}, Ready: 2, Oldest: time.Minute},
 		{Type: "x", Version: 2, Accepted: []int{1}, Ready: 1, Oldest: time.Minute},
@@ -128,7 +128,7 @@ func testHandlersSeeVersionsWaiting(t *testing.T, su *suite) {
 		t.Errorf("Handlers = %+v, %v; want one pool, %+v", h, err, want)
 	}
 	present("A", []string{"t"}, nil)
-	h, err = q.Handlers(ctx)
+	h, err = q.Unhandled(ctx)
 	want = []store.Waiting{
 		{Type: "t", Version: 2, Accepted: []int{1}, Ready: 2, Oldest: time.Minute},
 		{Type: "x", Ready: 2, Oldest: time.Minute},
@@ -137,13 +137,13 @@ func testHandlersSeeVersionsWaiting(t *testing.T, su *suite) {
 		t.Errorf("Handlers = %+v, %v; want one pool, %+v", h, err, want)
 	}
 	present("B", []string{"t", "x"}, store.Versions{"t": {2, 3}, "x": {2}})
-	h, err = q.Handlers(ctx)
+	h, err = q.Unhandled(ctx)
 	want = []store.Waiting{{Type: "x", Version: 1, Accepted: []int{2}, Ready: 1, Oldest: time.Minute}}
 	if err != nil || h.Pools != 2 || !waitingEqual(h.Waiting, want) {
 		t.Errorf("Handlers with B = %+v, %v; want two pools, %+v", h, err, want)
 	}
 	present("C", []string{"x"}, nil)
-	if h, err := q.Handlers(ctx); err != nil || len(h.Waiting) != 0 {
+	if h, err := q.Unhandled(ctx); err != nil || len(h.Waiting) != 0 {
 		t.Errorf("Handlers with C = %+v, %v; want nothing waiting", h, err)
 	}
 }

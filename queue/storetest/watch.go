@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
-	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -14,7 +13,7 @@ import (
 // watches. Changes must be told by notices: the look under them is an
 // hour apart. An engine that cannot tell changes (where the platform has
 // no notices) polls every 50 ms instead, as the contract allows.
-func watch(t *testing.T, q queue.Store) <-chan struct{} {
+func watch(t *testing.T, q store.Engine) <-chan struct{} {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	changed := make(chan struct{}, 1)
@@ -140,7 +139,7 @@ func testSubscribeSeesOwnCommits(t *testing.T, su *suite) {
 		{"RetryAllDead", func() error { _, err := s.RetryAllDead(ctx); return err }},
 		{"Reclaim", func() error {
 			clk.Advance(2 * time.Minute)
-			_, err := s.Reclaim(ctx)
+			_, err := reclaim(ctx, s)
 			return err
 		}},
 	} {

@@ -3,7 +3,7 @@ package alarm
 import (
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 )
 
 // DeadlineState is how a schedule with a start_within or a deadline stands,
@@ -26,15 +26,15 @@ const (
 // else recovered when the newest late, missed or recovered alarm is of the
 // last run's instant (or the last run is unknown), else on time: a newer
 // instant has run since. Dead and misfire alarms do not count.
-func DeadlineStateOf(alarms []queue.Alarm, lastRun time.Time) DeadlineState {
+func DeadlineStateOf(alarms []store.Alarm, lastRun time.Time) DeadlineState {
 	var state DeadlineState
 	for _, al := range alarms {
 		switch {
-		case al.Open && al.Kind == queue.AlarmMissed:
+		case al.Open && al.Kind == store.AlarmMissed:
 			return DeadlineMissed
-		case al.Open && al.Kind == queue.AlarmLate:
+		case al.Open && al.Kind == store.AlarmLate:
 			state = DeadlineLate
-		case state == "" && (al.Kind == queue.AlarmRecovered || al.Kind == queue.AlarmLate || al.Kind == queue.AlarmMissed):
+		case state == "" && (al.Kind == store.AlarmRecovered || al.Kind == store.AlarmLate || al.Kind == store.AlarmMissed):
 			state = DeadlineRecovered
 			if !lastRun.IsZero() && !lastRun.Equal(al.ScheduledAt) {
 				state = DeadlineOnTime

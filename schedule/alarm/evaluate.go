@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -37,7 +38,7 @@ const alarmRows = 1000
 // One evaluation at a time: Evaluate must not be called concurrently.
 // Finished and Deadline are safe for concurrent use.
 type Evaluator struct {
-	q   *queue.Queue
+	q   *queue.Client
 	log *slog.Logger
 
 	// Only the goroutine that calls Evaluate.
@@ -46,7 +47,7 @@ type Evaluator struct {
 	// marks caches the alarm marks: read once, then kept as this evaluator
 	// writes them (another process's marks, being monotonic, only save
 	// work).
-	marks map[string]queue.AlarmMark
+	marks map[string]store.AlarmMark
 
 	mu            sync.Mutex
 	deadlines     map[string]time.Time // see Deadline
@@ -56,7 +57,7 @@ type Evaluator struct {
 
 // New returns an Evaluator of the alarms stored in q, which logs each alarm
 // it raises to log (nil discards).
-func New(q *queue.Queue, log *slog.Logger) *Evaluator {
+func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -68,11 +69,11 @@ func New(q *queue.Queue, log *slog.Logger) *Evaluator {
 type Cursors struct {
 	// Before holds the cursors as the pass first read them, before it
 	// materialised the instants due.
-	Before map[string]queue.Cursor
+	Before map[string]store.Cursor
 	// After holds the cursors as the pass left them: as read, moved by its
 	// commits. Another beat's moves since are not in it: the judgement
 	// then judges less, never wrongly.
-	After map[string]queue.Cursor
+	After map[string]store.Cursor
 }
 
 // Result is what an evaluation did.
@@ -82,7 +83,7 @@ type Result struct {
 	Next time.Time
 	// Raised are the alarms this evaluation raised, not those another
 	// process raised first.
-	Raised []queue.Alarm
+	Raised []store.Alarm
 }
 
 // Evaluate judges, from the database, what happened since each watched
@@ -182,7 +183,7 @@ func (e *Evaluator) readDead(ctx context.Context, watched []*config.Schedule, no
 type judgement struct {
 	now      time.Time
 	props    []proposed
-	marks    []queue.AlarmMark    // the marks that moved
+	marks    []store.AlarmMark    // the marks that moved
 	next     time.Time            // the earliest limit ahead of now
 	deadline map[string]time.Time // each schedule's next deadline
 }
@@ -197,7 +198,7 @@ func (j *judgement) wakeAt(at time.Time) {
 // judgeSchedule judges the watched schedule s, whose cursor is at cursor,
 // from its marks, and adds to j its alarms, its moved marks and its next
 // limits.
-func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config.Config, s *config.Schedule, cursor time.Time, before map[string]queue.Cursor, dead []*queue.Job, deadThrough time.Time) error {
+func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config.Config, s *config.Schedule, cursor time.Time, before map[string]store.Cursor, dead []*queue.Job, deadThrough time.Time) error {
 	now := j.now
 	m, known := e.marks[s.Name]
 	if !known {
@@ -209,16 +210,16 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 		if c, ok := before[s.Name]; ok {
 			from = c.At
 		}
-		m = queue.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
+		m = store.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
 	}
 	nm := m
 	var ps []proposed
 	var err error
-	if nm.Late, ps, err = e.judgeInstants(ctx, cfg, s, queue.AlarmLate, s.StartWithin, m.Late, cursor, now); err != nil {
+	if nm.Late, ps, err = e.judgeInstants(ctx, cfg, s, store.AlarmLate, s.StartWithin, m.Late, cursor, now); err != nil {
 		return err
 	}
 	j.props = append(j.props, ps...)
-	if nm.Missed, ps, err = e.judgeInstants(ctx, cfg, s, queue.AlarmMissed, s.Deadline, m.Missed, cursor, now); err != nil {
+	if nm.Missed, ps, err = e.judgeInstants(ctx, cfg, s, store.AlarmMissed, s.Deadline, m.Missed, cursor, now); err != nil {
 		return err
 	}
 	j.props = append(j.props, ps...)
@@ -251,7 +252,7 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 // logRaised logs each alarm this evaluation raised. A missed alarm moves
 // its schedule's deadline in deadlines back to its instant's, unless an
 // older one is there.
-func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []queue.Alarm, deadlines map[string]time.Time) {
+func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []store.Alarm, deadlines map[string]time.Time) {
 	for _, a := range raised {
 		instant := ""
 		if !a.ScheduledAt.IsZero() {
@@ -261,7 +262,7 @@ func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []
 			}
 			instant = a.ScheduledAt.In(loc).Format(time.RFC3339)
 		}
-		if a.Kind == queue.AlarmMissed {
+		if a.Kind == store.AlarmMissed {
 			// Now the oldest unsatisfied instant, unless an older one is.
 			if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
 				if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {

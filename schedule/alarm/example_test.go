@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
@@ -13,12 +13,12 @@ import (
 // once a newer instant has run.
 func ExampleDeadlineStateOf() {
 	at := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
-	missed := queue.Alarm{Schedule: "nightly", ScheduledAt: at, Kind: queue.AlarmMissed, Open: true}
-	fmt.Println(alarm.DeadlineStateOf([]queue.Alarm{missed}, at))
+	missed := store.Alarm{Schedule: "nightly", ScheduledAt: at, Kind: store.AlarmMissed, Open: true}
+	fmt.Println(alarm.DeadlineStateOf([]store.Alarm{missed}, at))
 	missed.Open = false
-	recovered := queue.Alarm{Schedule: "nightly", ScheduledAt: at, Kind: queue.AlarmRecovered}
-	fmt.Println(alarm.DeadlineStateOf([]queue.Alarm{recovered, missed}, at))
-	fmt.Println(alarm.DeadlineStateOf([]queue.Alarm{recovered, missed}, at.Add(24*time.Hour)))
+	recovered := store.Alarm{Schedule: "nightly", ScheduledAt: at, Kind: store.AlarmRecovered}
+	fmt.Println(alarm.DeadlineStateOf([]store.Alarm{recovered, missed}, at))
+	fmt.Println(alarm.DeadlineStateOf([]store.Alarm{recovered, missed}, at.Add(24*time.Hour)))
 	// Output:
 	// missed
 	// recovered

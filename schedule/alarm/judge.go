@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -12,7 +13,7 @@ import (
 // needs once the batch is known.
 type proposed struct {
 	s     *config.Schedule // nil for a schedule no longer configured
-	a     queue.NewAlarm
+	a     store.NewAlarm
 	limit time.Time // the deadline of the payload
 	skips int
 }
@@ -24,7 +25,7 @@ type proposed struct {
 // are judged: an instant skipped, or passed over by a restart, has no run
 // to be late. A cancelled job raises nothing. With no limit the mark
 // follows the cursor, so that a limit added later judges from then on.
-func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *config.Schedule, kind queue.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
+func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *config.Schedule, kind store.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
 	if d <= 0 {
 		return later(mark, cursor), nil, nil
 	}
@@ -64,13 +65,13 @@ func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *co
 		var bad bool
 		switch {
 		case j.State == queue.StateCancelled:
-		case kind == queue.AlarmLate:
+		case kind == store.AlarmLate:
 			bad = j.FirstStartedAt.IsZero() || j.FirstStartedAt.After(due)
 		default:
 			bad = j.State != queue.StateDone || j.FinishedAt.After(due)
 		}
 		if bad {
-			out = append(out, proposed{s: s, limit: due, a: queue.NewAlarm{Schedule: s.Name, Item: j.Item,
+			out = append(out, proposed{s: s, limit: due, a: store.NewAlarm{Schedule: s.Name, Item: j.Item,
 				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job)}})
 		}
 	}
@@ -92,7 +93,7 @@ func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark,
 	if !cursor.After(mark) {
 		return mark, nil, nil
 	}
-	skips, err := e.q.SkipsBetween(ctx, s.Name, queue.SkipMisfire, mark, cursor, alarmRows)
+	skips, err := e.q.SkipsBetween(ctx, s.Name, store.SkipMisfire, mark, cursor, alarmRows)
 	if err != nil {
 		return mark, nil, err
 	}
@@ -115,8 +116,8 @@ func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark,
 			k++
 		}
 		newest := skips[k-1]
-		p := proposed{s: s, skips: k - i, a: queue.NewAlarm{Schedule: s.Name, Item: newest.Item,
-			ScheduledAt: newest.ScheduledAt, Kind: queue.AlarmMisfire}}
+		p := proposed{s: s, skips: k - i, a: store.NewAlarm{Schedule: s.Name, Item: newest.Item,
+			ScheduledAt: newest.ScheduledAt, Kind: store.AlarmMisfire}}
 		if s.Deadline > 0 {
 			p.limit = newest.ScheduledAt.Add(s.Deadline)
 		}
@@ -135,7 +136,7 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 		if j.Schedule != s.Name || !j.FinishedAt.After(mark.Add(-deadLookback)) {
 			continue
 		}
-		a := queue.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: queue.AlarmDead,
+		a := store.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: store.AlarmDead,
 			JobID: j.ID, Error: alarmError(cfg, j)}
 		a.Key = alarmKey(a)
 		if _, ok := e.deadSeen[a.Key]; ok {
@@ -161,7 +162,7 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 // nothing to resolve and the alarm would stay open there. The end of that
 // notification calls for an evaluation (see Finished).
 func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, error) {
-	open, err := e.q.OpenAlarms(ctx, queue.MaxAlarmRows)
+	open, err := e.q.OpenAlarms(ctx, store.MaxAlarmRows)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -177,7 +178,7 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 	for _, o := range open {
 		s, _ := cfg.Schedule(o.Schedule)
 		if o.JobState != queue.StateDone && o.JobState != "" {
-			if o.Kind == queue.AlarmMissed && s != nil && s.Deadline > 0 {
+			if o.Kind == store.AlarmMissed && s != nil && s.Deadline > 0 {
 				at := o.ScheduledAt.Add(s.Deadline)
 				if cur, ok := missed[o.Schedule]; !ok || at.Before(cur) {
 					missed[o.Schedule] = at
@@ -185,7 +186,7 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 			}
 			continue
 		}
-		a := queue.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: queue.AlarmRecovered, JobID: o.JobID}
+		a := store.NewAlarm{Schedule: o.Schedule, Item: o.Item, ScheduledAt: o.ScheduledAt, Kind: store.AlarmRecovered, JobID: o.JobID}
 		a.Key = alarmKey(a)
 		if o.Notifying {
 			notifying[a.Key] = true

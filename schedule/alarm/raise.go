@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -15,7 +16,7 @@ import (
 // the batch, raised now or before by another process, are remembered: a
 // dead one is not proposed again, and an open one makes the success that
 // recovers it call for an evaluation (see Finished).
-func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time, props []proposed, marks []queue.AlarmMark) ([]queue.Alarm, error) {
+func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time, props []proposed, marks []store.AlarmMark) ([]store.Alarm, error) {
 	batch, err := e.batch(ctx, cfg, props, marks)
 	if err != nil {
 		return nil, err
@@ -29,10 +30,10 @@ func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time
 		e.marks[m.Schedule] = m
 	}
 	for _, a := range batch.Alarms {
-		if a.Kind == queue.AlarmDead {
+		if a.Kind == store.AlarmDead {
 			e.deadSeen[a.Key] = now
 		}
-		if queue.OpensAlarm(a.Kind) {
+		if store.OpensAlarm(a.Kind) {
 			e.markAlarmed(a.Schedule)
 		}
 	}
@@ -40,8 +41,8 @@ func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time
 }
 
 // batch fills the payloads and notification jobs of props.
-func (e *Evaluator) batch(ctx context.Context, cfg *config.Config, props []proposed, marks []queue.AlarmMark) (queue.AlarmBatch, error) {
-	batch := queue.AlarmBatch{Marks: marks}
+func (e *Evaluator) batch(ctx context.Context, cfg *config.Config, props []proposed, marks []store.AlarmMark) (store.AlarmBatch, error) {
+	batch := store.AlarmBatch{Marks: marks}
 	lastSuccess := map[string]time.Time{}
 	for _, p := range props {
 		name := p.a.Schedule
@@ -83,12 +84,12 @@ func (e *Evaluator) batch(ctx context.Context, cfg *config.Config, props []propo
 // notificationJob is the job that carries the alarm of key alarmKey, whose
 // payload is detail, to the task named in notify.
 func notificationJob(alarmKey, name string, task *config.Task, detail json.RawMessage) queue.NewJob {
-	return queue.NewJob{Key: queue.NotifyKey(alarmKey, name), Type: name, Payload: detail,
+	return queue.NewJob{Key: store.NotifyKey(alarmKey, name), AlarmKey: alarmKey, Type: name, Payload: detail,
 		Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version}
 }
 
-func alarmKey(a queue.NewAlarm) string {
-	return queue.AlarmKey(a.Schedule, a.Item, a.ScheduledAt, a.JobID, a.Kind)
+func alarmKey(a store.NewAlarm) string {
+	return store.AlarmKey(a.Schedule, a.Item, a.ScheduledAt, a.JobID, a.Kind)
 }
 
 // inZone formats t in RFC 3339 in loc; the zero time is "".

@@ -15,7 +15,7 @@ type Overlap string
 const (
 	// OverlapAllow materialises every instant. The default, as with cron.
 	OverlapAllow Overlap = "allow"
-	// OverlapSkip records the instant as skipped (queue.SkipOverlap)
+	// OverlapSkip records the instant as skipped (store.SkipOverlap)
 	// instead, per item.
 	OverlapSkip Overlap = "skip"
 )

@@ -21,12 +21,12 @@ func testReclaimReturnsExpiredLeases(t *testing.T, su *suite) {
 	mustEnqueue(t, q, store.NewJob{Type: "t", Key: "fresh", MaxAttempts: 1})
 	claim(t, q, "gone", clk.Now(), time.Minute, 2, "t")
 	clk.Advance(30 * time.Second)
-	if n, _ := q.Reclaim(ctx); n != 0 {
+	if n, _ := reclaim(ctx, q); n != 0 {
 		t.Fatalf("reclaimed %d live leases", n)
 	}
 	claim(t, q, "alive", clk.Now(), time.Hour, 1, "t")
 	clk.Advance(time.Minute)
-	if n, err := q.Reclaim(ctx); n != 2 || err != nil {
+	if n, err := reclaim(ctx, q); n != 2 || err != nil {
 		t.Fatalf("Reclaim = %d, %v; want 2", n, err)
 	}
 	if j := mustJob(t, q, "again"); j.State != store.StatePending || j.Attempt != 1 || j.Owner != "" {
@@ -76,12 +76,12 @@ func testClaimDoesNotPrefetchLastAttempts(t *testing.T, su *suite) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(),
-				Claim: &store.Claim{Lease: time.Minute, N: 3, Types: []string{"t"}, Prefetch: c.prefetch, Careful: c.careful}})
+			res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(),
+				Claim: &store.Claim{Lease: time.Minute, N: 3, Types: []string{"t"}, Prefetch: c.prefetch, StopBeforeLast: c.careful}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			js, held := res.Claimed, res.Held
+			js, held := res.Claimed, res.GaveBack
 			var got []string
 			for _, j := range js {
 				got = append(got, j.Key)
@@ -128,7 +128,7 @@ func testFinishDoneInGroups(t *testing.T, su *suite) {
 			}
 			stolen := js[n-1]
 			clk.Advance(2 * time.Minute)
-			res, err := q.Trip(ctx, store.Trip{Owner: "Q", Now: clk.Now(), Reclaim: true,
+			res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "Q", Now: clk.Now(), Reclaim: true,
 				Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
 			if err != nil || len(res.Reclaimed) != 1 || len(res.Claimed) != 1 || res.Claimed[0].ID != stolen.ID {
 				t.Fatalf("Q's reclaim and claim: %+v, %v; want job %d", res, err, stolen.ID)
@@ -137,7 +137,7 @@ func testFinishDoneInGroups(t *testing.T, su *suite) {
 			for i, j := range js {
 				rs[i] = store.Result{Job: j, Worker: fmt.Sprint("P/w", i%3), Outcome: store.OutcomeDone, Started: clk.Now(), Finished: clk.Now()}
 			}
-			res, err = q.Trip(ctx, store.Trip{Owner: "P", Now: clk.Now(), Results: rs})
+			res, err = q.CommitPoolTx(ctx, store.PoolTx{Owner: "P", Now: clk.Now(), Results: rs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
 			t.Fatalf("RequestCancel = %s, %v", st, err)
 		}
 		clk.Advance(2 * time.Minute)
-		if n, err := q.Reclaim(ctx); err != nil || n != 1 {
+		if n, err := reclaim(ctx, q); err != nil || n != 1 {
 			t.Fatalf("Reclaim = %d, %v; want 1", n, err)
 		}
 		if j := mustJob(t, q, "k"); j.State != store.StateCancelled || j.FinishedAt.IsZero() {
@@ -208,7 +208,7 @@ func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
 		}
 		r := store.Result{Job: claimed[0], Worker: "p/w0", Outcome: store.OutcomeRetry, Error: "failed on its own",
 			RetryAt: clk.Now().Add(time.Second), Started: clk.Now(), Finished: clk.Now()}
-		if _, err := q.Trip(ctx, store.Trip{Owner: "p", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
+		if _, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "p", Now: clk.Now(), Results: []store.Result{r}}); err != nil {
 			t.Fatal(err)
 		}
 		if j := mustJob(t, q, "k"); j.State != store.StateCancelled {
@@ -219,8 +219,8 @@ func testCancelRequestSurvivesItsPool(t *testing.T, su *suite) {
 
 // testStaleResultOfPurgedJob: the late results of jobs that another pool
 // has since run to done, and that were purged, fail their fences without
-// failing the trip that carries them, or the results beside them: nothing
-// of theirs is recorded, and the pool's next trip works.
+// failing the transaction that carries them, or the results beside them: nothing
+// of theirs is recorded, and the pool's next transaction works.
 func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	t.Parallel()
 	a, b, clk := su.openTwo(t)
@@ -233,7 +233,7 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 		t.Fatalf("A claimed %d jobs, want 2", len(old))
 	}
 	clk.Advance(time.Hour)
-	res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Reclaim: true,
+	res, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "B", Now: clk.Now(), Reclaim: true,
 		Claim: &store.Claim{Lease: time.Minute, N: 2, Types: []string{"t"}}})
 	if err != nil || len(res.Reclaimed) != 2 || len(res.Claimed) != 2 {
 		t.Fatalf("B's reclaim and claim = %+v, %v; want both jobs", res, err)
@@ -242,11 +242,11 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	for _, j := range res.Claimed {
 		rs = append(rs, store.Result{Job: j, Worker: "B/w0", Outcome: store.OutcomeDone, Output: "ran", Started: clk.Now(), Finished: clk.Now()})
 	}
-	if res, err := b.Trip(ctx, store.Trip{Owner: "B", Now: clk.Now(), Results: rs}); err != nil || !res.Fenced[0] || !res.Fenced[1] {
+	if res, err := b.CommitPoolTx(ctx, store.PoolTx{Owner: "B", Now: clk.Now(), Results: rs}); err != nil || !res.Fenced[0] || !res.Fenced[1] {
 		t.Fatalf("B's results = %+v, %v", res, err)
 	}
 	clk.Advance(time.Hour)
-	if n, _, err := b.Purge(ctx, clk.Now()); err != nil || n < 1 {
+	if n, _, err := purge(ctx, b, clk.Now()); err != nil || n < 1 {
 		t.Fatalf("Purge = %d, %v; want the jobs (an engine may keep the newest)", n, err)
 	}
 	fresh := mustEnqueue(t, a, store.NewJob{Type: "t", Key: "fresh"})
@@ -255,7 +255,7 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	if len(claimed) != 1 || claimed[0].ID != fresh.ID {
 		t.Fatalf("A claimed %+v, want the fresh job", claimed)
 	}
-	res, err = a.Trip(ctx, store.Trip{Owner: "A", Now: now, Results: []store.Result{
+	res, err = a.CommitPoolTx(ctx, store.PoolTx{Owner: "A", Now: now, Results: []store.Result{
 		{Job: old[0], Worker: "A/w0", Outcome: store.OutcomeDone, Output: "late", Started: t0, Finished: now},
 		{Job: old[1], Worker: "A/w1", Outcome: store.OutcomeRetry, Error: "late", RetryAt: now, Started: t0, Finished: now},
 		{Job: claimed[0], Worker: "A/w2", Outcome: store.OutcomeDone, Started: now, Finished: now},
@@ -281,7 +281,7 @@ func testStaleResultOfPurgedJob(t *testing.T, su *suite) {
 	}
 	mustEnqueue(t, a, store.NewJob{Type: "t", Key: "next"})
 	if js := claim(t, a, "A", now, time.Minute, 1, "t"); len(js) != 1 {
-		t.Errorf("A's next trip claimed %d jobs, want 1", len(js))
+		t.Errorf("A's next transaction claimed %d jobs, want 1", len(js))
 	}
 }
 
@@ -305,7 +305,7 @@ func testClaimTakesOnlyItsTypes(t *testing.T, su *suite) {
 			t.Fatalf("enqueue %d: %v", i, err)
 		}
 	}
-	res, err := q.Trip(context.Background(), store.Trip{Owner: "old", Now: clk.Now(),
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "old", Now: clk.Now(),
 		Claim: &store.Claim{Lease: time.Minute, N: 10, Types: []string{"a"}, Limited: map[string]int{"lim": 1}}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,149 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []migration
+	for i, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil || v != i+1 {
+			return nil, fmt.Errorf("migration %s: want version %d", base, i+1)
+		}
+		b, err := migrationFS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{version: v, name: base, sql: string(b)})
+	}
+	return out, nil
+}
+
+// SchemaVersion is the version of the schema this program writes.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// migrationLock is the first key of the advisory lock that migrations take;
+// the second is the schema's hash, so that schemas migrate independently.
+const migrationLock = 0x5343_4844 // "SCHD"
+
+// migrate applies the migrations the schema lacks, in one transaction that
+// holds an advisory lock, so that nodes starting together migrate once.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLock); err != nil {
+			return fmt.Errorf("lock migrations: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    integer     PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`); err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		var have int
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+			return err
+		}
+		if have > len(ms) {
+			return fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
+		}
+		for _, m := range ms[have:] {
+			if _, err := tx.Exec(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// schema is what a schema opened read-only lacks of the current one: a
+// read-only open migrates nothing, so a schema last migrated by an older
+// program keeps its older tables, and the reads make do without.
+type schema struct {
+	noVersions   bool // jobs have no version column: all are of version 1
+	noRetriedAt  bool // jobs record no operator's retry
+	noAlarmKey   bool // jobs name no alarm they notify
+	noCounts     bool // no job_counts: counting reads every job
+	noPoolConfig bool // pools record no config
+}
+
+// schemaSQL reads, in one statement, what a read-only open must know of
+// the schema, which it does not migrate: its name, whether the scheduler's
+// tables are there, and which of the tables and columns added by later
+// migrations it has (see schema). It reads pg_catalog: the views of
+// information_schema are slow to plan on a fresh backend, and an
+// operator's command starts one.
+const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL,
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
+	to_regclass('job_counts') IS NOT NULL,
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
+
+// readSchema is migrate for a read-only store: the schema must hold the
+// scheduler's tables, of a version this program knows. It returns the
+// schema's name. Its two statements run once per store, so they go
+// unprepared (the simple protocol): one round trip each, where preparing
+// costs a second.
+func (s *Store) readSchema(ctx context.Context) (string, error) {
+	ms, err := migrations()
+	if err != nil {
+		return "", err
+	}
+	var name string
+	var exists, versioned, retried, alarmKey, counted, configured bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &configured); err != nil {
+		return "", err
+	}
+	if !exists {
+		return "", fmt.Errorf("no scheduler tables in this schema (has a daemon started on it?): %w", store.ErrNotFound)
+	}
+	var have int
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`, pgx.QueryExecModeSimpleProtocol).Scan(&have); err != nil {
+		return "", err
+	}
+	if have > len(ms) {
+		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
+	}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured}
+	return name, nil
+}

@@ -1,0 +1,46 @@
+package postgres
+
+import (
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+// reclaimSQL returns expired leases to pending, or to dead when no attempt
+// is left, or to cancelled when a cancel was requested, and records the
+// lost attempts, in one statement. The attempt stays spent: the worker may
+// have run the job to its end before it vanished. Rows another
+// transaction holds (a completion under way) are skipped, for the next
+// reclaim: reclaim waits for no one and needs no lock of its own.
+const reclaimSQL = `WITH x AS (
+	SELECT id, attempt, max_attempts, owner, started_at FROM jobs
+	WHERE state = 'running' AND lease_until < $2
+	FOR UPDATE SKIP LOCKED
+), u AS (
+	UPDATE jobs SET
+		state = CASE WHEN jobs.cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN jobs.attempt >= jobs.max_attempts THEN 'dead' ELSE 'pending' END,
+		finished_at = CASE WHEN jobs.cancel_requested_at IS NOT NULL OR jobs.attempt >= jobs.max_attempts THEN $1::timestamptz END,
+		run_at = $1, last_error = 'lease expired: worker ' || x.owner || ' stopped heartbeating', owner = NULL, lease_until = NULL
+	FROM x WHERE jobs.id = x.id
+	RETURNING x.id, x.attempt, x.max_attempts, x.owner, x.started_at, jobs.last_error, jobs.type, jobs.state
+), a AS (
+	INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
+	SELECT id, attempt, owner, coalesce(started_at, $1), $1, 'lease_expired', last_error FROM u
+)
+SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY id`
+
+// latestLeaseSQL reads the latest end of a running job's lease.
+const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
+
+// collectReclaimed reads reclaimSQL's rows. The jobs it ended are counted in
+// d, as moved from running to the state it gave them.
+func collectReclaimed(d store.CountDeltas, r store.Reading) ([]store.Reclaimed, error) {
+	return store.Collect(r, func(row store.Row) (store.Reclaimed, error) {
+		var rc store.Reclaimed
+		var typ string
+		var state store.State
+		err := row.Scan(&rc.ID, &rc.Attempt, &rc.Owner, &rc.Dead, &typ, &state)
+		if err == nil {
+			d.Move(typ, store.StateRunning, state, 1)
+		}
+		return rc, err
+	})
+}

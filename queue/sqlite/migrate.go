@@ -1,0 +1,200 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func migrations() ([]migration, error) {
+	entries, err := migrationFS.ReadDir("migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must start with a number", e.Name())
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected number %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the schema version this program writes.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	// Most opens find the schema current: check without the write lock,
+	// which a busy daemon and many CLI processes contend for.
+	var v int
+	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v == len(ms) {
+		return nil
+	}
+	for {
+		var done bool
+		err := s.inTx(ctx, true, func(tx txn) error {
+			var err error
+			done, err = applyNext(ctx, tx, ms)
+			return err
+		})
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// applyNext applies the first migration the file lacks in tx, or reports
+// that it lacks none.
+func applyNext(ctx context.Context, tx txn, ms []migration) (done bool, err error) {
+	var v int
+	if err := tx.queryRow(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("read schema version: %w", err)
+	}
+	if v > len(ms) {
+		return false, fmt.Errorf("%w: file has version %d, this program knows up to %d", store.ErrSchemaTooNew, v, len(ms))
+	}
+	if v == len(ms) {
+		return true, nil
+	}
+	m := ms[v]
+	if _, err := tx.exec(ctx, m.sql); err != nil {
+		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+	}
+	// user_version is part of the database header, so it commits or rolls
+	// back with the migration's statements.
+	if _, err := tx.exec(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
+	}
+	return false, nil
+}
+
+func (s *Store) checkVersion(ctx context.Context) error {
+	var v int
+	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if n := SchemaVersion(); v > n {
+		return fmt.Errorf("%w: file has version %d, this program knows up to %d", store.ErrSchemaTooNew, v, n)
+	}
+	if v == 0 {
+		return errors.New("database has no scheduler schema yet (start the daemon once)")
+	}
+	return nil
+}
+
+// schema is what a file opened read-only lacks of the current schema: a
+// read-only open migrates nothing, so a file last written by an older
+// program keeps its older tables, and the reads make do without.
+type schema struct {
+	noVersions   bool // jobs have no version column: all are of version 1
+	noRetriedAt  bool // jobs record no operator's retry
+	noAlarmKey   bool // jobs name no alarm they notify
+	noPoolConfig bool // pools record no config
+	noPools      bool // no pools table
+	noConfig     bool // no running_config table
+	// counts says how the file keeps its job counts: countsMarked,
+	// countsTable or countsNone.
+	counts int
+}
+
+// How a file keeps its job counts.
+const (
+	countsNone   = iota // none: counting means reading every job
+	countsTable         // job_counts, every insert counted by a trigger
+	countsMarked        // job_counts and the jobs past the count mark
+)
+
+// schemaSQL reads, in one statement, which of the tables, views and
+// columns that later migrations added the file has.
+const schemaSQL = `SELECT
+	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'version'),
+	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'retried_at'),
+	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'alarm_key'),
+	(SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now')`
+
+// readSchema reads what the file on db lacks.
+func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
+	var versions, retried, alarmKey, poolConfig, pools, config, counts int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts); err != nil {
+		return schema{}, fmt.Errorf("read schema: %w", err)
+	}
+	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noPoolConfig: poolConfig == 0,
+		noPools: pools == 0, noConfig: config == 0, counts: counts}, nil
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	return ok && e.Code()&0xff == sqliteBusy
+}
+
+const sqliteBusy = 5 // SQLITE_BUSY
+
+// retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to the
+// write wait. While another process creates the file or switches it to
+// WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
+// handler that the busy timeout configures.
+func (s *Store) retryBusy(ctx context.Context, fn func(context.Context) error) error {
+	deadline := s.clock.Monotonic() + max(s.cfg.BusyTimeout, s.cfg.WriteWait)
+	wait := time.Millisecond
+	for {
+		err := fn(ctx)
+		if !isBusy(err) || s.clock.Monotonic() >= deadline {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-s.clock.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}

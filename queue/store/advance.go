@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The beat's writes, on every engine.
+
+// Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
+// schedule's cursor from a.From to a.To, in one transaction (see
+// BeatProtocol). The pause is part of the compare-and-set, so a beat that
+// read before a pause commits nothing after it. The commit need not
+// survive a power loss unless a.Resume: the rows roll back together with
+// the cursor, and are materialised again under the same keys; a resume is
+// acknowledged to a person.
+func (e *Base) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
+	if err := CheckAdvance(a); err != nil {
+		return nil, err
+	}
+	now := e.clock.Now()
+	jobs, err := PrepareJobs(a.Jobs, now)
+	if err != nil {
+		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
+	}
+	var res []Enqueued
+	err = e.b.InTx(ctx, a.Resume, func(tx Tx) error {
+		if err := e.casCursor(ctx, tx, a, now); err != nil {
+			return err
+		}
+		if res, err = e.b.InsertJobs(ctx, tx, jobs, now); err != nil {
+			return err
+		}
+		return e.b.InsertSkips(ctx, tx, a.Skips, now)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("advance %s: %w", a.Schedule, err)
+	}
+	if Inserted(res) {
+		Wake(e)
+	}
+	return res, nil
+}
+
+// casCursor moves a's cursor from a.From to a.To inside tx, or creates it
+// at a.To when a.From is zero, if the stored cursor is a.From with the
+// pause state a.Paused; otherwise it writes nothing and returns
+// ErrCursorMoved. Two beats moving one cursor at once both compare it
+// with what they read, and one of them wins.
+func (e *Base) casCursor(ctx context.Context, tx Tx, a Advance, now time.Time) error {
+	if a.From.IsZero() {
+		if a.Paused {
+			return ErrCursorMoved
+		}
+		n, err := tx.Exec(ctx, e.q.InsertCursor, a.Schedule, a.To, now)
+		if err != nil || n == 1 {
+			return err
+		}
+		return ErrCursorMoved
+	}
+	n, err := tx.Exec(ctx, e.q.MoveCursor, a.Schedule, a.To, a.From, a.Paused, a.Resume, now)
+	if err != nil || n == 1 {
+		return err
+	}
+	return e.lostCAS(ctx, tx, a)
+}
+
+// lostCAS tells why a's compare-and-set failed: ErrCursorMoved, or
+// ErrPausedMoved when only the pause state differs from the one read. Any
+// other error is a failed read.
+func (e *Base) lostCAS(ctx context.Context, tx Tx, a Advance) error {
+	var at Time
+	var paused bool
+	err := tx.QueryRow(ctx, e.q.Cursor, a.Schedule).Scan(&at, &paused)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return ErrCursorMoved
+	case err != nil:
+		return fmt.Errorf("read cursor of %s: %w", a.Schedule, err)
+	case at.Equal(a.From.Truncate(time.Millisecond)) && paused != a.Paused:
+		return ErrPausedMoved
+	}
+	return ErrCursorMoved
+}
+
+// AdvanceBatch commits many Advances in few transactions, each Advance
+// still all or nothing with its own compare-and-set of the cursor: an
+// Advance whose schedule's cursor moved, or whose pause state changed,
+// since it was read writes nothing and its result's Err wraps
+// ErrCursorMoved, while the others in its transaction commit. Results are
+// in the order of advs, one each.
+//
+// The Advances commit in the order of their schedules' names, in
+// transactions of up to AdvanceBatchRows rows; each transaction is
+// committed as Advance commits (durable only if one of its Advances
+// resumes), so a crash loses a transaction's rows and cursor moves
+// together. Once a transaction fails, it and the Advances after it have
+// that error as their Err and nothing of them is written. The error is
+// non-nil, and nothing written, only for a call that could write nothing:
+// a schedule twice.
+func (e *Base) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResult, error) {
+	now := e.clock.Now()
+	return BatchAdvances(advs, now, func(prepared []Advance, idx []int, res []AdvanceResult) error {
+		return e.commitAdvances(ctx, prepared, idx, res, now)
+	})
+}
+
+// commitAdvances commits advs[i] for i in idx, in the order of their
+// names, in one transaction and, if it commits, sets their results in res.
+// It first settles every cursor's compare-and-set, then inserts the jobs
+// and skips of the winners only, the jobs of many schedules together.
+func (e *Base) commitAdvances(ctx context.Context, advs []Advance, idx []int, res []AdvanceResult, now time.Time) error {
+	durable := false
+	names := make([]string, len(idx))
+	for k, i := range idx {
+		durable = durable || advs[i].Resume
+		names[k] = advs[i].Schedule
+	}
+	out := make([]AdvanceResult, len(idx))
+	won := make([]bool, len(idx))
+	inserted := false
+	err := e.b.InTx(ctx, durable, func(tx Tx) error {
+		clear(out)
+		clear(won)
+		if err := e.b.LockCursors(ctx, tx, names); err != nil {
+			return fmt.Errorf("lock cursors: %w", err)
+		}
+		if err := e.settleCursors(ctx, tx, advs, idx, out, won, now); err != nil {
+			return err
+		}
+		r, err := e.b.InsertJobs(ctx, tx, winnersJobs(advs, idx, won), now)
+		if err != nil {
+			return err
+		}
+		inserted = Inserted(r)
+		for k, i := range idx {
+			if n := len(advs[i].Jobs); won[k] && n > 0 {
+				out[k].Jobs, r = r[:n:n], r[n:]
+			}
+		}
+		var skips []Skip
+		for k, i := range idx {
+			if won[k] {
+				skips = append(skips, advs[i].Skips...)
+			}
+		}
+		return e.b.InsertSkips(ctx, tx, skips, now)
+	})
+	if err != nil {
+		return err
+	}
+	for k, i := range idx {
+		res[i] = out[k]
+	}
+	if inserted {
+		Wake(e)
+	}
+	return nil
+}
+
+// settleCursors compares and moves the cursors of advs[idx[k]] in tx, and
+// sets won[k] for those that moved, out[k].Err for the others. The usual
+// step, a running schedule's cursor moving on, is left to the engine's
+// MoveCursors, many at once; a new cursor and a resume take Advance's
+// compare-and-set.
+func (e *Base) settleCursors(ctx context.Context, tx Tx, advs []Advance, idx []int, out []AdvanceResult, won []bool, now time.Time) error {
+	var usual []int // positions in idx
+	for k, i := range idx {
+		a := advs[i]
+		if !a.From.IsZero() && !a.Resume {
+			usual = append(usual, k)
+			continue
+		}
+		err := e.casCursor(ctx, tx, a, now)
+		switch {
+		case errors.Is(err, ErrCursorMoved):
+			out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, err)
+		case err != nil:
+			return err
+		default:
+			won[k] = true
+		}
+	}
+	if len(usual) == 0 {
+		return nil
+	}
+	batch := make([]*Advance, len(usual))
+	for n, k := range usual {
+		batch[n] = &advs[idx[k]]
+	}
+	moved, err := e.b.MoveCursors(ctx, tx, batch, now)
+	if err != nil {
+		return fmt.Errorf("move cursors: %w", err)
+	}
+	for _, k := range usual {
+		a := advs[idx[k]]
+		if moved[a.Schedule] {
+			won[k] = true
+			continue
+		}
+		lost := e.lostCAS(ctx, tx, a)
+		if !errors.Is(lost, ErrCursorMoved) {
+			return lost
+		}
+		out[k].Err = fmt.Errorf("advance %s: %w", a.Schedule, lost)
+	}
+	return nil
+}
+
+// winnersJobs returns the jobs of the Advances that won their
+// compare-and-set, in order. A fan-out of many items is one Advance: when
+// it is alone, its jobs are not copied.
+func winnersJobs(advs []Advance, idx []int, won []bool) []NewJob {
+	n, with, last := 0, 0, -1
+	for k, i := range idx {
+		if won[k] && len(advs[i].Jobs) > 0 {
+			n += len(advs[i].Jobs)
+			with, last = with+1, i
+		}
+	}
+	if with == 1 {
+		return advs[last].Jobs
+	}
+	jobs := make([]NewJob, 0, n)
+	for k, i := range idx {
+		if won[k] {
+			jobs = append(jobs, advs[i].Jobs...)
+		}
+	}
+	return jobs
+}

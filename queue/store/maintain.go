@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Maintain reclaims expired leases, then purges what is older than retain
+// (see PoolProtocol), and logs the counts. Where the engine lets one
+// process at a time maintain the database, it returns Skipped while
+// another does: an efficiency only, since reclaims and purges by several
+// processes at once are still correct.
+func (e *Base) Maintain(ctx context.Context, retain time.Duration) (MaintenanceReport, error) {
+	var rep MaintenanceReport
+	unlock, ok, err := e.b.LockMaintenance(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("maintenance lock: %w", err)
+	}
+	if !ok {
+		rep.Skipped = true
+		return rep, nil
+	}
+	defer unlock()
+	if rep.Reclaimed, err = e.reclaim(ctx); err != nil {
+		return rep, err
+	}
+	if rep.Purged, rep.Skips, err = e.purgeBefore(ctx, e.clock.Now().Add(-retain)); err != nil {
+		return rep, err
+	}
+	e.log.InfoContext(ctx, "maintenance done", "component", "maintenance",
+		"reclaimed", rep.Reclaimed, "purged", rep.Purged, "skips_purged", rep.Skips)
+	return rep, nil
+}
+
+// reclaim returns running jobs whose lease expired to pending, or to dead
+// when they have no attempt left, or to cancelled when a cancel was
+// requested, and records the lost attempts.
+func (e *Base) reclaim(ctx context.Context) (int, error) {
+	var rs []Reclaimed
+	err := e.b.InTx(ctx, false, func(tx Tx) error {
+		now := e.clock.Now()
+		expired, err := Expired(ctx, e, tx, now)
+		if err != nil {
+			return fmt.Errorf("reclaim: %w", err)
+		}
+		rs, err = e.b.Reclaim(ctx, tx, now, expired)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rs {
+		e.log.WarnContext(ctx, "job lease reclaimed", "component", "maintenance",
+			"job_id", r.ID, "attempt", r.Attempt, "owner", r.Owner, "dead", r.Dead)
+	}
+	if len(rs) > 0 {
+		Wake(e)
+	}
+	return len(rs), nil
+}
+
+// purgeBefore deletes done jobs finished before before, with their
+// attempts, closed alarms raised before it, skip records older than it,
+// and the buckets of rate limits that are full again, in batches, each its
+// own transaction, so that other writers interleave. Dead, pending and
+// running jobs are kept. The key of a purged job enqueued with a key of its
+// own stays used, moved in the transaction that deletes the job: an
+// enqueue under it inserts nothing, as before the purge.
+func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
+	if jobs, err = e.purgeBatches(ctx, func(tx Tx) (int64, error) {
+		return e.b.PurgeDone(ctx, tx, before, e.purge.Batch)
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge done jobs: %w", err)
+	}
+	if skips, err = e.purgeBatches(ctx, func(tx Tx) (int64, error) {
+		return tx.Exec(ctx, e.q.PurgeSkips, before, e.purge.Batch)
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge skips: %w", err)
+	}
+	if _, err = e.purgeBatches(ctx, func(tx Tx) (int64, error) {
+		return tx.Exec(ctx, e.q.PurgeAlarms, before, e.purge.Batch)
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge alarms: %w", err)
+	}
+	// Rate limits' buckets that are full again: as if they had no row.
+	if err := e.b.InTx(ctx, false, func(tx Tx) error {
+		_, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now())
+		return err
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge rate limits: %w", err)
+	}
+	return jobs, skips, e.b.Purged(ctx)
+}
+
+// purgeBatches runs batch, a transaction each, until it deletes fewer than
+// a full batch, resting between two as PurgeConfig.Pause says, and returns
+// how many rows it deleted.
+func (e *Base) purgeBatches(ctx context.Context, batch func(Tx) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		start := e.clock.Monotonic()
+		err := e.b.InTx(ctx, false, func(tx Tx) error {
+			var err error
+			n, err = batch(tx)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < int64(e.purge.Batch) {
+			return total, nil
+		}
+		if e.purge.Pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-e.clock.After(max(e.purge.Pause, e.clock.Monotonic()-start)):
+			}
+		}
+	}
+}

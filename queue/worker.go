@@ -1,0 +1,176 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+// logResult logs the result r of an attempt, once its transaction
+// committed; fenced tells whether its fence held.
+func (p *Pool) logResult(ctx context.Context, r store.Result, fenced bool) {
+	if fenced && r.Outcome == OutcomeDone && !p.log.Enabled(ctx, slog.LevelInfo) {
+		return // not worth building the attributes of a line nobody keeps
+	}
+	j := r.Job
+	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.Finished.Sub(r.Started)}
+	if !fenced {
+		p.log.WarnContext(ctx, "stale result rejected", append(attrs, "outcome", r.Outcome, "err", r.Error)...)
+		return
+	}
+	switch r.Outcome {
+	case OutcomeDone:
+		if reg, ok := p.lookup(j.Type); ok && reg.tc.LogOutput && r.Output != "" {
+			attrs = append(attrs, "output", tail(r.Output, 512))
+		}
+		p.log.InfoContext(ctx, "job done", attrs...)
+	case OutcomeRetry:
+		p.log.WarnContext(ctx, "job retry scheduled", append(attrs, "run_at", r.RetryAt, "err", r.Error, "output", tail(r.Output, 512))...)
+	case OutcomeDead:
+		p.log.ErrorContext(ctx, "job dead", append(attrs, "err", r.Error, "output", tail(r.Output, 512))...)
+	case OutcomeReleased:
+		p.log.InfoContext(ctx, "job released at shutdown", attrs...)
+	case OutcomeCancelled:
+		p.log.InfoContext(ctx, "job cancelled", append(attrs, "err", r.Error)...)
+	}
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// worker runs the jobs handed to it until the pool closes the work
+// channel, and hands back their results.
+func (p *Pool) worker(ctx context.Context, name string) {
+	for j := range p.work {
+		p.results <- p.redact(p.execute(ctx, name, j))
+	}
+}
+
+// redact masks the secrets of r's output and error with its type's
+// RedactFunc, before anything stores or logs them.
+func (p *Pool) redact(r store.Result) store.Result {
+	reg, ok := p.lookup(r.Job.Type)
+	if !ok || reg.tc.RedactFunc == nil {
+		return r
+	}
+	r.Output = reg.tc.RedactFunc(r.Job, r.Output)
+	r.Error = reg.tc.RedactFunc(r.Job, r.Error)
+	return r
+}
+
+// execute runs one attempt and classifies its end.
+func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result {
+	r := store.Result{Job: j, Worker: worker, Started: p.clock.Now()}
+	if p.stopping.Load() {
+		// Claimed just before shutdown and never started.
+		r.Outcome, r.Finished = OutcomeReleased, r.Started
+		return r
+	}
+	if err := p.keys.doomed(j.ID); err != nil {
+		// Its rate limit's key function panicked: it cannot be limited.
+		r.Outcome, r.Finished, r.Error = OutcomeDead, r.Started, err.Error()
+		return r
+	}
+	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if e := p.stops.start(j, cancel); e != nil {
+		// Cancelled while it waited, claimed, for a worker.
+		r.Outcome, r.Finished, r.Error = OutcomeCancelled, r.Started, e.Error()
+		return r
+	}
+	defer p.stops.end(j)
+	reg, ok := p.lookup(j.Type)
+	giveUpAt := reg.tc.giveUpAt(j)
+	if ok && !giveUpAt.IsZero() && !r.Started.Before(giveUpAt) {
+		// Past its budget: dead instead of started.
+		r.Outcome, r.Finished = OutcomeDead, r.Started
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter}).Error()
+		return r
+	}
+	var err error
+	if !ok {
+		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
+	} else {
+		p.busy.Add(1)
+		r.TimedOut, err = p.call(ctx, reg, j)
+		p.busy.Add(-1)
+	}
+	r.Finished = p.clock.Now()
+	r.Output = string(j.Output())
+	if err != nil {
+		r.Error = err.Error()
+	}
+	if e, ok := errors.AsType[*CancelledError](context.Cause(ctx)); ok && err != nil {
+		r.Outcome, r.Error = OutcomeCancelled, cancelledText(e, r.Error)
+		return r
+	}
+	if err != nil && p.hardStop.Load() {
+		r.Outcome = OutcomeReleased
+		return r
+	}
+	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
+	if re, ok := errors.AsType[*RetryError](err); ok && reg.tc.Rate.Starts > 0 && re.After > 0 {
+		p.pauseRate(ctx, reg.tc.Rate, j, r.Finished.Add(re.After))
+	}
+	r.Outcome = outcome
+	r.RetryAt = r.Finished.Add(delay)
+	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
+		// The retry would start when no attempt may.
+		r.Outcome = OutcomeDead
+		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
+	}
+	return r
+}
+
+// pauseRate pauses the rate limit of j's type, or of its key, until until:
+// the remote side asked to slow down. It is written before the attempt's
+// result, so that the next claim, which comes after the result, sees it. A
+// failure to write it is logged; the job's own retry waits regardless. The
+// end of the shutdown grace, which cancels ctx, ends it too: the drain
+// waits for the result behind it.
+func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
+	l := r.limit()
+	var key string
+	if r.Key != nil {
+		var err error
+		if key, err = r.key(j.Payload); err != nil {
+			p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, txTimeout)
+	defer cancel()
+	if err := p.e.PauseRate(ctx, j.Type, key, l.PauseTAT(until)); err != nil {
+		p.log.ErrorContext(ctx, "pause rate limit failed", "job_id", j.ID, "type", j.Type, "err", err)
+		return
+	}
+	p.log.InfoContext(ctx, "rate limit paused", "job_id", j.ID, "type", j.Type, "key", key, "until", until)
+}
+
+// call runs the handler behind recover, under the type's timeout, and
+// reports whether the timeout ended a failed attempt.
+func (p *Pool) call(ctx context.Context, reg registered, j *Job) (timedOut bool, err error) {
+	if reg.tc.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, reg.tc.Timeout, &TimeoutError{Timeout: reg.tc.Timeout})
+		defer cancel()
+		defer func() { timedOut = err != nil && isTimeout(context.Cause(ctx)) }()
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return false, reg.h.Work(ctx, j)
+}
