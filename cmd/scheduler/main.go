@@ -2,9 +2,8 @@
 // queue, and inspects and controls that queue. See README.md; a program
 // with Go task types of its own is built on cmd/scheduler/app.
 //
-// main does only what main may: it serves the command's supervisor
-// processes, asks for the signals, and exits with the command's status.
-// The command itself is app.Run's.
+// main serves the supervisor subprocesses, asks for the signals and exits
+// with the status; app.Run is the command.
 package main
 
 import (
@@ -19,14 +18,13 @@ import (
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
-// version, when set with -ldflags "-X main.version=v1.2.3", is what
-// -version prints; empty derives it from the build (see app.Options).
+// version, set with -ldflags "-X main.version=v1.2.3", is what -version
+// prints; empty derives it from the build.
 var version string
 
 func main() {
-	// Every command runs under this binary started again as its
-	// supervisor (and, with resource limits, as the launcher that sets
-	// them): such a process does its work here and exits.
+	// Commands run under this binary restarted as their supervisor (and
+	// launcher of resource limits); such a process ends here.
 	if code, ok := tasks.RunSubprocess(os.Args); ok {
 		os.Exit(code)
 	}

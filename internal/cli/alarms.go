@@ -13,8 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
-// alarmView is an alarm as the CLI shows it: the instant in its schedule's
-// zone, and what its notifications carried.
+// alarmView is an alarm, its instant in its schedule's zone.
 type alarmView struct {
 	ID       int64           `json:"id"`
 	Schedule string          `json:"schedule"`
@@ -30,8 +29,7 @@ type alarmView struct {
 	DetailError string `json:"detail_error,omitempty"`
 }
 
-// listAlarms is -alarms: the newest alarms, of every schedule or of
-// -schedule NAME. It opens the database read-only.
+// listAlarms is -alarms: the newest alarms, of one schedule or all.
 func (a *app) listAlarms(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
@@ -91,13 +89,10 @@ type lastAlarmView struct {
 	RaisedAt string `json:"raised_at"`
 }
 
-// deadlineAlarms is how many of a schedule's newest alarms -status reads
-// for its deadline state.
+// deadlineAlarms is how many newest alarms -status reads per schedule.
 const deadlineAlarms = 20
 
-// observeDeadline sets the deadline state of a schedule that has a
-// start_within or a deadline (see alarm.DeadlineStateOf). One read of
-// the newest alarms of the schedule (alarms_schedule).
+// observeDeadline sets a schedule's deadline state from its newest alarms.
 func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	if a.cfg == nil {
 		return nil
@@ -119,21 +114,18 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *schedule
 	return nil
 }
 
-// deadlineState is the state observeDeadline describes
-// (alarm.DeadlineStateOf), from a schedule's newest alarms (newest
-// first) and its last run's instant as -status prints it in loc (to the
-// second, as instants are).
+// deadlineState is alarm.DeadlineStateOf of a schedule's alarms, newest
+// first, and its last run's instant as -status prints it in loc.
 func deadlineState(alarms []store.Alarm, lastRun *string, loc *time.Location) string {
 	var last time.Time
 	if lastRun != nil {
-		// A text that is no instant leaves last zero: no run to compare.
+		// Unparsable text leaves last zero: no run to compare.
 		last, _ = time.ParseInLocation(time.RFC3339, *lastRun, loc)
 	}
 	return string(alarm.DeadlineStateOf(alarms, last))
 }
 
-// printDeadlines prints the deadlines section of -status: the schedules
-// with a start_within or a deadline, their state and newest alarm.
+// printDeadlines prints -status's deadline section.
 func printDeadlines(w io.Writer, rep *statusReport) {
 	header := false
 	for _, s := range rep.Schedules {

@@ -24,9 +24,8 @@ import (
 type app struct {
 	o   *options
 	cfg *config.Config // nil when the subcommand can do without
-	// db is the database, a file's path or a PostgreSQL URL, to open it
-	// with (openDatabase); dbPath names it in messages and logs: the path,
-	// or the URL without its password (redactDSN). Nothing else shows db.
+	// db is a file's path or a PostgreSQL URL, for openDatabase only;
+	// messages and logs show dbPath, the URL without its password.
 	db     string
 	dbPath string
 	stdout io.Writer
@@ -35,20 +34,17 @@ type app struct {
 	clock  clock.Clock
 	opts   Options
 
-	// Where cfg came from (lastgood.go): the file's bytes, nil when it did
-	// not load; why it did not; the daemon's stored config when cfg is it.
-	cfgData []byte
-	fileErr error
-	running *store.StoredConfig
-	// dbRecovered is set when db is the [scheduler].db of a file that does
-	// not load (config.RecoverDB).
+	// Where cfg came from (lastgood.go).
+	cfgData []byte              // the file's bytes; nil when it did not load
+	fileErr error               // why it did not load
+	running *store.StoredConfig // the daemon's stored config, when cfg is it
+	// dbRecovered: db is the [scheduler].db of a file that does not load.
 	dbRecovered bool
 }
 
-// openQueue opens the database for a subcommand. No subcommand creates a
-// database file: only the daemon does, so that a command run as root
-// before the service's first start cannot leave a database the service's
-// user cannot open (a PostgreSQL database is there or not).
+// openQueue opens the database for a subcommand. Only the daemon creates
+// a database file, so that a command run as root before the service's
+// first start cannot leave a file the service's user cannot open.
 func (a *app) openQueue(ctx context.Context, write bool) (*queue.Client, error) {
 	if !isDSN(a.db) {
 		_, err := os.Stat(a.db)
@@ -62,8 +58,7 @@ func (a *app) openQueue(ctx context.Context, write bool) (*queue.Client, error) 
 	return openDatabase(ctx, a.db, engine.Config{Clock: a.clock, Logger: a.log, ReadOnly: !write, WriteWait: a.o.wait})
 }
 
-// schedule returns the schedule name of the config; an unknown name is a
-// usage error that lists the names there are.
+// schedule returns the named schedule, or a usage error listing them all.
 func (a *app) schedule(name string) (*config.Schedule, error) {
 	s, ok := a.cfg.Schedule(name)
 	if !ok {
@@ -81,8 +76,7 @@ func (a *app) scheduleNames() []string {
 	return names
 }
 
-// zone returns the zone of the schedule name, UTC when the config is not
-// loaded or does not define it.
+// zone returns the named schedule's zone, or UTC when unknown.
 func (a *app) zone(name string) *time.Location {
 	if a.cfg != nil {
 		if s, ok := a.cfg.Schedule(name); ok {
@@ -92,8 +86,7 @@ func (a *app) zone(name string) *time.Location {
 	return time.UTC
 }
 
-// scheduleZone returns the zone of the schedule name in the config, or nil
-// when the config has no such schedule (or was not loaded).
+// scheduleZone returns the named schedule's zone, or nil when unknown.
 func (a *app) scheduleZone(name string) *time.Location {
 	if a.cfg == nil || name == "" {
 		return nil

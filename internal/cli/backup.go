@@ -7,8 +7,7 @@ import (
 	"os"
 )
 
-// backupTo is -backup: a consistent copy of a SQLite database, written to
-// a file that must not exist.
+// backupTo is -backup: a consistent copy of a SQLite database, to a new file.
 func (a *app) backupTo(ctx context.Context) error {
 	if isDSN(a.db) {
 		return usagef("-backup copies a SQLite file; database %s is PostgreSQL: back it up with pg_dump (pg_dump -Fc -f scheduler.dump \"$%s\")", a.dbPath, envDB)
@@ -22,8 +21,7 @@ func (a *app) backupTo(ctx context.Context) error {
 	}
 	defer q.Close()
 	if err := q.Backup(ctx, a.o.backup); err != nil {
-		// The file did not exist before: what an interrupted or failed
-		// VACUUM INTO left of it is no backup.
+		// The file was new: what a failed VACUUM INTO left is no backup.
 		if rerr := os.Remove(a.o.backup); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}

@@ -20,10 +20,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkConfig is -check: the config, the task types it needs, the
-// commands' programs, the environment and the database, checked as the
-// daemon's start would check them, without writing anything; then each
-// schedule's next run and what the config sets up.
+// checkConfig is -check: it checks the config, task types, programs,
+// environment and database as the daemon's start would, writing nothing,
+// then prints each schedule's next run and what the config sets up.
 func (a *app) checkConfig() error {
 	reg, err := daemon.NewRegistry(a.opts.Tasks, a.clock, a.log)
 	if err != nil {
@@ -39,8 +38,6 @@ func (a *app) checkConfig() error {
 	if err := a.checkCommands(); err != nil {
 		return err
 	}
-	// What else the daemon's start would fail on, found without side
-	// effects: the environment systemd gives it, and the database.
 	if err := daemon.CheckEnv(getenv); err != nil {
 		return usagef("%v", err)
 	}
@@ -63,8 +60,7 @@ func (a *app) checkConfig() error {
 	return nil
 }
 
-// configOutcome is what the summary of a bad config's problems adds: -check
-// only reports, any other command did nothing.
+// configOutcome ends the summary of a bad config's problems.
 func configOutcome(o *options) string {
 	if o.mode == "check" {
 		return ""
@@ -72,9 +68,8 @@ func configOutcome(o *options) string {
 	return "; nothing was done"
 }
 
-// problemCount says how many problems es holds, such as "2 problems in
-// schedules.toml"; a list cut short at config.MaxErrors says "more
-// than".
+// problemCount says "2 problems in schedules.toml", or "more than" for a
+// list cut short at config.MaxErrors.
 func problemCount(es config.Errors) string {
 	n, more := len(es), ""
 	for _, e := range es {
@@ -90,11 +85,9 @@ func problemCount(es config.Errors) string {
 	return more + plural(n, "problem") + file
 }
 
-// checkCommands reports, for -check, the command tasks whose program the
-// daemon could not start: a program named by a path (taken from the config
-// file's directory when relative), or a bare name looked up in the PATH of
-// this process, which under systemd is the unit's (ExecStartPre= runs with
-// ExecStart='s settings).
+// checkCommands reports the command tasks whose program the daemon could
+// not start. A bare name is looked up in this process's PATH, which under
+// systemd is the unit's (ExecStartPre= runs with ExecStart='s settings).
 func (a *app) checkCommands() error {
 	if errs := config.CheckCommands(a.cfg, config.CommandEnv{Path: getenv("PATH")}); len(errs) > 0 {
 		printConfigErrors(a.stderr, errs, "")
@@ -103,13 +96,10 @@ func (a *app) checkCommands() error {
 	return nil
 }
 
-// checkDatabase reports, for -check, what would keep the daemon from
-// opening a.db, found without writing anything: for a SQLite file, a
-// directory that does not exist or that this user cannot create files in
-// (the database, its -wal and -shm files and the lock files beside it), a
-// file that is not a regular one, that this user cannot read and write, or
-// that is not a SQLite database. A PostgreSQL database is not connected
-// to.
+// checkDatabase reports, writing nothing, what would keep the daemon from
+// opening a SQLite file: a missing or unwritable directory, or a file that
+// is not regular, not readable and writable, or not SQLite. It does not
+// connect to PostgreSQL.
 func (a *app) checkDatabase() error {
 	if isDSN(a.db) {
 		return nil
@@ -155,16 +145,14 @@ func (a *app) checkDatabase() error {
 	return nil
 }
 
-// databaseFiles are the suffixes of the files of a SQLite database: the
-// database, SQLite's write-ahead log and shared memory, and the write
-// turn's two lock files.
+// databaseFiles are the suffixes of a SQLite database's files: the
+// database, its WAL and shared memory, and the write turn's two locks.
 var databaseFiles = []string{"", "-wal", "-shm", "-gate", "-lock"}
 
 // sqliteHeader starts every SQLite database file.
 const sqliteHeader = "SQLite format 3\x00"
 
-// checkSQLiteHeader reports a file that does not start as a SQLite
-// database does.
+// checkSQLiteHeader reports a file that does not start with sqliteHeader.
 func checkSQLiteHeader(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -178,9 +166,8 @@ func checkSQLiteHeader(path string) error {
 	return nil
 }
 
-// printBudgets lists, for -check, the tasks that have resource limits, a
-// give_up_after or a rate limit, with what an attempt that exceeds a limit
-// becomes; nothing when no task has any.
+// printBudgets lists the tasks with resource limits, a give_up_after or a
+// rate limit, and what an attempt over a limit becomes.
 func printBudgets(out io.Writer, cfg *config.Config) {
 	var rows [][4]string
 	for _, name := range taskNames(cfg) {
@@ -225,9 +212,7 @@ func printBudgets(out io.Writer, cfg *config.Config) {
 	w.Flush()
 }
 
-// printRedaction lists, for -check, the tasks that mask secrets: the
-// payload fields shown as [redacted] and the patterns masked in their
-// output and errors; nothing when no task has any.
+// printRedaction lists the tasks that mask secrets, and what they mask.
 func printRedaction(out io.Writer, cfg *config.Config) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	header := false
@@ -249,9 +234,8 @@ func printRedaction(out io.Writer, cfg *config.Config) {
 	w.Flush()
 }
 
-// printPools lists, for -check, the worker pools when the config has
-// [pools.NAME] tables: each pool's workers and tasks, the default pool's
-// being the tasks of no table; nothing when it has none.
+// printPools lists each worker pool's workers and tasks when the config
+// has [pools.NAME] tables; the default pool has the tasks of no table.
 func printPools(out io.Writer, cfg *config.Config) {
 	if len(cfg.Pools) == 0 {
 		return
@@ -281,10 +265,7 @@ func printPools(out io.Writer, cfg *config.Config) {
 	w.Flush()
 }
 
-// printHTTP says, for -check, what the [http] listener serves and to whom:
-// the listen address, the dashboard's login and actions, the host names it
-// answers to and the proxies whose X-Forwarded-For it reads; nothing when
-// [http] sets none of them.
+// printHTTP says what the [http] listener serves and to whom.
 func printHTTP(out io.Writer, h config.HTTPSettings) {
 	if h.Listen == "" && len(h.Hosts) == 0 && len(h.TrustedProxies) == 0 {
 		return

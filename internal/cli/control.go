@@ -30,8 +30,7 @@ func (a *app) triggerRun(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// Checked before it is decoded: the decoder's cost grows with the
-		// payload's depth.
+		// Checked before decoding, whose cost grows with depth.
 		if err := queue.CheckPayload(text); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
 			return usagef("-payload: %v", err)
 		}
@@ -62,9 +61,8 @@ func (a *app) triggerRun(ctx context.Context) error {
 	return a.warnNoDaemon(ctx, q)
 }
 
-// printTriggered prints what -trigger enqueued: a line per job enqueued;
-// then, when -key was used before, one line that says so, followed by each
-// job that holds it (one per fan-out item).
+// printTriggered prints a line per job enqueued; when -key was used
+// before, it says so and lists the jobs that hold it.
 func (a *app) printTriggered(res []queue.Enqueued) {
 	var used []queue.Enqueued
 	for _, r := range res {
@@ -91,9 +89,8 @@ func (a *app) printTriggered(res []queue.Enqueued) {
 	}
 }
 
-// warnNoDaemon prints, after a -trigger, a warning when no daemon is alive
-// to run what it queued. The trigger is committed by then: a failure to
-// look is a warning too, never the command's error.
+// warnNoDaemon warns when no daemon is alive to run what -trigger queued.
+// The trigger is committed: a failure to look is a warning too.
 func (a *app) warnNoDaemon(ctx context.Context, q *queue.Client) error {
 	ds, err := q.Pools(ctx)
 	if err != nil {
@@ -154,7 +151,7 @@ func (a *app) setPaused(ctx context.Context, name string, paused bool) error {
 	return nil
 }
 
-// printResumed prints what -resume did, in the shape of what -pause says.
+// printResumed prints what -resume did.
 func (a *app) printResumed(name string, r schedule.Resumed) {
 	switch {
 	case !r.WasPaused:
@@ -236,8 +233,8 @@ func (a *app) backfillRange(ctx context.Context) error {
 	return nil
 }
 
-// printBackfill prints a line for each instant of res, in loc, with what
-// became of its jobs, and returns how many were enqueued.
+// printBackfill prints each instant of res in loc with what became of its
+// jobs, and returns how many were enqueued.
 func printBackfill(out io.Writer, res []queue.Enqueued, loc *time.Location) (inserted int) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for i := 0; i < len(res); {
@@ -268,10 +265,9 @@ func printBackfill(out io.Writer, res []queue.Enqueued, loc *time.Location) (ins
 	return inserted
 }
 
-// parseBound reads -from or -to of -backfill: RFC 3339 with an offset; a
-// wall time in loc, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS; or a date
-// YYYY-MM-DD in loc, which means the start of that day for -from and its
-// end, inclusive, for -to (end). day reports a date.
+// parseBound reads -backfill's -from or -to: RFC 3339, a wall time in loc
+// (YYYY-MM-DDTHH:MM[:SS]), or a date in loc, which is the day's start, or
+// its inclusive end when end is set. day reports a date.
 func parseBound(flag, s string, loc *time.Location, end bool) (t time.Time, day bool, err error) {
 	if t, err := parseInstant(s, loc); err == nil {
 		return t, false, nil
@@ -281,25 +277,23 @@ func parseBound(flag, s string, loc *time.Location, end bool) (t time.Time, day 
 		return time.Time{}, false, usagef("%s %q: want a date (2026-11-23) or a wall time (2026-11-23T03:00) in the schedule's zone (%s), or RFC 3339 (2026-11-23T03:00:00+03:00)", flag, s, loc)
 	}
 	if end {
-		// The last instant of the day: the next day's first, less a nanosecond.
+		// The day's last instant.
 		next := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc)
 		return next.Add(-time.Nanosecond), true, nil
 	}
 	return d, true, nil
 }
 
-// cancelMargin is what -cancel waits for a running job beyond its kill
-// grace: for its daemon to notice the request (its WatchInterval) and record
-// the end.
+// cancelMargin is how long -cancel waits beyond the kill grace, for the
+// daemon to notice the request (WatchInterval) and record the end.
 const cancelMargin = 5 * time.Second
 
 // cancelPoll is how often -cancel looks at a running job it asked to stop.
 const cancelPoll = 100 * time.Millisecond
 
-// cancelJob cancels the job -cancel names, by id or key. A pending job is
-// cancelled at once. For a running one the request is recorded and the
-// daemon holding the job stops it; -cancel waits for that, up to the task's
-// kill grace and cancelMargin.
+// cancelJob is -cancel. A pending job is cancelled at once. For a running
+// one the request is recorded and its daemon stops it; -cancel waits up to
+// the kill grace plus cancelMargin.
 func (a *app) cancelJob(ctx context.Context) error {
 	q, err := a.openQueue(ctx, true)
 	if err != nil {
@@ -358,8 +352,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 	}
 }
 
-// killGrace is the kill grace of the task jobType, as the daemon's config
-// says, or the default when the config is not at hand.
+// killGrace is the kill grace of task jobType, or the default.
 func (a *app) killGrace(jobType string) time.Duration {
 	if a.cfg != nil {
 		if t, ok := a.cfg.Tasks[jobType]; ok && t.KillGrace > 0 {
@@ -369,8 +362,7 @@ func (a *app) killGrace(jobType string) time.Duration {
 	return config.DefaultKillGrace
 }
 
-// canceller names who runs -cancel, for the job's record: user@host and
-// the process id.
+// canceller names who runs -cancel, for the job's record.
 func canceller() string {
 	name := strconv.Itoa(os.Getuid())
 	if u, err := user.Current(); err == nil && u.Username != "" {

@@ -11,8 +11,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// runDaemon is the command without a mode: the daemon, until SIGTERM or
-// SIGINT, reloading the config on SIGHUP.
+// runDaemon runs the daemon until SIGTERM or SIGINT; SIGHUP reloads.
 func (a *app) runDaemon(ctx context.Context, signals <-chan os.Signal) error {
 	warnTestClock(a.log, a.clock)
 	d, err := daemon.New(ctx, daemon.Config{

@@ -1,10 +1,8 @@
-// Package cli is the scheduler command as a library: its flags, and the
+// Package cli is the scheduler command as a library: its flags, the
 // operator commands (-check, -trigger, -status, ...) and how they print.
-// Without a mode it runs the daemon (internal/daemon) with the config and
-// database it found. cmd/scheduler is Run with no options; a team builds
-// its own binary with its own Go task types by calling Run with Options.Tasks.
+// Without a mode it runs the daemon (internal/daemon). cmd/scheduler is Run
+// with no options; Options.Tasks adds a team's own Go task types.
 //
-// It owns no state and no SQL: the schedule, tasks and queue packages do.
-// It does not know how the daemon is wired: its pools, beat, metrics and
-// HTTP server are internal/daemon's.
+// It owns no state and no SQL: schedule, tasks and queue do. It does not
+// know how the daemon is wired (pools, beat, metrics, HTTP server).
 package cli

@@ -11,26 +11,21 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// The database is a SQLite file or a PostgreSQL server. A PostgreSQL
-// database is named by a URL (postgres://user:password@host:5432/name?...);
-// everything else is a file's path. What is particular to a file (taking a
-// relative path from the config's directory, looking for the file before a
-// read-only command, -backup) is skipped for a URL, and a URL is never
-// shown with its password: it appears in logs, -check, -status and errors
-// as redactDSN gives it.
+// The database is a SQLite file, or a PostgreSQL server named by a URL
+// (postgres://user:password@host:5432/name?...). What is particular to a
+// file (relative paths, -backup) is skipped for a URL. A URL is shown only
+// as redactDSN gives it, never with its password.
 
 // redacted replaces a password wherever a database is named.
 const redacted = "xxxxx"
 
-// isDSN reports whether db names a PostgreSQL database rather than a SQLite
-// file. A file whose path starts with postgres:// cannot be named; ./ in
-// front of it would.
+// isDSN reports whether db names a PostgreSQL database rather than a
+// SQLite file. ./ names a file whose path starts with postgres://.
 func isDSN(db string) bool { return engine.IsPostgres(db) }
 
-// redactDSN is db as it may be shown: a file's path as it is; a URL with the
-// password of its user information and of a password= parameter replaced by
-// xxxxx. It does not need the URL to be valid: in a malformed one it hides
-// more rather than less.
+// redactDSN is db as it may be shown: a URL's passwords, in its user
+// information and password= parameters, become xxxxx. In a malformed URL
+// it hides more rather than less.
 func redactDSN(db string) string {
 	if !isDSN(db) {
 		return db
@@ -47,24 +42,20 @@ func redactDSN(db string) string {
 	return b.String()
 }
 
-// dsnPasswordSpans returns the [start, end) byte ranges of the passwords in
-// the URL db (of its user information and of password= parameters), in
-// order, overlaps merged.
+// dsnPasswordSpans returns the sorted, merged byte ranges of the passwords.
 func dsnPasswordSpans(db string) [][2]int {
 	var spans [][2]int
 	start := strings.Index(db, "://") + len("://")
-	// The authority ends at the first / ? or #, its user information at the
-	// last @ in it, the user at the first colon (as Go's url package reads
-	// it, an unescaped @ in a password included).
+	// As Go's url package reads it: the authority ends at the first / ? or
+	// #, the user information at its last @, the user at the first colon.
 	rest := db[start:]
 	end := len(rest)
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		end = i
 	}
-	// A password holding an unescaped / ? or # would end the authority
-	// early: an @ further on is taken to end the user information. (An @ in
-	// the query then makes it take in more than the password: the safe
-	// error.)
+	// An unescaped / ? or # in a password would end the authority early,
+	// so a later @ ends the user information. An @ in the query then hides
+	// more than the password: the safe error.
 	if at := strings.LastIndex(rest, "@"); at >= end {
 		if j := strings.IndexAny(rest[at:], "/?#"); j >= 0 {
 			end = at + j
@@ -77,8 +68,8 @@ func dsnPasswordSpans(db string) [][2]int {
 			spans = append(spans, [2]int{start + colon + 1, start + at})
 		}
 	}
-	// password= parameters are looked for after the first ?, wherever the
-	// authority ended, so that no reading of a malformed URL hides one.
+	// password= parameters follow the first ?, wherever the authority
+	// ended, so that no reading of a malformed URL misses one.
 	q := strings.Index(rest, "?")
 	if q < 0 {
 		return spans
@@ -107,8 +98,7 @@ func dsnPasswordSpans(db string) [][2]int {
 	return merged
 }
 
-// dsnSecrets are the passwords of the URL db, as written and unescaped, so
-// that an error that quotes one in some other form can be cleaned.
+// dsnSecrets are the URL's passwords, as written and unescaped.
 func dsnSecrets(db string) []string {
 	var out []string
 	for _, s := range dsnPasswordSpans(db) {
@@ -124,8 +114,7 @@ func dsnSecrets(db string) []string {
 	return out
 }
 
-// redactedError is an error whose text had a database's password taken out.
-// It unwraps to the original, so errors.Is and errors.As still see it.
+// redactedError is err with a database password taken out of its text.
 type redactedError struct {
 	msg string
 	err error
@@ -134,17 +123,15 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// bareSecretLen is the shortest password that redactErr also replaces
-// where it stands alone in a message. A shorter one is replaced only as
-// user:PASSWORD@ or password=PASSWORD: replacing every "b" of a message
-// would mangle it and tell the password all the same.
+// bareSecretLen is the shortest password redactErr replaces where it
+// stands alone. A shorter one is replaced only as :PASSWORD@ or
+// password=PASSWORD: replacing every "b" would mangle the message and
+// reveal the password all the same.
 const bareSecretLen = 6
 
-// redactErr returns err with every password of the URL db replaced by
-// xxxxx in its text. A driver's error may quote the URL it was given,
-// cleaned as a path (postgres:/user:PASSWORD@...), in libpq's keyword form
-// (password=PASSWORD) or the password alone; none of it may reach a log or
-// a terminal.
+// redactErr replaces every password of the URL db in err's text. A
+// driver may quote it cleaned as a path (postgres:/user:PASSWORD@...), as
+// password=PASSWORD, or alone.
 func redactErr(err error, db string) error {
 	if err == nil || !isDSN(db) {
 		return err
@@ -160,9 +147,8 @@ func redactErr(err error, db string) error {
 	return &redactedError{msg: msg, err: err}
 }
 
-// openDatabase opens the queue in db, a file's path or a PostgreSQL URL. It
-// is the one place this package calls engine.Open. An error names a URL
-// redacted and holds no password.
+// openDatabase opens the queue in db, a path or a URL; it is this
+// package's only call of engine.Open. Its errors hold no password.
 func openDatabase(ctx context.Context, db string, cfg engine.Config) (*queue.Client, error) {
 	if !isDSN(db) {
 		return engine.Open(ctx, db, cfg)

@@ -10,8 +10,8 @@ const (
 	ExitOK      = 0
 	ExitRuntime = 1 // a runtime failure
 	ExitUsage   = 2 // bad flags or a bad config file
-	// ExitInterrupted: an operator command stopped by SIGINT, SIGTERM or
-	// SIGHUP before it finished (128 + SIGINT, as shells report Ctrl-C).
+	// ExitInterrupted: an operator command stopped by a signal
+	// (128 + SIGINT, as shells report Ctrl-C).
 	ExitInterrupted = 130
 )
 
@@ -21,7 +21,7 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-// usagef is a usage error of the message format makes of args.
+// usagef returns a usage error formatted as by fmt.Errorf.
 func usagef(format string, args ...any) error {
 	return &usageError{fmt.Errorf(format, args...)}
 }

@@ -52,13 +52,11 @@ type options struct {
 	mode string          // the mode flag given, without its dash; "" runs the daemon
 }
 
-// modeFlags are the flags that choose what the command does. Which of them
-// was given decides, never its value: an empty -trigger "$NAME" is a usage
-// error, not the daemon.
+// modeFlags choose what the command does. Being given decides, not the
+// value: an empty -trigger "$NAME" is a usage error, not the daemon.
 var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password"}
 
-// parseFlags parses the command line into options and checks them: a
-// usage error names the flag and what is wrong with it.
+// parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
@@ -82,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-// define defines the command's flags on fs, with their defaults and help.
+// define defines the command's flags on fs.
 func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.config, "config", "", "the schedules `file` (default: $SCHEDULER_CONFIG, else ./schedules.toml, else /etc/scheduler/schedules.toml)")
 	fs.StringVar(&o.db, "db", "", "the `path|URL` of the database: a SQLite file, or PostgreSQL as postgres://user:password@host:5432/name (default: $SCHEDULER_DB, else [scheduler].db of the config, a path taken from the config's directory); give a password in $SCHEDULER_DB, not on the command line")
@@ -115,8 +113,8 @@ func (o *options) define(fs *flag.FlagSet) {
 	o.listOptions.define(fs)
 }
 
-// setGiven records the flags given and the mode they choose. A flag given
-// an empty value, and two modes, are usage errors.
+// setGiven records the flags given and their mode. An empty value, or two
+// modes, is a usage error.
 func (o *options) setGiven(fs *flag.FlagSet) error {
 	o.set = map[string]bool{}
 	var empty []string
@@ -146,8 +144,7 @@ func (o *options) setGiven(fs *flag.FlagSet) error {
 	return nil
 }
 
-// validate rejects a flag given without the mode it refines, and a value
-// out of its range.
+// validate rejects a flag without its mode, and a value out of range.
 func (o *options) validate() error {
 	if err := checkCompanions(o.set, modeCompanions); err != nil {
 		return err
@@ -184,8 +181,7 @@ func (o *options) validate() error {
 	return nil
 }
 
-// companion is a flag that refines some modes: given without any of them,
-// it is a usage error.
+// companion is a flag that refines some modes and needs one of them.
 type companion struct {
 	flag  string
 	modes []string
@@ -215,8 +211,7 @@ var jsonCompanion = []companion{
 	{"json", []string{"status", "dead", "job", "next", "jobs", "skipped", "alarms"}},
 }
 
-// checkCompanions returns a usage error for the first of cs that set gives
-// without any of its modes.
+// checkCompanions reports the first of cs given without any of its modes.
 func checkCompanions(set map[string]bool, cs []companion) error {
 	for _, c := range cs {
 		if set[c.flag] && !slices.ContainsFunc(c.modes, func(m string) bool { return set[m] }) {
@@ -264,8 +259,8 @@ func (l *listOptions) define(fs *flag.FlagSet) {
 	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs, -skipped or -alarms: print at most `N` rows (1 to 1000)")
 }
 
-// parse parses args into fs, taking the word after -skipped, when it is not
-// a flag, as the schedule's name: "-skipped nightly -json".
+// parse parses args into fs, taking a word after -skipped as the
+// schedule's name: "-skipped nightly -json".
 func (l *listOptions) parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -277,8 +272,7 @@ func (l *listOptions) parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// check rejects a filter given without the listing it refines, and a
-// value out of its range.
+// check rejects a filter without its listing, and a value out of range.
 func (l *listOptions) check(set map[string]bool) error {
 	if err := checkCompanions(set, listCompanions); err != nil {
 		return err
@@ -298,8 +292,7 @@ func (l *listOptions) check(set map[string]bool) error {
 	return nil
 }
 
-// newLogger is the logger -log-format and -log-level ask for, writing to
-// w.
+// newLogger returns the logger -log-format and -log-level ask for.
 func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
@@ -315,9 +308,8 @@ func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
 	return nil, usagef("-log-format %q: want text or json", o.logFormat)
 }
 
-// durationText renders every time.Duration attribute as its String form
-// ("30s", "1.5ms") in both formats: the JSON handler would write
-// nanoseconds, which read as a different unit from the config's "30s".
+// durationText renders durations as "30s" in both formats: JSON would
+// write nanoseconds, a different unit from the config's.
 func durationText(_ []string, a slog.Attr) slog.Attr {
 	if a.Value.Kind() == slog.KindDuration {
 		a.Value = slog.StringValue(a.Value.Duration().String())

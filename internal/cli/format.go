@@ -19,8 +19,8 @@ func rfc3339(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(time.RFC3339)
 }
 
-// instant formats t in loc as RFC 3339 with the fraction of a second when
-// it has one: "@every" runs keep the fraction of their cursor.
+// instant formats t in loc as RFC 3339, with any fraction of a second:
+// "@every" runs keep their cursor's fraction.
 func instant(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "-"
@@ -28,8 +28,7 @@ func instant(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(time.RFC3339Nano)
 }
 
-// optTime is t in UTC as RFC 3339, or "" for the zero time: a JSON field
-// left out.
+// optTime is t in UTC as RFC 3339, or "" (a JSON field left out).
 func optTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -57,7 +56,7 @@ func versionList(vs []int) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// orDash is s, or "-" when s is empty: a column with nothing to show.
+// orDash is s, or "-" when s is empty.
 func orDash(s string) string {
 	if s == "" {
 		return "-"

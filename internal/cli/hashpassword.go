@@ -11,14 +11,14 @@ import (
 	"github.com/scheduler-run/scheduler/internal/passhash"
 )
 
-// maxPassword bounds what -hash-password reads: a line longer than this is
-// not a password typed or pasted on purpose.
+// maxPassword bounds what -hash-password reads: a longer line is no
+// password typed or pasted on purpose.
 const maxPassword = 1024
 
-// hashPassword is -hash-password: it reads a password or a token, one line,
-// from in and prints its hash for [http] token_hash or an [[http.user]]'s
-// password_hash. From a terminal it asks twice without echo; from a pipe it
-// reads the first line. The password is never printed nor logged.
+// hashPassword is -hash-password: it prints the hash of a password or
+// token for [http] token_hash or password_hash. From a terminal it asks
+// twice without echo; else it reads the first line. It never prints or
+// logs the password.
 func hashPassword(in io.Reader, stdout, stderr io.Writer) error {
 	var password string
 	if f, ok := in.(*os.File); ok && isTerminal(f) {
@@ -65,8 +65,7 @@ func readLine(in io.Reader) (string, error) {
 	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), nil
 }
 
-// readHidden prompts on stderr and reads a line from the terminal f with
-// its echo off, restoring the terminal's mode before it returns.
+// readHidden prompts on stderr and reads a line from terminal f, unechoed.
 func readHidden(f *os.File, stderr io.Writer, prompt string) (string, error) {
 	fmt.Fprint(stderr, prompt)
 	restore, err := noEcho(f)

@@ -11,8 +11,8 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// checkJobRef checks the value of -cancel or -retry, which name a job by id
-// or key: a number is an id, which must be positive; anything else is a key.
+// checkJobRef checks -cancel or -retry: a number is an id and must be
+// positive; anything else is a key.
 func checkJobRef(flag, ref string) error {
 	if ref == "" {
 		return nil // not given, or reported as empty
@@ -23,10 +23,8 @@ func checkJobRef(flag, ref string) error {
 	return nil
 }
 
-// findJob looks a job up as -job, -cancel and -retry name it: by id when ref
-// is a number (else, or when no job has that id, by key); a key whose
-// instant is written in the schedule's zone is also tried as the stored UTC
-// key (see canonicalKey). An unknown job is a one-line error.
+// findJob looks up the job -job, -cancel or -retry names, by id or key. A
+// key with its instant in another zone is also tried as stored, in UTC.
 func (a *app) findJob(ctx context.Context, q *queue.Client, ref string) (*queue.Job, error) {
 	j, err := jobByRef(ctx, q, ref)
 	if errors.Is(err, queue.ErrNotFound) {
@@ -40,8 +38,7 @@ func (a *app) findJob(ctx context.Context, q *queue.Client, ref string) (*queue.
 	return j, err
 }
 
-// jobByRef looks a job up by id when ref is a number and a job has that
-// id, else by key.
+// jobByRef looks a job up by id when ref is one, else by key.
 func jobByRef(ctx context.Context, q *queue.Client, ref string) (*queue.Job, error) {
 	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		j, err := q.Job(ctx, id)
@@ -59,11 +56,9 @@ func (e *noJobError) Error() string {
 	return fmt.Sprintf("no job with id or key %q in %s", e.ref, e.db)
 }
 
-// canonicalKey rewrites a key "schedule|item|instant" whose instant is
-// written in another offset (2026-11-23T03:00:00+03:00) or as a wall time in
-// the schedule's zone (2026-11-23T03:00 or 2026-11-23T03:00:00) into the key
-// the beat stores, with the instant in UTC. ok is false when ref is not such
-// a key of a schedule in the config.
+// canonicalKey rewrites a key "schedule|item|instant" whose instant has
+// another offset, or is a wall time in the schedule's zone, into the key
+// the beat stores, in UTC. ok is false when ref is no such key.
 func (a *app) canonicalKey(ref string) (key string, ok bool) {
 	if a.cfg == nil {
 		return "", false
@@ -84,8 +79,7 @@ func (a *app) canonicalKey(ref string) (key string, ok bool) {
 	return ref[:cut+1] + at.UTC().Format(time.RFC3339), true
 }
 
-// parseInstant reads an instant written in RFC 3339, or as a wall time in
-// loc: YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS.
+// parseInstant reads RFC 3339, or YYYY-MM-DDTHH:MM[:SS] in loc.
 func parseInstant(s string, loc *time.Location) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil

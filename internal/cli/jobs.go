@@ -49,8 +49,7 @@ func (a *app) listJobs(ctx context.Context) error {
 	return nil
 }
 
-// listDead is -dead: the dead jobs, newest (highest id) first, as -jobs
-// lists them.
+// listDead is -dead: the dead jobs, newest first.
 func (a *app) listDead(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
@@ -82,8 +81,8 @@ func (a *app) listDead(ctx context.Context) error {
 	return nil
 }
 
-// showJob is -job: a job, by id or key, with its attempts; or the skip of
-// the instant that a key names when no job has it.
+// showJob is -job: a job with its attempts, or the skip of the instant a
+// key names when no job has it.
 func (a *app) showJob(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
@@ -114,8 +113,7 @@ func (a *app) showJob(ctx context.Context) error {
 	return nil
 }
 
-// jobDetail is j as -job shows it: with its attempts, and its instant in
-// its schedule's zone; masked as its task in the config says.
+// jobDetail is j as -job shows it, masked as its task says.
 func (a *app) jobDetail(j *queue.Job, as []queue.Attempt) jobView {
 	v := viewJob(j, a.cfg)
 	r := a.cfg.Redactor(j.Type)
@@ -129,8 +127,7 @@ func (a *app) jobDetail(j *queue.Job, as []queue.Attempt) jobView {
 	return v
 }
 
-// printJob prints -job's text: a line for each field that has a value,
-// then each attempt with its error and output.
+// printJob prints -job's text: each field with a value, then the attempts.
 func printJob(out io.Writer, v jobView) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	row := func(k, v string) {
@@ -184,15 +181,13 @@ type jobView struct {
 	Priority    int             `json:"priority"`
 	Version     int             `json:"version"` // of the payload's format
 	Payload     json.RawMessage `json:"payload"`
-	// PayloadError says why Payload is a marker instead of the stored
-	// payload (see payloadView).
+	// PayloadError says why Payload is a marker (see payloadView).
 	PayloadError string `json:"payload_error,omitempty"`
 	Schedule     string `json:"schedule,omitempty"`
 	Item         string `json:"item,omitempty"`
 	ScheduledAt  string `json:"scheduled_at,omitempty"`
-	// ScheduledAtZone is ScheduledAt in Zone, the zone of the job's
-	// schedule in the config (-job only; absent when the config has no such
-	// schedule).
+	// ScheduledAtZone is ScheduledAt in Zone, its schedule's zone (-job
+	// only, when the config has the schedule).
 	ScheduledAtZone string        `json:"scheduled_at_zone,omitempty"`
 	Zone            string        `json:"zone,omitempty"`
 	RunAt           string        `json:"run_at"`
@@ -216,8 +211,8 @@ type attemptView struct {
 	Output     string `json:"output,omitempty"`
 }
 
-// viewJob is j as the CLI shows it, its secrets masked by the redact and
-// redact_output of its task in cfg (nil: none).
+// viewJob is j as the CLI shows it, masked by its task's redact and
+// redact_output in cfg (nil: none).
 func viewJob(j *queue.Job, cfg *config.Config) jobView {
 	r := cfg.Redactor(j.Type)
 	payload, payloadErr := payloadView(r, j.Payload)
@@ -230,7 +225,7 @@ func viewJob(j *queue.Job, cfg *config.Config) jobView {
 	}
 }
 
-// jobViews are js as the CLI shows them (see viewJob).
+// jobViews are js as viewJob shows them.
 func jobViews(js []*queue.Job, cfg *config.Config) []jobView {
 	out := make([]jobView, 0, len(js))
 	for _, j := range js {

@@ -15,15 +15,13 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// The daemon keeps the configuration it runs in its database (queue
-// SaveConfig), at its start and at each successful reload. Operator commands
-// fall back to it when the file on disk does not load, so that a file broken
-// by an edit, which the daemon rightly refused to reload, does not lock the
-// operator out at the moment they need to act. -check and the daemon's start
-// never fall back: they are about the file.
+// The daemon stores the config it runs at start and each successful
+// reload. Operator commands fall back to it when the file does not load,
+// so that a broken edit, which the daemon refused, does not lock the
+// operator out. -check and the daemon's start never fall back.
 
-// operatorCommand reports whether o selects a command that may work from the
-// configuration the daemon runs when the file is broken.
+// operatorCommand reports whether o's command may use the daemon's stored
+// config when the file is broken.
 func operatorCommand(o *options) bool {
 	return o.mode != "" && o.mode != "check"
 }
@@ -33,20 +31,17 @@ func needsSchedules(o *options) bool {
 	return slices.Contains([]string{"trigger", "pause", "resume", "backfill", "next"}, o.mode)
 }
 
-// useLastGood makes the configuration stored in the database a.cfg, after
-// fileErr made the file unusable, and warns once on stderr. The database is
-// a.db: -db or $SCHEDULER_DB, else the broken file's [scheduler].db when
-// its line still reads (config.RecoverDB), else the default beside the
-// config file. Commands
-// that can do without a config (-status, -dead, ...) go on without one when
-// -db or $SCHEDULER_DB names a database that holds none. Otherwise it prints
-// the file's problems with what kept the fallback from working, and fails.
+// useLastGood makes the stored config a.cfg after fileErr, and warns once.
+// The database is -db or $SCHEDULER_DB, else the broken file's
+// [scheduler].db when that line reads, else the default beside the file.
+// Commands that need no config (-status, -dead, ...) go on without one
+// when a named database holds none. Otherwise it prints why the fallback
+// failed and the file's problems, and fails.
 func (a *app) useLastGood(ctx context.Context, fileErr error) error {
 	a.fileErr = fileErr
 	dbKnown := a.o.db != "" || a.dbRecovered
 	fail := func(format string, args ...any) error {
-		// What kept the fallback from working first; the file's problems
-		// and their count last, as when there is no fallback.
+		// The file's problems come last, as when there is no fallback.
 		fmt.Fprintf(a.stderr, format+"\n", args...)
 		if !dbKnown {
 			fmt.Fprintf(a.stderr, "hint: pass -db or set %s to the daemon's database to work from the configuration it runs\n", envDB)
@@ -115,7 +110,7 @@ const (
 	configOther   = "other"   // the daemon runs another file
 )
 
-// configReport is what -status says about the configuration the daemon runs.
+// configReport is what -status says about the daemon's config.
 type configReport struct {
 	File       string    `json:"file"`        // the file this command read
 	DaemonFile string    `json:"daemon_file"` // the file the daemon loaded
@@ -126,8 +121,7 @@ type configReport struct {
 	loadedAt   time.Time // LoadedAt, for what -status infers from it
 }
 
-// configStatus compares the file with the configuration stored in q, for
-// -status. It returns nil when the database holds none.
+// configStatus compares the file with q's stored config; nil when none.
 func (a *app) configStatus(ctx context.Context, q *queue.Client) (*configReport, error) {
 	stored := a.running
 	if stored == nil {
@@ -176,7 +170,7 @@ func (r *configReport) String() string {
 	return fmt.Sprintf("%s, as the daemon loaded it at %s (sha256 %s)", r.File, r.LoadedAt, shortSHA(r.SHA256))
 }
 
-// shortSHA is a SHA-256 as messages show it: its first 12 hex digits.
+// shortSHA is a SHA-256's first 12 hex digits.
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -184,8 +178,7 @@ func shortSHA(s string) string {
 	return s
 }
 
-// samePath reports whether a and b name the same file, as far as their
-// absolute paths tell.
+// samePath reports whether a and b have the same absolute path.
 func samePath(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)

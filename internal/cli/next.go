@@ -12,9 +12,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// showNext prints the next runs of a schedule: after now, or at or after
-// -from. "@every" runs are counted from the schedule's cursor in the
-// database, as the beat counts them.
+// showNext is -next: a schedule's runs after now, or at or after -from.
+// "@every" runs count from the schedule's cursor, as the beat counts.
 func (a *app) showNext(ctx context.Context) error {
 	s, err := a.schedule(a.o.next)
 	if err != nil {
@@ -46,9 +45,8 @@ func (a *app) showNext(ctx context.Context) error {
 	return w.Flush()
 }
 
-// nextOptions is where -next counts s's runs from: now or -from, and the
-// schedule's cursor in the database when it has one. What it cannot know
-// it says on stderr.
+// nextOptions is where -next counts from: now or -from, and the cursor
+// when there is one. What it cannot know it says on stderr.
 func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.NextOptions, error) {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	counted := "now"
@@ -98,11 +96,9 @@ func (a *app) nextOptions(ctx context.Context, s *config.Schedule) (schedule.Nex
 	return opts, nil
 }
 
-// warnConfigDiffers says on stderr, as -status's config line does, when the
-// file -next counts from is not the config the daemon runs: the file
-// changed since the daemon loaded it, or the daemon runs another file. A
-// broken or missing file was said already (useLastGood): -next then counts
-// from the daemon's config.
+// warnConfigDiffers warns when the file -next reads changed since the
+// daemon loaded it, or is not the daemon's file. useLastGood has already
+// warned of a broken or missing file.
 func (a *app) warnConfigDiffers(ctx context.Context, q *queue.Client) error {
 	r, err := a.configStatus(ctx, q)
 	if err != nil || r == nil {
@@ -121,8 +117,7 @@ type nextView struct {
 	Note string `json:"note,omitempty"` // what the daylight-saving rule did
 }
 
-// parseFrom reads -from for -next: RFC 3339, or a wall time in loc written
-// YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DDTHH:MM:SS.
+// parseFrom reads -next's -from: RFC 3339, or YYYY-MM-DD[THH:MM[:SS]] in loc.
 func parseFrom(s string, loc *time.Location) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil

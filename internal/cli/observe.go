@@ -20,8 +20,7 @@ type daemonView struct {
 	StartedAt string `json:"started_at"`
 	LastSeen  string `json:"last_seen"`
 	Alive     bool   `json:"alive"`
-	// The config the daemon runs and when it loaded it; null for a
-	// daemon that records none (an older version, a program of its own).
+	// The daemon's config and when it loaded it; null when it records none.
 	ConfigSHA256   *string `json:"config_sha256"`
 	ConfigLoadedAt *string `json:"config_loaded_at"`
 }
@@ -29,23 +28,20 @@ type daemonView struct {
 // configsView is what -status says of the configs of the live daemons.
 type configsView struct {
 	Count int `json:"count"` // distinct configs among them: 1 when they agree
-	// Ruling is the SHA-256 of the newest, the one whose daemons
-	// materialise instants; null when none records a config.
+	// Ruling is the SHA-256 of the newest, whose daemons materialise
+	// instants; null when none records a config.
 	Ruling   *string `json:"ruling_sha256"`
 	RulingAt *string `json:"ruling_loaded_at"`
 }
 
-// presenceKept is how long the queue keeps the pool rows of a daemon that
-// did not stop cleanly (queue/store.PresenceKept): a clean stop deletes
-// them at once.
+// presenceKept is store.PresenceKept: how long a daemon that did not stop
+// cleanly keeps its pool rows. A clean stop deletes them at once.
 const presenceKept = 7 * 24 * time.Hour
 
-// noDaemonSeen says, when no daemon's pool row is kept, what is known of
-// the last daemon from loadedAt, when a daemon last stored the config it
-// runs (zero: none ever did), at now. A daemon that did not stop cleanly
-// since then would have left its rows, kept for presenceKept: so if it
-// loaded its config within that time, it stopped cleanly, after loadedAt.
-// The database keeps no time of the stop itself.
+// noDaemonSeen says, when no pool row is kept, what loadedAt tells of the
+// last daemon (zero: none ever ran). An unclean stop leaves rows for
+// presenceKept, so a daemon that loaded its config within that time
+// stopped cleanly, after loadedAt. The stop's time is not kept.
 func noDaemonSeen(loadedAt, now time.Time) string {
 	switch {
 	case loadedAt.IsZero():
@@ -64,10 +60,9 @@ type lastSkipView struct {
 	Reason  string `json:"reason"`
 }
 
-// observeStatus adds to rep what -status shows beyond counts: the daemons
-// and whether one is alive, each schedule's last instant summed over its
-// fan-out items, and its skips of the last day. Every read is bounded: one
-// range of an index per schedule.
+// observeStatus adds the daemons, each schedule's last instant summed over
+// its items, and its skips of the last day. Each read is one index range
+// per schedule.
 func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusReport) error {
 	now := q.Clock().Now()
 	ds, err := q.Pools(ctx)
@@ -94,8 +89,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusRep
 		ss := &rep.Schedules[i]
 		loc := a.zone(ss.Name)
 		if ss.last != nil {
-			// The instant as stored, to the millisecond: LastRun is printed
-			// to the second.
+			// The stored instant: LastRun is only to the second.
 			o, err := q.Instant(ctx, ss.Name, ss.last.ScheduledAt)
 			if err != nil {
 				return err
@@ -125,8 +119,8 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusRep
 	return nil
 }
 
-// stateSeverity orders states from the one an operator must see first: an
-// instant with one dead item is dead, whatever its other items did.
+// stateSeverity orders states, most severe first: an instant with one
+// dead item is dead.
 var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
 
 // stateCounts are o's jobs by state, as -status prints them.
@@ -138,8 +132,7 @@ func stateCounts(o store.InstantOutcome) map[string]int {
 	return m
 }
 
-// worstState is the most severe state of m that has jobs (see
-// stateSeverity); "" when none has.
+// worstState is the most severe state in m with jobs, or "".
 func worstState(m map[queue.State]int) queue.State {
 	for _, st := range stateSeverity {
 		if m[st] > 0 {
@@ -149,10 +142,8 @@ func worstState(m map[queue.State]int) queue.State {
 	return ""
 }
 
-// observeManual sums the schedule's last manual run over its items: the
-// jobs of one -trigger are the newest of the schedule's manual jobs up to
-// LastManualJobID whose keys end alike ("|manual|KEY"), as many as it has
-// items (see Store.Run).
+// observeManual sums the last manual run over its items: the newest
+// manual jobs up to LastManualJobID whose keys end alike, one per item.
 func (a *app) observeManual(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	j := ss.lastManual
 	prefix := j.Schedule + "|" + j.Item

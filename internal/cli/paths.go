@@ -21,15 +21,13 @@ const (
 	envDB = "SCHEDULER_DB"
 	// localConfig is the config of a checkout or a working directory.
 	localConfig = "schedules.toml"
-	// installedConfig is the config of an installed host (README, "Running
-	// under systemd"), used when the working directory has none.
+	// installedConfig is used when the working directory has none.
 	installedConfig = "/etc/scheduler/schedules.toml"
 )
 
-// configPath is the config file the command reads: -config, else
-// $SCHEDULER_CONFIG, else ./schedules.toml when it exists, else
-// /etc/scheduler/schedules.toml when that exists, else ./schedules.toml (so
-// that the error names the file a newcomer expects).
+// configPath is -config, else $SCHEDULER_CONFIG, else the first of
+// localConfig and installedConfig that exists, else localConfig, the file
+// a newcomer expects an error to name.
 func configPath(flagValue string, getenv func(string) string, exists func(string) bool) string {
 	switch {
 	case flagValue != "":
@@ -44,8 +42,7 @@ func configPath(flagValue string, getenv func(string) string, exists func(string
 	return localConfig
 }
 
-// configCandidates are the files configPath looks at, in order: the one
-// -config or $SCHEDULER_CONFIG names, else the local and the installed one.
+// configCandidates are the files configPath looks at, in order.
 func configCandidates(flagValue string, getenv func(string) string) []string {
 	switch {
 	case flagValue != "":
@@ -68,22 +65,18 @@ func (e *configNotFoundError) Error() string {
 
 func (e *configNotFoundError) Unwrap() error { return e.err }
 
-// fileExists reports whether path names something that can be stat'ed; a
-// file that exists but cannot be read still counts, so that its error is
-// reported instead of silently falling back to another file.
+// fileExists reports whether path exists. An unreadable file counts, so
+// that its error is reported rather than another file used.
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil || !os.IsNotExist(err)
 }
 
-// databasePath is the database: flag (-db), else $SCHEDULER_DB, else the
-// config's [scheduler].db (a relative path taken from the config file's
-// directory; default scheduler.db beside the config). Each may be a file's
-// path or a PostgreSQL URL (see isDSN); a URL is taken as it is. The flag
-// beats the environment, which beats the file, so that a unit's
-// EnvironmentFile= can hold a password that schedules.toml need not. The
-// daemon, -check and every operator command use it, so they agree on the
-// database given the same flags and environment.
+// databasePath is -db, else $SCHEDULER_DB, else the config's
+// [scheduler].db, relative to the config's directory (default
+// scheduler.db). The environment beats the file so that a unit's
+// EnvironmentFile= can hold a password that schedules.toml need not.
+// Every command uses it, so all agree on the database.
 func databasePath(flag string, getenv func(string) string, configFile string, cfg *config.Config) string {
 	setting := ""
 	if cfg != nil {
@@ -92,9 +85,8 @@ func databasePath(flag string, getenv func(string) string, configFile string, cf
 	return databasePathOf(flag, getenv, configFile, setting)
 }
 
-// databasePathOf is databasePath with the config's [scheduler].db given as
-// setting ("" for the default), such as one read from a broken file
-// (config.RecoverDB).
+// databasePathOf is databasePath with [scheduler].db given as setting
+// ("" for the default), such as one read from a broken file.
 func databasePathOf(flag string, getenv func(string) string, configFile, setting string) string {
 	if flag != "" {
 		return flag
@@ -112,10 +104,9 @@ func databasePathOf(flag string, getenv func(string) string, configFile, setting
 	return filepath.Join(filepath.Dir(configFile), db)
 }
 
-// loadConfig finds the config file and reads it, and names the database.
-// A command other than the daemon and -check works from the config the
-// daemon runs when the file does not load (lastgood.go); the daemon and
-// -check print the file's problems and fail.
+// loadConfig reads the config file and names the database. When the file
+// does not load, operator commands use the daemon's stored config
+// (lastgood.go); the daemon and -check fail.
 func (a *app) loadConfig(ctx context.Context) error {
 	o := a.o
 	flagConfig := o.config
@@ -133,15 +124,13 @@ func (a *app) loadConfig(ctx context.Context) error {
 	}
 	a.dbPath = redactDSN(a.db)
 	if o.db == "" {
-		// From here on o.db says whether the database was named outside
-		// the file (lastgood.go, and the daemon's reload).
+		// o.db now says whether the database was named outside the file.
 		o.db = getenv(envDB)
 	}
 	switch {
 	case cerr == nil:
 		a.cfg, a.cfgData = cfg, data
 	case operatorCommand(o):
-		// A broken file: work from the config the daemon runs (lastgood.go).
 		return a.useLastGood(ctx, cerr)
 	default:
 		printConfigErrors(a.stderr, cerr, configOutcome(o))

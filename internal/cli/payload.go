@@ -12,11 +12,9 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// payloadArg returns the JSON that -payload gives: the argument itself;
-// with "@PATH", the contents of the file PATH; with "-", standard input.
-// A file or stdin carries a payload past the kernel's limit on one
-// argument. At most queue.MaxPayloadSize+1 bytes are read, enough for
-// CheckPayload to refuse a larger one.
+// payloadArg returns -payload's JSON: the argument, the file "@PATH", or
+// stdin for "-"; the last two pass the kernel's argument size limit. It
+// reads one byte past queue.MaxPayloadSize, so CheckPayload refuses more.
 func (a *app) payloadArg() ([]byte, error) {
 	v := a.o.payload
 	var r io.Reader
@@ -43,11 +41,9 @@ func (a *app) payloadArg() ([]byte, error) {
 	return bytes.TrimSpace(b), nil
 }
 
-// payloadView is a stored payload as a listing shows it, masked by r. A
-// payload that no enqueue would take (not JSON, too deep, too large: a row
-// written by hand or by an older version) is shown as a marker, with why in
-// the second result, so that one row cannot break a listing; its text is
-// not shown, as it may hold secrets that redact would have masked.
+// payloadView is a stored payload masked by r. A payload no enqueue would
+// take is a marker, with why in the second result, so that one row cannot
+// break a listing; its text may hold secrets redact cannot find.
 func payloadView(r *config.Redactor, p json.RawMessage) (json.RawMessage, string) {
 	if err := queue.CheckPayload(p); err != nil {
 		marker, _ := json.Marshal(fmt.Sprintf("[unreadable payload, %d bytes]", len(p)))

@@ -18,23 +18,21 @@ import (
 
 // Options are what a program built on Run adds to the scheduler command.
 type Options struct {
-	// Tasks registers Go task types next to the built-in command and http
-	// ones: a [tasks.NAME] table with neither command nor url runs the
-	// handler registered under NAME. Nil registers none.
+	// Tasks registers Go task types beside command and http: a
+	// [tasks.NAME] table with neither command nor url runs the handler
+	// registered under NAME. Nil registers none.
 	Tasks func(r *tasks.Registry) error
-	// Version is what -version prints. Empty derives it from the build
-	// information the go command stamps into the binary.
+	// Version is what -version prints. Empty derives it from the build.
 	Version string
 	// Stdin is what -hash-password and -payload - read. Nil: os.Stdin.
 	Stdin io.Reader
 }
 
-// Run is the scheduler command: args are its flags (without the program
-// name), signals carries SIGTERM, SIGINT and SIGHUP. The daemon stops on
-// SIGTERM and SIGINT and reloads on SIGHUP; an operator command stops at the
-// first of the three and returns an error for which ExitCode is
-// ExitInterrupted. Run returns once the command is done; ExitCode maps its
-// error to the exit status. Only main calls os.Exit and signal.Notify.
+// Run is the scheduler command; args are its flags without the program
+// name. signals carries SIGTERM, SIGINT and SIGHUP: the daemon stops on
+// the first two and reloads on SIGHUP; an operator command stops on any,
+// with ExitInterrupted. ExitCode maps Run's error to the exit status.
+// Only main calls os.Exit and signal.Notify.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <-chan os.Signal, opts Options) error {
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -64,8 +62,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		return usagef("%v", err)
 	}
 	if o.mode != "" && !o.json {
-		// Text for a person: stored output and errors must not drive the
-		// terminal. JSON escapes control characters itself.
+		// Stored output must not drive the terminal; JSON escapes itself.
 		ew := newEscapeWriter(stdout)
 		defer ew.Flush()
 		stdout = ew
@@ -79,7 +76,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 	}
 	ctx, stop := commandContext(ctx, signals)
 	defer stop()
-	// Whatever error comes back is printed: no password in it.
+	// The error is printed: no password in it.
 	err = redactErr(a.command(ctx), a.db)
 	if sig, ok := context.Cause(ctx).(interruption); ok && err != nil {
 		return &interruptedError{mode: o.mode, sig: sig.sig, err: err}
@@ -130,10 +127,10 @@ type interruption struct{ sig os.Signal }
 
 func (i interruption) Error() string { return "interrupted by " + signalName(i.sig) }
 
-// commandContext returns ctx cancelled, with an interruption as its cause,
-// when the first signal arrives: SIGINT and SIGTERM, and SIGHUP, whose
-// default (ending the process when its terminal goes) main's handler would
-// otherwise swallow. stop releases the goroutine that waits for it.
+// commandContext returns ctx cancelled by the first signal, its cause an
+// interruption. SIGHUP counts: main's handler swallows its default of
+// ending the process when the terminal goes. stop ends the waiting
+// goroutine.
 func commandContext(ctx context.Context, signals <-chan os.Signal) (_ context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
@@ -178,8 +175,7 @@ func signalName(sig os.Signal) string {
 	return sig.String()
 }
 
-// printConfigErrors prints every problem of a config, one per line, then
-// their count followed by outcome (see configOutcome).
+// printConfigErrors prints a config's problems, then their count and outcome.
 func printConfigErrors(w io.Writer, err error, outcome string) {
 	if es, ok := errors.AsType[config.Errors](err); ok {
 		for _, e := range es {
@@ -191,11 +187,9 @@ func printConfigErrors(w io.Writer, err error, outcome string) {
 	fmt.Fprintln(w, err)
 }
 
-// buildVersion is what -version prints: override when set (main's version,
-// from -ldflags "-X main.version=v1.2.3"), else the main module's version
-// that the go command stamped into the binary (a release tag, or a
-// pseudo-version of the commit with "+dirty" for uncommitted changes), else
-// the commit from the build's VCS settings, else "dev".
+// buildVersion is what -version prints: override when set, else the main
+// module's stamped version (a tag, or a pseudo-version with "+dirty"),
+// else the VCS commit, else "dev".
 func buildVersion(override string, info *debug.BuildInfo, ok bool) string {
 	if override != "" {
 		return override
@@ -237,6 +231,5 @@ func (a *app) programVersion() string {
 	return buildVersion(a.opts.Version, info, ok)
 }
 
-// getenv reads the process environment. Tests give the command an
-// environment of their own through that of a child process.
+// getenv reads the process environment; tests set a child's.
 func getenv(k string) string { return os.Getenv(k) }

@@ -12,8 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// skipView is a skipped run as the CLI shows it: the instant in its
-// schedule's zone.
+// skipView is a skipped run, its instant in its schedule's zone.
 type skipView struct {
 	Schedule   string `json:"schedule"`
 	Item       string `json:"item"` // "": every item of the instant
@@ -72,8 +71,8 @@ func (a *app) listSkipped(ctx context.Context) error {
 	return nil
 }
 
-// skipOfKey looks up the skip of the instant that a dedup key of the form
-// schedule|item|instant names, for -job KEY when no job has the key.
+// skipOfKey looks up the skip of the instant a key schedule|item|instant
+// names, for -job KEY when no job has the key.
 func (a *app) skipOfKey(ctx context.Context, q *queue.Client, key string) (store.Skip, bool, error) {
 	first, last := strings.Index(key, "|"), strings.LastIndex(key, "|")
 	if first < 0 || first == last {
@@ -108,7 +107,7 @@ func (a *app) printSkippedJob(key string, s store.Skip) error {
 	return nil
 }
 
-// skipReasonText explains a skip reason in a few words.
+// skipReasonText explains a skip reason.
 func skipReasonText(reason store.SkipReason) string {
 	switch reason {
 	case store.SkipMisfire:

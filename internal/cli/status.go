@@ -12,9 +12,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// statusReport is what -status prints. A value that does not exist (no job
-// waiting, a schedule never run, a paused schedule's next run) is null in
-// JSON, never 0 or "".
+// statusReport is what -status prints. A value that does not exist (no
+// job waiting, a schedule never run) is null in JSON, never 0 or "".
 type statusReport struct {
 	Database      string                    `json:"database"`
 	At            string                    `json:"at"`
@@ -22,15 +21,12 @@ type statusReport struct {
 	Totals        map[string]int            `json:"totals"`
 	OldestReadyMS *int64                    `json:"oldest_ready_ms"` // null: none waiting
 	Dead          int                       `json:"dead"`
-	// RunningPools counts the daemons' worker pools; nil when the file
-	// predates their record.
+	// RunningPools counts the daemons' worker pools; nil when unknown.
 	RunningPools *int `json:"running_pools"`
-	// WaitingForHandler lists the types with ready jobs that no running
-	// pool has a handler for.
+	// WaitingForHandler lists types with ready jobs no running pool handles.
 	WaitingForHandler []waitingStatus `json:"waiting_for_handler"`
-	// WaitingForVersion lists, by type and version, the ready jobs of a
-	// type that running pools have a handler for but of a payload version
-	// that none of them accepts.
+	// WaitingForVersion lists ready jobs of a handled type whose payload
+	// version no running pool accepts.
 	WaitingForVersion []versionWaitStatus `json:"waiting_for_version"`
 	RateLimited       []rateStatus        `json:"rate_limited"`
 	Schedules         []scheduleStatus    `json:"schedules"`
@@ -38,8 +34,7 @@ type statusReport struct {
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
 	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within store.AliveWithin
 	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
-	// stats are the counts as read, for the text.
-	stats queue.Stats
+	stats             queue.Stats
 }
 
 type waitingStatus struct {
@@ -63,9 +58,8 @@ type rateStatus struct {
 	Key           string `json:"key,omitempty"` // the task's rate_key: a limit per value
 	Pending       int    `json:"pending"`
 	OldestReadyMS int64  `json:"oldest_ready_ms"`
-	// NextStart is when the limit of a task without a key allows its next
-	// start, while it holds its jobs back; null when it allows one now, or
-	// the limit is per key.
+	// NextStart is when a keyless limit next allows a start; null when it
+	// allows one now, or the limit is per key.
 	NextStart *string `json:"next_start"`
 }
 
@@ -80,37 +74,30 @@ type scheduleStatus struct {
 	NextRun    *string `json:"next_run"` // null: paused or not in the config
 	Configured bool    `json:"configured"`
 
-	// The newest manual run (-trigger), at the time it was enqueued; null
-	// when the schedule was never triggered.
+	// The newest -trigger run, at its enqueue; null when never triggered.
 	LastManualRun   *string `json:"last_manual_run"`
 	LastManualState *string `json:"last_manual_state"`
 	LastManualJobID *int64  `json:"last_manual_job_id"`
 
-	// The last instant's fan-out: its jobs and how many are in each state.
-	// LastState is then the most severe of them (dead, running, pending,
-	// cancelled, done).
+	// The last instant's jobs by state; LastState is then the most severe.
 	LastItems  int            `json:"last_items,omitempty"`
 	LastStates map[string]int `json:"last_states,omitempty"`
 	// The same for the last manual run.
 	LastManualItems  int            `json:"last_manual_items,omitempty"`
 	LastManualStates map[string]int `json:"last_manual_states,omitempty"`
 	// last and lastManual are the jobs behind LastJobID and
-	// LastManualJobID, as read with the others: observeStatus sums their
-	// instants without reading them again.
+	// LastManualJobID, kept for observeStatus.
 	last, lastManual *queue.Job
-	// Skipped instants in the last day (at most store.MaxSkipCount), and
-	// the newest skip kept.
+	// Skips in the last day (at most store.MaxSkipCount), and the newest.
 	SkipsLastDay int           `json:"skips_last_day"`
 	LastSkip     *lastSkipView `json:"last_skip,omitempty"`
 	// DeadlineState is "on time", "late", "missed" or "recovered" for a
-	// schedule with a start_within or deadline (see deadlineState); empty
-	// otherwise. LastAlarm is its newest alarm.
+	// schedule with a start_within or deadline. LastAlarm is its newest.
 	DeadlineState string         `json:"deadline_state,omitempty"`
 	LastAlarm     *lastAlarmView `json:"last_alarm,omitempty"`
 }
 
-// showStatus is -status: what the database holds and what the daemons
-// do, as JSON or as text.
+// showStatus is -status: what the database holds and the daemons do.
 func (a *app) showStatus(ctx context.Context) error {
 	q, err := a.openQueue(ctx, false)
 	if err != nil {
@@ -158,7 +145,6 @@ func (a *app) gatherStatus(ctx context.Context, q *queue.Client) (*statusReport,
 	return rep, nil
 }
 
-// newStatusReport is the report of the database db with its stats st.
 func newStatusReport(db string, st queue.Stats) *statusReport {
 	rep := &statusReport{Database: db, At: rfc3339(st.At, time.UTC), Counts: map[string]map[string]int{},
 		Totals: map[string]int{}, Dead: st.Dead, stats: st}
@@ -174,9 +160,8 @@ func newStatusReport(db string, st queue.Stats) *statusReport {
 	return rep
 }
 
-// lastRuns reads each schedule's job of its newest instant, and its newest
-// manual run. LastRuns falls back to a manual run for a schedule with no
-// instant's job; that one shows as the manual run only.
+// lastRuns reads each schedule's newest instant's job and newest manual
+// run. A manual run LastRuns falls back to shows as manual only.
 func lastRuns(ctx context.Context, q *queue.Client) (last, manual map[string]*queue.Job, err error) {
 	if last, err = q.LastRuns(ctx); err != nil {
 		return nil, nil, err
@@ -192,8 +177,7 @@ func lastRuns(ctx context.Context, q *queue.Client) (last, manual map[string]*qu
 	return last, manual, nil
 }
 
-// setWaiting lists the ready jobs that no running pool takes: of a type
-// none has a handler for, or of a payload version none accepts.
+// setWaiting lists the ready jobs that no running pool takes.
 func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Client) error {
 	hs, err := q.Unhandled(ctx)
 	if err != nil {
@@ -216,9 +200,8 @@ func (rep *statusReport) setWaiting(ctx context.Context, q *queue.Client) error 
 	return nil
 }
 
-// rateStatus lists the configured tasks with a rate limit that have jobs
-// ready to run, with when the limit of one without a key allows its next
-// start (one read of its bucket each).
+// rateStatus lists the rate-limited tasks with ready jobs, and when a
+// keyless limit next allows a start.
 func (a *app) rateStatus(ctx context.Context, q *queue.Client, st queue.Stats) ([]rateStatus, error) {
 	out := []rateStatus{}
 	if a.cfg == nil {
@@ -246,9 +229,8 @@ func (a *app) rateStatus(ctx context.Context, q *queue.Client, st queue.Stats) (
 	return out, nil
 }
 
-// scheduleStatuses are the schedules of -status: those of the config, in
-// its order, then those of jobs in the database that the config does not
-// have, by name.
+// scheduleStatuses are the config's schedules in order, then those only
+// the database's jobs name, by name.
 func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[string]store.Cursor) []scheduleStatus {
 	var out []scheduleStatus
 	seen := map[string]bool{}
@@ -283,8 +265,7 @@ func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[s
 	return out
 }
 
-// setLast fills the last scheduled run from last, the job of the newest
-// instant, and the last manual run from manual, either of them nil.
+// setLast fills the last scheduled and manual runs; either may be nil.
 func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 	ss.last, ss.lastManual = last, manual
 	if last != nil {
@@ -295,8 +276,7 @@ func (ss *scheduleStatus) setLast(last, manual *queue.Job, loc *time.Location) {
 	}
 }
 
-// nextRun is the next run of s as the beat will see it: "@every" runs are
-// counted from the schedule's cursor.
+// nextRun is s's next run as the beat sees it, "@every" from the cursor.
 func (a *app) nextRun(s *config.Schedule, cursors map[string]store.Cursor) string {
 	opts := schedule.NextOptions{From: a.clock.Now()}
 	if cur, ok := cursors[s.Name]; ok {

@@ -12,9 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// printStatus prints rep as text: the database, its daemons and its jobs,
-// then a section for each of the waiting jobs, the rate limits, the types,
-// the schedules, the skips and the deadlines that has something to show.
+// printStatus prints rep as text: a summary, then each non-empty section.
 func printStatus(out io.Writer, rep *statusReport) error {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	printSummary(w, rep)
@@ -48,9 +46,8 @@ func printSummary(w io.Writer, rep *statusReport) {
 	}
 }
 
-// printDaemons prints the daemon line of -status, a warning when none is
-// alive. A daemon with [pools.NAME] tables has a row per pool: it is one
-// daemon, with its count of pools.
+// printDaemons prints the daemon line, a warning when none is alive. A
+// daemon's rows, one per pool, show as one daemon with its pool count.
 func printDaemons(w io.Writer, rep *statusReport) {
 	type process struct {
 		pid  int
@@ -98,8 +95,7 @@ func printDaemons(w io.Writer, rep *statusReport) {
 	}
 }
 
-// newestConfig returns the row of one daemon's rows that records the
-// config it loaded last; nil when none records one.
+// newestConfig returns the row of the config a daemon loaded last, or nil.
 func newestConfig(rows []daemonView) *daemonView {
 	var newest *daemonView
 	for i, d := range rows {
@@ -175,8 +171,7 @@ func printTypes(w io.Writer, st queue.Stats) {
 	}
 }
 
-// printSchedules prints each schedule's last run, last manual run and next
-// run.
+// printSchedules prints each schedule's last, last manual and next run.
 func printSchedules(w io.Writer, rep *statusReport) {
 	if len(rep.Schedules) == 0 {
 		return
@@ -195,8 +190,7 @@ func printSchedules(w io.Writer, rep *statusReport) {
 	}
 }
 
-// outcome is an OUTCOME column of -status: a run's state, or for a fan-out
-// the count of items in each state ("3 items: 2 done, 1 dead").
+// outcome is a run's state, or a fan-out's "3 items: 2 done, 1 dead".
 func outcome(items int, states map[string]int, state string) string {
 	if items <= 1 {
 		return orDash(state)
@@ -210,8 +204,7 @@ func outcome(items int, states map[string]int, state string) string {
 	return fmt.Sprintf("%d items: %s", items, strings.Join(parts, ", "))
 }
 
-// printSkips prints the skips section of -status: the schedules with a
-// skip kept.
+// printSkips prints the schedules with a skip kept.
 func printSkips(w io.Writer, rep *statusReport) {
 	header := false
 	for _, s := range rep.Schedules {

@@ -8,13 +8,12 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// testClockEnv names a file whose content shifts the program's wall clock
-// (see clock.OffsetFile). Black-box tests use it to make the clock jump.
-// Only a binary built with the schedulertest build tag reads it.
+// testClockEnv names a file whose content shifts the wall clock
+// (clock.OffsetFile), for black-box tests. Only a schedulertest build
+// reads it.
 const testClockEnv = "SCHEDULER_TEST_CLOCK_OFFSET_FILE"
 
-// programClock is the wall clock, shifted by the file that
-// SCHEDULER_TEST_CLOCK_OFFSET_FILE names in env when it names one.
+// programClock is the wall clock, shifted by testClockEnv's file if set.
 func programClock(env func(string) string) (clock.Clock, error) {
 	if path := env(testClockEnv); path != "" {
 		return &clock.OffsetFile{Path: path}, nil

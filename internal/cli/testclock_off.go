@@ -8,8 +8,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// programClock is the wall clock. A build without the schedulertest tag, as
-// every release is, has no test hook that could shift it.
+// programClock is the wall clock; a release build cannot shift it.
 func programClock(func(string) string) (clock.Clock, error) { return clock.Real{}, nil }
 
 // warnTestClock does nothing: the clock is never shifted.

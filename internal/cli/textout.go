@@ -6,14 +6,11 @@ import (
 	"unicode/utf8"
 )
 
-// escapeWriter carries an operator command's text output (not -json) to
-// its stdout with each control character but newline and tab escaped as in
-// a Go string literal: \r, \a, \x1b, \x7f, and \u009b for a C1 control; a
-// byte that is not part of valid UTF-8 shows as \xff. What a job printed,
-// stored and shown by -job, -jobs, -dead and the others, can then neither
-// clear the operator's screen, retitle the window, move the cursor nor
-// overwrite a line. A backslash is not escaped. Flush writes what an
-// unfinished UTF-8 sequence left at the end.
+// escapeWriter escapes an operator command's text output: each control
+// character but newline and tab as in a Go string literal (\r, \x1b,
+// \u009b), and invalid UTF-8 as \xff. A job's stored output then cannot
+// clear the screen, move the cursor or overwrite a line. A backslash is not
+// escaped. Flush writes what an unfinished UTF-8 sequence left.
 type escapeWriter struct {
 	w       io.Writer
 	partial []byte // the start of a UTF-8 sequence the next Write may end
@@ -79,8 +76,7 @@ func (e *escapeWriter) Flush() error {
 	return err
 }
 
-// appendEscaped appends c, an ASCII control character, as a Go string
-// literal writes it.
+// appendEscaped appends ASCII control c as a Go string literal writes it.
 func appendEscaped(b []byte, c rune) []byte {
 	switch c {
 	case '\a':

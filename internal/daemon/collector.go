@@ -15,9 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// metricsCollector reads the gauges that reflect the database at each
-// scrape: jobs by task and state, each task's oldest ready job, and per
-// schedule its last success and completion, next run and pause; and the
+// metricsCollector reads the database's gauges at each scrape, and the
 // beat's view of the daemons' configs.
 type metricsCollector struct {
 	q     *queue.Client
@@ -67,9 +65,8 @@ func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect reads the database and sends the gauges. A read that fails
-// leaves the gauges it would have given out and sets
-// scheduler_database_up to 0, so that the rest of the scrape still serves.
+// Collect reads the database and sends the gauges. A failed read leaves
+// them out and sets scheduler_database_up to 0; the rest still serves.
 func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	cfg := c.cfg
@@ -94,8 +91,7 @@ func (c *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDatabaseUp, prometheus.GaugeValue, 1)
 }
 
-// collect reads the database, then sends the gauges it gives: nothing
-// when a read fails.
+// collect sends the database's gauges, or nothing when a read fails.
 func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch chan<- prometheus.Metric) error {
 	st, err := c.q.Stats(ctx)
 	if err != nil {
@@ -125,9 +121,8 @@ func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch c
 	return nil
 }
 
-// collectJobs sends the jobs of every configured task in every state, and
-// of any other type the database holds (a task a reload removed, a Go
-// type), and each type's oldest ready job.
+// collectJobs sends the jobs of every configured task and stored type by
+// state, and each type's oldest ready job.
 func collectJobs(cfg *config.Config, st queue.Stats, ch chan<- prometheus.Metric) {
 	tasks := map[string]bool{}
 	for name := range cfg.Tasks {
@@ -148,9 +143,7 @@ func collectJobs(cfg *config.Config, st queue.Stats, ch chan<- prometheus.Metric
 	}
 }
 
-// collectSchedule sends the gauges of schedule s that its cursor cur (when
-// hasCursor) and the beat give: whether it is paused, its next run and its
-// deadline.
+// collectSchedule sends s's pause, next run and deadline gauges.
 func (c *metricsCollector) collectSchedule(s *config.Schedule, cur store.Cursor, hasCursor bool, now time.Time, ch chan<- prometheus.Metric) {
 	paused := 0.0
 	if cur.Paused {

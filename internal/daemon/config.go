@@ -9,17 +9,16 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// UsageError is a start that New refused for something the operator
-// gave: a task that no handler can run, a watchdog setting systemd would
-// not give, an address that would show the dashboard to anyone without a
-// login. The command exits with its usage status for it.
+// UsageError is a start New refused for something the operator gave: a
+// task no handler runs, a bad watchdog setting, or an address that would
+// show the dashboard to anyone without a login. The command exits with its
+// usage status.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// ReadConfig loads the config file at path and returns the bytes it was
-// made from, which the daemon stores as the config it runs.
+// ReadConfig loads the config file at path and returns its bytes too.
 func ReadConfig(path string) (*config.Config, []byte, error) {
 	data, err := config.ReadFile(path)
 	if err != nil {
@@ -29,10 +28,8 @@ func ReadConfig(path string) (*config.Config, []byte, error) {
 	return cfg, data, err
 }
 
-// storeRunningConfig records the bytes of the config the daemon now runs
-// in the database, with the file's absolute path, so that an operator
-// command run from another directory can name it. Operator commands fall
-// back to it when the file does not load.
+// storeRunningConfig stores the running config's bytes and absolute path,
+// for operator commands to fall back to when the file does not load.
 func (d *Daemon) storeRunningConfig(ctx context.Context) error {
 	path, err := filepath.Abs(d.cfg.File)
 	if err != nil {

@@ -22,33 +22,27 @@ import (
 // Config configures a Daemon. File, Schedules, FileData, DB and OpenFunc
 // are required; zero values of the others select the defaults shown.
 type Config struct {
-	// File is the config file, read again at each SIGHUP. Schedules is
-	// what it held when the command read it, and FileData the bytes
-	// Schedules was loaded from: the daemon stores them in the database as
-	// the config it runs, for the operator commands to fall back to.
+	// File is the config file, read again at each SIGHUP. Schedules was
+	// loaded from FileData, which the daemon stores for operator commands
+	// to fall back to.
 	File      string
 	Schedules *config.Config
 	FileData  []byte
-	// DB names the database in logs and errors: a file's path, or a URL
-	// without its password.
+	// DB names the database in logs and errors, without a password.
 	DB string
 	// OpenFunc opens the database with cfg. New calls it once.
 	OpenFunc func(ctx context.Context, cfg engine.Config) (*queue.Client, error)
-	// DBNamedOutside is set when the database was named outside the
-	// config file: a reload that changes [scheduler].db then changes
-	// nothing.
+	// DBNamedOutside: the database was named outside the config file, so
+	// a reload that changes [scheduler].db changes nothing.
 	DBNamedOutside bool
-	// Listen, when set, is where the HTTP server listens, over [http]
-	// listen of the config. The command's -http gives it.
+	// Listen, from -http, overrides [http] listen.
 	Listen string
-	// TasksFunc registers the program's own Go task types next to the
-	// command and http ones. Default: none.
+	// TasksFunc registers the program's own Go task types. Default: none.
 	TasksFunc func(*tasks.Registry) error
-	// Version is the program's version, recorded in the pools' rows and in
-	// scheduler_build_info.
+	// Version is recorded in the pools' rows and scheduler_build_info.
 	Version string
-	// EnvFunc reads what systemd sets in the environment: NOTIFY_SOCKET,
-	// WATCHDOG_USEC and WATCHDOG_PID. Default: os.Getenv.
+	// EnvFunc reads NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID, which
+	// systemd sets. Default: os.Getenv.
 	EnvFunc func(string) string
 	Clock   clock.Clock  // Default: clock.Real{}.
 	Logger  *slog.Logger // Default: discard.
@@ -67,16 +61,14 @@ type Daemon struct {
 	writes   *writes   // the outcome of the pools' and the beat's last write
 	live     *liveness // the watchdog's probes of the loops
 
-	// The HTTP server and what it serves: all nil, and listen "", when
-	// nothing listens.
+	// The HTTP server: all nil, and listen "", when nothing listens.
 	listen string
 	met    *metrics
 	health *health
 	srv    *httpServer
 	site   bool // the server serves the dashboard
 
-	// What the daemon runs now: the config, its bytes, and what the pools'
-	// rows say of the daemon. A reload changes them, on Run's goroutine.
+	// What the daemon runs now; a reload changes them on Run's goroutine.
 	running *config.Config
 	data    []byte
 	process queue.Process
@@ -85,11 +77,10 @@ type Daemon struct {
 	keepQueue bool // a forced exit left a pool running on the queue
 }
 
-// New builds the daemon of c: it checks what the start needs, opens the
-// database, and makes the worker pools, the beat and, when an address is
-// given, the metrics and the HTTP server, which listens but does not serve
-// before Run. A start refused for something the operator gave is a
-// *UsageError. Nothing runs yet; Run then closes what New opened.
+// New checks what the start needs, opens the database, and builds the
+// pools, the beat and, with an address, the metrics and the HTTP server,
+// which listens but does not serve before Run. A start refused for
+// something the operator gave is a *UsageError. Run closes what New opened.
 func New(ctx context.Context, c Config) (*Daemon, error) {
 	c = c.withDefaults()
 	d := &Daemon{cfg: c, log: c.Logger, notify: newNotifier(c.EnvFunc), writes: &writes{},
@@ -121,7 +112,7 @@ func New(ctx context.Context, c Config) (*Daemon, error) {
 	return d, nil
 }
 
-// withDefaults is c with the defaults of its zero values filled in.
+// withDefaults fills in c's defaults.
 func (c Config) withDefaults() Config {
 	if c.EnvFunc == nil {
 		c.EnvFunc = os.Getenv
@@ -135,9 +126,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// checkListen refuses a Listen beyond the loopback interface for a
-// dashboard that needs no login: [http] listen was checked as the config
-// loaded.
+// checkListen refuses a non-loopback Listen for a dashboard without a
+// login; the config loader checked [http] listen.
 func checkListen(c Config) error {
 	h := c.Schedules.HTTP
 	if c.Listen == "" || !h.Dashboard || h.Credentials() {
@@ -149,17 +139,13 @@ func checkListen(c Config) error {
 	return nil
 }
 
-// build makes the pools, the beat and, when the daemon listens, the
-// metrics and the HTTP server.
 func (d *Daemon) build() error {
-	// The pools and the beat take their time from the store: on
-	// PostgreSQL that is the database server's clock, so that nodes whose
-	// own clocks disagree agree on what is due and whose lease expired.
+	// The store's clock: on PostgreSQL the server's, so that nodes with
+	// skewed clocks agree on what is due and which lease expired.
 	clk := d.q.Clock()
 	host, _ := os.Hostname()
-	// The pools' rows record the config the daemon runs, and the beat
-	// materialises only while it is the newest among the live daemons'
-	// (see schedule.Agreement).
+	// The pools' rows record the config; the beat materialises only while
+	// it is the newest among the live daemons' (schedule.Agreement).
 	d.process = queue.Process{PID: os.Getpid(), Host: host, Version: d.cfg.Version,
 		Config: store.ConfigSHA256(d.data), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
 	var err error
@@ -179,8 +165,7 @@ func (d *Daemon) build() error {
 	return nil
 }
 
-// poolConfig configures the default pool; the others derive theirs from it
-// (see newWorkerPools).
+// poolConfig configures the default pool; the others derive from it.
 func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 	sc := d.running.Scheduler
 	pc := queue.PoolConfig{
@@ -202,8 +187,7 @@ func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 	return pc
 }
 
-// beatConfig configures the beat. The metrics it feeds exist before it
-// runs.
+// beatConfig configures the beat.
 func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
 	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process}
 	if d.listen != "" {
@@ -212,9 +196,8 @@ func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
 	return bc
 }
 
-// jobFinished is the pools' FinishedFunc: it counts the attempt's end in
-// the metrics, and tells the beat, whose alarms may call for a pass at once
-// (see schedule.Beat.JobFinished).
+// jobFinished is the pools' FinishedFunc: it counts the attempt in the
+// metrics and tells the beat, whose alarms may want a pass at once.
 func (d *Daemon) jobFinished(f queue.Finished) {
 	if d.met != nil {
 		d.met.jobFinished(f)
@@ -225,28 +208,23 @@ func (d *Daemon) jobFinished(f queue.Finished) {
 	d.beat.JobFinished(f)
 }
 
-// probes are the liveness probes of the pools' loops and the beat's.
 func (d *Daemon) probes() map[string]func() <-chan struct{} {
 	return d.pools.probes(map[string]func() <-chan struct{}{"beat": d.beat.Probe})
 }
 
-// Run serves until SIGTERM or SIGINT arrives on signals, ctx is done or a
-// component fails, reloading the config at each SIGHUP; then it stops (see
-// beginStop) and closes the database. A second SIGTERM or SIGINT cuts the
-// stop short: Run then returns ErrForced. It returns the error of a
-// component that failed, and nil after a stop that was asked for.
+// Run serves until SIGTERM or SIGINT, ctx is done or a component fails,
+// reloading the config at each SIGHUP; then it stops and closes the
+// database. It returns a failed component's error, ErrForced after a
+// second SIGTERM or SIGINT, and nil after a requested stop.
 func (d *Daemon) Run(ctx context.Context, signals <-chan os.Signal) error {
 	defer d.closeQueue()
 	if d.srv != nil {
-		// Deferred after the queue's close: runs before it, so that no
-		// scrape reads a closed queue.
+		// Runs before closeQueue: no scrape reads a closed queue.
 		defer d.serveHTTP(ctx)()
 	}
-	// Seen alive from READY on, and the write before READY: a database
-	// that opens but cannot be written (a read-only mount, an immutable
-	// file, a read-only PostgreSQL session, a full disk) fails the start,
-	// not every job. A write that fails later fails /healthz until one
-	// commits.
+	// Alive from READY on. Writing before READY makes a database that
+	// opens but cannot be written (read-only, full) fail the start, not
+	// every job. A later failed write fails /healthz until one commits.
 	if err := d.pools.announce(ctx); err != nil {
 		return fmt.Errorf("database %s is not writable: %w", d.cfg.DB, err)
 	}
@@ -260,9 +238,8 @@ func (d *Daemon) Run(ctx context.Context, signals <-chan os.Signal) error {
 	return d.serve(ctx, signals, stop, done, failed)
 }
 
-// start runs every pool and the beat until runCtx is done. done is closed
-// once all have returned; failed carries the error of each that returned
-// before.
+// start runs every pool and the beat until runCtx is done. done closes
+// once all have returned; failed carries each early return's error.
 func (d *Daemon) start(runCtx context.Context) (done <-chan struct{}, failed <-chan error) {
 	var wg sync.WaitGroup
 	fail := make(chan error, len(d.pools.names)+1)
@@ -284,11 +261,9 @@ func (d *Daemon) start(runCtx context.Context) (done <-chan struct{}, failed <-c
 	return all, fail
 }
 
-// ready stores the config the daemon runs, logs the start and tells
-// systemd that the daemon is ready.
+// ready stores the running config, logs the start and tells systemd.
 func (d *Daemon) ready(ctx context.Context) {
-	// Not fatal: the pool and beat report an unwritable database as they
-	// meet it; only the operator commands' fallback to it is lost.
+	// Not fatal: only the operator commands' fallback is lost.
 	if err := d.storeRunningConfig(ctx); err != nil {
 		d.log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
@@ -298,10 +273,9 @@ func (d *Daemon) ready(ctx context.Context) {
 	notifyOrLog(d.log, d.notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(d.running.Schedules))+" schedules")
 }
 
-// serve handles what arrives until every component has returned: a SIGHUP
-// reloads, the first SIGTERM or SIGINT begins the stop and the second
-// forces it. A component's failure begins the stop too, and is what serve
-// returns.
+// serve handles events until every component has returned: SIGHUP
+// reloads, the first SIGTERM or SIGINT begins the stop, the second forces
+// it. A component's failure begins the stop and is returned.
 func (d *Daemon) serve(ctx context.Context, signals <-chan os.Signal, stop func(), done <-chan struct{}, failed <-chan error) error {
 	var runErr error
 	ctxDone := ctx.Done()
@@ -337,8 +311,7 @@ func (d *Daemon) serve(ctx context.Context, signals <-chan os.Signal, stop func(
 }
 
 // runWatchdog feeds systemd's watchdog every d.dogEvery while the loops
-// come round and the database answers. The function it returns stops it
-// and returns once it has.
+// come round and the database answers. stop returns once it has stopped.
 func (d *Daemon) runWatchdog(ctx context.Context) (stop func()) {
 	dog := &watchdog{clock: d.cfg.Clock, interval: d.dogEvery, live: d.live, ping: d.q.Ping, log: d.log,
 		feed: func() { notifyOrLog(d.log, d.notify, "WATCHDOG=1") }}

@@ -12,25 +12,20 @@ import (
 	"github.com/scheduler-run/scheduler/schedule"
 )
 
-// healthEvery is how often the health check probes the beat and the pool's
-// loop: a loop that has not answered the probe of the previous look,
-// healthEvery ago, is stuck, and /healthz answers 503. Both loops answer a
-// probe whenever they wait, which they do at least every 30s when idle and
-// between every pass or trip when busy.
+// healthEvery is how often the health check probes the loops. A loop that
+// has not answered the previous look's probe is stuck, and /healthz
+// answers 503. The loops answer whenever they wait, between passes.
 const healthEvery = 10 * time.Second
 
-// writes is the outcome of the daemon's last write to the database: each
-// write transaction of its pools and of the beat reports to it (their
-// WroteFunc). A database that opens and answers reads but takes no write
-// (a read-only mount, an immutable file, a read-only PostgreSQL session, a
-// full disk) fails each one. It is safe for concurrent use.
+// writes is the outcome of the daemon's last write, which each pool and
+// beat transaction reports (WroteFunc). A database that reads but takes no
+// write (read-only, full) fails each. It is safe for concurrent use.
 type writes struct {
 	mu  sync.Mutex
 	err error // of the last write: nil when it committed
 }
 
-// record is a WroteFunc: err is the outcome of a write, nil when it
-// committed.
+// record is a WroteFunc: err is nil when the write committed.
 func (w *writes) record(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -44,18 +39,15 @@ func (w *writes) failed() error {
 	return w.err
 }
 
-// health is what /healthz answers: the loops found stuck at the last look,
-// the last write to the database failed, or the daemon is stopping. It is
-// safe for concurrent use.
+// health is what /healthz answers: stuck loops, a failed last write, or a
+// stop. It is safe for concurrent use.
 type health struct {
 	clock  clock.Clock
 	live   *liveness
 	writes *writes
-	// agreement, when set, gives what the live daemons run as the beat
-	// last read it (schedule.Beat.Agreement): a disagreement is reported
-	// in the body of a 200, not as a failure. A health check that fails
-	// gets a daemon restarted, and a restart makes its config the newest,
-	// which then rules (see schedule.Agreement): the restart would hand
+	// agreement, when set, gives the live daemons' configs as the beat
+	// last read them. A disagreement is a note in a 200, not a failure: a
+	// restart would make the restarted daemon's config the newest, handing
 	// the schedules to whichever file it loads.
 	agreement func() (schedule.Agreement, bool)
 
@@ -64,8 +56,7 @@ type health struct {
 	stopping bool
 }
 
-// newHealth returns the health of the loops that live probes and of the
-// writes that w records; c times its looks.
+// newHealth returns the health of live's loops and w's writes.
 func newHealth(c clock.Clock, live *liveness, w *writes) *health {
 	return &health{clock: c, live: live, writes: w}
 }
@@ -123,8 +114,8 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// configsWarning says that the live daemons run different configs, which
-// rules, and what this daemon's beat does about it.
+// configsWarning says that the live daemons' configs differ, which rules,
+// and what this daemon's beat does.
 func configsWarning(a schedule.Agreement) string {
 	part := "this daemon's beat sits out: its config is not the newest"
 	if a.SelfRules {
@@ -134,7 +125,7 @@ func configsWarning(a schedule.Agreement) string {
 		a.Configs, shortSHA(a.Ruling), part, a)
 }
 
-// shortSHA is a SHA-256 as messages show it: its first 12 hex digits.
+// shortSHA is a SHA-256's first 12 hex digits.
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]

@@ -19,8 +19,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// The HTTP server's limits: a client that sends its request slowly, or reads
-// the answer slowly, holds a connection no longer than these.
+// The HTTP server's limits bound how long a slow client holds a connection.
 const (
 	httpReadHeaderTimeout = 5 * time.Second
 	httpReadTimeout       = 10 * time.Second
@@ -30,10 +29,8 @@ const (
 	httpShutdownWait      = 5 * time.Second
 )
 
-// newSite returns the dashboard as the daemon serves it at "/": the pages
-// behind the login of h's credentials, and the actions when h enables them.
-// The pages show the config, the deadlines and the agreement of the
-// daemons' configs as beat has them.
+// newSite returns the dashboard served at "/": the pages behind h's login,
+// and the actions when h enables them, all fed by beat.
 func newSite(q *queue.Client, h config.HTTPSettings, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
@@ -62,9 +59,8 @@ type httpServer struct {
 	done chan struct{}
 }
 
-// listenHTTP listens on addr and returns the server, not yet serving: the
-// metrics at /metrics, the health at /healthz and every other path to dash
-// (the dashboard), unless dash is nil.
+// listenHTTP listens on addr and returns the server, not yet serving
+// /metrics, /healthz and, unless dash is nil, every other path to dash.
 func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -104,8 +100,7 @@ func (s *httpServer) serve() {
 	}
 }
 
-// shutdown stops accepting, lets requests in progress finish for a short
-// while, then closes, and returns once serve has.
+// shutdown lets requests finish briefly, closes, and returns once serve has.
 func (s *httpServer) shutdown(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpShutdownWait)
 	defer cancel()
@@ -115,8 +110,7 @@ func (s *httpServer) shutdown(ctx context.Context) {
 	<-s.done
 }
 
-// buildHTTP makes the metrics, the health check and the HTTP server of
-// d.listen, listening but not serving yet.
+// buildHTTP makes the metrics, health check and server, not yet serving.
 func (d *Daemon) buildHTTP(clk clock.Clock) error {
 	d.met = newMetrics(d.q, d.running, d.cfg.Version, d.pools.gauges(), d.writes, d.log)
 	d.met.DeadlineFunc = d.beat.Deadline
@@ -126,7 +120,7 @@ func (d *Daemon) buildHTTP(clk clock.Clock) error {
 	var site http.Handler
 	if d.running.HTTP.Dashboard {
 		h := d.running.HTTP
-		h.Listen = d.listen // the name it listens on is one the dashboard answers to
+		h.Listen = d.listen // a host name the dashboard answers to
 		var err error
 		if site, err = newSite(d.q, h, d.beat, clk, d.log); err != nil {
 			return err
@@ -147,8 +141,7 @@ func (d *Daemon) buildHTTP(clk clock.Clock) error {
 	return nil
 }
 
-// serveHTTP serves the HTTP server and runs the health check's looks. The
-// function it returns stops both and returns once they have.
+// serveHTTP runs the server and health check; stop returns once both have.
 func (d *Daemon) serveHTTP(ctx context.Context) (stop func()) {
 	healthCtx, stopHealth := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup

@@ -14,19 +14,16 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// The label values the metrics pre-create, so that a rate over a series that
-// has never moved reads 0, not nothing.
+// The label values the metrics pre-create, so that a rate over a series
+// that never moved reads 0, not nothing.
 var (
-	// finishOutcomes are the outcome label's values of
-	// scheduler_jobs_finished_total.
+	// finishOutcomes label scheduler_jobs_finished_total.
 	finishOutcomes = []string{outcomeSucceeded, outcomeRetried, outcomeDead, outcomeTimedOut, outcomeCancelled}
-	// skipReasons are the reason label's values of
-	// scheduler_runs_skipped_total.
+	// skipReasons label scheduler_runs_skipped_total.
 	skipReasons = []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST}
-	// alarmKinds are the reason label's values of
-	// scheduler_alarms_raised_total: the kinds of alarm.
+	// alarmKinds label scheduler_alarms_raised_total.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
-	// jobStates are the state label's values of scheduler_jobs.
+	// jobStates label scheduler_jobs.
 	jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
 )
 
@@ -52,14 +49,13 @@ const (
 // scrapeTimeout bounds the database reads of one scrape.
 const scrapeTimeout = 10 * time.Second
 
-// durationBuckets are the buckets of the job duration and start delay
-// histograms, in seconds: from a millisecond to six hours.
+// durationBuckets are the duration and start delay buckets, in seconds.
 var durationBuckets = []float64{.001, .005, .025, .1, .5, 1, 5, 15, 60, 300, 900, 3600, 6 * 3600}
 
-// metrics is the daemon's Prometheus registry: counters and histograms fed by
-// the pool's and the beat's func fields, and gauges read from the database
-// at each scrape (metricsCollector), so that they are right whatever
-// daemon or node changed the rows. It is safe for concurrent use.
+// metrics is the daemon's Prometheus registry: counters fed by the pools
+// and the beat, and gauges read from the database at each scrape, so that
+// they are right whichever node changed the rows. It is safe for
+// concurrent use.
 type metrics struct {
 	reg *prometheus.Registry
 
@@ -74,31 +70,23 @@ type metrics struct {
 
 	db *metricsCollector
 
-	// DeadlineFunc, when set, gives a schedule's current deadline: the
-	// instant by which its run must succeed. Nil, or false for a
-	// schedule, leaves its scheduler_schedule_deadline_timestamp_seconds
-	// series out. Set it before the listener serves: a scrape calls it
-	// from the server's goroutines, which must make it safe for
-	// concurrent use.
+	// Set before the listener serves; scrapes call them concurrently.
+	// DeadlineFunc gives the instant by which a schedule's current run
+	// must succeed; nil or false leaves its deadline series out.
 	DeadlineFunc func(schedule string) (time.Time, bool)
-	// AgreementFunc, when set, gives what the live daemons run as the
-	// beat last read it (schedule.Beat.Agreement), for
-	// scheduler_daemons_configs and scheduler_beat_materialising; false
-	// leaves them out. Set it before the listener serves; it must be safe
-	// for concurrent use.
+	// AgreementFunc gives the live daemons' configs as the beat last read
+	// them; nil or false leaves the agreement gauges out.
 	AgreementFunc func() (schedule.Agreement, bool)
 }
 
-// poolGauge is what the metrics read of one worker pool: its name, its
-// workers, and how many of them run a job now (safe for concurrent use).
+// poolGauge is what the metrics read of one worker pool; busy is safe for
+// concurrent use.
 type poolGauge struct {
 	name    string
 	workers int
 	busy    func() int
 }
 
-// newMetrics returns the metrics of a daemon on q running cfg, its build
-// version, its worker pools and the outcome of its writes given.
 func newMetrics(q *queue.Client, cfg *config.Config, version string, pools []poolGauge, w *writes, log *slog.Logger) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.newCounters()
@@ -111,8 +99,7 @@ func newMetrics(q *queue.Client, cfg *config.Config, version string, pools []poo
 	return m
 }
 
-// newCounters makes the counters and histograms that the pools and the
-// beat feed.
+// newCounters makes the counters and histograms.
 func (m *metrics) newCounters() {
 	m.materialised = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "scheduler_runs_materialised_total",
@@ -150,7 +137,7 @@ func (m *metrics) newCounters() {
 	}, []string{labelTask})
 }
 
-// buildInfo is scheduler_build_info of the program's version.
+// buildInfo is scheduler_build_info.
 func buildInfo(version string) prometheus.Collector {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "scheduler_build_info",
@@ -173,9 +160,8 @@ func writable(w *writes) prometheus.Collector {
 	})
 }
 
-// registerPools registers the gauges of the pools: one series per pool,
-// labelled with its name ("default" for the tasks of no [pools.NAME]), so
-// that a sum over pool is the daemon's.
+// registerPools registers one series per pool, so that a sum over pool is
+// the daemon's.
 func (m *metrics) registerPools(pools []poolGauge) {
 	for _, p := range pools {
 		m.reg.MustRegister(
@@ -193,9 +179,8 @@ func (m *metrics) registerPools(pools []poolGauge) {
 	}
 }
 
-// setConfig makes the series of cfg's schedules and tasks exist at 0 and
-// makes the scrape read cfg: after a reload. Series of schedules and tasks
-// that cfg no longer has stay until restart, as their counts do.
+// setConfig makes scrapes read cfg after a reload, and precreates its
+// series. Series cfg no longer has stay until restart, as their counts do.
 func (m *metrics) setConfig(cfg *config.Config) {
 	m.db.setConfig(cfg)
 	m.precreate(cfg)
@@ -222,8 +207,8 @@ func (m *metrics) precreate(cfg *config.Config) {
 	}
 }
 
-// jobFinished counts an attempt's end: queue.PoolConfig.FinishedFunc. A
-// release at shutdown gives the attempt back: it counts nowhere.
+// jobFinished counts an attempt's end. A release at shutdown gives the
+// attempt back and counts nowhere.
 func (m *metrics) jobFinished(f queue.Finished) {
 	var outcome string
 	switch {
@@ -247,11 +232,10 @@ func (m *metrics) jobFinished(f queue.Finished) {
 	m.startDelay.WithLabelValues(f.Type).Observe(max(f.Started.Sub(f.Due), 0).Seconds())
 }
 
-// leasesReclaimed counts reclaimed leases: queue.PoolConfig.ReclaimedFunc.
+// leasesReclaimed counts reclaimed leases.
 func (m *metrics) leasesReclaimed(n int) { m.reclaimed.Add(float64(n)) }
 
-// beatEvent counts what the beat reports: the jobs it materialised, the
-// runs it skipped and the alarms it raised (schedule.BeatConfig.EventFunc).
+// beatEvent counts the beat's jobs materialised, runs skipped and alarms.
 func (m *metrics) beatEvent(e schedule.Event) {
 	switch e := e.(type) {
 	case schedule.Materialised:
@@ -263,9 +247,8 @@ func (m *metrics) beatEvent(e schedule.Event) {
 	}
 }
 
-// AlarmRaised counts an alarm of kind (late, missed, dead, misfire or
-// recovered) raised for schedule. On a nil *metrics (no listener) it does
-// nothing. It is safe for concurrent use.
+// AlarmRaised counts an alarm of kind raised for schedule. On a nil
+// *metrics (no listener) it does nothing. It is safe for concurrent use.
 func (m *metrics) AlarmRaised(schedule, kind string) {
 	if m != nil {
 		m.alarms.WithLabelValues(schedule, kind).Inc()

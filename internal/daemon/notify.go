@@ -9,15 +9,13 @@ import (
 	"time"
 )
 
-// notifier speaks systemd's sd_notify protocol: datagrams of newline
-// separated KEY=VALUE assignments to the socket named by NOTIFY_SOCKET. Its
+// notifier speaks systemd's sd_notify protocol to NOTIFY_SOCKET. Its
 // zero value (no socket) does nothing.
 type notifier struct {
 	addr *net.UnixAddr
 }
 
-// newNotifier reads NOTIFY_SOCKET from env; a name starting with '@' is in
-// the abstract namespace.
+// newNotifier reads NOTIFY_SOCKET; a leading '@' is the abstract namespace.
 func newNotifier(env func(string) string) notifier {
 	name := env("NOTIFY_SOCKET")
 	if name == "" {
@@ -43,9 +41,8 @@ func (n notifier) notify(state string) error {
 	return err
 }
 
-// watchdogInterval returns how often to send WATCHDOG=1 (half the period
-// systemd set in WATCHDOG_USEC), or 0 when no watchdog is asked for or it is
-// meant for another process (WATCHDOG_PID).
+// watchdogInterval returns half of WATCHDOG_USEC, or 0 when no watchdog is
+// asked for or WATCHDOG_PID names another process.
 func watchdogInterval(env func(string) string) (time.Duration, error) {
 	usec := env("WATCHDOG_USEC")
 	if usec == "" {
@@ -61,15 +58,14 @@ func watchdogInterval(env func(string) string) (time.Duration, error) {
 	return time.Duration(n) * time.Microsecond / 2, nil
 }
 
-// CheckEnv reports what in the environment systemd sets, read by getenv,
-// would make the daemon's start fail: a WATCHDOG_USEC that is not a
-// positive number.
+// CheckEnv reports an environment that would fail the daemon's start: a
+// WATCHDOG_USEC that is not a positive number.
 func CheckEnv(getenv func(string) string) error {
 	_, err := watchdogInterval(getenv)
 	return err
 }
 
-// notifyOrLog sends state to systemd, and logs a failure to.
+// notifyOrLog sends state to systemd, logging a failure.
 func notifyOrLog(log interface{ Warn(string, ...any) }, n notifier, state string) {
 	if err := n.notify(state); err != nil {
 		log.Warn("sd_notify failed", "err", err)

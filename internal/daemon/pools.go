@@ -11,12 +11,10 @@ import (
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
-// workerPools are the daemon's worker pools: the default one, of
-// [scheduler] workers, which also runs the periodic maintenance, and one
-// per [pools.NAME] table, each with its own workers and claiming only the
-// jobs of its tasks, so that a backlog of one task's long jobs cannot hold
-// the workers the others need. The layout is the config's at start: a
-// reload that changes [pools] waits for a restart (see reload).
+// workerPools are the default pool, which also runs maintenance, and one
+// per [pools.NAME] table, claiming only its tasks' jobs, so that one
+// task's backlog cannot hold the workers others need. The layout is fixed
+// at start; a reload that changes [pools] waits for a restart.
 type workerPools struct {
 	names  []string               // config.DefaultPool first, then the tables' names
 	pools  map[string]*queue.Pool // by name
@@ -24,11 +22,9 @@ type workerPools struct {
 	poolOf map[string]string      // task -> the table that names it, at start
 }
 
-// newWorkerPools makes the pools of cfg on q: pc configures the default
-// pool; the others take it with their own workers, an owner of
-// "OWNER/NAME" (their workers are "OWNER/NAME/wN" in the attempts) and no
-// periodic maintenance, which one pool of the process does for all. Their
-// log lines carry pool=NAME.
+// newWorkerPools makes cfg's pools. pc configures the default one; the
+// others copy it with their own workers, owner "OWNER/NAME", pool=NAME in
+// their logs, and no maintenance, which the default pool does for all.
 func newWorkerPools(q *queue.Client, pc queue.PoolConfig, cfg *config.Config) (*workerPools, error) {
 	def, err := queue.NewPool(q, pc)
 	if err != nil {
@@ -53,8 +49,8 @@ func newWorkerPools(q *queue.Client, pc queue.PoolConfig, cfg *config.Config) (*
 	return wp, nil
 }
 
-// of returns the name of the pool that runs task's jobs: the one whose
-// table named it at start, else the default pool (a task a reload added).
+// of returns the pool that runs task: its table's at start, else the
+// default (a task a reload added).
 func (wp *workerPools) of(task string) string {
 	if name, ok := wp.poolOf[task]; ok {
 		return name
@@ -65,7 +61,7 @@ func (wp *workerPools) of(task string) string {
 // defaultPool is the pool of the tasks of no [pools.NAME] table.
 func (wp *workerPools) defaultPool() *queue.Pool { return wp.pools[config.DefaultPool] }
 
-// workers is how many jobs the pools run at once, together.
+// workers is how many jobs the pools run at once.
 func (wp *workerPools) workers() int {
 	n := 0
 	for _, s := range wp.sizes {
@@ -74,9 +70,7 @@ func (wp *workerPools) workers() int {
 	return n
 }
 
-// component names a pool's loop for the liveness probes and the errors
-// of a failed component: "pool" for the default one, "pool NAME" for
-// the others.
+// component names a pool's loop in probes and errors: "pool [NAME]".
 func (wp *workerPools) component(name string) string {
 	if name == config.DefaultPool {
 		return "pool"
@@ -84,7 +78,7 @@ func (wp *workerPools) component(name string) string {
 	return "pool " + name
 }
 
-// probes adds each pool's liveness probe to m, under its component name.
+// probes adds each pool's liveness probe to m.
 func (wp *workerPools) probes(m map[string]func() <-chan struct{}) map[string]func() <-chan struct{} {
 	for _, name := range wp.names {
 		m[wp.component(name)] = wp.pools[name].Probe
@@ -92,8 +86,7 @@ func (wp *workerPools) probes(m map[string]func() <-chan struct{}) map[string]fu
 	return m
 }
 
-// announce writes every pool's row (see queue.Pool.Announce), each even
-// when another's failed.
+// announce writes every pool's row, each even when another's failed.
 func (wp *workerPools) announce(ctx context.Context) error {
 	var errs []error
 	for _, name := range wp.names {
@@ -102,32 +95,30 @@ func (wp *workerPools) announce(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// setStopTimeout bounds each pool's coming stop (see
-// queue.Pool.SetStopTimeout).
+// setStopTimeout bounds each pool's coming stop.
 func (wp *workerPools) setStopTimeout(d time.Duration) {
 	for _, name := range wp.names {
 		wp.pools[name].SetStopTimeout(d)
 	}
 }
 
-// setProcess makes every pool's row say pr of the daemon (see
-// queue.Pool.SetProcess).
+// setProcess sets every pool's row's process.
 func (wp *workerPools) setProcess(pr queue.Process) {
 	for _, name := range wp.names {
 		wp.pools[name].SetProcess(pr)
 	}
 }
 
-// cut ends every pool's shutdown grace at once (see queue.Pool.Cut).
+// cut ends every pool's shutdown grace at once.
 func (wp *workerPools) cut() {
 	for _, name := range wp.names {
 		wp.pools[name].EndGrace()
 	}
 }
 
-// register gives each pool a handler for every task of cfg that it runs.
-// Tasks that a reload removed keep their handlers until restart, so jobs of
-// theirs already queued still run.
+// register gives each pool a handler for each of cfg's tasks it runs. A
+// task a reload removed keeps its handler until restart, so its queued
+// jobs still run.
 func (wp *workerPools) register(reg *tasks.Registry, cfg *config.Config) error {
 	zones := scheduleZones(cfg)
 	for _, name := range taskNames(cfg) {
@@ -145,7 +136,6 @@ func (wp *workerPools) register(reg *tasks.Registry, cfg *config.Config) error {
 	return nil
 }
 
-// gauges are what the metrics read of the pools.
 func (wp *workerPools) gauges() []poolGauge {
 	var out []poolGauge
 	for _, name := range wp.names {
@@ -154,8 +144,7 @@ func (wp *workerPools) gauges() []poolGauge {
 	return out
 }
 
-// poolAttrs are the log attributes that describe the pools: their names
-// and workers, such as "default=8 exports=1".
+// poolAttrs describes the pools for logs: "default=8 exports=1".
 func (wp *workerPools) poolAttrs() string {
 	s := ""
 	for i, name := range wp.names {

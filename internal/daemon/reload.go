@@ -12,8 +12,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// reload applies the config file as it is now, at once: a bad file
-// changes nothing. systemd is told of the reload and of its end.
+// reload applies the config file at once; a bad file changes nothing.
+// systemd is told of the reload and its end.
 func (d *Daemon) reload(ctx context.Context) {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
@@ -43,8 +43,8 @@ func (d *Daemon) reload(ctx context.Context) {
 	if len(waiting) > 0 {
 		d.log.Warn("reload: [scheduler] settings take effect at the next restart", "keys", waiting)
 	}
-	// Stored before the line that says the reload is done, as at start:
-	// an operator command run on seeing it finds the new config.
+	// Stored before logging the reload, so an operator command run on
+	// seeing the line finds the new config.
 	stored := d.storeRunningConfig(ctx)
 	d.log.Info("config reloaded", reloadAttrs(diff, applied)...)
 	if stored != nil {
@@ -52,8 +52,7 @@ func (d *Daemon) reload(ctx context.Context) {
 	}
 }
 
-// logRejected logs why a reload was rejected: each problem of the file,
-// with its line.
+// logRejected logs each problem of a rejected file, with its line.
 func (d *Daemon) logRejected(err error) {
 	if es, ok := errors.AsType[config.Errors](err); ok {
 		for _, e := range es {
@@ -65,11 +64,10 @@ func (d *Daemon) logRejected(err error) {
 	d.log.Error("reload rejected: keeping the running config", "config", d.cfg.File)
 }
 
-// setConfigSHA makes the pools' rows and the beat say that the daemon runs
-// the config of data from now on, when data is a new file. A new file is
-// a new config: loaded now, it rules from now on (see schedule.Agreement).
-// The same file reloaded keeps its time. Called after Beat.Apply: the beat
-// never claims the new config's time for the old one's schedules.
+// setConfigSHA records a new file's config in the pools' rows and the
+// beat, loaded now, so it rules from now on (schedule.Agreement). The same
+// file reloaded keeps its time. Called after Beat.Apply, so the beat never
+// claims the new config's time for the old schedules.
 func (d *Daemon) setConfigSHA(data []byte) {
 	sha := store.ConfigSHA256(data)
 	if sha == d.process.Config {
@@ -80,8 +78,7 @@ func (d *Daemon) setConfigSHA(data []byte) {
 	d.beat.SetProcess(d.process)
 }
 
-// warnUntilRestart warns of what a reload to cfg leaves for the next
-// restart: the HTTP server's settings and the pools' layout.
+// warnUntilRestart warns that [http] and [pools] changes wait for a restart.
 func (d *Daemon) warnUntilRestart(cfg *config.Config, diff config.Diff) {
 	was, now := d.running.HTTP, cfg.HTTP
 	if d.cfg.Listen != "" {
@@ -91,22 +88,20 @@ func (d *Daemon) warnUntilRestart(cfg *config.Config, diff config.Diff) {
 		d.log.Warn("reload: [http] takes effect at the next restart", "listen", d.running.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
 	}
 	if len(diff.Pools) > 0 {
-		// A pool's goroutines and its row are made at start; until then
-		// each task stays in the pool it started in, and a new task runs
-		// in the default pool.
+		// Until then each task stays in its pool; a new one runs in the
+		// default pool.
 		d.log.Warn("reload: [pools] take effect at the next restart", "pools", diff.Pools, "running", d.pools.poolAttrs())
 	}
 }
 
-// appliedAtReload are the [scheduler] keys a reload applies: the beat reads
-// them from the new config (the alarm defaults through the schedules that
-// take them). The others are fixed at start.
+// appliedAtReload are the [scheduler] keys the beat reads from a reloaded
+// config. The others are fixed at start.
 var appliedAtReload = map[string]bool{"timezone": true, "misfire_grace": true,
 	"start_within": true, "deadline": true, "notify": true}
 
-// splitScheduler splits the changed [scheduler] keys into those a reload
-// applies and those that wait for a restart. A changed db is moot when the
-// database is named outside the file.
+// splitScheduler splits changed [scheduler] keys into those applied now
+// and those waiting for a restart. A changed db is moot when the database
+// is named outside the file.
 func splitScheduler(keys []string, dbNamedOutside bool) (applied, waiting []string) {
 	for _, k := range keys {
 		switch {
@@ -120,9 +115,7 @@ func splitScheduler(keys []string, dbNamedOutside bool) (applied, waiting []stri
 	return applied, waiting
 }
 
-// reloadAttrs are the attributes of the "config reloaded" line: each kind
-// of change that happened, with the changed keys of each changed schedule
-// and task; "changes=none" when the file changed nothing.
+// reloadAttrs are the "config reloaded" line's changes, or "changes=none".
 func reloadAttrs(d config.Diff, scheduler []string) []any {
 	var attrs []any
 	add := func(key string, v any, n int) {

@@ -13,8 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/tasks"
 )
 
-// NewRegistry returns a task registry with the program's own Go task
-// types, which register adds (nil adds none).
+// NewRegistry returns a task registry with the Go task types register adds.
 func NewRegistry(register func(*tasks.Registry) error, clk clock.Clock, log *slog.Logger) (*tasks.Registry, error) {
 	reg := tasks.NewRegistry(tasks.Config{Logger: log, Clock: clk})
 	if register != nil {
@@ -27,7 +26,7 @@ func NewRegistry(register func(*tasks.Registry) error, clk clock.Clock, log *slo
 
 // CheckTasks builds every task's handler, so that -check, the start and a
 // reload reject alike what the pools could not run. The error is a
-// config.Errors naming each task, at the line of its [tasks.NAME] table.
+// config.Errors at each task's table line.
 func CheckTasks(reg *tasks.Registry, cfg *config.Config) error {
 	var errs config.Errors
 	for _, name := range taskNames(cfg) {
@@ -65,10 +64,9 @@ func taskNames(cfg *config.Config) []string {
 	return slices.Sorted(maps.Keys(cfg.Tasks))
 }
 
-// scheduleZones maps each schedule of cfg to its zone, the TZ its command
-// jobs get. A job carries its schedule's name, so the zone it runs in is
-// the one the running config gives that schedule: after a reload that
-// changes a zone, jobs already queued run in the new one.
+// scheduleZones maps each schedule to its zone, its command jobs' TZ. A
+// job is looked up by schedule name, so queued jobs run in the zone of
+// the running config.
 func scheduleZones(cfg *config.Config) map[string]string {
 	zones := make(map[string]string, len(cfg.Schedules))
 	for _, s := range cfg.Schedules {

@@ -10,23 +10,21 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// liveness probes the daemon's loops. A loop is alive when it answered the
-// probe sent at the previous look: a loop comes round to its wait at least
-// that often unless it is stuck. It is safe for concurrent use.
+// liveness probes the daemon's loops. A loop that has not answered the
+// previous look's probe is stuck. It is safe for concurrent use.
 type liveness struct {
 	mu     sync.Mutex
 	probes map[string]func() <-chan struct{}
 	asked  map[string]<-chan struct{}
 }
 
-// newLiveness returns the liveness of the loops probes names: each probe
-// returns a channel the loop closes when it comes round.
+// newLiveness returns the liveness of the named loops; each probe returns
+// a channel the loop closes when it comes round.
 func newLiveness(probes map[string]func() <-chan struct{}) *liveness {
 	return &liveness{probes: probes, asked: map[string]<-chan struct{}{}}
 }
 
-// look returns, sorted, the loops that have not answered the probe of the
-// previous look, and probes every loop again.
+// look returns the loops that missed the last probe, sorted, and probes anew.
 func (l *liveness) look() (late []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -52,9 +50,8 @@ func (l *liveness) drop(name string) {
 	delete(l.asked, name)
 }
 
-// watchdog feeds systemd's watchdog every interval while the daemon is
-// alive: every loop answered its probe within the last interval and the
-// database answers a read.
+// watchdog feeds systemd's watchdog every interval while every loop
+// answers its probe and the database answers a read.
 type watchdog struct {
 	clock    clock.Clock
 	interval time.Duration

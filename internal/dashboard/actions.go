@@ -14,8 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// The actions, by the last part of their path (/actions/NAME) and the
-// data-action attribute of their forms.
+// The actions, as in /actions/NAME and their forms' data-action.
 const (
 	ActionTrigger = "trigger"
 	ActionPause   = "pause"
@@ -28,17 +27,15 @@ const (
 type ActionsConfig struct {
 	// Queue is the database the actions write.
 	Queue *queue.Client
-	// ConfigFunc returns the configuration the daemon runs now: a trigger
-	// runs a schedule as it is configured at that moment.
+	// ConfigFunc returns the config the daemon runs now.
 	ConfigFunc func() *config.Config
 	Logger     *slog.Logger // Default: discard.
 }
 
-// Actions are what a logged-in operator may do from the dashboard when
-// [http] actions = true: the operations of the commands -trigger, -pause,
-// -resume, -retry and -cancel, through the same functions. Auth.Handler
-// serves them once a request passed its checks. Actions is safe for
-// concurrent use.
+// Actions are what a logged-in operator may do when [http] actions = true:
+// -trigger, -pause, -resume, -retry and -cancel, through the same
+// functions. Auth.Handler serves them once a request passed its checks.
+// Actions is safe for concurrent use.
 type Actions struct {
 	cfg ActionsConfig
 	log *slog.Logger
@@ -58,11 +55,9 @@ func NewActions(cfg ActionsConfig) (*Actions, error) {
 	return &Actions{cfg: cfg, log: cfg.Logger.With("component", "dashboard")}, nil
 }
 
-// do runs the action name with the fields of form on behalf of who, from
-// addr, logs it, and returns what the next page says of it. found is false
-// for a name that is no action. An action that cannot be done (a schedule
-// the config lacks, a job in another state) is not an error of the
-// request: the message says why and nothing changed.
+// do runs and logs action name for who at addr, and returns what the next
+// page says; found is false for no such action. An action that cannot be
+// done is not a request error: the message says why, and nothing changed.
 func (x *Actions) do(ctx context.Context, name string, form url.Values, who, addr string) (msg string, found bool) {
 	attrs := []any{"action", name, "who", who, "remote_addr", addr}
 	var err error
@@ -166,8 +161,8 @@ func (x *Actions) jobAction(ctx context.Context, action, ref, who, addr string) 
 	return "", fmt.Errorf("job %d is %s: only a pending or running job can be cancelled", id, st)
 }
 
-// Form is one action's form on a page: a POST to /actions/ACTION carrying
-// the session's CSRF token, the page to come back to, and what it acts on.
+// Form is one action's form: a POST to /actions/ACTION with the CSRF
+// token, the page to come back to, and what it acts on.
 type Form struct {
 	Action   string // ActionTrigger ... ActionCancel
 	Label    string // the button's text
@@ -179,13 +174,12 @@ type Form struct {
 	Back     string
 }
 
-// form returns the form of action with the session's token and page.
 func (s Session) form(action, label, title string) Form {
 	return Form{Action: action, Label: label, Title: title, CSRF: s.CSRF, Back: s.Back}
 }
 
-// ScheduleForms are the forms of a schedule's row: trigger it, and pause
-// or resume it. None when the session may not act.
+// ScheduleForms are a schedule's trigger and pause or resume forms; none
+// when the session may not act.
 func (s Session) ScheduleForms(name string, paused bool) []Form {
 	if !s.Actions {
 		return nil
@@ -200,8 +194,7 @@ func (s Session) ScheduleForms(name string, paused bool) []Form {
 	return []Form{trigger, toggle}
 }
 
-// ItemForms are the forms of one fan-out item of a schedule: trigger it
-// alone. None when the session may not act.
+// ItemForms trigger one fan-out item; none when the session may not act.
 func (s Session) ItemForms(name, item string) []Form {
 	if !s.Actions || item == "" {
 		return nil
@@ -211,8 +204,8 @@ func (s Session) ItemForms(name, item string) []Form {
 	return []Form{f}
 }
 
-// JobForms are the forms of a job in state: retry a dead one, cancel a
-// pending or running one. None when the session may not act.
+// JobForms retry a dead job or cancel a pending or running one; none when
+// the session may not act.
 func (s Session) JobForms(id int64, state string) []Form {
 	if !s.Actions || id <= 0 {
 		return nil

@@ -25,25 +25,23 @@ import (
 const (
 	// DefaultSessionTTL is how long a login lasts.
 	DefaultSessionTTL = 12 * time.Hour
-	// maxSessions bounds the sessions kept: past it, the login that would
-	// add one first drops the one closest to its end.
+	// maxSessions bounds the sessions kept; a login past it drops the one
+	// closest to its end.
 	maxSessions = 10000
-	// maxChecks bounds the password checks running at once: each takes a
-	// core for a third of a second, and logins from many addresses must
-	// not take every core from the daemon's jobs.
+	// maxChecks bounds the password checks running at once: each is
+	// costly, and logins must not take every core from the jobs.
 	maxChecks = 2
 	// maxForm bounds the body of a POST.
 	maxForm = 64 << 10
-	// sessionCookie is the name of the cookie holding the session id.
+	// sessionCookie holds the session id.
 	sessionCookie = "scheduler_session"
 )
 
 // AuthConfig configures Auth. Zero values select the defaults shown.
 type AuthConfig struct {
-	// HTTP holds the credentials (TokenHash, Users), whether actions are
-	// enabled, the names the dashboard answers to (Listen, Hosts) and the
-	// proxies trusted to name their client (TrustedProxies). Without a
-	// credential every page reads without a login and no action exists.
+	// HTTP holds the credentials, whether actions are enabled, the host
+	// names and the trusted proxies. Without a credential every page reads
+	// without a login and no action exists.
 	HTTP config.HTTPSettings
 	// SessionTTL is how long a login lasts. Default: DefaultSessionTTL.
 	SessionTTL time.Duration
@@ -51,16 +49,15 @@ type AuthConfig struct {
 	Logger     *slog.Logger // Default: discard.
 }
 
-// Auth guards the dashboard: the Host every request names, the login at
-// /login and its limits (limit.go), the logout, the session of every
-// request, and the checks an action passes (enabled, logged in, same
-// origin, the session's CSRF token).
+// Auth guards the dashboard: each request's Host, the login and its
+// limits, the logout, each request's session, and an action's checks
+// (enabled, logged in, same origin, CSRF token).
 //
-// Sessions live in this process's memory only: restarting the daemon logs
-// everyone out, and several daemons behind one address do not share their
-// logins. A session is a random id in a cookie (HttpOnly, SameSite=Strict,
-// Secure over TLS), valid for SessionTTL, with a CSRF token of its own that
-// every POST carries. Auth is safe for concurrent use.
+// Sessions live in this process's memory: a restart logs everyone out,
+// and daemons behind one address do not share them. A session is a random
+// id in a cookie (HttpOnly, SameSite=Strict, Secure over TLS), valid for
+// SessionTTL, with a CSRF token every POST carries. Auth is safe for
+// concurrent use.
 type Auth struct {
 	cfg AuthConfig
 	log *slog.Logger
@@ -68,7 +65,7 @@ type Auth struct {
 
 	login   *template.Template
 	clients clients
-	checks  chan struct{} // a slot per password check running, maxChecks
+	checks  chan struct{} // a slot per password check running
 	// checkFunc checks credentials: check, or a test's spy.
 	checkFunc func(token, user, password string) string
 
@@ -111,17 +108,16 @@ func NewAuth(cfg AuthConfig) (*Auth, error) {
 // sessionKey keys the request's Session in its context.
 type sessionKey struct{}
 
-// Session returns what the request may see and do, for Config.SessionFunc:
-// the Session that Handler put in its context, the zero Session outside it.
+// Session returns the Session Handler put in r's context, or the zero
+// Session; it is a Config.SessionFunc.
 func (a *Auth) Session(r *http.Request) Session {
 	s, _ := r.Context().Value(sessionKey{}).(Session)
 	return s
 }
 
 // Handler returns pages behind the guard, with the login, the logout and,
-// when actions is not nil, the actions at /actions/NAME. Every response
-// carries the security headers. With credentials configured, every page but
-// the static files needs a login; a request without one is sent to /login.
+// unless actions is nil, /actions/NAME. Every response carries the security
+// headers. With credentials, every page but the static files needs a login.
 func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login", a.loginPage)
@@ -301,9 +297,8 @@ func (a *Auth) refuseLogin(w http.ResponseWriter, r *http.Request, addr, account
 	a.renderLogin(w, r, http.StatusTooManyRequests, loginData{Next: next, User: r.PostFormValue("user"), Problem: problem})
 }
 
-// check returns who the credentials log in as, or "" when they match none.
-// Every hash check takes the same time whatever the input, and an unknown
-// user name costs a check too, so that timing tells no name apart.
+// check returns who the credentials log in as, or "". An unknown user
+// costs a hash check too, so that timing tells no name apart.
 func (a *Auth) check(token, user, password string) string {
 	h := a.cfg.HTTP
 	if token != "" {
@@ -436,9 +431,8 @@ func (a *Auth) takeFlash(sess current) string {
 	return msg
 }
 
-// overTLS reports whether the browser reached the dashboard over TLS:
-// directly, or through a proxy that says so. Trusting the proxy's header
-// only decides the cookie's Secure flag.
+// overTLS reports whether the browser used TLS, directly or through a
+// proxy that says so; it only decides the cookie's Secure flag.
 func overTLS(r *http.Request) bool {
 	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
 }
@@ -450,9 +444,8 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// back is where an action's answer sends the browser: the form's back
-// field, else the path of the page that posted it, if either is a path of
-// this site; else the schedules.
+// back is where an action sends the browser: the form's back field, else
+// the posting page, when a local path; else "/".
 func back(r *http.Request) string {
 	if b := r.PostFormValue("back"); b != "" {
 		return localPath(b)
@@ -463,8 +456,8 @@ func back(r *http.Request) string {
 	return "/"
 }
 
-// localPath returns p when it is a path of this site ("/jobs?state=dead"),
-// else "/": a redirect to it never leaves the dashboard.
+// localPath returns p when it is a local path, else "/", so that a
+// redirect never leaves the dashboard.
 func localPath(p string) string {
 	if p == "" || p[0] != '/' || strings.HasPrefix(p, "//") || strings.ContainsAny(p, "\\\r\n\t") {
 		return "/"

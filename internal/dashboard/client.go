@@ -10,8 +10,7 @@ import (
 )
 
 // clients tells where a request comes from and whether it names this
-// dashboard: the proxies trusted to say who their client is, and the
-// names the dashboard answers to. It is read only after NewAuth.
+// dashboard. It is read only after NewAuth.
 type clients struct {
 	proxies []netip.Prefix
 	hosts   map[string]bool // lower case, besides localhost and IP addresses
@@ -41,13 +40,10 @@ func (c clients) trusted(ip netip.Addr) bool {
 	return false
 }
 
-// addr is the address the request comes from, without its port: the
-// connection's peer, or, when the peer is a trusted proxy, the client the
-// proxies name. In X-Forwarded-For, else Forwarded, each proxy appends
-// the address it was reached from: the client is the right-most address
-// that is not itself a trusted proxy, since what stands left of it came
-// from the client and may be forged. An entry that is not an address
-// (unknown, a hidden name) stops the walk at the trusted hop that wrote it.
+// addr is the request's address without port: the peer, or, behind a
+// trusted proxy, the right-most X-Forwarded-For (else Forwarded) hop that
+// is not a trusted proxy; hops left of it may be forged. An entry that is
+// not an address stops the walk at the trusted hop that wrote it.
 func (c clients) addr(r *http.Request) string {
 	peer := r.RemoteAddr
 	if host, _, err := net.SplitHostPort(peer); err == nil {
@@ -75,9 +71,8 @@ func (c clients) addr(r *http.Request) string {
 	return client.String()
 }
 
-// forwardedFor returns the hops of the headers' values, in order: each
-// value split at sep, and, with param, the value of that parameter of each
-// element (Forwarded: for=192.0.2.7;proto=https, for="[2001:db8::1]:443").
+// forwardedFor returns the hops in the headers' values, split at sep and,
+// with param, taken from that parameter (Forwarded: for=192.0.2.7).
 func forwardedFor(values []string, sep, param string) []string {
 	var hops []string
 	for _, v := range values {
@@ -97,8 +92,7 @@ func forwardedFor(values []string, sep, param string) []string {
 	return hops
 }
 
-// parseHop parses one hop: an address, with or without a port, IPv6 with
-// or without brackets.
+// parseHop parses an address, with or without port or IPv6 brackets.
 func parseHop(s string) (netip.Addr, bool) {
 	if ip, err := netip.ParseAddr(s); err == nil {
 		return ip.Unmap().WithZone(""), true
@@ -112,11 +106,9 @@ func parseHop(s string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// hostAllowed reports whether the request's Host names this dashboard:
-// an IP address, localhost, the listen address's name or one of [http]
-// hosts, with any port. A page whose own name was rebound to this address
-// sends its own name, and is refused; an address typed as such cannot be
-// rebound.
+// hostAllowed reports whether the Host names this dashboard: an IP
+// address, localhost, the listen name or one of [http] hosts. A page whose
+// name was rebound to this address sends that name, and is refused.
 func (c clients) hostAllowed(r *http.Request) bool {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -132,8 +124,7 @@ func (c clients) hostAllowed(r *http.Request) bool {
 	return host == "localhost" || c.hosts[host]
 }
 
-// normalHost is a host name as compared: lower case, without the brackets
-// of an IPv6 address or the dot that ends a fully qualified name.
+// normalHost lower-cases h and drops IPv6 brackets and a trailing dot.
 func normalHost(h string) string {
 	h = strings.TrimSuffix(strings.ToLower(h), ".")
 	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {

@@ -28,28 +28,22 @@ var staticFS embed.FS
 type Config struct {
 	// Queue is the database the pages read.
 	Queue *queue.Client
-	// ConfigFunc returns the configuration the daemon runs now: a reload
-	// replaces it, and the next page shows the new one.
+	// ConfigFunc returns the config the daemon runs now.
 	ConfigFunc func() *config.Config
-	// DeadlineFunc returns a schedule's deadline as the beat last judged
-	// it (schedule.Beat.Deadline); nil: the pages show no deadline time.
+	// DeadlineFunc returns a schedule's deadline as the beat judged it.
 	DeadlineFunc func(schedule string) (time.Time, bool)
-	// SessionFunc tells who asks and what they may do; nil: everyone
-	// reads, no one acts (the zero Session).
+	// SessionFunc tells who asks and may do what; nil: all read, none act.
 	SessionFunc func(r *http.Request) Session
-	// AgreementFunc returns what the live daemons run, as the beat last
-	// read it (schedule.Beat.Agreement): while their configs differ every
-	// page says so at its top. Nil, or false, shows nothing.
+	// AgreementFunc returns the live daemons' configs as the beat last read
+	// them; while they differ every page says so. Nil or false: nothing.
 	AgreementFunc func() (schedule.Agreement, bool)
-	// Clock gives "now" for relative times and the reasons a job waits.
-	// Default: the queue's clock.
+	// Clock gives "now" for relative times. Default: the queue's clock.
 	Clock  clock.Clock
 	Logger *slog.Logger // Default: discard.
 }
 
-// Session is what a request may see and do: every page carries it, so
-// that a page shows who is logged in and, when actions are enabled, the
-// forms of the actions with their CSRF token.
+// Session is what a request may see and do; every page carries it to
+// show who is logged in and the action forms.
 type Session struct {
 	Who     string // the user's name, or "token"; empty when not logged in
 	Actions bool   // the action forms are shown
@@ -58,8 +52,7 @@ type Session struct {
 	Back    string // the page's path and query, where an action returns
 }
 
-// Bounds of the pages: every read of a page is one of these many rows at
-// most.
+// Bounds of the pages: every read is at most this many rows.
 const (
 	// StripLen is how many instants the strip of a schedule shows.
 	StripLen = 60
@@ -67,21 +60,20 @@ const (
 	JobsPage = 50
 	// AlarmsPage is how many alarms /alarms lists.
 	AlarmsPage = 50
-	// alarmNotifications is how many notification jobs /alarms lists per
-	// alarm: one per notify task.
+	// alarmNotifications is how many notification jobs, one per notify
+	// task, /alarms lists per alarm.
 	alarmNotifications = 20
 	// scheduleRuns is how many recent runs a schedule's page lists.
 	scheduleRuns = 20
 	// nextRuns is how many next runs a page shows per schedule.
 	nextRuns = 3
-	// deadlineAlarms is how many of a schedule's newest alarms give its
-	// deadline state and mark its missed instants.
+	// deadlineAlarms is how many newest alarms give a schedule's deadline
+	// state and mark its missed instants.
 	deadlineAlarms = 100
 )
 
-// contentSecurityPolicy allows the page's own scripts, styles and images
-// only: no inline script or style, no other origin, no framing by any page,
-// forms posting to the dashboard only.
+// contentSecurityPolicy allows the dashboard's own scripts, styles, images
+// and form targets only, and no framing.
 const contentSecurityPolicy = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
 
 // server holds the dashboard's state; it is safe for concurrent use.
@@ -93,8 +85,7 @@ type server struct {
 	pages map[string]*template.Template
 }
 
-// New returns the dashboard's handler, to be mounted at "/". It serves GET
-// requests only; other methods get 405 (the actions are another handler's).
+// New returns the dashboard's handler for "/"; it answers GET only.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Queue == nil {
 		return nil, errors.New("dashboard: no queue")
@@ -141,8 +132,7 @@ func New(cfg Config) (http.Handler, error) {
 	return headers(mux), nil
 }
 
-// headers sets the headers of every response: the content security
-// policy, no framing by other sites, no sniffing, no cache of pages that
+// headers sets every response's security headers, and no-store: pages
 // change with every job.
 func headers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -156,22 +146,18 @@ func headers(h http.Handler) http.Handler {
 	})
 }
 
-// page is what every page's template gets: the layout's fields and the
-// page's own data.
+// page is every template's data: the layout's fields and the page's own.
 type page struct {
 	Title   string
 	Nav     string // the nav link marked current: schedules, jobs or alarms
 	Session Session
 	Now     When
-	Refresh int // seconds between reloads by refresh.js; 0: none
-	// Configs says that the live daemons run different configs; empty
-	// while they agree.
-	Configs string
+	Refresh int    // seconds between reloads by refresh.js; 0: none
+	Configs string // the live daemons' configs differ; empty while they agree
 	Data    any
 }
 
-// configsWarning is the warning of every page while the live daemons run
-// different configs.
+// configsWarning is every page's warning while the daemons' configs differ.
 func (s *server) configsWarning() string {
 	if s.cfg.AgreementFunc == nil {
 		return ""
@@ -188,9 +174,8 @@ func (s *server) configsWarning() string {
 		a.Configs, part, a)
 }
 
-// render writes the page name with data, or a 500 when rendering fails.
-// The page is rendered into a buffer first, so that a failure halfway does
-// not send half a page with a 200.
+// render writes the page name, or a 500. It renders into a buffer first,
+// so that a failure halfway does not send half a page with a 200.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any) {
 	p := page{Title: title, Nav: nav, Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC), Refresh: 30,
 		Configs: s.configsWarning(), Data: data}
@@ -225,8 +210,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, msg st
 	io.Copy(w, &buf)
 }
 
-// failRead answers a failed database read: 404 for what does not exist, 500
-// otherwise, logged.
+// failRead answers a failed read: 404 when not found, else a logged 500.
 func (s *server) failRead(w http.ResponseWriter, r *http.Request, what string, err error) {
 	if errors.Is(err, queue.ErrNotFound) {
 		s.fail(w, r, http.StatusNotFound, what+": not found")

@@ -14,35 +14,31 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// Limits of the login. A failed login is counted before its password is
-// checked and given back when the password is right, so that requests that
-// arrive together cannot all pass a limit that none of them has counted yet.
+// Limits of the login. A failure is counted before the password check and
+// given back when it is right, so that concurrent requests cannot all pass
+// a limit none has counted yet.
 //
-// A login from a browser that has not logged in to the account before
-// counts against two limits: its address's, a wall for the rest of
-// loginWindow, and the account's, a wait that grows, which attackers on
-// many addresses share. A browser that has (it holds a signed cookie,
-// browserCookie) counts against its own limit only, so that the account's
-// owner still logs in while others guess the password.
+// A browser new to the account counts against its address's limit, a wall
+// for the rest of loginWindow, and the account's, a growing wait shared by
+// attackers on many addresses. A browser that logged in before (its signed
+// browserCookie) counts against its own limit only, so that the owner
+// still logs in while others guess.
 const (
-	// maxLoginFailures failed logins from one address, or one known
-	// browser, within loginWindow make it wait for the rest of the window.
+	// maxLoginFailures from one address or known browser within
+	// loginWindow make it wait for the rest of the window.
 	maxLoginFailures = 5
 	loginWindow      = 5 * time.Minute
-	// userFreeFailures failed logins to one account from browsers new to
-	// it are checked at once; after that, each must wait for the one before
-	// it: userDelay, doubling with every further failure, at most
-	// userMaxDelay. The count starts again after userQuiet without a
-	// failure.
+	// After userFreeFailures to one account from new browsers, each login
+	// waits userDelay, doubling per failure up to userMaxDelay. The count
+	// restarts after userQuiet without a failure.
 	userFreeFailures = 10
 	userDelay        = time.Minute
 	userMaxDelay     = 15 * time.Minute
 	userQuiet        = 24 * time.Hour
-	// maxTracked bounds the addresses, browsers and unknown user names
-	// whose failures are counted.
+	// maxTracked bounds the addresses, browsers and names counted.
 	maxTracked = 10000
-	// browserCookie names the cookie that marks a browser as having logged
-	// in to an account, for browserTTL after its last login.
+	// browserCookie marks a browser that logged in to an account, for
+	// browserTTL after its last login.
 	browserCookie = "scheduler_browser"
 	browserTTL    = 30 * 24 * time.Hour
 )
@@ -53,16 +49,14 @@ type failures struct {
 	n     int
 }
 
-// accountFailures counts the failed logins to one account from browsers
-// new to it.
+// accountFailures counts one account's failed logins from new browsers.
 type accountFailures struct {
 	n    int
 	last time.Time // of the last failure counted
 	next time.Time // no login is checked before
 }
 
-// reservation is a failure counted before its check, to give back when
-// the password is right.
+// reservation is a failure counted before its check.
 type reservation struct {
 	by       string    // key in Auth.failures
 	start    time.Time // of the window it was counted in
@@ -80,9 +74,8 @@ const (
 	limitAccount limit = "account"
 )
 
-// accountKey is what the account's failures are counted by: the token, or
-// the name typed, whether or not a user has it, so that the answers tell no
-// name apart.
+// accountKey keys an account's failures: the token, or the name typed,
+// known or not, so that the answers tell no name apart.
 func accountKey(token, user string) string {
 	if token != "" {
 		return config.TokenUser
@@ -90,10 +83,9 @@ func accountKey(token, user string) string {
 	return "user " + user
 }
 
-// reserve counts a failed login by by (an address or a browser) and, unless
-// account is "", to account, before its check. It returns how long to wait
-// instead, and the limit that says so, when either limit is reached; then
-// nothing is counted.
+// reserve counts a failed login by by (an address or browser) and, unless
+// "", to account, before its check. When a limit is reached it counts
+// nothing and returns the wait and the limit.
 func (a *Auth) reserve(by, account string, now time.Time) (reservation, time.Duration, limit) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -137,8 +129,7 @@ func (a *Auth) reserve(by, account string, now time.Time) (reservation, time.Dur
 	return res, 0, ""
 }
 
-// accountWait is how long the failure number n to an account makes the
-// next login to it wait.
+// accountWait is the wait after an account's nth failure.
 func accountWait(n int) time.Duration {
 	d := userDelay << min(n-userFreeFailures, 10)
 	return min(d, userMaxDelay)
@@ -161,8 +152,7 @@ func (a *Auth) giveBack(res reservation) {
 	}
 }
 
-// evictFailures makes room in a.failures: the ended windows first, then
-// any. a.mu is held.
+// evictFailures makes room: ended windows first, then any. a.mu is held.
 func (a *Auth) evictFailures(now time.Time) {
 	for k, f := range a.failures {
 		if !now.Before(f.start.Add(loginWindow)) {
@@ -177,10 +167,9 @@ func (a *Auth) evictFailures(now time.Time) {
 	}
 }
 
-// evictAccounts makes room in a.accounts: the quiet ones first, then any
-// name that no user has. The accounts of the config are kept: there are
-// few, and forgetting their failures would give their guessers a new
-// start. a.mu is held.
+// evictAccounts makes room: quiet accounts first, then unknown names. The
+// config's few accounts are kept: forgetting their failures would give
+// guessers a new start. a.mu is held.
 func (a *Auth) evictAccounts(now time.Time) {
 	for k, u := range a.accounts {
 		if !now.Before(u.last.Add(userQuiet)) {
@@ -197,8 +186,7 @@ func (a *Auth) evictAccounts(now time.Time) {
 	}
 }
 
-// configured reports whether the account key k is the token's or a user's
-// of the config.
+// configured reports whether account key k is the config's token or user.
 func (a *Auth) configured(k string) bool {
 	if k == config.TokenUser {
 		return !a.cfg.HTTP.TokenHash.IsZero()
@@ -208,8 +196,7 @@ func (a *Auth) configured(k string) bool {
 	return ok && name != config.TokenUser
 }
 
-// hashOf returns the hash of who's secret: the token's for
-// config.TokenUser, else the user's of that name.
+// hashOf returns the hash of who's secret, the token's or a user's.
 func (a *Auth) hashOf(who string) (string, bool) {
 	h := a.cfg.HTTP
 	if who == config.TokenUser {
@@ -223,17 +210,15 @@ func (a *Auth) hashOf(who string) (string, bool) {
 	return "", false
 }
 
-// browserMAC signs a browser cookie of who with a key derived from who's
-// hash: the cookie outlives a restart, needs nothing stored, and ends
-// with the password.
+// browserMAC signs who's browser cookie with a key from who's hash: it
+// outlives a restart, needs nothing stored, and ends with the password.
 func browserMAC(hash, who, expires, nonce string) []byte {
 	m := hmac.New(sha256.New, []byte("scheduler dashboard browser\x00"+hash))
 	m.Write([]byte(who + "\x00" + expires + "\x00" + nonce))
 	return m.Sum(nil)
 }
 
-// newBrowserCookie returns the cookie that marks r's browser as having
-// logged in as who.
+// newBrowserCookie marks r's browser as having logged in as who.
 func (a *Auth) newBrowserCookie(r *http.Request, who string, now time.Time) *http.Cookie {
 	hash, ok := a.hashOf(who)
 	if !ok {
@@ -249,8 +234,8 @@ func (a *Auth) newBrowserCookie(r *http.Request, who string, now time.Time) *htt
 		HttpOnly: true, Secure: overTLS(r), SameSite: http.SameSiteStrictMode}
 }
 
-// knownBrowser returns the id of r's browser when its cookie says that it
-// logged in as who, within browserTTL and with who's present secret.
+// knownBrowser returns r's browser id when its cookie is valid for who's
+// present secret.
 func (a *Auth) knownBrowser(r *http.Request, who string, now time.Time) (string, bool) {
 	c, err := r.Cookie(browserCookie)
 	if err != nil {
@@ -277,8 +262,8 @@ func (a *Auth) knownBrowser(r *http.Request, who string, now time.Time) (string,
 	return parts[2], true
 }
 
-// addressKey is what failed logins are counted by: an IPv4 address, or the
-// /64 of an IPv6 one, which one host usually holds whole.
+// addressKey keys failed logins: an IPv4 address, or an IPv6 one's /64,
+// which one host usually holds whole.
 func addressKey(addr string) string {
 	ip, err := netip.ParseAddr(addr)
 	if err != nil {

@@ -79,8 +79,7 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 		s.failRead(w, r, "jobs", err)
 		return
 	}
-	// The totals by state come from the counts kept beside the jobs: a
-	// few rows, however many jobs there are.
+	// The totals come from the counts kept beside the jobs: a few rows.
 	st, err := s.q.Stats(ctx)
 	if err != nil {
 		s.failRead(w, r, "job counts", err)
@@ -160,8 +159,7 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 	for _, al := range alarms {
 		loc := s.zone(al.Schedule)
 		row := s.alarmRow(al, loc)
-		// One range of the key index per alarm: its notification jobs'
-		// keys start with its own.
+		// One key index range: notification keys start with the alarm's.
 		js, err := s.q.List(ctx, queue.Filter{KeyPrefix: store.NotifyKeyPrefix + al.Key + "|", Limit: alarmNotifications})
 		if err != nil {
 			s.failRead(w, r, fmt.Sprintf("notifications of alarm %d", al.ID), err)

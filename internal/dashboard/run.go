@@ -18,7 +18,7 @@ import (
 // attemptRow is one attempt on a run's page.
 type attemptRow struct {
 	Number   int
-	Worker   string // the pool (node and process) that ran it
+	Worker   string // the pool that ran it
 	Started  When
 	Finished When
 	Took     string
@@ -34,8 +34,7 @@ type leaseView struct {
 	Until When
 }
 
-// runPage is the data of /runs/ID, and of /run for a skipped instant
-// (Skip set, no job).
+// runPage is the data of /runs/ID, and of /run for a skipped instant.
 type runPage struct {
 	ID       int64
 	State    string
@@ -48,8 +47,7 @@ type runPage struct {
 	Priority int
 	Version  int // of the job's payload format
 	Payload  string
-	// PayloadError says why Payload is a marker: the stored payload is
-	// one that no enqueue would take (queue.CheckPayload).
+	// PayloadError says why Payload is a marker (queue.CheckPayload).
 	PayloadError string
 	RunAt        When
 	Created      When
@@ -83,14 +81,14 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "run", fmt.Sprintf("Run %d", id), "", data)
 }
 
-// runOf redirects /run?schedule=S&instant=T&item=I to the page of the job
-// of that instant, or shows the instant's skip when it was skipped.
+// runOf redirects /run?schedule=S&instant=T&item=I to the instant's job,
+// or shows its skip.
 func (s *server) runOf(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name, item := q.Get("schedule"), q.Get("item")
 	at, err := time.Parse(time.RFC3339Nano, q.Get("instant"))
 	if err != nil {
-		// A "+" of the offset typed into the address unescaped reads as a space.
+		// An unescaped "+" in the offset reads as a space.
 		at, err = time.Parse(time.RFC3339Nano, strings.ReplaceAll(q.Get("instant"), " ", "+"))
 	}
 	if name == "" || err != nil {
@@ -127,8 +125,7 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 		Payload: string(red.Payload(j.Payload)), RunAt: s.when(j.RunAt, loc), Created: s.when(j.CreatedAt, loc),
 		Started: s.when(j.StartedAt, loc), Finished: s.when(j.FinishedAt, loc), Error: s.lastError(j)}
 	if err := queue.CheckPayload(j.Payload); err != nil {
-		// Its text is not shown: it may hold secrets that redact would
-		// have masked.
+		// Not shown: it may hold secrets redact cannot find.
 		data.Payload, data.PayloadError = fmt.Sprintf("[unreadable payload, %d bytes]", len(j.Payload)), err.Error()
 	}
 	as, err := s.q.Attempts(ctx, j.ID)
@@ -165,13 +162,10 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 	return data, nil
 }
 
-// why says why the pending job j is not running: its run_at or retry
-// backoff is ahead, no daemon runs or none has a handler for its task, its
-// task is at its concurrency limit or its rate limit, or it waits for a
-// free worker; and
-// whether its schedule is paused. The reads are bounded but for Handlers,
-// which counts the ready jobs of the types no running daemon handles
-// (usually none: it reads the job counts first).
+// why says why pending job j is not running: run_at or backoff ahead, no
+// daemon or handler, a concurrency or rate limit, or no free worker; and
+// whether its schedule is paused. Every read is bounded but Unhandled,
+// which counts ready jobs of unhandled types (usually none).
 func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]string, error) {
 	now := s.clock.Now()
 	var why []string
@@ -191,9 +185,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			return nil, err
 		}
 		if c, ok := cursors[j.Schedule]; ok && c.Paused {
-			// A pause stops the beat, not the pool: the job, made
-			// before, still runs; the note explains the runs missing
-			// after it.
+			// A pause stops the beat, not the pool: this job still runs.
 			note = fmt.Sprintf("schedule %s is paused (since %s): it makes no new runs until resumed; this one, made before, still runs",
 				j.Schedule, s.when(c.PausedAt, loc).Text)
 		}
@@ -216,10 +208,8 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 			}
 		}
 		if t, ok := s.cfg.ConfigFunc().Tasks[j.Type]; ok && t.Concurrency > 0 {
-			// The limit is each daemon's: reached everywhere when the jobs
-			// running fill every running daemon's share. A daemon with
-			// [pools.NAME] tables has a row per pool, and runs a task in
-			// one of them.
+			// The limit is per daemon: reached when running jobs fill
+			// every live daemon's share.
 			daemons, err := s.liveDaemons(ctx)
 			if err != nil {
 				return nil, err
@@ -262,8 +252,7 @@ func (s *server) why(ctx context.Context, j *queue.Job, loc *time.Location) ([]s
 	return why, nil
 }
 
-// liveDaemons counts the processes with a live pool row: one daemon may
-// have several pools. It reads at most 100 rows (Client.Pools).
+// liveDaemons counts processes with a live pool row, one row per pool.
 func (s *server) liveDaemons(ctx context.Context) (int, error) {
 	ds, err := s.q.Pools(ctx)
 	if err != nil {
@@ -279,9 +268,7 @@ func (s *server) liveDaemons(ctx context.Context) (int, error) {
 	return len(seen), nil
 }
 
-// plural returns "1 job" or "n jobs".
-// versionList is vs as "version 1", "versions 1 and 2" or "versions 1, 2
-// and 3".
+// versionList is vs as "version 1" or "versions 1, 2 and 3".
 func versionList(vs []int) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
@@ -293,6 +280,7 @@ func versionList(vs []int) string {
 	return "versions " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
+// plural returns "1 job" or "n jobs".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun

@@ -42,9 +42,8 @@ type scheduleRow struct {
 	Forms      []Form // trigger, pause or resume, when the session may act
 }
 
-// SchedulesPage is how many schedules one page of / lists: the page reads
-// each shown schedule's jobs, skips and alarms, so it lists a bounded few
-// however many schedules the configuration holds.
+// SchedulesPage is how many schedules one page of / lists, as the page
+// reads each shown schedule's jobs, skips and alarms.
 const SchedulesPage = 50
 
 // schedulesFilter is the filter form of /, as given.
@@ -67,8 +66,8 @@ type schedulesPage struct {
 	Note   string // what the filter cannot see
 }
 
-// schedules is /: the schedules of the config that the filter matches, a
-// page at a time, by name, each with its next runs, deadline and strip.
+// schedules is /: the matching schedules by name, a page at a time, each
+// with its next runs, deadline and strip.
 func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cfg := s.cfg.ConfigFunc()
@@ -91,8 +90,8 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The filter and the order work on the configuration in memory and
-	// the cursors read above; only the page's schedules are read further.
+	// Filter and order need only the config and cursors; only the shown
+	// schedules are read further.
 	match := matchSchedules(cfg, cursors, f, alarmed)
 	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
 	data.setPages(f, match, shown, lo)
@@ -122,10 +121,9 @@ func parseSchedulesFilter(q url.Values) (schedulesFilter, error) {
 }
 
 // openAlarmed returns the schedules with an open alarm among the newest
-// alarms, read in one pass over the alarms' primary key, and a note when
-// older alarms went unseen. OpenAlarms would see older ones too, but on
-// PostgreSQL its plan, priced high for the EXISTS of its notifications, is
-// compiled with JIT, which a page cannot afford.
+// alarms, one pass over their primary key, and a note when older ones went
+// unseen. OpenAlarms sees older ones, but on PostgreSQL its costly plan is
+// JIT-compiled, which a page cannot afford.
 func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, error) {
 	als, err := s.q.Alarms(ctx, "", queue.MaxList)
 	if err != nil {
@@ -144,8 +142,8 @@ func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, erro
 	return alarmed, note, nil
 }
 
-// matchSchedules returns the schedules of cfg that f matches, by name;
-// alarmed, when not nil, holds the only names that may match.
+// matchSchedules returns cfg's schedules that f matches, by name; a
+// non-nil alarmed holds the only names that may match.
 func matchSchedules(cfg *config.Config, cursors map[string]store.Cursor, f schedulesFilter, alarmed map[string]bool) []*config.Schedule {
 	var match []*config.Schedule
 	for _, sc := range cfg.Schedules {
@@ -160,9 +158,8 @@ func matchSchedules(cfg *config.Config, cursors map[string]store.Cursor, f sched
 	return match
 }
 
-// setPages sets the counts of the page shown, the schedules of match from
-// position lo, and the links to the pages before and after it, which keep
-// the filter f.
+// setPages sets the shown page's counts and the links, keeping f, to the
+// pages before and after.
 func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*config.Schedule, lo int) {
 	p.Total, p.First, p.Last = len(match), lo+1, lo+len(shown)
 	link := func(key, name string) string {
@@ -188,10 +185,8 @@ func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*config.Sched
 	}
 }
 
-// scheduleRows reads the rows of the schedules shown, a few at a time: the
-// page takes the time of the slowest share rather than of them all in turn
-// (SQLite reads on several connections, PostgreSQL on several backends).
-// errs holds each row's read error.
+// scheduleRows reads the shown rows a few at a time, on several
+// connections, rather than all in turn. errs holds each row's error.
 func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]store.Cursor) (rows []scheduleRow, errs []error) {
 	rows = make([]scheduleRow, len(shown))
 	errs = make([]error, len(shown))
@@ -209,12 +204,9 @@ func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*
 	return rows, errs
 }
 
-// schedulesPageOf returns the page of match (sorted by name) that after or
-// before asks for, and the position of its first schedule in match: up to
-// SchedulesPage schedules named after after, or the SchedulesPage named
-// before before (the first page when fewer come before it), or the first
-// page. A key need not be a schedule's name, so a page stays in place when
-// a reload removes the schedule it starts from.
+// schedulesPageOf returns the page of match, sorted by name, after after
+// or before before (else the first), and its first position. A key need
+// not name a schedule, so a page stays put when a reload removes one.
 func schedulesPageOf(match []*config.Schedule, after, before string, hasBefore bool) ([]*config.Schedule, int) {
 	lo := 0
 	switch {
@@ -234,12 +226,11 @@ func schedulesPageOf(match []*config.Schedule, after, before string, hasBefore b
 	return match[lo:min(lo+SchedulesPage, len(match))], lo
 }
 
-// parallelReads is how many schedules the schedules page reads at once:
-// as many as a SQLite store has reading connections.
+// parallelReads is how many schedules the page reads at once, as many as
+// a SQLite store's reading connections.
 const parallelReads = 4
 
-// scheduleRow reads what the schedules page shows of sc: three bounded
-// reads (its newest jobs, skips and alarms).
+// scheduleRow reads sc's row: its newest jobs, skips and alarms.
 func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
@@ -271,10 +262,8 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 	return row, scheduleData{history: h, alarms: alarms}, nil
 }
 
-// deadlineState is a schedule's deadline state from its newest alarms
-// (alarm.DeadlineStateOf): missed while one of them is an open missed
-// alarm, else late while one is an open late alarm, else ok (on time or
-// recovered, which the page does not tell apart).
+// deadlineState is alarm.DeadlineStateOf of a schedule's newest alarms;
+// ok covers on time and recovered.
 func deadlineState(alarms []store.Alarm) string {
 	switch alarm.DeadlineStateOf(alarms, time.Time{}) {
 	case alarm.DeadlineMissed:
@@ -416,15 +405,13 @@ func orNone(d time.Duration) string {
 	return d.String()
 }
 
-// lastError is j's last error as a page shows it: masked by the
-// redact_output patterns and redacted payload values of its task (already
-// done as it was stored, unless the task gained them since).
+// lastError is j's last error masked by its task's redaction, again in
+// case the task gained it since the error was stored.
 func (s *server) lastError(j *queue.Job) string {
 	return s.cfg.ConfigFunc().Redactor(j.Type).Attempt(j.Payload, j.LastError)
 }
 
-// zone is the zone of schedule's times: its configured zone, UTC for a
-// job of no schedule or of one no longer configured.
+// zone is schedule's configured zone, or UTC.
 func (s *server) zone(schedule string) *time.Location {
 	if sc, ok := s.cfg.ConfigFunc().Schedule(schedule); ok && sc.Location != nil {
 		return sc.Location

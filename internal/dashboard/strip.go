@@ -13,8 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// Outcomes of a strip's cell (its data-outcome), from the one an operator
-// must see first.
+// Outcomes of a strip's cell (its data-outcome), most severe first.
 const (
 	outcomeDead      = "dead"
 	outcomeMissed    = "missed" // the deadline passed before the run succeeded
@@ -34,9 +33,8 @@ type Cell struct {
 	Href    string // the run page
 }
 
-// instant is what the database keeps of one instant of a schedule: its
-// jobs (one per fan-out item), its skips, and whether its deadline or start
-// was missed.
+// instant is one instant of a schedule: its jobs, one per item, its
+// skips, and its missed or late alarms.
 type instant struct {
 	at     time.Time
 	jobs   []*queue.Job
@@ -45,11 +43,10 @@ type instant struct {
 	late   map[string]bool // items with a late alarm
 }
 
-// history is the newest instants of a schedule the database keeps, oldest
-// first, at most StripLen, with the schedule's newest jobs (newest instant
-// first) and skips as read. Two reads, each bounded by StripLen times the
-// fan-out (at most queue.MaxList rows): a schedule with a wider fan-out
-// shows fewer instants. alarms are the schedule's newest alarms.
+// history is a schedule's newest instants, oldest first, at most
+// StripLen, with the jobs (newest first) and skips as read. Each read is
+// bounded by StripLen times the fan-out, at most queue.MaxList rows, so a
+// wider fan-out shows fewer instants.
 type history struct {
 	instants []*instant
 	jobs     []*queue.Job
@@ -62,8 +59,7 @@ func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []stor
 	if err != nil {
 		return history{}, fmt.Errorf("jobs of %s: %w", sc.Name, err)
 	}
-	// ListSkips, not Skips: one range of skips_schedule_at, newest first,
-	// where Skips sorts every skip of the schedule.
+	// ListSkips reads one index range; Skips sorts every skip.
 	skips, err := s.q.ListSkips(ctx, sc.Name, limit)
 	if err != nil {
 		return history{}, err
@@ -143,9 +139,8 @@ func (s *server) strip(sc *config.Schedule, instants []*instant, item string, al
 	return cells
 }
 
-// cell is the cell of one instant: its outcome is the most severe of its
-// jobs' (a fan-out with one dead item is dead), missed when its deadline
-// passed before it succeeded, skipped when a skip is all it has.
+// cell is one instant's cell: the most severe of its jobs' outcomes,
+// missed past its deadline, skipped when a skip is all it has.
 func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skips []store.Skip, missed, late bool) Cell {
 	c := Cell{Instant: s.when(at, sc.Location)}
 	var worst *queue.Job
@@ -224,7 +219,7 @@ func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skip
 	return c
 }
 
-// severity orders job states from the one an operator must see first.
+// severity orders job states, most severe first.
 func severity(st queue.State) int {
 	switch st {
 	case queue.StateDead:

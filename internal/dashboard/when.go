@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// When is a time as a page shows it: in a zone with its offset, and
-// relative to now ("in 3 h", "5 min ago"). The zero When shows "-".
+// When is a time as a page shows it; the zero When shows "-".
 type When struct {
 	RFC3339 string // for the datetime attribute and data-instant
 	Text    string // "2026-03-01 03:00:00 +01:00"
@@ -35,8 +34,7 @@ func whenAt(t time.Time, loc *time.Location, now time.Time) When {
 		Rel: relative(t.Sub(now))}
 }
 
-// relative says d from now in words, to one unit: "in 3 h", "5 min ago",
-// "now" within a second.
+// relative says d from now in one unit: "in 3 h", "5 min ago", "now".
 func relative(d time.Duration) string {
 	ago := d < 0
 	if ago {
@@ -62,8 +60,7 @@ func relative(d time.Duration) string {
 	return fmt.Sprintf("in %d %s", n, unit)
 }
 
-// duration says how long something took, to the second or the
-// millisecond: "1m30s", "250ms"; "-" when a bound is missing.
+// duration says how long something took: "1m30s", "250ms", or "-".
 func duration(from, to time.Time) string {
 	if from.IsZero() || to.IsZero() {
 		return "-"
@@ -75,8 +72,8 @@ func duration(from, to time.Time) string {
 	return d.Round(time.Second).String()
 }
 
-// firstLine is s's first line, cut to n bytes at a rune boundary, marked
-// with "…" when cut.
+// firstLine is s's first line, cut to n bytes at a rune boundary, with
+// "…" when cut.
 func firstLine(s string, n int) string {
 	s = strings.TrimSpace(s)
 	cut := false

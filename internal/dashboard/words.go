@@ -7,11 +7,9 @@ import (
 	"time"
 )
 
-// describe says a cron expression (see cron.Expr) in words, such as
-// "at 03:00, Monday to Friday" or "every 15 minutes". What it cannot put
-// better in words it says field by field ("minute 5,35; hour 9-17"); the
-// page shows the expression beside it in any case. The zone prefix
-// (CRON_TZ=) is left out: the page names the zone.
+// describe says a cron expression in words ("at 03:00, Monday to
+// Friday"), else field by field ("minute 5,35; hour 9-17"); the page shows
+// the expression too. It leaves out CRON_TZ=: the page names the zone.
 func describe(expr string) string {
 	expr = strings.TrimSpace(expr)
 	if strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=") {
@@ -97,8 +95,7 @@ func describeTime(sec, min, hour string) string {
 	return fmt.Sprintf("minute %s; hour %s", min, hour)
 }
 
-// describeDays says the day-of-month, month and day-of-week fields in
-// words; "" for every day.
+// describeDays says the day and month fields in words; "" for every day.
 func describeDays(dom, month, dow string) string {
 	var parts []string
 	any := func(f string) bool { return f == "*" || f == "?" }
@@ -126,9 +123,8 @@ var dowValues = map[string]int{"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4,
 var monthValues = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
 	"jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 
-// weekdays names the days of a day-of-week field: "Monday to Friday",
-// "Monday and Thursday"; the field itself where it is not a list of
-// names, numbers and ranges.
+// weekdays names a day-of-week field's days ("Monday to Friday"), or
+// returns it as it is when it is not a list of names, numbers and ranges.
 func weekdays(f string) string { return names(f, dowValues, weekdayNames) }
 
 // months names the months of a month field, as weekdays.
@@ -162,8 +158,7 @@ func names(f string, values map[string]int, names []string) string {
 	return list(out)
 }
 
-// numbers returns the values of a field that lists plain numbers ("5",
-// "0,30"); false for any other form.
+// numbers returns the values of a field of plain numbers ("0,30").
 func numbers(f string) ([]int, bool) {
 	var out []int
 	for _, e := range strings.Split(f, ",") {

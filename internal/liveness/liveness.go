@@ -3,20 +3,18 @@
 // loop answers none. It knows nothing of what the loop does.
 package liveness
 
-// maxWaiting bounds the probes waiting for an answer: a wedged loop answers
-// none, and Ask must not block.
+// maxWaiting bounds unanswered probes, so that Ask never blocks.
 const maxWaiting = 4
 
 // Probes are the questions asked of one loop. Make them with New; they are
-// safe to use from any goroutine.
+// safe for concurrent use.
 type Probes struct{ ch chan chan struct{} }
 
 // New returns the probes of one loop.
 func New() Probes { return Probes{ch: make(chan chan struct{}, maxWaiting)} }
 
-// Ask returns a channel that the loop closes the next time it answers. It
-// never blocks: with maxWaiting probes unanswered the loop is stuck, and the
-// channel stays open.
+// Ask returns a channel the loop closes when it next answers. It never
+// blocks: past maxWaiting unanswered probes the channel stays open.
 func (p Probes) Ask() <-chan struct{} {
 	ch := make(chan struct{})
 	select {

@@ -1,9 +1,8 @@
-// Package passhash turns a password or a token into the text the config
-// keeps instead of it, and checks a password against that text. The text
-// describes itself, pbkdf2-sha256$ITERATIONS$SALT$KEY with the salt and the
-// key in unpadded standard base64, so that a stronger setting written later
-// still checks the hashes written before it. The config loader parses the
-// text, the dashboard checks logins against it, and -hash-password writes it.
+// Package passhash turns a password or token into the text the config
+// keeps instead, and checks a password against it. The text describes
+// itself, pbkdf2-sha256$ITERATIONS$SALT$KEY (unpadded standard base64), so
+// that a later, stronger setting still checks older hashes. -hash-password
+// writes it, the config loader parses it, the dashboard checks logins.
 package passhash
 
 import (
@@ -23,14 +22,13 @@ const Scheme = "pbkdf2-sha256"
 
 // The settings New uses for -hash-password, and the bounds Parse accepts.
 const (
-	// DefaultIterations is OWASP's figure for PBKDF2-HMAC-SHA256 (2023):
-	// about a third of a second of one core per check.
+	// DefaultIterations follows OWASP's advice for PBKDF2-HMAC-SHA256.
 	DefaultIterations = 600000
-	// MinIterations is the fewest Parse accepts: below it a stolen config
-	// is guessed too cheaply.
+	// MinIterations is the fewest Parse accepts: fewer make a stolen
+	// config cheap to guess.
 	MinIterations = 100000
 	// MaxIterations is the most Parse accepts, so that a typo cannot make
-	// every login take minutes.
+	// every login slow.
 	MaxIterations = 100000000
 
 	saltLen = 16
@@ -48,9 +46,8 @@ type Hash struct {
 	key        []byte
 }
 
-// New hashes password with a fresh random salt and iterations rounds.
-// Text of the result passes Parse only when iterations is at least
-// MinIterations; tests use fewer to keep a login cheap.
+// New hashes password with a random salt and iterations rounds. Its text
+// passes Parse only from MinIterations on; tests use fewer.
 func New(password string, iterations int) (Hash, error) {
 	if iterations < 1 || iterations > MaxIterations {
 		return Hash{}, fmt.Errorf("%d iterations: want 1 to %d", iterations, MaxIterations)
@@ -75,8 +72,8 @@ func (h Hash) String() string {
 // ErrMalformed is wrapped by Parse's error for text that is not a hash.
 var ErrMalformed = errors.New("malformed hash")
 
-// Parse reads the text New's String writes. It never derives a key, so it
-// is cheap; the error says what is wrong without quoting the text.
+// Parse reads String's text. It derives no key, so it is cheap; its error
+// does not quote the text.
 func Parse(s string) (Hash, error) {
 	const want = "want " + Scheme + "$ITERATIONS$SALT$KEY as scheduler -hash-password prints it"
 	parts := strings.Split(s, "$")
@@ -107,8 +104,8 @@ func Parse(s string) (Hash, error) {
 // IsZero reports whether h is the zero Hash, which matches nothing.
 func (h Hash) IsZero() bool { return h.key == nil }
 
-// Match reports whether password derives to h. It takes as long whatever
-// the password, and compares in constant time.
+// Match reports whether password derives to h, in time independent of
+// the password.
 func (h Hash) Match(password string) bool {
 	if h.key == nil {
 		return false

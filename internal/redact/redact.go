@@ -1,9 +1,8 @@
 // Package redact masks known secrets in text for people to read: a value
-// in each form it may take once a program has printed, JSON-encoded or
-// Go-quoted it, and the query values, fragment and password of a URL. The
-// task redactor of the config and the HTTP handler share it, so that a
-// secret is masked the same wherever it was found. It knows nothing of
-// payloads, tasks or the queue.
+// in each form a program may print, JSON-encode or Go-quote it, and a
+// URL's password, query values and fragment. The config's task redactor
+// and the HTTP handler share it, so a secret is masked the same wherever
+// found. It knows nothing of payloads, tasks or the queue.
 package redact
 
 import (
@@ -20,29 +19,27 @@ import (
 // Mask is what a secret is replaced with.
 const Mask = "[redacted]"
 
-// MinLen is the shortest secret masked in text: a shorter one ("1", "on")
-// would mask ordinary text everywhere.
+// MinLen is the shortest secret masked: a shorter one ("on") would mask
+// ordinary text everywhere.
 const MinLen = 4
 
 // A Secret is a value to mask wherever it appears.
 type Secret struct {
-	// Value is the secret itself, the bytes a program receives; it need not
-	// be valid UTF-8.
+	// Value is the bytes a program receives; it need not be valid UTF-8.
 	Value string
-	// Written are other texts of the same value as it was given, such as
-	// its JSON string literal without the quotes as it stands in a
-	// payload, or its percent-encoded form in a URL.
+	// Written are other texts of the value as given, such as its JSON
+	// literal without quotes, or its percent-encoded form in a URL.
 	Written []string
 }
 
-// A Set masks secrets in text. The zero Set masks nothing. A Set is not
-// modified after NewSet returns it and may be shared between goroutines.
+// A Set masks secrets in text. The zero Set masks nothing. A Set is
+// immutable and may be shared between goroutines.
 type Set struct {
 	forms []string // longest first
 }
 
 // NewSet returns the Set that masks each secret of at least MinLen bytes
-// in each form Forms gives.
+// in each of its Forms.
 func NewSet(secrets ...Secret) Set {
 	var forms []string
 	for _, s := range secrets {
@@ -56,8 +53,8 @@ func NewSet(secrets ...Secret) Set {
 			}
 		}
 	}
-	// Longest first, so that a secret that contains another is masked
-	// whole; then by text, so that the order does not depend on the input.
+	// Longest first, so a secret containing another is masked whole; then
+	// by text, for an order independent of the input.
 	slices.SortFunc(forms, func(a, b string) int {
 		return cmp.Or(len(b)-len(a), strings.Compare(a, b))
 	})
@@ -67,8 +64,7 @@ func NewSet(secrets ...Secret) Set {
 // Empty reports whether s masks nothing.
 func (s Set) Empty() bool { return len(s.forms) == 0 }
 
-// Apply returns text with every form of every secret of s replaced by
-// Mask.
+// Apply returns text with every form of every secret replaced by Mask.
 func (s Set) Apply(text string) string {
 	for _, f := range s.forms {
 		text = strings.ReplaceAll(text, f, Mask)
@@ -76,13 +72,11 @@ func (s Set) Apply(text string) string {
 	return text
 }
 
-// Forms returns the texts under which value, or one of written, may appear
-// in a program's output or an error: as it is; as the JSON decoder of Go
-// gives it (an invalid UTF-8 byte becomes U+FFFD); JSON-escaped, with
-// and without the escaping of <, > and &, and with every non-ASCII
-// character escaped; and each of these Go-quoted, as %q and %+q write it
-// (an invalid UTF-8 byte becomes \xff). The forms are without their
-// quotes.
+// Forms returns the texts, without quotes, under which value or one of
+// written may appear in output: as is; as Go's JSON decoder gives it
+// (invalid UTF-8 becomes U+FFFD); JSON-escaped with and without HTML
+// escaping, and with non-ASCII escaped; and each of these Go-quoted as %q
+// and %+q write it.
 func Forms(value string, written ...string) []string {
 	bases := append([]string{value}, written...)
 	if valid := jsonDecoded(value); valid != value {
@@ -98,8 +92,8 @@ func Forms(value string, written ...string) []string {
 	return slices.Compact(out)
 }
 
-// jsonDecoded is s as decoding its JSON literal in Go gives it: each byte
-// that is not part of valid UTF-8 becomes U+FFFD.
+// jsonDecoded is s as Go's JSON decoder gives it: invalid UTF-8 bytes
+// become U+FFFD.
 func jsonDecoded(s string) string {
 	if utf8.ValidString(s) {
 		return s
@@ -124,9 +118,8 @@ func jsonString(s string, escapeHTML bool) string {
 	return unquote(strings.TrimSuffix(b.String(), "\n"))
 }
 
-// asciiJSON is the content of a JSON string with each non-ASCII character
-// escaped as \uXXXX (a surrogate pair beyond U+FFFF), as encoders that
-// write ASCII only do (Python's json.dumps).
+// asciiJSON escapes each non-ASCII character of JSON string content as
+// \uXXXX, as ASCII-only encoders do (Python's json.dumps).
 func asciiJSON(s string) string {
 	var b strings.Builder
 	for _, r := range s {
@@ -151,11 +144,9 @@ func unquote(q string) string {
 	return q[1 : len(q)-1]
 }
 
-// UnquoteJSON returns the bytes a JSON string literal lit (with its
-// quotes) stands for, keeping a byte that is not valid UTF-8 as it is,
-// where Go's decoder would give U+FFFD: a program reading the literal with
-// another decoder, or printing its bytes, may show it so. ok is false when
-// lit is not a string literal.
+// UnquoteJSON returns the bytes the quoted JSON string literal lit stands
+// for, keeping invalid UTF-8 bytes where Go's decoder gives U+FFFD, as
+// another decoder may. ok is false when lit is not a string literal.
 func UnquoteJSON(lit []byte) (s string, ok bool) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return "", false

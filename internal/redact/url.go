@@ -9,10 +9,9 @@ import (
 // PasswordMask replaces a URL's password, as url.URL.Redacted does.
 const PasswordMask = "xxxxx"
 
-// URL returns the URL s as it may be shown: the scheme, user, host, port
-// and path as written; the password replaced by PasswordMask; the value of
-// each query parameter by Mask, its name kept (a parameter without "="
-// is masked whole); a fragment by Mask. It works on the text, so that a
+// URL returns s as it may be shown: the password replaced by
+// PasswordMask, each query value and the fragment by Mask (a parameter
+// without "=" whole), the rest as written. It works on the text, so that a
 // URL that does not parse is masked too.
 func URL(s string) string {
 	rest, frag, hasFrag := strings.Cut(s, "#")
@@ -45,8 +44,8 @@ func URL(s string) string {
 	return b.String()
 }
 
-// maskPassword replaces the password of the authority of s, a URL without
-// its query and fragment.
+// maskPassword replaces the password in s, a URL without query and
+// fragment.
 func maskPassword(s string) string {
 	scheme, rest, ok := strings.Cut(s, "://")
 	if !ok {
@@ -67,16 +66,13 @@ func maskPassword(s string) string {
 	return scheme + "://" + user + ":" + PasswordMask + authority[at:] + path
 }
 
-// urlInText finds an http or https URL in text: it ends at white space, at
-// a character that quotes it, or at a backslash, which escapes the quote
-// that ends a Go-quoted one.
+// urlInText finds an http or https URL in text. It ends at white space, a
+// quote, or a backslash, which escapes the quote ending a Go-quoted one.
 var urlInText = regexp.MustCompile("(?i)\\bhttps?://[^\\s\"'`<>\\\\]+")
 
-// URLs returns text with every http or https URL in it masked as URL
-// masks it, such as the one net/http quotes in its errors
-// (Get "https://...": dial tcp ...). Punctuation that ends a URL is taken
-// as the sentence's ("see https://host/x?a=1."), as is a closing
-// parenthesis.
+// URLs returns text with every http or https URL masked as URL masks it,
+// such as the one net/http quotes in its errors. Trailing punctuation and
+// a closing parenthesis are taken as the sentence's.
 func URLs(text string) string {
 	return urlInText.ReplaceAllStringFunc(text, func(u string) string {
 		end := len(strings.TrimRight(u, ".,:;!?)"))
@@ -84,9 +80,9 @@ func URLs(text string) string {
 	})
 }
 
-// URLSecrets returns the secrets of the URL s: its password and the value
-// of each query parameter, as decoded and as written, so that a Set masks
-// them where a response or an error quotes them outside the URL.
+// URLSecrets returns the URL's password, query values and fragment, as
+// decoded and as written, so that a Set masks them where a response or an
+// error quotes them outside the URL.
 func URLSecrets(s string) []Secret {
 	u, err := url.Parse(s)
 	if err != nil {

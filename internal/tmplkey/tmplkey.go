@@ -1,8 +1,7 @@
 // Package tmplkey explains a failed text/template execution over JSON data
-// (maps of string to any) in the data's own words: which key a template
-// reads that the data lacks, or holds as null. The loader's check of
-// command templates and the command handler share it, so that a missing
-// key reads the same at -check and at run time.
+// in the data's own words: which key the template reads that the data
+// lacks or holds as null. The config loader and the command handler share
+// it, so a missing key reads the same at -check and at run time.
 package tmplkey
 
 import (
@@ -24,7 +23,7 @@ type Problem struct {
 // Key is the path of the key, dotted: "db.name".
 func (p *Problem) Key() string { return strings.Join(p.Path, ".") }
 
-// Holder says what the level of a missing key holds: `it has customer,
+// Holder says what a missing key's level holds: `it has customer,
 // format`, `"db" has no keys`.
 func (p *Problem) Holder() string {
 	has := "it has "
@@ -37,10 +36,9 @@ func (p *Problem) Holder() string {
 	return has + strings.Join(p.Have, ", ")
 }
 
-// Find returns the first key, in the template's order, that t
-// reads from data (as .a.b, or $.a.b) and data lacks or holds as null; or
-// nil. It explains a failed Execute in the payload's own words; it does not
-// decide whether Execute fails (a branch not taken reads nothing).
+// Find returns the first key, in template order, that t reads (.a.b or
+// $.a.b) and data lacks or holds as null, or nil. It explains a failed
+// Execute; it does not decide whether Execute fails.
 func Find(t *template.Template, data map[string]any) *Problem {
 	var found *Problem
 	walkKeys(t.Tree.Root, false, func(path []string) bool {
@@ -50,9 +48,8 @@ func Find(t *template.Template, data map[string]any) *Problem {
 	return found
 }
 
-// walkKeys calls visit with each key path that node reads from the
-// template's data, until visit returns true. Inside range and with, dot is
-// no longer the data: only $ paths count there.
+// walkKeys calls visit with each key path node reads from the data until
+// visit returns true. Inside range and with only $ paths count.
 func walkKeys(node parse.Node, rootOnly bool, visit func([]string) bool) bool {
 	switch n := node.(type) {
 	case *parse.ListNode:
@@ -97,9 +94,8 @@ func walkKeys(node parse.Node, rootOnly bool, visit func([]string) bool) bool {
 	return false
 }
 
-// lookupKey follows path through data and reports the first step that is
-// missing or null; a step into something that is not an object is the
-// template's own error, not a key problem.
+// lookupKey reports path's first missing or null step; a step into a
+// non-object is the template's error, not a key problem.
 func lookupKey(data map[string]any, path []string) *Problem {
 	m := data
 	for i, k := range path {

@@ -1,11 +1,10 @@
 // Package app is the scheduler command for a program of its own: a team
-// that adds its own Go task types builds its binary on Run, and keeps the
-// scheduler's daemon, operator commands and dashboard next to the command
-// and http task types. cmd/scheduler is Run with no options.
+// that adds Go task types builds its binary on Run, keeping the daemon,
+// operator commands, dashboard and the command and http task types.
+// cmd/scheduler is Run with no options.
 //
-// It is the public face of the command, whose packages live under
-// internal/, out of another module's reach: it adds no behaviour of its own
-// and knows nothing of what the command does.
+// It exposes the command's internal/ packages to other modules, adding no
+// behaviour and knowing nothing of what the command does.
 package app
 
 import (
@@ -20,13 +19,12 @@ import (
 // Options are what a program built on Run adds to the scheduler command.
 // The zero value is the command as cmd/scheduler builds it.
 type Options struct {
-	// Tasks registers Go task types next to the built-in command and http
-	// ones: a [tasks.NAME] table with neither command nor url runs the
-	// handler registered under NAME. Nil registers none.
+	// Tasks registers Go task types beside command and http: a
+	// [tasks.NAME] table with neither command nor url runs the handler
+	// registered under NAME. Nil registers none.
 	Tasks func(r *tasks.Registry) error
 	// Version is what -version prints and the daemon records. Empty
-	// derives it from the build information the go command stamps into
-	// the binary.
+	// derives it from the build.
 	Version string
 	// Stdin is what -hash-password and -payload - read. Nil: os.Stdin.
 	Stdin io.Reader
@@ -34,26 +32,22 @@ type Options struct {
 
 // Exit statuses, as ExitCode returns them.
 const (
-	ExitOK      = cli.ExitOK
-	ExitRuntime = cli.ExitRuntime // a runtime failure
-	ExitUsage   = cli.ExitUsage   // bad flags or a bad config file
-	// ExitInterrupted: an operator command stopped by SIGINT, SIGTERM or
-	// SIGHUP before it finished.
-	ExitInterrupted = cli.ExitInterrupted
+	ExitOK          = cli.ExitOK
+	ExitRuntime     = cli.ExitRuntime     // a runtime failure
+	ExitUsage       = cli.ExitUsage       // bad flags or a bad config file
+	ExitInterrupted = cli.ExitInterrupted // a command stopped by a signal
 )
 
 // ErrReported is wrapped by an error whose details Run already printed on
 // stderr: the caller prints nothing more of it.
 var ErrReported = cli.ErrReported
 
-// Run is the scheduler command: args are its flags, without the program's
-// name. signals carries SIGTERM, SIGINT and SIGHUP, which main asks for
-// with signal.Notify: the daemon stops on SIGTERM and SIGINT and reloads
-// its config on SIGHUP; an operator command stops at the first of the
-// three. Run returns once the command is done, with an error that
-// ExitCode maps to the exit status. Only main calls os.Exit and
-// signal.Notify; a program that runs command tasks calls
-// tasks.RunSubprocess first in its main.
+// Run is the scheduler command; args are its flags without the program
+// name. signals carries SIGTERM, SIGINT and SIGHUP: the daemon stops on
+// the first two and reloads its config on SIGHUP; an operator command
+// stops on any. ExitCode maps Run's error to the exit status. Only main
+// calls os.Exit and signal.Notify; a program that runs command tasks
+// calls tasks.RunSubprocess first in its main.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <-chan os.Signal, opts Options) error {
 	return cli.Run(ctx, args, stdout, stderr, signals, cli.Options(opts))
 }
