@@ -67,11 +67,9 @@ type CommandConfig struct {
 	// Zones maps schedule names to IANA zones: their jobs get TZ set, so
 	// date(1) prints the schedule's wall clock. A TZ in Env wins.
 	Zones map[string]string
-	// PermanentExitCodes lists exit codes (1-255) that fail the job
-	// permanently.
+	// PermanentExitCodes (1-255) fail the job permanently.
 	PermanentExitCodes []int
-	// KillGrace is the time between SIGTERM and SIGKILL once the job's
-	// context is done. Default: 10s.
+	// KillGrace separates SIGTERM and SIGKILL at the job's end. Default: 10s.
 	KillGrace time.Duration
 	// Clock times KillGrace and the output drain. Default: clock.Real{}.
 	Clock clock.Clock
@@ -81,8 +79,7 @@ type CommandConfig struct {
 	Groups *ProcessGroups
 	// Limits are set in the command's process before the program runs.
 	Limits Limits
-	// Launcher is the binary started as supervisor and launcher (see
-	// RunSubprocess). Default: DefaultLauncher, the running binary.
+	// Launcher is the supervisor's binary. Default: the running binary.
 	Launcher string
 }
 
@@ -273,7 +270,6 @@ func (c *Command) Work(ctx context.Context, job *queue.Job) error {
 	return err
 }
 
-// run runs the command and returns the tail of its output.
 func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	args, err := c.Args(job.Payload)
 	if err != nil {
@@ -367,8 +363,7 @@ func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervi
 	return tail.Bytes(), res
 }
 
-// await waits for the program to exit, or when ctx ends sends SIGTERM,
-// then SIGKILL after the kill grace.
+// await waits for the program, stopping it when ctx ends (see KillGrace).
 func (c *Command) await(ctx context.Context, log *slog.Logger, sv *supervisor, exited <-chan programExit) programExit {
 	select {
 	case res := <-exited:
@@ -387,8 +382,7 @@ func (c *Command) await(ctx context.Context, log *slog.Logger, sv *supervisor, e
 	}
 }
 
-// programPath is name when it holds a slash, else looked up in PATH, as
-// exec.Command would.
+// programPath is name if it holds a slash, else exec.LookPath's answer.
 func programPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
@@ -475,7 +469,6 @@ func startError(name string, err error) error {
 	return queue.Permanent(err)
 }
 
-// environ builds the command's whole environment for job.
 func (c *Command) environ(job *queue.Job) []string {
 	env := make(map[string]string, len(inheritedEnv)+len(c.env)+5)
 	for _, k := range inheritedEnv {

@@ -12,7 +12,7 @@
 // which works once main calls RunSubprocess first. The supervisor is the
 // program's parent and the subreaper of all it starts, so a process that
 // calls setsid or is orphaned is still found. It holds the read end of a
-// lifeline only the daemon writes: when the daemon dies, however, the
+// lifeline only the daemon holds open, so however the daemon dies, the
 // supervisor kills the group and every descendant. When the program exits
 // it kills and reaps what is left, and reports the program's wait status
 // and resource usage.

@@ -5,9 +5,8 @@ import (
 	"sync"
 )
 
-// ProcessGroups tracks running commands, so that a program exiting in a
-// hurry can kill them. The zero value is ready and safe for concurrent
-// use.
+// ProcessGroups tracks running commands so that a hurried exit can kill
+// them. The zero value is ready and safe for concurrent use.
 type ProcessGroups struct {
 	mu   sync.Mutex
 	live map[int]*os.File // lifeline by supervisor pid
@@ -34,9 +33,8 @@ func (g *ProcessGroups) remove(pid int) {
 	delete(g.live, pid)
 }
 
-// KillAll closes every tracked command's lifeline, so each supervisor
-// kills and reaps its group and descendants at once, and returns how
-// many.
+// KillAll closes every tracked lifeline, so each supervisor kills and
+// reaps its command at once, and returns how many.
 func (g *ProcessGroups) KillAll() int {
 	if g == nil {
 		return 0

@@ -37,12 +37,10 @@ const (
 	maxRedirects = 10
 )
 
-// DefaultHTTPTimeout bounds an attempt without Timeout or a context
-// deadline.
+// DefaultHTTPTimeout bounds an attempt with no Timeout and no deadline.
 const DefaultHTTPTimeout = time.Minute
 
-// HTTPConfig configures an HTTP handler. Zero values select the defaults
-// shown.
+// HTTPConfig configures an HTTP handler. Zero values select the defaults.
 type HTTPConfig struct {
 	// URL is the absolute http or https URL; required. Messages mask its
 	// query values, fragment and password.
@@ -57,17 +55,15 @@ type HTTPConfig struct {
 	// the method into GET, is refused. Default: false, a 3xx fails the
 	// job permanently.
 	FollowRedirects bool
-	// Client sends the requests; its CheckRedirect is not used. Default: a
+	// Client sends the requests; its CheckRedirect is unused. Default: a
 	// client without an overall timeout.
 	Client *http.Client
 	// Timeout bounds each attempt, body included. Default: the context's
 	// deadline if any, else DefaultHTTPTimeout.
 	Timeout time.Duration
-	// HeaderTimeout bounds the wait for the response headers from the
-	// attempt's start. Default: none.
+	// HeaderTimeout bounds the wait for the response headers. Default: none.
 	HeaderTimeout time.Duration
-	// Clock times the timeouts and Retry-After dates. Default:
-	// clock.Real{}.
+	// Clock times timeouts and Retry-After dates. Default: clock.Real{}.
 	Clock clock.Clock
 	// Logger receives one debug event per request. Default: discard.
 	Logger *slog.Logger
@@ -225,7 +221,6 @@ type maskedError struct {
 func (e *maskedError) Error() string { return e.msg }
 func (e *maskedError) Unwrap() error { return e.err }
 
-// do sends the request and returns the output to record.
 func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -251,8 +246,7 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	req.Header.Set(headerKey, job.Key)
 	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
 
-	// A copy, so this request's redirect policy can remember why it
-	// stopped.
+	// A copy, so this request's redirect policy can note why it stopped.
 	client := *h.client
 	var redirects int
 	var refused error
@@ -340,9 +334,8 @@ func (h *HTTP) watch(ctx context.Context, cancel context.CancelCauseFunc, header
 	}
 }
 
-// timedOut returns the error of an attempt that ran out of time doing
-// what, or nil when ctx did not end at a deadline. Its chain holds the
-// cause.
+// timedOut returns the error of an attempt out of time doing what, or nil
+// when ctx did not end at a deadline. Its chain holds the cause.
 func (h *HTTP) timedOut(ctx context.Context, what string) error {
 	cause := context.Cause(ctx)
 	if ctx.Err() == nil || !errors.Is(cause, context.DeadlineExceeded) {
@@ -384,7 +377,6 @@ func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port.
 func sameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
 		effectivePort(a) == effectivePort(b)
@@ -443,8 +435,7 @@ func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refu
 }
 
 // parseRetryAfter reads Retry-After, seconds or an HTTP date, as a delay
-// from now in [0, maxRetryAfter]. ok is false when v is empty or
-// malformed.
+// in [0, maxRetryAfter]; ok is false when v is empty or malformed.
 func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {

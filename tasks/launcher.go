@@ -27,9 +27,8 @@ const launcherStatusFD = 3
 // is not a launcher from a program that ran.
 const launcherReady = "L"
 
-// DefaultLauncher returns the running binary, which a Command starts as
-// its supervisor by default. On Linux it is /proc/self/exe, which an
-// upgrade replacing the file does not change.
+// DefaultLauncher returns the running binary, the default supervisor: on
+// Linux /proc/self/exe, which an upgrade replacing the file leaves as is.
 func DefaultLauncher() (string, error) {
 	if runtime.GOOS == "linux" {
 		return "/proc/self/exe", nil
@@ -109,7 +108,6 @@ func failRaw(stage string, errno syscall.Errno) int {
 	return launcherFailed
 }
 
-// rlimit is one limit a launcher sets.
 type rlimit struct {
 	name       string
 	resource   int

@@ -20,16 +20,14 @@ type Limits struct {
 	// (Go, the JVM, V8) reserve unused. An allocation past it fails with
 	// ENOMEM. Allocated but untouched memory counts.
 	MemoryMax int64
-	// CPUTimeMax limits each process's user and system CPU time:
-	// RLIMIT_CPU, whole seconds rounded up. At it the process gets
-	// SIGXCPU; a second later, SIGKILL.
+	// CPUTimeMax limits each process's CPU time: RLIMIT_CPU, whole seconds
+	// rounded up. SIGXCPU comes at it, SIGKILL a second later.
 	CPUTimeMax time.Duration
 	// OpenFilesMax limits each process's file descriptors: RLIMIT_NOFILE,
 	// soft and hard, so a program cannot raise it.
 	OpenFilesMax int
-	// Retryable makes exceeding MemoryMax or CPUTimeMax an ordinary failed
-	// attempt. By default it is permanent: the same payload would exceed
-	// the limit again.
+	// Retryable retries an attempt over MemoryMax or CPUTimeMax. By
+	// default it is permanent: the same payload would exceed it again.
 	Retryable bool
 }
 

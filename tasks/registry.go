@@ -15,8 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// ErrNoHandler is Registry.Handler's error for a task with neither a
-// command, a URL nor a registered Go handler.
+// ErrNoHandler is the error of a task with no command, URL or Go handler.
 var ErrNoHandler = errors.New("neither command nor url given and no go handler registered")
 
 // SpecError is a task whose Spec Registry.Handler cannot run.
@@ -47,8 +46,7 @@ type Spec struct {
 	Limits             Limits            // see CommandConfig.Limits
 }
 
-// Config configures a Registry and the built-in handlers it makes. Zero
-// values select the defaults shown.
+// Config configures a Registry. Zero values select the defaults shown.
 type Config struct {
 	Logger     *slog.Logger  // Given to every built-in handler. Default: discard.
 	Clock      clock.Clock   // Given to every built-in handler. Default: clock.Real{}.
@@ -57,9 +55,8 @@ type Config struct {
 	Launcher   string        // See CommandConfig.Launcher. Default: the running binary.
 }
 
-// Registry maps task names to handlers: registered Go handlers, and the
-// built-in command and HTTP handlers it makes from a Spec. It is safe for
-// concurrent use.
+// Registry maps task names to Go handlers and to the command and HTTP
+// handlers it makes from a Spec. It is safe for concurrent use.
 type Registry struct {
 	cfg Config
 
@@ -100,9 +97,8 @@ func (r *Registry) Register(name string, h queue.Handler) error {
 	return nil
 }
 
-// KillRunning kills every running command of the Registry's handlers, and
-// all each started, for a program that must exit at once. It returns how
-// many commands it killed (see ProcessGroups.KillAll).
+// KillRunning kills every running command and all it started, for a
+// program that must exit at once, and returns how many.
 func (r *Registry) KillRunning() int { return r.groups.KillAll() }
 
 // Names returns the names of the registered Go handlers, sorted.

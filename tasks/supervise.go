@@ -24,9 +24,8 @@ const (
 	launcherArg       = "__scheduler-exec-limited"
 )
 
-// A supervisor's descriptors after the standard streams: the read end of
-// the lifeline, whose write end only the daemon holds, and the status
-// pipe.
+// A supervisor's descriptors after the standard streams: the lifeline's
+// read end (only the daemon holds the write end) and the status pipe.
 const (
 	lifelineFD = 3
 	statusFD   = 4
@@ -54,12 +53,7 @@ const reapPoll = 100 * time.Millisecond
 // A binary that runs commands must call it first thing in main, before
 // flag parsing; so must the TestMain of tests that run commands. A
 // Command started by a binary that does not call it fails and says so.
-//
-// The supervisor starts the program in a new process group and is the
-// subreaper of its orphans. When the program exits it kills and reaps the
-// group and every descendant, and reports the wait status. It passes
-// SIGTERM on to them all, and kills them all at once when the lifeline
-// closes or the daemon dies.
+// The package doc says what the supervisor does.
 func RunSubprocess(args []string) (code int, ok bool) {
 	if len(args) < 2 {
 		return 0, false
@@ -133,7 +127,6 @@ func supervise(args []string) int {
 	return 0
 }
 
-// reportFailure tells the daemon why the program could not be started.
 func reportFailure(status io.Writer, stage string, err error) {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
@@ -167,8 +160,7 @@ func startProgram(path string, argv []string) (*program, error) {
 }
 
 // startLauncher starts the launcher in its own process group and waits
-// until it has set spec's limits and become the program. On failure it
-// returns the launcher's stage and error.
+// until it is the program, or returns its failing stage and error.
 func startLauncher(spec, path string, argv []string) (p *program, stage string, err error) {
 	self, err := DefaultLauncher()
 	if err != nil {
@@ -233,9 +225,8 @@ func (p *program) kill(sig syscall.Signal) {
 	signalDescendants(sig, p.pid)
 }
 
-// reapAll kills and reaps every process left under the supervisor. It
-// returns when none is left, or those left cannot be signalled (they
-// changed user).
+// reapAll kills and reaps every process left under the supervisor, until
+// none is left or those left cannot be signalled (they changed user).
 func reapAll(signals <-chan os.Signal) {
 	clk := clock.Real{}
 	for {

@@ -47,8 +47,7 @@ func (p *program) reap() (syscall.WaitStatus, syscall.Rusage) {
 }
 
 // becomeSubreaper makes the caller, not init, the parent of every orphan
-// below it, so a process that called setsid or lost its parent is still
-// found and reaped.
+// below it, so it finds and reaps one that called setsid.
 func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
@@ -77,7 +76,6 @@ func signalDescendants(sig syscall.Signal, skip int) int {
 	return n
 }
 
-// procStat is what signalDescendants reads of a process.
 type procStat struct {
 	pid, ppid, pgrp int
 }

@@ -65,7 +65,6 @@ func (x *preparedExec) exec() syscall.Errno {
 	return errnoOf(syscall.Exec(x.path, x.argv, x.env))
 }
 
-// setrlimitRaw sets a limit of the calling process.
 func setrlimitRaw(resource int, lim *syscall.Rlimit) syscall.Errno {
 	return errnoOf(syscall.Setrlimit(resource, lim))
 }

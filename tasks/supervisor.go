@@ -24,9 +24,8 @@ type supervisor struct {
 	status   *bufio.Reader
 }
 
-// startSupervisor starts launcher as the supervisor of the program at
-// path with args (args[0] the name it sees), limits l, env and dir, stdin
-// and both outputs to out.
+// startSupervisor starts launcher as the supervisor of path with args
+// (args[0] the name it sees), l, env, dir, stdin and both outputs to out.
 func startSupervisor(launcher, path string, args []string, l Limits, env []string, dir string, stdin, out *os.File) (*supervisor, error) {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
@@ -73,7 +72,6 @@ func startSupervisor(launcher, path string, args []string, l Limits, env []strin
 	return &supervisor{cmd: cmd, lifeline: lifeW, statusR: statusR, status: bufio.NewReaderSize(statusR, 128)}, nil
 }
 
-// pid is the supervisor's process ID.
 func (s *supervisor) pid() int { return s.cmd.Process.Pid }
 
 // started waits until the supervisor has started the program and returns
