@@ -5,12 +5,11 @@ import (
 	"time"
 )
 
-// CatchUp is a schedule's policy for instants missed during downtime, a
-// pause, or a forward jump of the clock.
+// CatchUp is a schedule's policy for missed instants.
 type CatchUp string
 
 // Catch-up policies. An instant is missed when materialised later than
-// misfire_grace, or passed during a pause; the others always run.
+// misfire_grace (downtime, a clock jump) or passed during a pause.
 const (
 	// CatchUpLatest runs the most recent missed instant once, unless an
 	// instant on time runs anyway, and skips the others. The default.
@@ -39,8 +38,7 @@ type Skip struct {
 	DST bool
 }
 
-// NoGrace, as Plan's grace, makes every due instant missed, so the policy
-// alone decides.
+// NoGrace, as Plan's grace, makes every due instant missed.
 const NoGrace = -1
 
 // Plan decides which of a schedule's due instants, oldest first, run.

@@ -14,9 +14,8 @@ const (
 	DSTFolded = "folded"
 )
 
-// DSTMark returns DSTMoved or DSTFolded and a note in words when a
-// daylight-saving rule acted on the run at, or two empty strings. at
-// must be an instant that Next returned.
+// DSTMark returns DSTMoved or DSTFolded and a note when a daylight-saving
+// rule acted on at, a run Next returned; else two empty strings.
 func (s *Expr) DSTMark(at time.Time) (mark, note string) {
 	if s.every > 0 {
 		return "", ""

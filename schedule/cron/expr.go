@@ -144,8 +144,7 @@ func (s *Expr) String() string { return s.expr }
 // Location returns the zone the fields are read in.
 func (s *Expr) Location() *time.Location { return s.loc }
 
-// Every returns the period of an "@every" expression, and zero for a
-// calendar expression.
+// Every returns an "@every" expression's period; zero for calendar ones.
 func (s *Expr) Every() time.Duration { return s.every }
 
 // Next returns the first run after after, in s's zone, or the zero time
@@ -164,13 +163,10 @@ func (s *Expr) Next(after time.Time) time.Time {
 	}
 }
 
-// step returns the first instant after after, run or daylight-saving
-// skip. Calendar expressions only.
-//
-// It keeps its last answer, which holds for any time up to the instant
-// returned: each beat pass asks again what the previous pass or its own
-// walk just found, and matching fields and zone transitions is the
-// costliest part of a pass.
+// step returns the first instant after after, run or DST skip, of a
+// calendar expression. It keeps its last answer, which holds up to the
+// instant returned: each beat pass asks again what was just found, and
+// matching fields and transitions is the costliest part of a pass.
 func (s *Expr) step(after time.Time) (time.Time, bool) {
 	if m := s.last.Load(); m != nil && !after.Before(m.from) && after.Before(m.at) {
 		return m.at, m.dst

@@ -139,7 +139,6 @@ func (k cronField) top() int {
 	return k.max
 }
 
-// value parses a number or a name of the field and checks its bounds.
 func (k cronField) value(s string) (int, error) {
 	if n, ok := k.names[strings.ToLower(s)]; ok {
 		return n, nil

@@ -66,7 +66,6 @@ func (s *Expr) nextWall(wall time.Time) time.Time {
 	return time.Time{}
 }
 
-// offset returns the zone's UTC offset at t.
 func (s *Expr) offset(t time.Time) time.Duration {
 	_, off := t.In(s.loc).Zone()
 	return time.Duration(off) * time.Second
@@ -77,7 +76,6 @@ func (s *Expr) offsetsAt(t time.Time) (before, after time.Duration) {
 	return s.offset(t.Add(-time.Nanosecond)), s.offset(t)
 }
 
-// maxZonePeriods bounds the walks over zone periods.
 const maxZonePeriods = 1000
 
 // transitionAfter returns the first instant after t at which the offset
@@ -102,8 +100,7 @@ func (s *Expr) transitionAfter(t time.Time) time.Time {
 	return time.Time{}
 }
 
-// transitionAtOrBefore returns the last offset change at or before t, or
-// zero.
+// transitionAtOrBefore returns the last offset change at or before t, or zero.
 func (s *Expr) transitionAtOrBefore(t time.Time) time.Time {
 	off := s.offset(t)
 	for cur, n := t, 0; n < maxZonePeriods; n++ {
@@ -140,8 +137,7 @@ func (s *Expr) firstChange(lo, hi time.Time, off time.Duration) time.Time {
 	return hi
 }
 
-// repeated reports whether at is a fall-back's second occurrence of its
-// wall time.
+// repeated reports whether at repeats its wall time after a fall-back.
 func (s *Expr) repeated(at time.Time) bool {
 	start := s.transitionAtOrBefore(at)
 	if start.IsZero() {
