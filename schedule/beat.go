@@ -43,8 +43,7 @@ const (
 	logKeyMaterial  = "materialises"
 )
 
-// DefaultMaxSleep is the longest the beat waits before it reads the wall
-// clock again.
+// DefaultMaxSleep is the default BeatConfig.MaxSleep.
 const DefaultMaxSleep = 30 * time.Second
 
 // BeatConfig configures a Beat. Zero values select the defaults shown.
@@ -84,7 +83,7 @@ type BeatConfig struct {
 //
 // A failed pass is retried. While the database does not answer a ping,
 // the beat pings it about every second and runs the pass once it
-// answers. That pass measures lateness from the first failed attempt, so
+// answers. That pass measures lateness from the last failed attempt, so
 // an outage shorter than misfire_grace makes no instant late. Other
 // failures retry after a jittered delay doubling from 1s to MaxSleep.
 //
@@ -178,8 +177,7 @@ func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) 
 	}, nil
 }
 
-// Wake makes the beat run a pass now, as after another process's pause or
-// resume.
+// Wake makes the beat run a pass now, as after another process's pause.
 func (b *Beat) Wake() {
 	select {
 	case b.wake <- struct{}{}:
@@ -230,8 +228,7 @@ func (b *Beat) Config() *config.Config {
 	return b.cfg
 }
 
-// SetProcess replaces BeatConfig.Process, as after a reload, and wakes
-// the beat.
+// SetProcess replaces BeatConfig.Process, as after a reload, and wakes it.
 func (b *Beat) SetProcess(pr queue.Process) {
 	b.mu.Lock()
 	b.process = pr

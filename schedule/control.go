@@ -81,8 +81,7 @@ func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name stri
 	return res, nil
 }
 
-// CheckTrigger returns the error Trigger would return before it reaches
-// the queue.
+// CheckTrigger returns the error Trigger would before reaching the queue.
 func CheckTrigger(cfg *config.Config, name string, opts TriggerOptions) error {
 	_, err := triggerJobs(cfg, name, opts)
 	return err
@@ -147,8 +146,7 @@ func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.
 	return jobs, nil
 }
 
-// findItem returns the item with ID name, or the one item with a value
-// name.
+// findItem returns the item with ID name, or the one with a value name.
 func findItem(s *config.Schedule, name string) (config.Item, error) {
 	var ids []string
 	for _, it := range s.Items() {
@@ -256,8 +254,7 @@ func ResumeSettled(ctx context.Context, q *queue.Client, cfg *config.Config, nam
 	}
 }
 
-// settle materialises the instants a pause missed and resumes the
-// schedule in one Advance, and counts runs and skips.
+// settle materialises a pause's instants and resumes s in one Advance.
 func settle(ctx context.Context, q *queue.Client, cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At

@@ -13,15 +13,13 @@ import (
 // Skipped or an AlarmRaised.
 type Event interface{ beatEvent() }
 
-// Materialised reports that a pass committed Schedule's due instants,
-// inserting Jobs jobs.
+// Materialised reports that a pass inserted Jobs jobs of Schedule.
 type Materialised struct {
 	Schedule string
 	Jobs     int
 }
 
-// Skipped reports that a commit recorded Runs runs of Schedule as skipped
-// for Reason.
+// Skipped reports that a commit skipped Runs runs of Schedule for Reason.
 type Skipped struct {
 	Schedule string
 	Reason   store.SkipReason

@@ -11,8 +11,7 @@ import (
 // recovering server in step.
 const pingEvery = time.Second
 
-// pingTimeout bounds a ping, so that a partitioned server cannot hold the
-// loop.
+// pingTimeout bounds a ping, so a partitioned server cannot hold the loop.
 const pingTimeout = 5 * time.Second
 
 // sitOutRecheck is how often a beat that sits out reads the daemons' rows
@@ -37,8 +36,7 @@ func (b *Beat) Run(ctx context.Context) error {
 		if err == nil && rules {
 			next, err = b.pass(ctx, now)
 			if ctx.Err() == nil {
-				// Judged after materialising, so an instant a downtime
-				// passed has its job.
+				// After materialising, so a downtime's instants have jobs.
 				due, aerr := b.alarmPass(ctx, now)
 				err = errors.Join(err, aerr)
 				if !due.IsZero() && (next.IsZero() || due.Before(next)) {
@@ -113,7 +111,6 @@ func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 	}
 }
 
-// ping reads the database cheaply within pingTimeout.
 func (b *Beat) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

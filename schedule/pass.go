@@ -15,8 +15,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// maxAdvanceRetries bounds a pass's retries of a schedule whose cursor
-// another beat moved.
+// maxAdvanceRetries bounds retries when another beat moved a cursor.
 const maxAdvanceRetries = 5
 
 // pass advances every schedule to now and returns the next instant due
@@ -52,7 +51,6 @@ type passRun struct {
 	errs  []error
 }
 
-// earliest notes an instant due next.
 func (p *passRun) earliest(at time.Time) {
 	if !at.IsZero() && (p.next.IsZero() || at.Before(p.next)) {
 		p.next = at
@@ -115,8 +113,7 @@ func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, f
 	return lost, true
 }
 
-// committed logs what the committed tick t did and moves the pass's view
-// of its cursor.
+// committed logs what tick t did and moves the pass's view of its cursor.
 func (b *Beat) committed(ctx context.Context, p *passRun, t *tick, res []queue.Enqueued) {
 	if t.moved != nil {
 		b.committedMove(ctx, t, p.since)
@@ -136,8 +133,7 @@ const (
 	// writer is idle, since each commit rewrites the pages all batches
 	// share.
 	minCommitRows = 250
-	// maxCommitRows: at it the planning waits for the writer. It is the
-	// store's transaction size.
+	// maxCommitRows, the store's transaction size: planning waits at it.
 	maxCommitRows = store.AdvanceBatchRows
 )
 
@@ -244,8 +240,7 @@ type cursorReader struct {
 	seen func(store.Cursor)
 }
 
-// readCursors starts reading q's cursors; seen gets each one read, in
-// order.
+// readCursors starts reading q's cursors; seen gets each in order.
 func readCursors(ctx context.Context, q *queue.Client, seen func(store.Cursor)) *cursorReader {
 	r := &cursorReader{seen: seen}
 	r.next, r.stop = iter.Pull(func(yield func(store.Cursor) bool) {

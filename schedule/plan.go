@@ -14,7 +14,6 @@ import (
 // record: millions of skips would help nobody.
 const maxInstantsPerAdvance = 10000
 
-// reason returns a constant skip reason.
 func reason(r store.SkipReason) func(time.Time) store.SkipReason {
 	return func(time.Time) store.SkipReason { return r }
 }

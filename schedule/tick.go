@@ -60,8 +60,7 @@ type moved struct {
 	mark    *time.Time // the restart mark honoured, if any
 }
 
-// committedMove logs t's cursor creation or restart and drops the mark it
-// honoured.
+// committedMove logs t's cursor creation or restart and drops its mark.
 func (b *Beat) committedMove(ctx context.Context, t *tick, since map[string]time.Time) {
 	m := t.moved
 	if m.created {
@@ -84,8 +83,7 @@ func (b *Beat) forget(name string, since time.Time) {
 	}
 }
 
-// tick is one schedule's part in a pass: its Advance and what to log once
-// committed.
+// tick is one schedule's part in a pass: its Advance and what to log.
 type tick struct {
 	s         *config.Schedule
 	cur       store.Cursor
@@ -98,8 +96,7 @@ type tick struct {
 	moved     *moved // if the tick creates or restarts the cursor
 }
 
-// materialise plans s's instants in (cursor, now]: their tick, or none,
-// and the next instant.
+// materialise plans s's instants in (cursor, now] and finds the next.
 func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
