@@ -27,8 +27,7 @@ const (
 // raised within it are remembered so each is proposed once.
 const deadLookback = 5 * time.Minute
 
-// alarmRows bounds the rows a schedule's judgement reads; the rest waits
-// for the next evaluation.
+// alarmRows bounds one judgement's rows; the next evaluation reads on.
 const alarmRows = 1000
 
 // Evaluator judges and raises the alarms of a config's watched schedules.
@@ -51,8 +50,7 @@ type Evaluator struct {
 	recoveryWaits bool                 // a recovery waits for a notification
 }
 
-// New returns an Evaluator of q's alarms that logs those it raises to log
-// (nil discards).
+// New returns an Evaluator of q's alarms that logs to log (nil discards).
 func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -72,8 +70,7 @@ type Cursors struct {
 
 // Result is what an evaluation did.
 type Result struct {
-	// Next is when the earliest start_within or deadline falls due, or
-	// zero.
+	// Next is when the next start_within or deadline falls due, or zero.
 	Next time.Time
 	// Raised are the alarms raised here, not by another process.
 	Raised []store.Alarm
@@ -223,8 +220,7 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 	if !known || nm != m {
 		j.marks = append(j.marks, nm)
 	}
-	// The next limit due is that of the first instant whose limit is
-	// ahead.
+	// The next limit is that of the first instant whose limit is ahead.
 	if s.StartWithin > 0 {
 		j.wakeAt(s.Expr().NextFrom(cursor, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
 	}

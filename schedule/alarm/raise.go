@@ -81,8 +81,7 @@ func (e *Evaluator) batch(ctx context.Context, cfg *config.Config, props []propo
 	return batch, nil
 }
 
-// notificationJob carries the alarm alarmKey, with payload detail, to the
-// notify task name.
+// notificationJob carries alarm alarmKey's detail to notify task name.
 func notificationJob(alarmKey, name string, task *config.Task, detail json.RawMessage) queue.NewJob {
 	return queue.NewJob{Key: store.NotifyKey(alarmKey, name), AlarmKey: alarmKey, Type: name, Payload: detail,
 		Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version}

@@ -40,21 +40,18 @@ func (e *Evaluator) Deadline(schedule string) (time.Time, bool) {
 	return at, ok
 }
 
-// setDeadlines replaces the deadlines Deadline reports.
 func (e *Evaluator) setDeadlines(d map[string]time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.deadlines = d
 }
 
-// setAlarmed replaces the schedules Finished takes to have open alarms.
 func (e *Evaluator) setAlarmed(a map[string]bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.alarmed = a
 }
 
-// markAlarmed adds schedule to those Finished takes to have open alarms.
 func (e *Evaluator) markAlarmed(schedule string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -64,7 +61,6 @@ func (e *Evaluator) markAlarmed(schedule string) {
 	e.alarmed[schedule] = true
 }
 
-// setRecoveryWaits records whether a recovery waits for a notification.
 func (e *Evaluator) setRecoveryWaits(waits bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
