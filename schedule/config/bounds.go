@@ -86,7 +86,6 @@ type open struct {
 	extra int  // dotted parts beyond the first of its current key
 }
 
-// depth is the nesting at the position in a value.
 func (s *nestScanner) depth() int { return s.base + len(s.stack) + s.extra }
 
 func (s *nestScanner) run(max int) (int, int) {
@@ -179,7 +178,6 @@ func (s *nestScanner) value(c byte) int {
 	return 0
 }
 
-// over returns the depth when over s.max, else 0.
 func (s *nestScanner) over() int {
 	if d := s.depth(); d > s.max {
 		return d
@@ -197,7 +195,6 @@ func (s *nestScanner) inlineKey(o *open, extra *int) {
 	*extra += o.extra
 }
 
-// skipBlank skips spaces, newlines and comments.
 func (s *nestScanner) skipBlank() {
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
@@ -245,14 +242,12 @@ func (s *nestScanner) keyPath() int {
 	}
 }
 
-// skipComment skips to the end of the line, leaving the newline.
 func (s *nestScanner) skipComment() {
 	for s.i < len(s.data) && s.data[s.i] != '\n' {
 		s.i++
 	}
 }
 
-// skipLine skips the rest of a header line.
 func (s *nestScanner) skipLine() {
 	for s.i < len(s.data) && s.data[s.i] != '\n' {
 		if c := s.data[s.i]; c == '"' || c == '\'' {

@@ -38,8 +38,7 @@ type Config struct {
 	// Pools holds the [pools.NAME] tables, sorted by name. Other tasks
 	// run in the default pool (see PoolOf).
 	Pools []*Pool
-	// Warnings are probable mistakes that load (see cron.Expr.Warning),
-	// in line order.
+	// Warnings are probable mistakes that load, in line order.
 	Warnings []*Error
 
 	byName map[string]*Schedule
@@ -54,17 +53,13 @@ func (c *Config) Schedule(name string) (*Schedule, bool) {
 
 // Scheduler is the [scheduler] table: settings of the daemon.
 type Scheduler struct {
-	// DB is the queue file (key db), overridden by -db. Default:
-	// "scheduler.db".
+	// DB is the queue file (key db), overridden by -db. Default: DefaultDB.
 	DB string
-	// Workers is how many jobs run at once (key workers). Default:
-	// GOMAXPROCS.
+	// Workers is how many jobs run at once (key workers). Default: GOMAXPROCS.
 	Workers int
-	// Timezone is the zone of schedules that name none (key timezone).
-	// Default: UTC.
+	// Timezone is for schedules that name none (key timezone). Default: UTC.
 	Timezone *time.Location
-	// RetainDone is how long done jobs are kept (key retain_done).
-	// Default: 168h.
+	// RetainDone keeps done jobs this long (key retain_done). Default: 168h.
 	RetainDone time.Duration
 	// MaintenanceEvery is the period of reclaim and purge (key
 	// maintenance_every). Default: 1h.

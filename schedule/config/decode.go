@@ -226,7 +226,6 @@ func wantType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// tomlType describes a decoded TOML value.
 func tomlType(v any) string {
 	switch v := v.(type) {
 	case string:

@@ -49,8 +49,7 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying problem.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errors is every problem of a configuration file, in line order, as
-// Load and Parse return it.
+// Errors is every problem of a file, in line order, as Load returns it.
 type Errors []*Error
 
 // Error lists the problems, one per line.
@@ -74,8 +73,7 @@ func (es Errors) Unwrap() []error {
 // MaxErrors is how many problems Load reports before it stops decoding.
 const MaxErrors = 100
 
-// ErrTooManyProblems is wrapped by the last Error of a list cut at
-// MaxErrors: a note, not a problem.
+// ErrTooManyProblems is wrapped by the note ending a list cut at MaxErrors.
 var ErrTooManyProblems = errors.New("too many problems")
 
 // lineOrder puts problems without a line last.

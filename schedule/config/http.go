@@ -21,8 +21,7 @@ type HTTPSettings struct {
 	// Listen is the host:port to listen on (key listen), overridden by
 	// -http. Empty, the default, starts no listener.
 	Listen string
-	// Dashboard serves the dashboard at / on the listener (key
-	// dashboard). Default: true.
+	// Dashboard serves the dashboard at / (key dashboard). Default: true.
 	Dashboard bool
 	// Actions lets a logged-in operator trigger, pause, resume, retry and
 	// cancel (key actions). It needs TokenHash or Users. Default: false.
@@ -56,8 +55,7 @@ type HTTPUser struct {
 // Credentials reports whether anyone can log in: a token or a user.
 func (h HTTPSettings) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) > 0 }
 
-// Equal reports whether h and o configure the same listener, dashboard and
-// credentials.
+// Equal reports whether h and o configure the same settings.
 func (h HTTPSettings) Equal(o HTTPSettings) bool {
 	return h.Listen == o.Listen && h.Dashboard == o.Dashboard && h.Actions == o.Actions &&
 		h.TokenHash.Equal(o.TokenHash) && slices.Equal(h.Hosts, o.Hosts) && slices.Equal(h.TrustedProxies, o.TrustedProxies) &&
@@ -66,11 +64,9 @@ func (h HTTPSettings) Equal(o HTTPSettings) bool {
 		})
 }
 
-// TokenUser is the name the token logs in as; no [[http.user]] may take
-// it.
+// TokenUser is the name the token logs in as; no [[http.user]] may take it.
 const TokenUser = "token"
 
-// maxUserName bounds an [[http.user]] name.
 const maxUserName = 64
 
 // CheckListen checks a listen address (host:port, port 0 for any free
@@ -116,12 +112,10 @@ func validHostname(h string) bool {
 	return true
 }
 
-// ErrDashboardNeedsLogin is the error of a dashboard without login that
-// listens beyond loopback.
+// ErrDashboardNeedsLogin is the error of a login-less dashboard off loopback.
 var ErrDashboardNeedsLogin = errors.New("the dashboard listens beyond the loopback interface and asks for no login: " +
 	"set token_hash or an [[http.user]] (scheduler -hash-password prints a hash), or dashboard = false")
 
-// loadHosts decodes hosts: host names without a port.
 func (l *loader) loadHosts(p toml.Primitive, w where, cfg *Config) {
 	var hosts []string
 	if !l.decode(p, &hosts, w) {
@@ -147,7 +141,6 @@ func isIP(s string) bool {
 	return err == nil
 }
 
-// loadProxies decodes trusted_proxies: IP addresses and CIDR prefixes.
 func (l *loader) loadProxies(p toml.Primitive, w where, cfg *Config) {
 	var proxies []string
 	if !l.decode(p, &proxies, w) {
@@ -185,7 +178,6 @@ func ParseProxy(s string) (netip.Prefix, error) {
 	return pre.Masked(), nil
 }
 
-// userKeys are the keys an [[http.user]] table may hold.
 var userKeys = map[string]bool{"name": true, "password_hash": true}
 
 // loadHTTP decodes the [http] table into cfg.HTTP. An address beyond
@@ -247,7 +239,6 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 	}
 }
 
-// loadUsers decodes the [[http.user]] tables into cfg.HTTP.Users.
 func (l *loader) loadUsers(p toml.Primitive, cfg *Config) {
 	var raws []map[string]toml.Primitive
 	if !l.decode(p, &raws, where{table: "http", field: "user", path: []string{"http", "user"}}) {

@@ -13,15 +13,13 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// Item is one element of a schedule's fan-out: each instant makes one job
-// per Item.
+// Item is one element of a schedule's fan-out: one job per instant.
 type Item struct {
 	// ID names the item in its schedule: its sorted keys as key=value
 	// joined by ",", non-strings JSON-encoded ("customer=acme,tier=3").
 	// "" without for_each.
 	ID string
-	// Payload is the schedule's payload with the item's keys merged over
-	// it, as a JSON object.
+	// Payload is the schedule's payload with the item's keys merged over.
 	Payload json.RawMessage
 
 	keys []string // the for_each entry's keys, sorted
@@ -39,7 +37,6 @@ func (it Item) Merge(over map[string]any) (json.RawMessage, error) {
 	return encodePayload(merge(base, over))
 }
 
-// itemID returns the ID of a for_each item.
 func itemID(item map[string]any) (string, error) {
 	var b strings.Builder
 	for i, k := range slices.Sorted(maps.Keys(item)) {

@@ -78,12 +78,10 @@ func keyHint(key string, known map[string]bool) string {
 	return suggest.Hint(key, slices.Collect(maps.Keys(known)))
 }
 
-// knownIn reports whether k's table may hold the key name.
 func (l *loader) knownIn(k toml.Key, name string) bool {
 	return l.keysOf(k)[name]
 }
 
-// keysOf returns the keys k's table may hold.
 func (l *loader) keysOf(k toml.Key) map[string]bool {
 	switch {
 	case k[0] == "scheduler" && len(k) >= 2:
@@ -160,8 +158,7 @@ func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 	return keyPlace{at: where{path: k}, depth: 1, known: len(k) == 1 && fileKeys[k[0]]}
 }
 
-// underFailed reports whether path is inside a value that did not
-// decode, which is wrong as a whole.
+// underFailed reports whether path is inside a value that failed whole.
 func (l *loader) underFailed(path []string) bool {
 	for n := len(path); n > 0; n-- {
 		if l.failed[pathKey(path[:n])] {

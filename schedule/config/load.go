@@ -7,7 +7,6 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// maxNameLen bounds task and schedule names.
 const maxNameLen = 128
 
 // validName reports whether s may name a task or a schedule. A name never
@@ -46,8 +45,7 @@ func (l *loader) load() *Config {
 	return cfg
 }
 
-// table returns the top-level table p, or nothing when its name has
-// twins (see findTwins).
+// table returns top-level table p, or nothing when it has twins.
 func (l *loader) table(p toml.Primitive, name string) toml.Primitive {
 	if l.twins[pathKey([]string{name})] {
 		l.failed[pathKey([]string{name})] = true // its keys are not unknown

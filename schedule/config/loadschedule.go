@@ -57,7 +57,6 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 	}
 }
 
-// loadSchedule decodes the i-th [[schedule]] table, key by key.
 func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
 	job := l.names[i]
 	if job == "" {

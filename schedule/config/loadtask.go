@@ -99,8 +99,7 @@ func (l *loader) checkTaskKind(raw rawTask, w where) {
 	}
 }
 
-// loadCommand decodes command, env and dir, and returns the templates
-// and whether they parse.
+// loadCommand decodes command, env and dir; see loadTask.
 func (l *loader) loadCommand(t *Task, raw rawTask, w where) ([]*template.Template, bool) {
 	var tmpls []*template.Template
 	tmplsOK := false
@@ -138,8 +137,7 @@ func (l *loader) program(p string) string {
 	return filepath.Join(l.dir(), p)
 }
 
-// dir is the file's directory, absolute if possible: the base of its
-// relative paths.
+// dir is the file's directory, absolute if possible.
 func (l *loader) dir() string {
 	dir := filepath.Dir(l.file)
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -148,7 +146,6 @@ func (l *loader) dir() string {
 	return dir
 }
 
-// loadURL decodes url, method, headers and follow_redirects.
 func (l *loader) loadURL(t *Task, raw rawTask, w where) {
 	if l.decode(raw.URL, &t.URL, w.with("url")) {
 		if err := checkURL(t.URL); err != nil {
@@ -168,8 +165,6 @@ func (l *loader) loadURL(t *Task, raw rawTask, w where) {
 	l.decode(raw.FollowRedirects, &t.FollowRedirects, w.with("follow_redirects"))
 }
 
-// loadRetries decodes timeout, kill_grace, max_attempts, backoff,
-// max_backoff and concurrency.
 func (l *loader) loadRetries(t *Task, raw rawTask, w where) {
 	l.durationField(raw.Timeout, &t.Timeout, w.with("timeout"), 0)
 	l.durationField(raw.KillGrace, &t.KillGrace, w.with("kill_grace"), 0)
@@ -241,7 +236,6 @@ func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
 	t.redactor = newRedactor(t.Redact, patterns)
 }
 
-// loadRate decodes rate, rate_burst and rate_key.
 func (l *loader) loadRate(t *Task, raw rawTask, w where) {
 	var r rate
 	if l.decode(raw.Rate, &r, w.with("rate")) {
@@ -271,14 +265,11 @@ func (l *loader) loadRate(t *Task, raw rawTask, w where) {
 
 // Bounds of a command's resource limits.
 const (
-	// MinMemoryMax is the smallest memory_max: below it no program's
-	// libraries fit.
+	// MinMemoryMax is the smallest memory_max: no program fits below.
 	MinMemoryMax = 1 << 20
-	// MinOpenFilesMax is the smallest open_files_max: the standard
-	// streams take three.
+	// MinOpenFilesMax is the smallest open_files_max: stdio takes three.
 	MinOpenFilesMax = 4
-	// MaxOpenFilesMax is the largest open_files_max, Linux's default
-	// fs.nr_open.
+	// MaxOpenFilesMax is the largest open_files_max: Linux's fs.nr_open.
 	MaxOpenFilesMax = 1 << 20
 )
 
@@ -308,8 +299,7 @@ func (l *loader) loadLimits(t *Task, raw rawTask, w where) {
 	l.decode(raw.RetryOverLimit, &t.RetryOverLimit, w.with("retry_over_limit"))
 }
 
-// commandTemplates parses a command's arguments as the handler does: a
-// missing key is an error.
+// commandTemplates parses a command's arguments as the handler does.
 func (l *loader) commandTemplates(argv []string, w where) ([]*template.Template, bool) {
 	if len(argv) == 0 {
 		l.errorf(w, "empty command")

@@ -111,8 +111,7 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// parseKeyPath parses a dotted key at i; it returns the parts and the
-// index after.
+// parseKeyPath parses a dotted key at i into parts and the index after.
 func parseKeyPath(s string, i int) ([]string, int) {
 	var keys []string
 	for {

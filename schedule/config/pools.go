@@ -17,8 +17,7 @@ const DefaultPool = "default"
 type Pool struct {
 	// Name is the table's NAME, not DefaultPool.
 	Name string
-	// Workers is how many of the pool's jobs run at once (key workers,
-	// required, 1 to MaxWorkers).
+	// Workers is how many jobs run at once (key workers, 1 to MaxWorkers).
 	Workers int
 	// Tasks names the pool's tasks (key tasks, required), in file order.
 	// A task is in one pool at most.
@@ -40,8 +39,7 @@ func (c *Config) PoolOf(task string) string {
 	return DefaultPool
 }
 
-// loadPools decodes the [pools.NAME] tables into cfg.Pools, sorted by
-// name, after loadTasks.
+// loadPools decodes [pools.NAME] into cfg.Pools, by name, after loadTasks.
 func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 	cfg.poolOf = map[string]string{}
 	var raws map[string]toml.Primitive
@@ -106,7 +104,6 @@ func (l *loader) assignTasks(pool *Pool, cfg *Config, tw where) {
 	}
 }
 
-// samePools reports whether a and b configure the same pools.
 func samePools(a, b []*Pool) bool {
 	return slices.EqualFunc(a, b, func(x, y *Pool) bool {
 		return x.Name == y.Name && x.Workers == y.Workers && slices.Equal(x.Tasks, y.Tasks)

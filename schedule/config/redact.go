@@ -204,7 +204,6 @@ func collect(raw []byte, path []string, out []redact.Secret) []redact.Secret {
 	return out
 }
 
-// checkRedactPath checks a redact path such as "card.number".
 func checkRedactPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty field name")
@@ -217,7 +216,6 @@ func checkRedactPath(p string) error {
 	return nil
 }
 
-// compileRedactPattern compiles one redact_output pattern.
 func compileRedactPattern(p string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(p)
 	if err != nil {

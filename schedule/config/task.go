@@ -33,8 +33,7 @@ type Task struct {
 	// FollowRedirects lets requests follow redirects (key
 	// follow_redirects). Default: false, a 3xx fails the job.
 	FollowRedirects bool
-	// Timeout bounds one attempt (key timeout). Zero: none, or 1m for a
-	// URL task.
+	// Timeout bounds one attempt (key timeout). Zero: none, 1m for a URL.
 	Timeout time.Duration
 	// MaxAttempts is how often a job runs before it is dead (key
 	// max_attempts). Default: 5.
