@@ -1,6 +1,6 @@
-// Package clock is the one place that reads the wall clock and creates timers.
-// Production code takes a Clock so that tests can move time with Fake instead of
-// waiting for it.
+// Package clock is the one place that reads the wall clock and creates
+// timers. Production code takes a Clock so that tests can move time with
+// Fake instead of waiting for it.
 package clock
 
 import "time"
@@ -8,17 +8,15 @@ import "time"
 // Clock tells the time and makes timers. Implementations are safe for
 // concurrent use.
 type Clock interface {
-	// Now returns the current instant, by the wall clock: a calendar
-	// instant, which a step of the clock moves.
+	// Now returns the wall clock's instant, which a step of the clock
+	// moves.
 	Now() time.Time
 	// After returns a channel that receives the time once d has elapsed.
 	// A step of the wall clock neither hastens nor delays it.
 	After(d time.Duration) <-chan time.Time
-	// Monotonic returns the time elapsed since an origin of the clock's
-	// own, by a clock that never steps: the difference of two readings
-	// is the time that passed between them, whatever the wall clock did
-	// meanwhile. Durations between readings that matter (a period, a
-	// measurement) are taken from it, never from two readings of Now.
+	// Monotonic returns the time since the clock's own origin, by a
+	// clock that never steps. Take durations that matter (a period, a
+	// measurement) from it, never from two readings of Now.
 	Monotonic() time.Duration
 }
 
@@ -31,10 +29,9 @@ func (Real) Now() time.Time { return time.Now() }
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// Monotonic returns the process's monotonic clock: the time since the
-// package was initialised.
+// Monotonic returns the process's monotonic time since the package was
+// initialised.
 func (Real) Monotonic() time.Duration { return time.Since(origin) }
 
-// origin is Real's origin. time.Since reads the monotonic clock when its
-// argument carries a reading of it, as a time.Now() value does.
+// origin carries a monotonic reading, so time.Since uses that clock.
 var origin = time.Now()

@@ -6,12 +6,11 @@ import (
 	"time"
 )
 
-// Fake is a Clock whose time moves only when Advance, Set or Step is
-// called. It keeps a wall clock (Now) and a monotonic one (Monotonic), as
-// a real clock does: time passing (Advance) moves both and fires the
-// timers that fall due; a step (Step, or Set backwards) moves the wall
-// clock alone, and neither fires nor delays a timer. It is safe for
-// concurrent use.
+// Fake is a Clock whose time moves only through Advance, Set or Step.
+// Like a real clock it has a wall clock (Now) and a monotonic one:
+// Advance moves both and fires the timers due; a step (Step, or Set
+// backwards) moves the wall clock alone and fires no timer. It is safe
+// for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -39,16 +38,15 @@ func (f *Fake) Now() time.Time {
 	return f.now
 }
 
-// Monotonic returns the fake time elapsed since NewFake: what Advance and
-// forward Sets added up to.
+// Monotonic returns the time Advance and forward Sets added since NewFake.
 func (f *Fake) Monotonic() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.mono
 }
 
-// After returns a channel that receives the fake time once Advance has moved it
-// d or more past the time of this call. A non-positive d fires at once.
+// After returns a channel that receives the fake time once d has passed.
+// A non-positive d fires at once.
 func (f *Fake) After(d time.Duration) <-chan time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,8 +60,8 @@ func (f *Fake) After(d time.Duration) <-chan time.Time {
 	return ch
 }
 
-// Advance lets d pass: it moves both clocks forward by d and fires every
-// timer that falls due. A negative d is Step(d): time never runs back.
+// Advance moves both clocks forward by d and fires the timers due. A
+// negative d is Step(d): time never runs back.
 func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -74,9 +72,8 @@ func (f *Fake) Advance(d time.Duration) {
 	f.advanceLocked(d)
 }
 
-// Set moves the wall clock to t. Forwards it is Advance(t - Now()): the
-// time passes, and the timers that fall due fire. Backwards it is a step
-// (see Step): no time passes, and no timer fires or moves.
+// Set moves the wall clock to t. Forwards it is Advance(t - Now());
+// backwards it is a Step.
 func (f *Fake) Set(t time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -87,9 +84,8 @@ func (f *Fake) Set(t time.Time) {
 	f.now = t
 }
 
-// Step steps the wall clock by d, forwards or backwards, as an operator
-// or a time daemon setting the clock does: Now moves, Monotonic does not,
-// and no timer fires or moves.
+// Step moves the wall clock by d, as setting the clock does: Now moves,
+// Monotonic does not, and no timer fires or moves.
 func (f *Fake) Step(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -121,8 +117,7 @@ func (f *Fake) Waiters() int {
 	return len(f.waiters)
 }
 
-// BlockUntil returns once at least n timers are pending, that is once n
-// goroutines (or one goroutine n times) wait in After without having fired.
+// BlockUntil returns once at least n timers are pending.
 func (f *Fake) BlockUntil(n int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

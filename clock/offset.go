@@ -7,13 +7,10 @@ import (
 	"time"
 )
 
-// OffsetFile is the wall clock shifted by a duration read from a file (Go
-// duration syntax, e.g. "-2h"), re-read at most every 20ms of real time. It
-// exists only so that black-box tests can make a running binary's wall clock
-// jump forwards and backwards. Only a binary built with the schedulertest
-// build tag reads the environment variable that enables it (see
-// cli/testclock.go), and says so loudly in its log; a release build never
-// uses it.
+// OffsetFile is the wall clock shifted by a Go duration read from a file
+// ("-2h"), re-read at most every 20ms. It lets black-box tests step a
+// running binary's clock. Only a binary built with the schedulertest tag
+// enables it, and logs so; a release build never uses it.
 type OffsetFile struct {
 	Path string
 
@@ -22,8 +19,8 @@ type OffsetFile struct {
 	offset time.Duration
 }
 
-// Now returns the wall clock plus the file's current offset. An unreadable
-// or malformed file keeps the last offset.
+// Now returns the wall clock plus the file's offset. An unreadable or
+// malformed file keeps the last offset.
 func (o *OffsetFile) Now() time.Time {
 	real := time.Now()
 	o.mu.Lock()
@@ -39,9 +36,9 @@ func (o *OffsetFile) Now() time.Time {
 	return real.Add(o.offset)
 }
 
-// After returns time.After(d): durations are not affected by the offset.
+// After returns time.After(d): the offset does not affect durations.
 func (*OffsetFile) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
-// Monotonic returns Real's: a change of the offset is a step of the wall
-// clock alone, as a real one is, and moves no elapsed time.
+// Monotonic returns Real's: a change of offset is a step of the wall
+// clock alone.
 func (*OffsetFile) Monotonic() time.Duration { return Real{}.Monotonic() }

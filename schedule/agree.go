@@ -13,28 +13,24 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Agreement is what the live daemons on one database run, as the rows of
-// their pools record it (queue.Process.Config and ConfigAt), and which of
-// their configs rules the schedules: the one loaded last, by the
-// database's clock (the greater hash on a tie). Only the beats of the
-// daemons that run the ruling config materialise instants; a beat whose
-// daemon runs another sits out until it runs that one or the ruling
-// daemon goes (see Beat). During a rolling deploy of a new config, the
-// first daemon to load it takes over at once, and every instant carries
-// the fan-out items of one config, never a mix.
+// Agreement is which configs the live daemons on one database run, as
+// their pools' rows record them, and which rules: the one loaded last by
+// the database's clock (the greater hash on a tie). Only beats of daemons
+// running the ruling config materialise; the others sit out. In a rolling
+// deploy the first daemon to load a new config takes over at once, and
+// every instant carries the fan-out items of one config, never a mix.
 type Agreement struct {
-	// Configs counts the distinct configs among the live daemons: 1 when
-	// they agree, 0 when none records one.
+	// Configs counts the distinct configs: 1 when the daemons agree, 0
+	// when none records one.
 	Configs int
-	// Ruling is the hex SHA-256 of the config that rules; RulingAt is when
-	// it was loaded. Empty and zero when Configs is 0.
+	// Ruling is the ruling config's hex SHA-256, RulingAt when it was
+	// loaded; empty when Configs is 0.
 	Ruling   string
 	RulingAt time.Time
-	// Daemons are the live daemons that record a config, one per process
-	// (its newest row), sorted by host and pid.
+	// Daemons are the live daemons that record a config, one per process,
+	// sorted by host and pid.
 	Daemons []DaemonConfig
-	// SelfRules reports that the config of the process Agree was given
-	// rules: its beat materialises. False when it was given none.
+	// SelfRules reports that the config of Agree's self rules.
 	SelfRules bool
 }
 
@@ -47,13 +43,11 @@ type DaemonConfig struct {
 	Self     bool      // the process Agree was given
 }
 
-// Agreed reports whether the live daemons run one config (or none records
-// one).
+// Agreed reports whether the live daemons run at most one config.
 func (a Agreement) Agreed() bool { return a.Configs <= 1 }
 
-// String says, for a log or a page, which daemon runs which config and
-// which rules: "pid 12 on a: 1a2b3c4d5e6f (loaded 2026-03-01T12:00:00Z,
-// rules); pid 13 on b: ...".
+// String says which daemon runs which config, and which rules:
+// "pid 12 on a: 1a2b3c4d5e6f (loaded 2026-03-01T12:00:00Z, rules); ...".
 func (a Agreement) String() string {
 	parts := make([]string, len(a.Daemons))
 	for i, d := range a.Daemons {
@@ -67,7 +61,7 @@ func (a Agreement) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// shortSHA is the first 12 hex digits of a SHA-256, as operators see it.
+// shortSHA is a SHA-256 as operators see it.
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -75,9 +69,8 @@ func shortSHA(s string) string {
 	return s
 }
 
-// Agree returns what the live daemons of ds (as queue.Client.Daemons reads
-// them) run at now. When self.Config is set it stands for the rows of its
-// process (same host and pid): a daemon counts the config it runs from the
+// Agree returns what the live daemons of ds run at now. A set self.Config
+// replaces the rows of its process: a daemon counts its config from the
 // moment it loads it, before its rows say so.
 func Agree(ds []store.PoolRow, self queue.Process, now time.Time) Agreement {
 	type proc struct {
@@ -91,8 +84,7 @@ func Agree(ds []store.PoolRow, self queue.Process, now time.Time) Agreement {
 		if d.Config == "" || !d.Alive(now) || (self.Config != "" && p == me) {
 			continue
 		}
-		// A daemon with [pools.NAME] tables has a row per pool; after a
-		// reload the one rewritten first is the newest.
+		// A daemon has a row per pool; the newest counts.
 		if old, ok := byProc[p]; !ok || newerConfig(d.ConfigAt, d.Config, old.ConfigAt, old.Config) {
 			byProc[p] = DaemonConfig{Host: d.Host, PID: d.PID, Config: d.Config, ConfigAt: d.ConfigAt}
 		}
@@ -119,9 +111,8 @@ func Agree(ds []store.PoolRow, self queue.Process, now time.Time) Agreement {
 	return a
 }
 
-// newerConfig reports whether the config sha loaded at at rules over
-// other, loaded at otherAt: loaded later, or at the same millisecond with
-// the greater hash, so that every daemon picks the same.
+// newerConfig reports whether sha, loaded at at, rules over other: loaded
+// later, or with the greater hash on a tie, so every daemon picks alike.
 func newerConfig(at time.Time, sha string, otherAt time.Time, other string) bool {
 	if !at.Equal(otherAt) {
 		return at.After(otherAt)
@@ -129,9 +120,8 @@ func newerConfig(at time.Time, sha string, otherAt time.Time, other string) bool
 	return sha > other
 }
 
-// agree reads the daemons' rows and reports whether the config of this
-// beat's daemon rules (see Agreement), logging a change of their
-// agreement. A beat without a config rules and reads nothing.
+// agree reports whether this beat's config rules, and logs a change of
+// the agreement. A beat without a config rules and reads nothing.
 func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
 	b.mu.Lock()
 	self := b.process
@@ -151,10 +141,9 @@ func (b *Beat) agree(ctx context.Context, now time.Time) (bool, error) {
 	return a.SelfRules, nil
 }
 
-// noteAgreement logs a when it differs from the agreement last logged: a
-// warning while the live daemons run different configs, each time the
-// set of configs, the ruling one or this beat's part changes; a line
-// when they agree again.
+// noteAgreement warns while the daemons disagree, each time the configs,
+// the ruling one or this beat's part change, and logs when they agree
+// again.
 func (b *Beat) noteAgreement(ctx context.Context, self queue.Process, a Agreement) {
 	configs := map[string]bool{}
 	for _, d := range a.Daemons {

@@ -43,8 +43,7 @@ const (
 	logKeyMaterial  = "materialises"
 )
 
-// DefaultMaxSleep is the longest the beat waits before it reads the wall
-// clock again.
+// DefaultMaxSleep is the default BeatConfig.MaxSleep.
 const DefaultMaxSleep = 30 * time.Second
 
 // BeatConfig configures a Beat. Zero values select the defaults shown.
@@ -52,58 +51,46 @@ type BeatConfig struct {
 	Clock  clock.Clock  // Default: clock.Real{}.
 	Logger *slog.Logger // Default: discard.
 	// MaxSleep is the longest the beat sleeps between passes, so that it
-	// notices wall-clock jumps and suspends. Default: 30s.
+	// notices clock jumps and suspends. Default: 30s.
 	MaxSleep time.Duration
-	// EventFunc, when set, is called with each Event of the beat's work,
-	// after the commit it reports, from Run's goroutine: it must not
-	// block. Nil reports nothing.
+	// EventFunc, if set, gets each Event after the commit it reports, on
+	// Run's goroutine. It must not block.
 	EventFunc func(Event)
-	// WroteFunc, when set, is called after each queue.AdvanceBatch call
-	// that commits a pass's instants, with nil when its transactions
-	// committed and an error when one failed (a cursor another beat moved
-	// is no failure), from the beat's goroutines: it must not block. Nil
-	// reports nothing.
+	// WroteFunc, if set, is called after each queue.AdvanceBatch of a
+	// pass with nil, or the error of a transaction that failed (a cursor
+	// another beat moved is none), on the beat's goroutines. It must not
+	// block.
 	WroteFunc func(err error)
-	// Process is the daemon the beat runs in, as the rows of its pools
-	// describe it. With Process.Config set (the hex SHA-256 of the config
-	// file, and ConfigAt when it was loaded) the beat materialises only
-	// while its config rules among the live daemons' (see Agreement), and
-	// logs when they disagree. Without it the beat materialises always and
-	// reads no daemon.
+	// Process is the daemon the beat runs in, as its pools' rows describe
+	// it. With Process.Config set (the config file's hex SHA-256, and
+	// ConfigAt) the beat materialises only while its config rules (see
+	// Agreement). Without it the beat always materialises.
 	Process queue.Process
 
 	jitter func(n time.Duration) time.Duration // uniform in [0, n); tests fix it
 }
 
 // Beat turns the instants of a Config's schedules into queue rows. Each
-// pass reads every schedule's durable cursor, computes the instants due
-// since (up to now), applies the catch-up and daylight-saving rules, and
-// commits the jobs, the skip records and the new cursor of every schedule
-// due in few queue.AdvanceBatch transactions, each schedule all or nothing
-// in them, while it plans the next. Then it sleeps until the earliest next
-// instant, at most MaxSleep, or until Apply or Wake.
+// pass reads every cursor, computes the instants due since, applies the
+// catch-up and daylight-saving rules, and commits each due schedule's
+// jobs, skips and new cursor, all or nothing, in few queue.AdvanceBatch
+// transactions. Then it sleeps until the next instant, at most MaxSleep,
+// or until Apply or Wake.
 //
-// With BeatConfig.Process.Config set, each pass first reads the rows of
-// the live daemons' pools: the beat materialises only while its daemon's
-// config is the ruling one (see Agreement) and otherwise sits out, looking
-// again every few seconds; it logs a warning each time what the daemons
-// run changes while they disagree, and a line once they agree again.
+// With BeatConfig.Process.Config set, the beat materialises only while
+// its daemon's config rules (see Agreement), and otherwise sits out and
+// looks again every few seconds. It warns while the daemons disagree.
 //
-// A pass that fails is retried. When the database does not answer (a
-// ping fails too) the beat pings it every second, give or take half a
-// second, and runs the pass as soon as it answers; that pass measures the
-// lateness of the instants due at the start of the last attempt that
-// failed, not at its own: the wait for the database is not charged to
-// them, and an instant that fell due during an outage shorter than
-// misfire_grace runs. Any other failure is retried after a delay that
-// doubles from a second to MaxSleep, jittered.
+// A failed pass is retried. While the database does not answer a ping,
+// the beat pings it about every second and runs the pass once it
+// answers. That pass measures lateness from the last failed attempt, so
+// an outage shorter than misfire_grace makes no instant late. Other
+// failures retry after a jittered delay doubling from 1s to MaxSleep.
 //
-// The cursor is the last instant materialised or deliberately passed. It
-// only moves forward: after a backward jump of the clock nothing is
-// materialised again, the beat waits for the clock to pass the cursor. A
-// schedule without a cursor starts from now. Several beats may run on one
-// queue file: a schedule's Advance commits only from the cursor a beat
-// read, even inside a batch; the loser reads again, and dedup keys make a
+// The cursor only moves forward: after a backward clock jump the beat
+// waits for the clock to pass it. A schedule without a cursor starts from
+// now. Several beats may share a queue: an Advance commits only from the
+// cursor its beat read, the loser reads again, and dedup keys make a
 // repeated instant insert nothing.
 //
 // Methods are safe for concurrent use; Run may be called once at a time.
@@ -122,33 +109,24 @@ type Beat struct {
 
 	mu        sync.Mutex
 	cfg       *config.Config
-	since     map[string]time.Time // schedules added or re-timed by Apply: their cursor moves here first
-	process   queue.Process        // see BeatConfig.Process and SetProcess
-	agreement *Agreement           // as the last pass found it; nil before one, or without a config
+	since     map[string]time.Time // restart marks: Apply added or re-timed these
+	process   queue.Process        // see BeatConfig.Process
+	agreement *Agreement           // as the last pass found it; nil before one or without a config
 
-	// agreedAs sums up the agreement last logged (see noteAgreement). Only
-	// Run's goroutine.
-	agreedAs string
-
-	paused map[string]bool // whether each schedule was paused at the last pass; only Run's goroutine
-	// lateFrom, when not zero, is where the next pass measures the lateness
-	// of the instants due instead of its own start: the start of the last
-	// attempt that failed (see Run). Only Run's goroutine.
+	// Only Run's goroutine touches agreedAs through after.
+	agreedAs string          // the agreement last logged
+	paused   map[string]bool // each schedule's pause at the last pass
+	// lateFrom, if set, is the start of the last failed attempt: the next
+	// pass measures lateness from it.
 	lateFrom time.Time
+	order    []*config.Schedule // orderOf's schedules by name; see byName
+	orderOf  *config.Config
+	before   map[string]store.Cursor // the cursors as the last pass read them
+	after    map[string]store.Cursor // and as it left them
+	alarms   *alarm.Evaluator        // judges the alarms after each pass
 
-	order   []*config.Schedule // the schedules of orderOf by name (see byName); only Run's goroutine
-	orderOf *config.Config
-
-	before map[string]store.Cursor // the cursors as the last pass first read them; only Run's goroutine
-	// after are the cursors as the last pass left them: as read, moved by
-	// its commits. Only Run's goroutine.
-	after  map[string]store.Cursor
-	alarms *alarm.Evaluator // judges the alarms after each pass
-
-	// idleFunc, when set (by tests), is called each time the loop is about
-	// to wait, after its timer is set, with the time its pass (or its ping
-	// of a database that does not answer) ran at, the instant it waits for
-	// and how long its timer is.
+	// idleFunc, set by tests, is called as the loop is about to wait,
+	// with its pass's time, the instant it waits for and its timer.
 	idleFunc func(now, next time.Time, wait time.Duration)
 }
 
@@ -199,8 +177,7 @@ func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) 
 	}, nil
 }
 
-// Wake makes the beat run a pass now, as after a change it cannot see, such
-// as a pause or a resume by another process.
+// Wake makes the beat run a pass now, as after another process's pause.
 func (b *Beat) Wake() {
 	select {
 	case b.wake <- struct{}{}:
@@ -208,19 +185,16 @@ func (b *Beat) Wake() {
 	}
 }
 
-// Probe returns a channel that the beat's loop closes the next time it
-// comes round to wait: at once when it sleeps, after its pass when it is
-// materialising, and never while it is wedged (nor once Run has returned).
-// A daemon's watchdog uses it to tell a live beat from a stuck one. Probe
-// never blocks; it is safe to call from any goroutine.
+// Probe returns a channel that the beat's loop closes when it next comes
+// round to wait, and never while it is wedged or after Run returned. A
+// watchdog uses it to tell a live beat from a stuck one. Probe never
+// blocks and is safe for concurrent use.
 func (b *Beat) Probe() <-chan struct{} { return b.probes.Ask() }
 
-// Apply replaces the beat's configuration with cfg, atomically, and wakes
-// the beat. A removed schedule stops materialising (its queued jobs still
-// run). An added schedule, and a schedule whose cron expression or zone
-// changed, start from now: instants before now, under either expression,
-// are not materialised. Apply returns the difference; a nil cfg changes
-// nothing.
+// Apply atomically replaces the configuration with cfg, wakes the beat
+// and returns the difference; a nil cfg changes nothing. A removed
+// schedule stops materialising (its queued jobs still run). An added
+// schedule, or one whose cron or zone changed, starts from now.
 func (b *Beat) Apply(cfg *config.Config) config.Diff {
 	if cfg == nil {
 		return config.Diff{}
@@ -254,9 +228,7 @@ func (b *Beat) Config() *config.Config {
 	return b.cfg
 }
 
-// SetProcess replaces the description of the daemon the beat runs in (see
-// BeatConfig.Process), as after a reload that loaded another config, and
-// wakes the beat.
+// SetProcess replaces BeatConfig.Process, as after a reload, and wakes it.
 func (b *Beat) SetProcess(pr queue.Process) {
 	b.mu.Lock()
 	b.process = pr
@@ -264,9 +236,9 @@ func (b *Beat) SetProcess(pr queue.Process) {
 	b.Wake()
 }
 
-// Agreement returns what the live daemons run as the beat last read it,
-// and false before its first read or when the beat has no config (see
-// BeatConfig.Process). It is safe to call from any goroutine.
+// Agreement returns what the live daemons run as the beat last read it;
+// false before its first read or without BeatConfig.Process.Config. It is
+// safe for concurrent use.
 func (b *Beat) Agreement() (Agreement, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -19,16 +19,16 @@ import (
 )
 
 // ErrUnknownSchedule is wrapped by the control functions' error for a name
-// that the configuration does not define.
+// the configuration does not define.
 var ErrUnknownSchedule = errors.New("unknown schedule")
 
 // ErrUnknownItem is wrapped by Trigger's error for a TriggerOptions.Item
-// that names no fan-out item of the schedule; the error lists the items.
+// that names no item of the schedule; the error lists them.
 var ErrUnknownItem = errors.New("unknown item")
 
 // ErrPayloadSetsItemKey is wrapped by Trigger's error for a
-// TriggerOptions.Payload that sets a key of a fan-out item it would run: the
-// job would be labelled and keyed as that item while running something else.
+// TriggerOptions.Payload that sets a key of an item it runs: the job would
+// be labelled as that item while running something else.
 var ErrPayloadSetsItemKey = errors.New("payload sets a for_each key")
 
 // Limits of Backfill and NextN.
@@ -51,27 +51,24 @@ func find(cfg *config.Config, name string) (*config.Schedule, error) {
 
 // TriggerOptions refine Trigger.
 type TriggerOptions struct {
-	// Payload, a JSON object, is merged over each job's payload (the
-	// schedule's payload and the item's keys). It may not set a key of an
-	// item it runs (ErrPayloadSetsItemKey). Empty adds nothing.
+	// Payload, a JSON object, is merged over each job's payload. It may
+	// not set a key of an item it runs (ErrPayloadSetsItemKey).
 	Payload json.RawMessage
 	// Key makes the trigger idempotent: a second trigger with the same Key
 	// inserts nothing. Empty makes a fresh key.
 	Key string
-	// Item, when set, runs that fan-out item only: its ID
-	// ("customer=acme") or a value that names exactly one item ("acme").
-	// Empty runs every item.
+	// Item, if set, runs only that item: its ID ("customer=acme") or a
+	// value that names exactly one item ("acme"). Empty runs every item.
 	Item string
 	// Now is when the run is enqueued: the jobs' RunAt. Required.
 	Now time.Time
 }
 
 // Trigger runs the schedule name now, outside its timetable: one job per
-// fan-out item (or the one opts.Item names), enqueued durably in one
-// transaction, with the dedup key "schedule|item|manual|key". The jobs stand
-// for no instant: their ScheduledAt is zero, so a command sees an empty
-// SCHEDULER_SCHEDULED_AT. It runs even while the schedule is paused and does
-// not move its cursor.
+// item (or opts.Item's), enqueued in one transaction with the dedup key
+// "schedule|item|manual|key". The jobs have a zero ScheduledAt, so a
+// command sees an empty SCHEDULER_SCHEDULED_AT. It runs even while the
+// schedule is paused and does not move its cursor.
 func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
 	jobs, err := triggerJobs(cfg, name, opts)
 	if err != nil {
@@ -84,8 +81,7 @@ func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name stri
 	return res, nil
 }
 
-// CheckTrigger returns the error Trigger would return for its arguments
-// before it reaches the queue, without enqueueing anything.
+// CheckTrigger returns the error Trigger would before reaching the queue.
 func CheckTrigger(cfg *config.Config, name string, opts TriggerOptions) error {
 	_, err := triggerJobs(cfg, name, opts)
 	return err
@@ -109,8 +105,8 @@ func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.
 	}
 	var extra map[string]any
 	if len(opts.Payload) > 0 {
-		// Checked before it is decoded: the decoder's cost grows with the
-		// payload's depth. The decoder says best what is not JSON.
+		// Checked before decoding, whose cost grows with depth; the
+		// decoder says best what is not JSON.
 		if err := queue.CheckPayload(opts.Payload); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
 			return nil, fmt.Errorf("trigger %s: %w", name, err)
 		}
@@ -150,8 +146,7 @@ func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.
 	return jobs, nil
 }
 
-// findItem returns the item that name names: its ID, or a value of one of
-// its keys that no other item shares.
+// findItem returns the item with ID name, or the one with a value name.
 func findItem(s *config.Schedule, name string) (config.Item, error) {
 	var ids []string
 	for _, it := range s.Items() {
@@ -184,17 +179,16 @@ func findItem(s *config.Schedule, name string) (config.Item, error) {
 	return config.Item{}, fmt.Errorf("%w %q (have: %s)", ErrUnknownItem, name, strings.Join(ids, "; "))
 }
 
-// Pause stops the beat from materialising the schedule name, durably, until
-// Resume. Its cursor stays where it is. Pausing a paused schedule does
-// nothing.
+// Pause durably stops the beat from materialising the schedule name until
+// Resume. Its cursor stays. Pausing a paused schedule does nothing.
 func Pause(ctx context.Context, q *queue.Client, cfg *config.Config, name string) error {
 	_, err := PauseSettled(ctx, q, cfg, name)
 	return err
 }
 
-// PauseSettled is Pause, reporting whether the schedule was paused already.
-// Then nothing is written: the pause keeps the time it began, which tells
-// its resume the instants missed while paused from those missed before.
+// PauseSettled is Pause, reporting whether the schedule was paused
+// already. Then nothing is written: the pause keeps its start, which
+// tells Resume paused instants from those missed before.
 func PauseSettled(ctx context.Context, q *queue.Client, cfg *config.Config, name string) (wasPaused bool, err error) {
 	if _, err := find(cfg, name); err != nil {
 		return false, fmt.Errorf("pause: %w", err)
@@ -213,15 +207,11 @@ func PauseSettled(ctx context.Context, q *queue.Client, cfg *config.Config, name
 }
 
 // Resume lets the beat materialise the schedule name again. The instants
-// that passed while it was paused, up to and including now, are settled in
-// the same transaction that resumes it: with skipMissed they are all
-// recorded as skipped; otherwise the schedule's catch_up policy alone
-// decides which run (misfire_grace does not apply: none of them was on
-// time): "none" runs none of them, "latest" the newest one, "all" the newest
-// catch_up_limit. Each instant not run is recorded as skipped, with reason
-// store.SkipPaused if it fell after the pause and store.SkipMisfire if the
-// beat had missed it before (the daemon was down). Resuming a schedule that
-// is not paused does nothing.
+// passed while paused, up to now, are settled in the transaction that
+// resumes it: with skipMissed all are skipped; otherwise catch_up alone
+// decides which run, since none was on time. An instant not run is
+// skipped as store.SkipPaused if after the pause, else store.SkipMisfire
+// (the daemon was down). Resuming a schedule not paused does nothing.
 func Resume(ctx context.Context, q *queue.Client, cfg *config.Config, name string, now time.Time, skipMissed bool) error {
 	_, err := ResumeSettled(ctx, q, cfg, name, now, skipMissed)
 	return err
@@ -229,7 +219,7 @@ func Resume(ctx context.Context, q *queue.Client, cfg *config.Config, name strin
 
 // Resumed is what ResumeSettled did.
 type Resumed struct {
-	WasPaused bool // false: the schedule was not paused, nothing was done
+	WasPaused bool // false: nothing was done
 	Runs      int  // missed instants enqueued to run
 	Skipped   int  // missed instants recorded as skipped
 }
@@ -264,9 +254,7 @@ func ResumeSettled(ctx context.Context, q *queue.Client, cfg *config.Config, nam
 	}
 }
 
-// settle materialises the instants a pause missed, up to now, and resumes
-// the schedule, in one Advance; it returns how many run and how many were
-// skipped.
+// settle materialises a pause's instants and resumes s in one Advance.
 func settle(ctx context.Context, q *queue.Client, cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time, skipMissed bool) (runs, skipped int, err error) {
 	due, _ := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
 	to := cur.At
@@ -282,10 +270,9 @@ func settle(ctx context.Context, q *queue.Client, cfg *config.Config, s *config.
 	return len(run), len(skips), nil
 }
 
-// NextN returns the next n instants after from at which the schedule name
-// runs, in the schedule's zone (so each carries its UTC offset). For
-// "@every" they are counted from from; see NextRuns to count them from the
-// schedule's cursor, as the beat does.
+// NextN returns the schedule name's next n runs after from, in its zone.
+// "@every" counts from from; NextRuns can count from the cursor, as the
+// beat does.
 func NextN(cfg *config.Config, name string, from time.Time, n int) ([]time.Time, error) {
 	runs, err := NextRuns(cfg, name, n, NextOptions{From: from})
 	if err != nil {
@@ -302,17 +289,17 @@ func NextN(cfg *config.Config, name string, from time.Time, n int) ([]time.Time,
 type NextOptions struct {
 	// From: the runs returned are after From. Required.
 	From time.Time
-	// Cursor is the schedule's durable cursor (store.Cursor.At). The beat
-	// counts "@every D" from it, so the runs are Cursor+kD; zero counts them
-	// from From. Calendar expressions ignore it.
+	// Cursor is the schedule's cursor: "@every D" runs are Cursor+kD, as
+	// the beat counts them. Zero counts from From. Calendar expressions
+	// ignore it.
 	Cursor time.Time
 }
 
 // NextRun is one upcoming run of a schedule.
 type NextRun struct {
 	At time.Time // in the schedule's zone
-	// DST is cron.DSTMoved or cron.DSTFolded when a daylight-saving rule acted on the
-	// run, and Note says how in words; both are empty otherwise.
+	// DST is cron.DSTMoved or cron.DSTFolded when a daylight-saving rule
+	// acted on the run, and Note says how; both are empty otherwise.
 	DST  string
 	Note string
 }
@@ -331,8 +318,7 @@ func NextRuns(cfg *config.Config, name string, n int, opts NextOptions) ([]NextR
 	if every := s.Expr().Every(); every > 0 {
 		at := opts.From.Add(every)
 		if c := opts.Cursor; !c.IsZero() {
-			// The first Cursor+kD after From, k floored for a From
-			// before the cursor.
+			// The first Cursor+kD after From, k floored.
 			d := opts.From.Sub(c)
 			k := d / every
 			if d < 0 && d%every != 0 {
@@ -355,13 +341,11 @@ func NextRuns(cfg *config.Config, name string, n int, opts NextOptions) ([]NextR
 	return out, nil
 }
 
-// Backfill enqueues the runs of the schedule name at every instant in
-// [from, to], one job per item, durably in one transaction. The jobs carry
-// the dedup keys the beat uses, so a backfill repeated, or overlapping
-// instants the beat materialised, inserts nothing twice. It does not move
-// the cursor and ignores pause and overlap. For "@every" the instants are
-// counted from from. More than MaxBackfill instants, or MaxBackfillJobs
-// jobs, is an error and enqueues nothing.
+// Backfill enqueues in one transaction the runs of the schedule name at
+// every instant in [from, to], one job per item, with the beat's dedup
+// keys: no instant is inserted twice. It does not move the cursor and
+// ignores pause and overlap. "@every" counts from from. More than
+// MaxBackfill instants or MaxBackfillJobs jobs is an error.
 func Backfill(ctx context.Context, q *queue.Client, cfg *config.Config, name string, from, to time.Time) ([]queue.Enqueued, error) {
 	s, err := find(cfg, name)
 	if err != nil {

@@ -6,24 +6,21 @@ import (
 	"time"
 )
 
-// pingEvery is how often a beat whose database does not answer pings it,
-// give or take half of it at random (so that the beats of many nodes do
-// not reach a recovering server in step); the pass runs as soon as a ping
-// answers.
+// pingEvery is how often a beat pings a database that does not answer,
+// give or take half at random so that many nodes do not reach a
+// recovering server in step.
 const pingEvery = time.Second
 
-// pingTimeout bounds a ping of the database, so that a server that neither
-// answers nor refuses (a network partition) cannot hold the beat's loop.
+// pingTimeout bounds a ping, so a partitioned server cannot hold the loop.
 const pingTimeout = 5 * time.Second
 
-// sitOutRecheck is how often a beat that sits out, its daemon's config not
-// the ruling one (see Agreement), reads the daemons' rows again, to take
-// over soon after the ruling daemon stops or reloads.
+// sitOutRecheck is how often a beat that sits out reads the daemons' rows
+// again, to take over soon after the ruling daemon stops or reloads.
 const sitOutRecheck = 5 * time.Second
 
 // Run materialises instants until ctx is done, then returns nil. A failed
-// pass is logged and retried (see Beat); Run itself fails only when called
-// while another Run is active.
+// pass is logged and retried (see Beat); Run fails only while another Run
+// is active.
 func (b *Beat) Run(ctx context.Context) error {
 	if !b.running.CompareAndSwap(false, true) {
 		return errors.New("beat: already running")
@@ -39,8 +36,7 @@ func (b *Beat) Run(ctx context.Context) error {
 		if err == nil && rules {
 			next, err = b.pass(ctx, now)
 			if ctx.Err() == nil {
-				// The alarms are judged after the instants due by now are
-				// materialised: an instant the downtime passed has its job.
+				// After materialising, so a downtime's instants have jobs.
 				due, aerr := b.alarmPass(ctx, now)
 				err = errors.Join(err, aerr)
 				if !due.IsZero() && (next.IsZero() || due.Before(next)) {
@@ -84,9 +80,9 @@ func (b *Beat) Run(ctx context.Context) error {
 	return nil
 }
 
-// awaitDatabase pings the database, which did not answer a ping at at,
-// every pingEvery give or take half of it, until it answers (true) or ctx
-// is done (false). Each ping that fails moves lateFrom to its start.
+// awaitDatabase pings the database, which failed a ping at at, until it
+// answers (true) or ctx is done (false). Each failed ping moves lateFrom
+// to its start.
 func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 	since := b.lateFrom
 	b.lateFrom = at
@@ -115,7 +111,6 @@ func (b *Beat) awaitDatabase(ctx context.Context, at time.Time) bool {
 	}
 }
 
-// ping reads the database, cheaply, within pingTimeout.
 func (b *Beat) ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

@@ -15,16 +15,13 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// maxAdvanceRetries bounds how often one pass retries a schedule whose
-// cursor another beat moved.
+// maxAdvanceRetries bounds retries when another beat moved a cursor.
 const maxAdvanceRetries = 5
 
-// pass advances every schedule to now and returns the earliest instant
-// that will be due next (zero if none). The instants due are planned in
-// the order of the schedules' names and committed by queue.AdvanceBatch
-// calls, each schedule with its own compare-and-set of its cursor (see
-// commitTicks); the schedules whose cursor another beat moved are read
-// again and retried together.
+// pass advances every schedule to now and returns the next instant due
+// (zero if none). Each schedule commits with a compare-and-set of its
+// cursor; those whose cursor another beat moved are read again and
+// retried together.
 func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	b.mu.Lock()
 	p := &passRun{cfg: b.cfg, since: maps.Clone(b.since), now: now}
@@ -48,29 +45,24 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 // passRun is what one pass gathers over its rounds.
 type passRun struct {
 	cfg   *config.Config
-	since map[string]time.Time // the restart marks (see advance)
+	since map[string]time.Time // the restart marks; see advance
 	now   time.Time
-	next  time.Time // the earliest instant due next
+	next  time.Time
 	errs  []error
 }
 
-// earliest notes an instant due next.
 func (p *passRun) earliest(at time.Time) {
 	if !at.IsZero() && (p.next.IsZero() || at.Before(p.next)) {
 		p.next = at
 	}
 }
 
-// round plans and commits the schedules of todo, in the order of their
-// names, from the cursors it reads, and returns those whose cursor another
-// beat moved meanwhile, in the same order; false when reading the cursors
-// or a commit failed as a whole. The first round of a pass keeps the
-// cursors it reads as b.before and b.after.
+// round plans and commits todo, in name order, and returns those whose
+// cursor another beat moved, in order; false when reading the cursors or
+// a whole commit failed. A pass's first round fills b.before and b.after.
 func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, first bool) ([]*config.Schedule, bool) {
 	seen := func(store.Cursor) {}
 	if first {
-		// Sized as the last pass found them, so that they do not grow
-		// entry by entry.
 		n := max(len(b.before), len(todo))
 		b.before, b.after = make(map[string]store.Cursor, n), make(map[string]store.Cursor, n)
 		seen = func(c store.Cursor) {
@@ -121,8 +113,7 @@ func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, f
 	return lost, true
 }
 
-// committed takes note of the committed tick t, whose jobs had the results
-// res: it logs what the tick did and moves the pass's view of the cursor.
+// committed logs what tick t did and moves the pass's view of its cursor.
 func (b *Beat) committed(ctx context.Context, p *passRun, t *tick, res []queue.Enqueued) {
 	if t.moved != nil {
 		b.committedMove(ctx, t, p.since)
@@ -136,23 +127,18 @@ func (b *Beat) committed(ctx context.Context, p *passRun, t *tick, res []queue.E
 	p.earliest(t.next)
 }
 
-// Bounds of the rows (jobs, skips and the cursor) of the ticks that
-// commitTicks hands to one AdvanceBatch call.
+// Bounds of the rows (jobs, skips, cursors) of one AdvanceBatch call.
 const (
-	// minCommitRows: below it, a batch waits for more ticks even when the
-	// writer is idle. A batch costs a transaction, whose commit writes the
-	// pages that every batch shares (the cursors', the counts', the last
-	// leaf of each index) once more.
+	// minCommitRows: below it a batch waits for more ticks even when the
+	// writer is idle, since each commit rewrites the pages all batches
+	// share.
 	minCommitRows = 250
-	// maxCommitRows: at it, the planning waits for the writer. It is the
-	// store's transaction size, so that a batch is one transaction.
+	// maxCommitRows, the store's transaction size: planning waits at it.
 	maxCommitRows = store.AdvanceBatchRows
 )
 
-// batchErr is the failure of an AdvanceBatch call that returned res and
-// err: err, else the first result's error that is not a cursor another
-// beat moved (the store gives each Advance of a transaction that failed its
-// error); nil when everything committed.
+// batchErr is an AdvanceBatch call's failure: err, else the first result
+// error other than ErrCursorMoved, else nil.
 func batchErr(res []store.AdvanceResult, err error) error {
 	if err != nil {
 		return err
@@ -165,20 +151,13 @@ func batchErr(res []store.AdvanceResult, err error) error {
 	return nil
 }
 
-// commitTicks commits the ticks that plan yields, in their order, by
-// AdvanceBatch calls on a goroutine of its own, and calls result with each
-// tick and its result, in the same order, from the calling goroutine once
-// plan has returned; a call that failed as a whole goes to failed instead,
-// once per call, and its ticks to neither.
+// commitTicks commits the ticks plan yields, in order, by AdvanceBatch
+// calls on a goroutine of its own. Once plan returns, it calls result
+// with each tick's result, in order, on the calling goroutine; a call
+// that failed as a whole goes once to failed instead.
 //
-// The goroutine is for speed. Planning a tick (reading the cron fields,
-// the zone's rules, building the jobs) is a good part of the work of a
-// tick of many schedules and the writer's inserts most of the rest; one
-// after the other they would take the sum, here they take about the
-// longer. A batch
-// is handed over as soon as the writer is free and it holds minCommitRows,
-// so the writer starts after the first few schedules and then takes what
-// the planning made meanwhile, up to maxCommitRows at a time.
+// The goroutine lets planning and writing overlap. A batch goes as soon
+// as the writer is free and it holds minCommitRows, up to maxCommitRows.
 func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, store.AdvanceResult), failed func(error)) {
 	type batch struct {
 		ticks []*tick
@@ -238,10 +217,8 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 	}
 }
 
-// byName returns the schedules of cfg in the order of their names, the
-// order in which AdvanceBatch commits them: a batch of neighbours in it
-// writes neighbouring pages of the indexes that begin with the name. It is
-// kept for the config last asked about.
+// byName returns cfg's schedules by name, cached for the last config. In
+// that order a batch writes neighbouring index pages.
 func (b *Beat) byName(cfg *config.Config) []*config.Schedule {
 	if b.orderOf != cfg {
 		b.order = slices.SortedFunc(slices.Values(cfg.Schedules), func(x, y *config.Schedule) int {
@@ -252,10 +229,8 @@ func (b *Beat) byName(cfg *config.Config) []*config.Schedule {
 	return b.order
 }
 
-// cursorReader reads a queue's cursors in the order of the schedules'
-// names while a pass plans the schedules in that order, a merge of the two:
-// the planning starts at the first row instead of after the last, and the
-// writer with it (see commitTicks).
+// cursorReader reads the cursors by name while the pass plans in that
+// order, so planning and writing start at the first row, not the last.
 type cursorReader struct {
 	next func() (store.Cursor, bool)
 	stop func()
@@ -265,8 +240,7 @@ type cursorReader struct {
 	seen func(store.Cursor)
 }
 
-// readCursors starts reading the cursors of q; seen is called with each
-// cursor read, in order, before of returns it.
+// readCursors starts reading q's cursors; seen gets each in order.
 func readCursors(ctx context.Context, q *queue.Client, seen func(store.Cursor)) *cursorReader {
 	r := &cursorReader{seen: seen}
 	r.next, r.stop = iter.Pull(func(yield func(store.Cursor) bool) {
@@ -276,8 +250,7 @@ func readCursors(ctx context.Context, q *queue.Client, seen func(store.Cursor)) 
 	return r
 }
 
-// of returns the cursor of the schedule name, if it has one. Each name
-// asked for must come after the one before in byte order.
+// of returns the cursor of name, if any. Names must come in byte order.
 func (r *cursorReader) of(name string) (store.Cursor, bool, error) {
 	for r.more && r.head.Schedule < name {
 		r.seen(r.head)
@@ -295,8 +268,7 @@ func (r *cursorReader) of(name string) (store.Cursor, bool, error) {
 	return store.Cursor{}, false, nil
 }
 
-// close reads the cursors not asked for, which seen still gets, ends the
-// read and returns its error.
+// close passes the rest to seen, ends the read and returns its error.
 func (r *cursorReader) close() error {
 	for r.more {
 		r.seen(r.head)

@@ -9,21 +9,17 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
-// maxInstantsPerAdvance bounds the instants of one schedule that one Advance
-// considers. After longer downtime of a frequent schedule the older
-// instants are passed over without a skip record (and a warning is logged):
-// recording millions of skips would help nobody.
+// maxInstantsPerAdvance bounds the instants one Advance considers. After
+// long downtime older instants are passed over with a warning and no skip
+// record: millions of skips would help nobody.
 const maxInstantsPerAdvance = 10000
 
-// reason returns a constant skip reason for the missed instants of a plan.
 func reason(r store.SkipReason) func(time.Time) store.SkipReason {
 	return func(time.Time) store.SkipReason { return r }
 }
 
-// pauseReason is the skip reason of an instant not run when a schedule
-// paused at pausedAt resumes: store.SkipPaused for an instant after the
-// pause, store.SkipMisfire for one the beat had missed before it (the
-// daemon was down). A zero pausedAt counts every instant as paused.
+// pauseReason is the skip reason at resume: store.SkipPaused after
+// pausedAt, or always when it is zero, else store.SkipMisfire.
 func pauseReason(pausedAt time.Time) func(time.Time) store.SkipReason {
 	return func(at time.Time) store.SkipReason {
 		if pausedAt.IsZero() || at.After(pausedAt) {
@@ -33,10 +29,9 @@ func pauseReason(pausedAt time.Time) func(time.Time) store.SkipReason {
 	}
 }
 
-// buildAdvance makes the Advance that moves a schedule's cursor from from to
-// to, materialising runs for every item and recording skips for the whole
-// schedule (Item ""): store.SkipDST for a repeated wall time, the reason
-// missReason gives for a missed instant.
+// buildAdvance makes the Advance that moves s's cursor from from to to,
+// with runs for every item and skips for the whole schedule (Item ""):
+// store.SkipDST for a fall-back repeat, else missReason's.
 func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, runs []time.Time, skips []cron.Skip, missReason func(time.Time) store.SkipReason, now time.Time) store.Advance {
 	adv := store.Advance{Schedule: s.Name, From: from, To: to}
 	task := cfg.Tasks[s.Task]

@@ -11,20 +11,16 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
-// maxSkipLines bounds the "run skipped" lines of one advance of a schedule:
-// after long downtime of a frequent schedule the "instants skipped" line
-// counts the rest.
+// maxSkipLines bounds the "run skipped" lines of one advance; the
+// "instants skipped" line counts the rest.
 const maxSkipLines = 100
 
-// advance plans the instants of s due by now, and the creation of its
-// cursor or its restart if needed: the tick that commits them, or none and
-// the next instant of s. A schedule without a cursor gets one at now; one
-// that Apply added or re-timed has its cursor moved to the time of Apply,
-// so that the change holds across restarts. Either is committed by the
-// tick, with the instants due from there (usually none), in the batches of
-// the other schedules' ticks: many new schedules are a few transactions,
-// not one each. since holds the pass's restart marks; the one of s is
-// dropped once it holds (see moved).
+// advance plans s's instants due by now: the tick that commits them, or
+// none and s's next instant. A schedule without a cursor gets one at now;
+// one that Apply added or re-timed has its cursor moved to the time of
+// Apply (since holds these restart marks), so the change survives a
+// restart. The tick commits that too, batched with other schedules'
+// ticks, so many new schedules take few transactions.
 func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur store.Cursor, exists bool, since map[string]time.Time, now time.Time) (*tick, time.Time) {
 	from := cur.At // where the commit finds the cursor; zero: it creates one
 	mark, marked := since[s.Name]
@@ -57,17 +53,14 @@ func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur store.Cursor,
 	return t, next
 }
 
-// moved is the creation or restart of a schedule's cursor that a tick
-// commits.
+// moved is the creation or restart of a cursor that a tick commits.
 type moved struct {
 	from    time.Time  // the cursor as read; zero when created
 	created bool       // there was no cursor
-	mark    *time.Time // the restart mark the tick honours, if any
+	mark    *time.Time // the restart mark honoured, if any
 }
 
-// committedMove logs the creation or restart of the cursor that the
-// committed tick t made and drops the restart mark it honoured from since
-// and, unless Apply set a newer one, from the beat.
+// committedMove logs t's cursor creation or restart and drops its mark.
 func (b *Beat) committedMove(ctx context.Context, t *tick, since map[string]time.Time) {
 	m := t.moved
 	if m.created {
@@ -90,8 +83,7 @@ func (b *Beat) forget(name string, since time.Time) {
 	}
 }
 
-// tick is the part of one schedule in a pass: the Advance that commits its
-// due instants, and what the log says of them once committed.
+// tick is one schedule's part in a pass: its Advance and what to log.
 type tick struct {
 	s         *config.Schedule
 	cur       store.Cursor
@@ -101,11 +93,10 @@ type tick struct {
 	skips     []cron.Skip
 	to, next  time.Time
 	adv       store.Advance
-	moved     *moved // the cursor's creation or restart, if the tick commits one
+	moved     *moved // if the tick creates or restarts the cursor
 }
 
-// materialise plans the instants of s in (cursor, now]: the tick that
-// commits them, or none when nothing is due, and the next instant.
+// materialise plans s's instants in (cursor, now] and finds the next.
 func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cursor, now time.Time) (*tick, time.Time) {
 	after := cur.At
 	if now.After(after) {
@@ -114,15 +105,13 @@ func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cur
 	if cur.Paused {
 		return nil, s.Expr().NextFrom(cur.At, after)
 	}
-	// The instants due first, then the next one: in this order the second
-	// is the answer cron.Expr has kept from the first.
+	// In this order the second call hits cron.Expr's memo.
 	due, truncated := s.Expr().Between(cur.At, now, maxInstantsPerAdvance)
 	next := s.Expr().NextFrom(cur.At, after)
 	if len(due) == 0 {
 		return nil, next
 	}
-	// After a failed attempt the lateness is measured where it failed (see
-	// Run): the beat's wait for the database is not charged to an instant.
+	// After a failed attempt lateness is measured from it (see Run).
 	late := now
 	if !b.lateFrom.IsZero() && b.lateFrom.Before(now) {
 		late = b.lateFrom
@@ -133,8 +122,7 @@ func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cur
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
 }
 
-// materialised logs what the committed tick t did; res are the results of
-// its jobs.
+// materialised logs what the committed tick t did.
 func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) {
 	s, cur, due, truncated, runs, skips, to, next, adv := t.s, t.cur, t.due, t.truncated, t.runs, t.skips, t.to, t.next, t.adv
 	overlaps := 0
@@ -167,8 +155,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 		b.log.InfoContext(ctx, "instants skipped",
 			logKeySchedule, s.Name, logKeySkipped, len(skips), logKeyRuns, len(runs), logKeyCursor, to)
 	}
-	// The attributes below cost allocations per schedule and pass, for a
-	// line that the default level drops.
+	// Skip the allocations of a line the default level drops.
 	if !b.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
@@ -177,8 +164,7 @@ func (b *Beat) materialised(ctx context.Context, t *tick, res []queue.Enqueued) 
 		logKeyCursor, to, logKeyNextAt, next)
 }
 
-// report passes what the committed Advance adv did to the config's
-// EventFunc.
+// report passes what the committed adv did to the EventFunc.
 func (b *Beat) report(name string, adv store.Advance, res []queue.Enqueued) {
 	f := b.eventFunc
 	if f == nil {
@@ -211,9 +197,8 @@ func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at 
 		logKeyInstant, at.In(s.Location).Format(time.RFC3339), logKeyReason, reason)
 }
 
-// notePause logs a schedule's pause or resume, made by an operator command
-// in another process, when the beat first sees it (a schedule paused when
-// the beat starts is logged as paused).
+// notePause logs a schedule's pause or resume by another process when the
+// beat first sees it, including a pause found at start.
 func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur store.Cursor) {
 	was, seen := b.paused[s.Name]
 	b.paused[s.Name] = cur.Paused

@@ -9,11 +9,9 @@ import (
 	"github.com/scheduler-run/scheduler/internal/tmplkey"
 )
 
-// explainKey returns err, the failure of argument template t over payload,
-// in the payload's words when t reads a key the payload lacks or holds as
-// null (a null value is dropped before execution, so that it is an error
-// rather than "<no value>" in an argument, but it is not a missing key).
-// Other failures come back as they are.
+// explainKey rewords err, template t's failure over payload, when t reads
+// a key the payload lacks or holds as null (dropped before execution, but
+// not missing). Other failures come back as they are.
 func explainKey(t *template.Template, payload json.RawMessage, err error) error {
 	var data map[string]any
 	dec := json.NewDecoder(bytes.NewReader(payload))

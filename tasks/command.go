@@ -25,29 +25,23 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// DefaultKillGrace is how long a command's processes have between SIGTERM
-// and SIGKILL when a CommandConfig leaves KillGrace zero.
+// DefaultKillGrace is the default CommandConfig.KillGrace.
 const DefaultKillGrace = 10 * time.Second
 
-// errorOutput is how many bytes of a failed command's output its error text
-// quotes; the full tail goes to the job's output.
+// errorOutput is how many bytes of output a failed command's error quotes.
 const errorOutput = 1 << 10
 
-// outputDrain bounds how long a command's output is read after every
-// process it started is gone. Only a process it did not start that holds
-// the output pipe (one it was handed to) keeps it open that long.
+// outputDrain bounds reading the output once every process the command
+// started is gone: only a process it was handed to can hold it open.
 const outputDrain = 2 * time.Second
 
-// inheritedEnv lists the variables a command takes from the daemon's own
-// environment, when they are set there. Nothing else is inherited.
+// inheritedEnv lists the only variables a command takes from the daemon.
 var inheritedEnv = []string{"PATH", "HOME", "LANG", envTZ}
 
-// envTZ is the zone variable: the daemon's, or the job's schedule's (see
-// CommandConfig.Zones).
+// envTZ is the daemon's zone, or the schedule's (CommandConfig.Zones).
 const envTZ = "TZ"
 
-// Variables every command finds in its environment. They describe the job and
-// cannot be set in CommandConfig.Env.
+// Variables that describe the job to every command; Env cannot set them.
 const (
 	envPrefix      = "SCHEDULER_"
 	envJobID       = "SCHEDULER_JOB_ID"
@@ -59,29 +53,23 @@ const (
 
 // CommandConfig configures a Command. Zero values select the defaults shown.
 type CommandConfig struct {
-	// Argv is the program and its arguments; required. Argv[0] is an
-	// absolute path or a name looked up in the daemon's PATH. Every element
-	// is a text/template executed over the job's payload decoded as a JSON
-	// object (numbers keep their JSON text; a key whose value is null counts
+	// Argv is the program and its arguments; required. Argv[0] is a path
+	// or a name looked up in PATH. Each element is a text/template over
+	// the payload as a JSON object (numbers keep their text; null counts
 	// as missing); a missing key fails the job permanently. Each result is
-	// passed to the program as exactly one argument: there is no shell.
+	// exactly one argument: there is no shell.
 	Argv []string
-	// Env is added to the environment the command gets from the daemon
-	// (PATH, HOME, LANG and TZ, those that are set) and overrides it. Names
-	// starting with SCHEDULER_ are reserved for the job's description.
+	// Env is added over what the command inherits (PATH, HOME, LANG, TZ).
+	// Names starting with SCHEDULER_ are reserved.
 	Env map[string]string
 	// Dir is the command's working directory. Default: the daemon's.
 	Dir string
-	// Zones maps a schedule's name to its time zone (an IANA name). A job
-	// of a schedule listed here gets TZ set to its zone, so that programs
-	// like date(1) print the schedule's wall clock; a TZ in Env wins. Jobs
-	// of other schedules, and jobs of none, keep the daemon's TZ.
+	// Zones maps schedule names to IANA zones: their jobs get TZ set, so
+	// date(1) prints the schedule's wall clock. A TZ in Env wins.
 	Zones map[string]string
-	// PermanentExitCodes lists exit codes (1-255) after which retrying cannot
-	// help: such an exit fails the job permanently.
+	// PermanentExitCodes (1-255) fail the job permanently.
 	PermanentExitCodes []int
-	// KillGrace is how long the command's processes have to exit between
-	// SIGTERM and SIGKILL once the job's context is done. Default: 10s.
+	// KillGrace separates SIGTERM and SIGKILL at the job's end. Default: 10s.
 	KillGrace time.Duration
 	// Clock times KillGrace and the output drain. Default: clock.Real{}.
 	Clock clock.Clock
@@ -89,43 +77,32 @@ type CommandConfig struct {
 	Logger *slog.Logger
 	// Groups, if set, tracks the command while it runs.
 	Groups *ProcessGroups
-	// Limits are the resource limits set in the command's process before
-	// the program runs. Default: none.
+	// Limits are set in the command's process before the program runs.
 	Limits Limits
-	// Launcher is the binary started as the command's supervisor, and as
-	// the launcher that sets Limits (see RunSubprocess). Default:
-	// DefaultLauncher, the running binary.
+	// Launcher is the supervisor's binary. Default: the running binary.
 	Launcher string
 }
 
 // Command is a queue.Handler that runs a program for each job. It is safe
-// for concurrent use: each Work call runs its own process.
+// for concurrent use.
 //
-// The program gets the job's payload as JSON on stdin and the environment
-// described in CommandConfig, plus SCHEDULER_JOB_ID, SCHEDULER_KEY,
-// SCHEDULER_ATTEMPT, SCHEDULER_SCHEDULE and SCHEDULER_SCHEDULED_AT (RFC 3339
-// in UTC, empty when the job stands for no instant). It runs in a new process
-// group, under a supervisor: the daemon's binary started again (see
-// RunSubprocess), which is the parent of the program and of every process
-// orphaned below it. When the job's context is done the group and every
-// process the program started get SIGTERM and, KillGrace later, SIGKILL;
-// whatever is left of them when the program itself exits is killed at once;
-// and if the daemon dies, the supervisor kills them all at once. So no
-// process the command started outlives the attempt, nor the daemon. Its
-// combined stdout and stderr, up to the last queue.MaxOutput bytes, become
-// the job's output.
+// The program gets the payload as JSON on stdin, the environment of
+// CommandConfig, and SCHEDULER_JOB_ID, SCHEDULER_KEY, SCHEDULER_ATTEMPT,
+// SCHEDULER_SCHEDULE and SCHEDULER_SCHEDULED_AT (RFC 3339 UTC, empty for
+// no instant). It runs in a new process group under a supervisor (see
+// RunSubprocess). When the job's context is done, the group and every
+// descendant get SIGTERM and, KillGrace later, SIGKILL; what is left when
+// the program exits, or when the daemon dies, is killed at once. The last
+// queue.MaxOutput bytes of stdout and stderr become the job's output.
 //
-// Exit code 0 is success. An exit code in PermanentExitCodes, a payload the
-// arguments cannot be built from, or a program that cannot be started fails
-// the job permanently; any other exit code, a signal or the end of the
-// context is an ordinary failed attempt.
+// Exit code 0 is success. An exit code in PermanentExitCodes, arguments
+// the payload cannot fill, or a program that cannot start fail the job
+// permanently; any other exit, a signal or the context's end is an
+// ordinary failed attempt.
 //
-// With Limits, the supervisor starts the launcher (the binary again), which
-// sets them on itself and then becomes the program: the same process, group
-// and pipes. A failure put down to a limit (see Limits) reads "memory limit
-// 512MiB exceeded" or "cpu time limit 10m exceeded", followed by the exit,
-// and fails the job permanently unless Limits.Retryable or, for the exit
-// code, PermanentExitCodes says otherwise.
+// With Limits, a failure put down to a limit reads "memory limit 512MiB
+// exceeded" or "cpu time limit 10m exceeded", then the exit, and is
+// permanent unless Limits.Retryable or PermanentExitCodes says otherwise.
 type Command struct {
 	argv      []string
 	tmpls     []*template.Template
@@ -223,10 +200,9 @@ func checkEnv(k, v string) error {
 	return nil
 }
 
-// Args returns the argument vector c would run for payload, the job's JSON
-// payload (empty means {}). A loader can call it to check the templates
-// against an example payload before anything runs. The error names the
-// argument and, for a missing key, the key.
+// Args returns the argument vector c would run for payload (empty means
+// {}), so a loader can check templates against an example. The error
+// names the argument and any missing key.
 func (c *Command) Args(payload json.RawMessage) ([]string, error) {
 	data, err := decodePayload(payload)
 	if err != nil {
@@ -252,8 +228,7 @@ func decodePayload(payload json.RawMessage) (map[string]any, error) {
 		return map[string]any{}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(payload))
-	// Numbers stay as their JSON text: an ID like 12345678901234567890 must
-	// not become 1.2345678901234567e+19 in an argument.
+	// Numbers keep their text: a large ID must not become 1.2e+19.
 	dec.UseNumber()
 	var data map[string]any
 	if err := dec.Decode(&data); err != nil {
@@ -269,9 +244,8 @@ func decodePayload(payload json.RawMessage) (map[string]any, error) {
 	return data, nil
 }
 
-// dropNulls deletes the keys whose value is null, at every depth, so that
-// missingkey=error rejects them instead of text/template printing
-// "<no value>" into an argument.
+// dropNulls deletes null values at every depth, so that missingkey=error
+// rejects them instead of printing "<no value>".
 func dropNulls(v any) {
 	switch v := v.(type) {
 	case map[string]any:
@@ -289,15 +263,13 @@ func dropNulls(v any) {
 	}
 }
 
-// Work runs the command for job and records its output. See Command for how
-// the result maps to the job's fate.
+// Work runs the command for job and records its output.
 func (c *Command) Work(ctx context.Context, job *queue.Job) error {
 	out, err := c.run(ctx, job)
 	job.SetOutput(out)
 	return err
 }
 
-// run runs the command and returns the tail of its output.
 func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	args, err := c.Args(job.Payload)
 	if err != nil {
@@ -334,11 +306,9 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 	return out, c.exitError(ctx, name, res, out)
 }
 
-// startSupervised starts the program at path under its supervisor, and
-// returns with it the ends of the pipes the program does not hold: the
-// writer of its stdin and the reader of its output. The pipes are ours,
-// not exec's: exec's copying goroutines would make Wait hang for as long
-// as any process holds stdout open.
+// startSupervised starts the program under its supervisor and returns the
+// writer of its stdin and the reader of its output. The pipes are ours:
+// exec's copying would make Wait hang while any process holds stdout.
 func (c *Command) startSupervised(name, path string, args []string, job *queue.Job) (sv *supervisor, inW, outR *os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -361,9 +331,8 @@ func (c *Command) startSupervised(name, path string, args []string, job *queue.J
 	return sv, inW, outR, nil
 }
 
-// communicate writes stdin to the program and reads the tail of its
-// output until it exits, stopping it when ctx ends (see await), and
-// returns that tail and how the program exited. It closes inW and outR.
+// communicate feeds stdin and reads the output's tail until the program
+// exits or await stops it, and returns both. It closes inW and outR.
 func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervisor, stdin []byte, inW, outR *os.File) ([]byte, programExit) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -376,16 +345,13 @@ func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervi
 	readDone := make(chan struct{})
 	wg.Go(func() {
 		defer close(readDone)
-		// Read errors, including the pipe being closed by the drain
-		// deadline, only end the output.
+		// Read errors, the drain's close included, only end the output.
 		_, _ = io.Copy(tail, outR)
 	})
 	exited := make(chan programExit, 1)
 	wg.Go(func() { exited <- sv.wait() })
 	res := c.await(ctx, log, sv, exited)
-	// The supervisor has exited, and with it every process the command
-	// started: the output ends unless a process it did not start holds
-	// the pipe.
+	// Every process the command started is gone with the supervisor.
 	inW.Close()
 	select {
 	case <-readDone:
@@ -397,8 +363,7 @@ func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervi
 	return tail.Bytes(), res
 }
 
-// await waits for the program to exit. When ctx ends first, it stops it:
-// SIGTERM, then SIGKILL once the kill grace has passed.
+// await waits for the program, stopping it when ctx ends (see KillGrace).
 func (c *Command) await(ctx context.Context, log *slog.Logger, sv *supervisor, exited <-chan programExit) programExit {
 	select {
 	case res := <-exited:
@@ -417,9 +382,7 @@ func (c *Command) await(ctx context.Context, log *slog.Logger, sv *supervisor, e
 	}
 }
 
-// programPath is where the program called name is: name itself when it
-// holds a slash (a relative path is the working directory's), otherwise
-// looked up in the daemon's PATH, as exec.Command would.
+// programPath is name if it holds a slash, else exec.LookPath's answer.
 func programPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
@@ -427,9 +390,8 @@ func programPath(name string) (string, error) {
 	return exec.LookPath(name)
 }
 
-// signal sends sig to the command's supervisor, which passes it on. A
-// failure is logged: nothing the caller could act on can be returned, and
-// the command's own result is still the job's fate.
+// signal sends sig through the supervisor. A failure is logged: the
+// command's own result still decides the job's fate.
 func (c *Command) signal(ctx context.Context, log *slog.Logger, sv *supervisor, sig syscall.Signal) {
 	if err := sv.signal(sig); err != nil {
 		log.ErrorContext(ctx, "signal command supervisor failed", logKeySignal, unix.SignalName(sig), logKeyErr, err)
@@ -457,8 +419,7 @@ func (c *Command) exitError(ctx context.Context, name string, res programExit, o
 	if stopped != nil {
 		cause := context.Cause(ctx)
 		if errors.Is(cause, context.DeadlineExceeded) {
-			// The deadline is what the operator needs; the signal that
-			// ended the process is detail.
+			// The deadline matters; the signal is detail.
 			what = timeoutText(cause) + " (" + what + ")"
 		} else {
 			what += " after " + cause.Error()
@@ -469,7 +430,7 @@ func (c *Command) exitError(ctx context.Context, name string, res programExit, o
 	if stopped == nil && !c.limits.IsZero() {
 		var detail string
 		if over, detail = c.limits.overLimit(ws, &res.ru); over != "" {
-			// The limit is what the operator needs; the exit is detail.
+			// The limit matters; the exit is detail.
 			what = over + " (" + what + detail + ")"
 		}
 	}
@@ -486,8 +447,8 @@ func (c *Command) exitError(ctx context.Context, name string, res programExit, o
 	return e
 }
 
-// runError is a command that ran and failed. Its text is for people; its
-// chain holds, when the context ended the run, the context's error.
+// runError is a command that ran and failed. Its chain holds the
+// context's error when that ended the run.
 type runError struct {
 	msg  string
 	errs []error
@@ -496,9 +457,8 @@ type runError struct {
 func (e *runError) Error() string   { return e.msg }
 func (e *runError) Unwrap() []error { return e.errs }
 
-// startError classifies a failure to start a program. Not found, not
-// executable, a bad working directory: retrying cannot help. Exhausted
-// resources or a binary being replaced might pass.
+// startError makes a failure to start permanent, unless it is exhausted
+// resources or a binary being replaced, which might pass.
 func startError(name string, err error) error {
 	err = fmt.Errorf("start command %s: %w", name, err)
 	for _, transient := range []error{syscall.EAGAIN, syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE, syscall.ETXTBSY} {
@@ -509,7 +469,6 @@ func startError(name string, err error) error {
 	return queue.Permanent(err)
 }
 
-// environ builds the command's whole environment for job.
 func (c *Command) environ(job *queue.Job) []string {
 	env := make(map[string]string, len(inheritedEnv)+len(c.env)+5)
 	for _, k := range inheritedEnv {

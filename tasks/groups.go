@@ -5,9 +5,8 @@ import (
 	"sync"
 )
 
-// ProcessGroups tracks running commands, so that a program exiting in a
-// hurry can kill them all. It is safe for concurrent use; the zero value is
-// ready.
+// ProcessGroups tracks running commands so that a hurried exit can kill
+// them. The zero value is ready and safe for concurrent use.
 type ProcessGroups struct {
 	mu   sync.Mutex
 	live map[int]*os.File // lifeline by supervisor pid
@@ -34,10 +33,8 @@ func (g *ProcessGroups) remove(pid int) {
 	delete(g.live, pid)
 }
 
-// KillAll kills every tracked command, its process group and every process
-// it started, and returns how many commands it killed. It closes their
-// lifelines: each supervisor sends SIGKILL at once and reaps, and the
-// commands' own goroutines then see their programs exit.
+// KillAll closes every tracked lifeline, so each supervisor kills and
+// reaps its command at once, and returns how many.
 func (g *ProcessGroups) KillAll() int {
 	if g == nil {
 		return 0

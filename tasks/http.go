@@ -19,8 +19,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// Headers every HTTP request carries. They describe the job and cannot be
-// set in HTTPConfig.Headers.
+// Headers that describe the job on every request; Headers cannot set them.
 const (
 	headerPrefix  = "X-Scheduler-"
 	headerJobID   = "X-Scheduler-Job-Id"
@@ -29,77 +28,61 @@ const (
 )
 
 const (
-	// httpOutput is how many bytes of a response body are read; they
-	// become the job's output. The rest is never read: the connection is
-	// closed instead, so an endless body costs nothing.
+	// httpOutput is how much of a body is read, as the job's output. The
+	// connection is closed on the rest, so an endless body costs nothing.
 	httpOutput = 4 << 10
-	// maxRetryAfter caps a server's Retry-After, which is untrusted input.
+	// maxRetryAfter caps a server's Retry-After, which is untrusted.
 	maxRetryAfter = 24 * time.Hour
-	// maxRedirects is how many redirects one attempt follows, as many as
-	// net/http's default policy.
+	// maxRedirects is net/http's default.
 	maxRedirects = 10
 )
 
-// DefaultHTTPTimeout bounds an HTTP attempt whose context has no deadline
-// when an HTTPConfig leaves Timeout zero.
+// DefaultHTTPTimeout bounds an attempt with no Timeout and no deadline.
 const DefaultHTTPTimeout = time.Minute
 
-// HTTPConfig configures an HTTP handler. Zero values select the defaults
-// shown.
+// HTTPConfig configures an HTTP handler. Zero values select the defaults.
 type HTTPConfig struct {
-	// URL is the absolute http or https URL each job is sent to; required.
-	// Messages show it with its query values, fragment and password masked.
+	// URL is the absolute http or https URL; required. Messages mask its
+	// query values, fragment and password.
 	URL string
 	// Method is the request method. Default: POST.
 	Method string
-	// Headers are added to every request. They may replace Content-Type;
-	// names starting with X-Scheduler- are reserved. Host sets the request's
-	// Host.
+	// Headers are added to every request; they may replace Content-Type.
+	// X-Scheduler- names are reserved. Host sets the request's Host.
 	Headers map[string]string
-	// FollowRedirects lets a request follow redirects (at most 10). A
-	// redirect to another origin (scheme, host and port) loses Headers and
-	// Host; a redirect from https to http, or one that would turn the
-	// method into GET (301, 302 or 303 after anything but GET or HEAD), is
-	// refused. Default: false, every 3xx response fails the job
-	// permanently.
+	// FollowRedirects follows up to 10 redirects. One to another origin
+	// loses Headers and Host; one from https to http, or one that turns
+	// the method into GET, is refused. Default: false, a 3xx fails the
+	// job permanently.
 	FollowRedirects bool
-	// Client sends the requests; its CheckRedirect is not used. Default: a
-	// client without an overall timeout; each attempt's deadline comes from
-	// the job's context and Timeout.
+	// Client sends the requests; its CheckRedirect is unused. Default: a
+	// client without an overall timeout.
 	Client *http.Client
-	// Timeout bounds each attempt: connecting, sending, waiting for the
-	// response and reading its body. The job's context may end it sooner.
-	// Default: none beyond the context's deadline when it has one (the
-	// task's timeout), otherwise DefaultHTTPTimeout.
+	// Timeout bounds each attempt, body included. Default: the context's
+	// deadline if any, else DefaultHTTPTimeout.
 	Timeout time.Duration
-	// HeaderTimeout bounds the wait for the response headers, from the
-	// start of the attempt. Default: none beyond the attempt's deadline.
+	// HeaderTimeout bounds the wait for the response headers. Default: none.
 	HeaderTimeout time.Duration
-	// Clock times Timeout and HeaderTimeout and turns a Retry-After date
-	// into a delay. Default: clock.Real{}.
+	// Clock times timeouts and Retry-After dates. Default: clock.Real{}.
 	Clock clock.Clock
 	// Logger receives one debug event per request. Default: discard.
 	Logger *slog.Logger
 }
 
-// HTTP is a queue.Handler that sends each job's payload to a URL. It is safe
-// for concurrent use.
+// HTTP is a queue.Handler that sends each job's payload to a URL. It is
+// safe for concurrent use.
 //
-// The request body is the payload (Content-Type: application/json; an empty
-// payload is sent as {}), with headers X-Scheduler-Job-Id, X-Scheduler-Key
-// (the job's dedup key, which a receiver can use to ignore repeats) and
-// X-Scheduler-Attempt. A 2xx status is success. 4xx other than 408 and 429
-// fails the job permanently. 429 and 503 ask for the next attempt no earlier
-// than their Retry-After (seconds or an HTTP date, capped at 24h) when they
-// send one. A 3xx response that is not followed (see
-// HTTPConfig.FollowRedirects) fails the job permanently: the same request
-// gets the same answer. Every other status, a network error, a timeout, a
-// body whose first 4 KiB cannot be read and the end of the context are
-// ordinary failed attempts. The status line and the first 4 KiB of the
-// response body become the job's output; the rest of the body is not read.
+// The body is the payload as application/json ({} when empty), with
+// headers X-Scheduler-Job-Id, X-Scheduler-Key (the dedup key, to ignore
+// repeats) and X-Scheduler-Attempt. A 2xx is success. A 4xx other than
+// 408 and 429, or a 3xx not followed, fails the job permanently. 429 and
+// 503 delay the next attempt by their Retry-After, capped at 24h. Any
+// other status, network error, timeout, unreadable body or end of the
+// context is an ordinary failed attempt. The status line and the body's
+// first 4 KiB become the job's output.
 type HTTP struct {
 	url           string
-	display       string     // url masked (redact.URL), for messages
+	display       string     // url masked, for messages
 	secrets       redact.Set // the url's password and query values
 	method        string
 	headers       map[string]string
@@ -204,10 +187,9 @@ func isTokenRune(r rune) bool {
 	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
-// Work sends job's payload and records the response. See HTTP for how the
-// response maps to the job's fate. The URL's password and query values are
-// masked in the output and the error, in the URL and wherever the response
-// quotes them; so are the query values of any URL in an error.
+// Work sends job's payload and records the response. The URL's password
+// and query values are masked wherever the output or error quotes them,
+// and so are the query values of any URL in an error.
 func (h *HTTP) Work(ctx context.Context, job *queue.Job) error {
 	out, err := h.do(ctx, job)
 	if len(out) > 0 && !h.secrets.Empty() {
@@ -217,8 +199,8 @@ func (h *HTTP) Work(ctx context.Context, job *queue.Job) error {
 	return h.mask(err)
 }
 
-// mask returns err with a text that holds no query value of a URL and no
-// secret of h's URL; its chain is err's.
+// mask returns err with URL query values and h's secrets masked in its
+// text; its chain is err's.
 func (h *HTTP) mask(err error) error {
 	if err == nil {
 		return nil
@@ -239,7 +221,6 @@ type maskedError struct {
 func (e *maskedError) Error() string { return e.msg }
 func (e *maskedError) Unwrap() error { return e.err }
 
-// do sends the request and returns the output to record.
 func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -265,8 +246,7 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	req.Header.Set(headerKey, job.Key)
 	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
 
-	// A copy of the client, so that this request's redirect policy can
-	// remember why it stopped.
+	// A copy, so this request's redirect policy can note why it stopped.
 	client := *h.client
 	var redirects int
 	var refused error
@@ -287,12 +267,9 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 		if err := h.timedOut(ctx, "waiting for the response headers"); err != nil {
 			return nil, err
 		}
-		// The client's error names the method and the URL, which Work
-		// masks.
-		return nil, err
+		return nil, err // Work masks the URL it names
 	}
-	// Closing a body that was not read to its end closes the connection
-	// instead of draining it.
+	// Closing a body not read to its end closes the connection.
 	snippet, readErr := io.ReadAll(io.LimitReader(resp.Body, httpOutput))
 	resp.Body.Close()
 	h.log.DebugContext(ctx, "http request done",
@@ -303,8 +280,7 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	out = fmt.Appendf(out, "%s %s\n", resp.Proto, resp.Status)
 	out = append(out, snippet...)
 	if readErr != nil {
-		// The response is incomplete: whatever its status said, the
-		// attempt did not finish.
+		// Incomplete: whatever the status, the attempt did not finish.
 		if err := h.timedOut(ctx, "reading the response body after status "+resp.Status); err != nil {
 			return out, err
 		}
@@ -313,11 +289,10 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	return out, h.statusError(resp, snippet, redirects, refused)
 }
 
-// watch ends ctx, an attempt's context, with a *queue.TimeoutError cause
-// when the attempt's timeout passes or, until headersIn is closed, its
-// header timeout. The timers start before watch returns, so that a fake
-// clock can be advanced as soon as the request is out. The returned
-// function stops the watch and waits for it.
+// watch cancels ctx with a *queue.TimeoutError cause at the attempt's
+// timeout or, until headersIn closes, its header timeout. The timers
+// start before it returns, so a fake clock can move at once. stop ends
+// the watch and waits for it.
 func (h *HTTP) watch(ctx context.Context, cancel context.CancelCauseFunc, headersIn <-chan struct{}) (stop func()) {
 	timeout := h.timeout
 	if _, ok := ctx.Deadline(); !ok && timeout == 0 {
@@ -359,9 +334,8 @@ func (h *HTTP) watch(ctx context.Context, cancel context.CancelCauseFunc, header
 	}
 }
 
-// timedOut returns the error of an attempt that ran out of time while
-// doing what, or nil when ctx did not end at a deadline. Its chain holds
-// ctx's cause, which is a context.DeadlineExceeded.
+// timedOut returns the error of an attempt out of time doing what, or nil
+// when ctx did not end at a deadline. Its chain holds the cause.
 func (h *HTTP) timedOut(ctx context.Context, what string) error {
 	cause := context.Cause(ctx)
 	if ctx.Err() == nil || !errors.Is(cause, context.DeadlineExceeded) {
@@ -376,11 +350,9 @@ func (h *HTTP) timedOut(ctx context.Context, what string) error {
 // errRedirectsOff is why a redirect is not followed by default.
 var errRedirectsOff = errors.New("redirects are not followed (follow_redirects is off)")
 
-// checkRedirect decides whether the client may send next, the request a 3xx
-// response asks for, and strips it of what must not go to another origin.
-// net/http has copied the first request's headers into next already, and
-// has changed the method to GET for a 301, 302 or 303 after anything but
-// GET or HEAD.
+// checkRedirect decides whether the client may follow a 3xx to next, and
+// strips what must not go to another origin. net/http has already copied
+// the headers into next and may have made its method GET.
 func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
 	first, prev := via[0], via[len(via)-1]
 	switch {
@@ -393,8 +365,7 @@ func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
 	case next.Method != first.Method:
 		return fmt.Errorf("redirect refused: following it would send %s without the payload instead of %s", next.Method, first.Method)
 	}
-	// Headers may hold credentials, and a path or query may hold a secret
-	// that a Referer would carry.
+	// A Referer would carry secrets of the path or query.
 	next.Header.Del("Referer")
 	if !sameOrigin(first.URL, next.URL) {
 		for k := range h.headers {
@@ -406,7 +377,6 @@ func (h *HTTP) checkRedirect(next *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port.
 func sameOrigin(a, b *url.URL) bool {
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) &&
 		effectivePort(a) == effectivePort(b)
@@ -422,8 +392,8 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-// statusError maps a response to the job's fate. redirects is how many
-// redirects led to resp, refused why resp's redirect was not followed.
+// statusError maps a response to the job's fate. refused is why resp's
+// redirect was not followed.
 func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refused error) error {
 	code := resp.StatusCode
 	if code >= 200 && code < 300 {
@@ -444,7 +414,7 @@ func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refu
 		msg += ": " + refused.Error()
 	}
 	if len(body) > 0 {
-		// The head of a body is where an error document says what is wrong.
+		// An error document says what is wrong at its head.
 		msg += fmt.Sprintf("; body: %q", body[:min(len(body), errorOutput)])
 	}
 	err := errors.New(msg)
@@ -464,9 +434,8 @@ func (h *HTTP) statusError(resp *http.Response, body []byte, redirects int, refu
 	return err
 }
 
-// parseRetryAfter reads a Retry-After value, delay seconds or an HTTP date,
-// as a delay from now, capped at maxRetryAfter. A date in the past is no
-// delay. ok is false when v is empty or malformed.
+// parseRetryAfter reads Retry-After, seconds or an HTTP date, as a delay
+// in [0, maxRetryAfter]; ok is false when v is empty or malformed.
 func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {

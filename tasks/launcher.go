@@ -15,23 +15,20 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// launcherFailed is the exit code of a launcher that could not set the
-// limits or start the program. The supervisor learns the reason through
-// the launcher's status pipe, not from the code.
+// launcherFailed is the exit code of a launcher that failed; the reason
+// goes through its status pipe.
 const launcherFailed = 127
 
-// launcherStatusFD is the descriptor of the launcher's status pipe, after
-// stdin, stdout and stderr.
+// launcherStatusFD is the launcher's status pipe, after the standard
+// streams.
 const launcherStatusFD = 3
 
-// launcherReady is what the launcher writes to its status pipe first, so
-// that a binary that is not a launcher is told from a program that ran.
+// launcherReady is the launcher's first status, which tells a binary that
+// is not a launcher from a program that ran.
 const launcherReady = "L"
 
-// DefaultLauncher is the binary a Command starts as its supervisor (see
-// RunSubprocess) when its CommandConfig names none: the running binary
-// itself. On Linux it is /proc/self/exe, which stays the running binary when
-// its file is replaced by an upgrade.
+// DefaultLauncher returns the running binary, the default supervisor: on
+// Linux /proc/self/exe, which an upgrade replacing the file leaves as is.
 func DefaultLauncher() (string, error) {
 	if runtime.GOOS == "linux" {
 		return "/proc/self/exe", nil
@@ -39,13 +36,10 @@ func DefaultLauncher() (string, error) {
 	return os.Executable()
 }
 
-// launch is the launcher of a command with Limits, started by its
-// supervisor: args are [argv0, launcherArg, LIMITS, PATH, ARGV...]. It sets
-// the limits on its own process and replaces it with the program
-// (execve(2), no shell), so that no Go code of the daemon or of the
-// supervisor runs under them, and os/exec, which cannot set limits for a
-// child alone, needs none. It returns only when it failed, having reported
-// why on its status pipe.
+// launch is the launcher of a command with Limits: args are [argv0,
+// launcherArg, LIMITS, PATH, ARGV...]. It sets the limits on itself and
+// execs the program, so no daemon or supervisor code runs under them. It
+// returns only on failure, reported on its status pipe.
 func launch(args []string) int {
 	status := os.NewFile(launcherStatusFD, "launcher status")
 	fail := func(stage string, err error) int {
@@ -56,8 +50,7 @@ func launch(args []string) int {
 		fmt.Fprintf(status, "%s %d", stage, int(errno))
 		return launcherFailed
 	}
-	// The program must not inherit the pipe: its closing at execve tells
-	// the supervisor that the program runs.
+	// The pipe's closing at execve tells the supervisor the program runs.
 	syscall.CloseOnExec(launcherStatusFD)
 	if _, err := status.WriteString(launcherReady); err != nil {
 		return launcherFailed
@@ -79,19 +72,16 @@ func launch(args []string) int {
 		if err := syscall.Getrlimit(r.resource, &cur); err != nil {
 			return fail(r.name, err)
 		}
-		// A limit above the daemon's own hard limit cannot be raised to
-		// without privilege: the lower one holds.
+		// Raising past the daemon's hard limit needs privilege.
 		want[i] = syscall.Rlimit{Cur: min(r.soft, cur.Max), Max: min(r.hard, cur.Max)}
 	}
 	// The Go runtime raised its soft open-files limit at start.
-	// syscall.Exec puts the original back before its execve, even one that
-	// fails, as this one does (no file has an empty name): the program then
-	// starts with the daemon's, unless open_files_max sets one below.
+	// syscall.Exec restores the original even when its execve fails, as
+	// this one does, so the program starts with the daemon's limit.
 	_ = syscall.Exec("", nil, nil)
 
-	// From the first limit to the execve nothing may allocate: a heap that
-	// grew under a memory limit lower than what the runtime already maps
-	// would crash it. No garbage collection runs meanwhile either.
+	// From the first limit to the execve nothing may allocate or collect:
+	// the runtime may already map more than the memory limit.
 	debug.SetGCPercent(-1)
 	for i, r := range rlimits {
 		if errno := setrlimitRaw(r.resource, &want[i]); errno != 0 {
@@ -101,8 +91,7 @@ func launch(args []string) int {
 	return failRaw("exec", x.exec())
 }
 
-// failRaw reports a failure of stage as launch's fail does, without
-// allocating.
+// failRaw is launch's fail without allocating.
 func failRaw(stage string, errno syscall.Errno) int {
 	var b [64]byte
 	n := copy(b[:len(b)-21], stage)
@@ -119,15 +108,14 @@ func failRaw(stage string, errno syscall.Errno) int {
 	return launcherFailed
 }
 
-// rlimit is one limit a launcher sets.
 type rlimit struct {
 	name       string
 	resource   int
 	soft, hard uint64
 }
 
-// rlimitSpec writes l for the supervisor's and the launcher's command
-// lines: "data=536870912,cpu=600,nofile=64"; empty when l sets none.
+// rlimitSpec writes l for the command lines:
+// "data=536870912,cpu=600,nofile=64"; empty when l sets none.
 func (l Limits) rlimitSpec() string {
 	var parts []string
 	if l.MemoryMax > 0 {
@@ -155,8 +143,8 @@ func parseRlimits(spec string) ([]rlimit, error) {
 		case "data":
 			out = append(out, rlimit{"RLIMIT_DATA", unix.RLIMIT_DATA, n, n})
 		case "cpu":
-			// SIGXCPU at the soft limit lets the program end as it
-			// chooses; SIGKILL a second later ends one that does not.
+			// SIGXCPU at the soft limit lets the program end itself;
+			// SIGKILL a second later ends one that does not.
 			out = append(out, rlimit{"RLIMIT_CPU", unix.RLIMIT_CPU, n, n + 1})
 		case "nofile":
 			out = append(out, rlimit{"RLIMIT_NOFILE", unix.RLIMIT_NOFILE, n, n})
@@ -167,8 +155,8 @@ func parseRlimits(spec string) ([]rlimit, error) {
 	return out, nil
 }
 
-// startFailure is why a supervisor could not start the program: stage and
-// errno as its failure message gives them.
+// startFailure is the error of a supervisor's failure to start the
+// program at stage.
 func startFailure(name string, stage string, errno syscall.Errno, l Limits) error {
 	switch {
 	case stage == "exec" && errno == syscall.ENOMEM && l.MemoryMax > 0:

@@ -9,37 +9,25 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// Limits are the resource limits of a command: setrlimit(2) limits set in
-// the command's own process just before it runs, so that they bind the
-// program and what it starts (each process on its own: rlimits are per
-// process and inherited) and never the daemon. Zero fields set nothing. No
-// cgroup is created or written: a machine's cgroups belong to its own
-// supervision (systemd), whose limits of the daemon's unit still hold
-// around every command.
+// Limits are a command's setrlimit(2) limits, set in its own process
+// before the program runs: they bind each process of the command, which
+// inherit them, and never the daemon. Zero fields set nothing. No cgroup
+// is created or written: cgroups belong to the machine's supervision.
 type Limits struct {
-	// MemoryMax limits, in bytes, the private writable memory of each
-	// process: RLIMIT_DATA, soft and hard. RLIMIT_DATA (Linux 4.7 and
-	// later) counts the heap, whether grown by brk or mmap, and other
-	// private writable mappings: the memory a program allocates. It is
-	// chosen over RLIMIT_AS, which counts the whole address space: the
-	// libraries mapped from files and the ranges that runtimes such as
-	// Go's, the JVM or V8 reserve at start and may never use, so that a
-	// program can fail under RLIMIT_AS at a fraction of the memory it
-	// would really use. An allocation past the limit fails (ENOMEM); the
-	// program then exits or aborts on its own. Like RLIMIT_AS it is not
-	// resident memory: memory a program allocates and never touches counts.
+	// MemoryMax limits each process's private writable memory, in bytes:
+	// RLIMIT_DATA, soft and hard, which counts what a program allocates.
+	// RLIMIT_AS would also count mapped libraries and the ranges runtimes
+	// (Go, the JVM, V8) reserve unused. An allocation past it fails with
+	// ENOMEM. Allocated but untouched memory counts.
 	MemoryMax int64
-	// CPUTimeMax limits the CPU time, user and system, of each process:
-	// RLIMIT_CPU, whole seconds, rounded up. At it the process gets
-	// SIGXCPU, which ends it unless caught; a second later, SIGKILL.
+	// CPUTimeMax limits each process's CPU time: RLIMIT_CPU, whole seconds
+	// rounded up. SIGXCPU comes at it, SIGKILL a second later.
 	CPUTimeMax time.Duration
-	// OpenFilesMax limits the file descriptors each process may hold:
-	// RLIMIT_NOFILE, soft and hard, so that a program cannot raise it. An
-	// open past it fails with EMFILE.
+	// OpenFilesMax limits each process's file descriptors: RLIMIT_NOFILE,
+	// soft and hard, so a program cannot raise it.
 	OpenFilesMax int
-	// Retryable makes an attempt that exceeded MemoryMax or CPUTimeMax an
-	// ordinary failed attempt. By default it fails the job permanently:
-	// the same payload would exceed the same limit again.
+	// Retryable retries an attempt over MemoryMax or CPUTimeMax. By
+	// default it is permanent: the same payload would exceed it again.
 	Retryable bool
 }
 
@@ -48,8 +36,8 @@ func (l Limits) IsZero() bool {
 	return l.MemoryMax <= 0 && l.CPUTimeMax <= 0 && l.OpenFilesMax <= 0
 }
 
-// String lists the limits set, as a configuration writes them:
-// "memory_max 512MiB, cpu_time_max 10m, open_files_max 64"; empty when none.
+// String lists the limits set as a config writes them: "memory_max
+// 512MiB, cpu_time_max 10m, open_files_max 64".
 func (l Limits) String() string {
 	var parts []string
 	if l.MemoryMax > 0 {
@@ -69,8 +57,8 @@ func (l Limits) cpuSeconds() uint64 {
 	return uint64((l.CPUTimeMax + time.Second - 1) / time.Second)
 }
 
-// FormatSize writes n bytes in the largest binary unit that divides it
-// exactly: 512MiB, 3GiB, 1536KiB, 1000B.
+// FormatSize writes n bytes in the largest binary unit dividing it: 512MiB,
+// 1536KiB, 1000B.
 func FormatSize(n int64) string {
 	for _, u := range []struct {
 		name  string
@@ -83,8 +71,7 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// limitError classifies err, an attempt that exceeded a memory or CPU limit:
-// permanent unless l.Retryable.
+// limitError makes err, a limit exceeded, permanent unless l.Retryable.
 func limitError(l Limits, err error) error {
 	if l.Retryable {
 		return err
@@ -92,27 +79,18 @@ func limitError(l Limits, err error) error {
 	return queue.Permanent(err)
 }
 
-// memoryNearLimit is the share of MemoryMax, in quarters, that a failed
-// command's peak resident memory must reach for the failure to be put down
-// to the limit. The limit counts allocated memory and the peak counts
-// touched memory: a runtime that maps its heap in large steps (Go's arenas
-// are 64MiB) fails with part of its last step untouched.
+// memoryNearLimit is the share of MemoryMax, in quarters, a failed
+// command's peak resident memory must reach to blame the limit. The peak
+// counts touched memory only: a runtime that maps its heap in large steps
+// fails with part of the last untouched.
 const memoryNearLimit = 3
 
 // overLimit says which limit a failed command exceeded, from its wait
-// status and resource usage; empty when none can be told. A process killed
-// by SIGXCPU, or by SIGKILL after at least CPUTimeMax of CPU time (the hard
-// limit, a second after a SIGXCPU it caught or ignored), exceeded the CPU
-// limit; one that caught SIGXCPU and exited is not told from other
-// failures, nor is a CPU time that only the processes it waited for spent
-// (their time is summed in its usage, their limits are their own). One
-// whose peak resident memory reached three quarters of MemoryMax is taken
-// to have failed an allocation at the limit: RLIMIT_DATA leaves no other
-// trace, and an allocation larger than what is left of the limit, failing
-// at a low peak, is not told from any other failure. Exceeding
-// OpenFilesMax leaves no trace at all: the program sees EMFILE and reports
-// it, or not, in its output.
-// The detail, such as the peak, goes with the exit in parentheses.
+// status and usage, with a detail such as the peak; empty when unknown.
+// Killed by SIGXCPU, or by SIGKILL after CPUTimeMax of CPU time, is the
+// CPU limit. A peak resident memory of three quarters of MemoryMax is the
+// memory limit, as RLIMIT_DATA leaves no other trace; a large allocation
+// failing at a low peak is missed. OpenFilesMax leaves no trace at all.
 func (l Limits) overLimit(ws syscall.WaitStatus, ru *syscall.Rusage) (reason, detail string) {
 	var cpu time.Duration
 	var peak int64

@@ -2,8 +2,8 @@ package tasks
 
 import "unicode/utf8"
 
-// tailBuffer is an io.Writer that keeps only the last max bytes written to
-// it. It is not safe for concurrent use.
+// tailBuffer is an io.Writer that keeps the last max bytes written. It is
+// not safe for concurrent use.
 type tailBuffer struct {
 	max int
 	buf []byte
@@ -18,8 +18,7 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
 		return n, nil
 	}
-	// Let the buffer grow to twice the cap before moving bytes, so a stream
-	// of small writes costs amortised O(1) per byte.
+	// Grow to twice max before moving bytes: amortised O(1) per byte.
 	if len(t.buf)+len(p) > 2*t.max {
 		keep := t.max - len(p)
 		t.buf = t.buf[:copy(t.buf, t.buf[len(t.buf)-keep:])]

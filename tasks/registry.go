@@ -15,12 +15,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// ErrNoHandler is returned by Registry.Handler for a task whose Spec has
-// neither a command nor a URL and whose name has no registered Go handler.
+// ErrNoHandler is the error of a task with no command, URL or Go handler.
 var ErrNoHandler = errors.New("neither command nor url given and no go handler registered")
 
-// SpecError is a task whose Spec Registry.Handler cannot run: Err says
-// why.
+// SpecError is a task whose Spec Registry.Handler cannot run.
 type SpecError struct {
 	Task string // the task's name
 	Err  error
@@ -31,10 +29,9 @@ func (e *SpecError) Error() string { return fmt.Sprintf("task %q: %v", e.Task, e
 // Unwrap returns why the task cannot run.
 func (e *SpecError) Unwrap() error { return e.Err }
 
-// Spec is what a [tasks.NAME] table says of how a task runs: a Command, a
-// URL, or neither, for a task implemented by a registered Go handler. The
-// other fields refine a command (Env, Dir, PermanentExitCodes) or a URL
-// (Method, Headers, FollowRedirects) and are errors anywhere else.
+// Spec is how a [tasks.NAME] table says a task runs: a Command, a URL, or
+// neither for a registered Go handler. The other fields refine a command
+// or a URL and are errors anywhere else.
 type Spec struct {
 	Command            []string          // see CommandConfig.Argv
 	Env                map[string]string // see CommandConfig.Env
@@ -49,20 +46,17 @@ type Spec struct {
 	Limits             Limits            // see CommandConfig.Limits
 }
 
-// Config configures a Registry and the built-in handlers it makes. Zero
-// values select the defaults shown.
+// Config configures a Registry. Zero values select the defaults shown.
 type Config struct {
 	Logger     *slog.Logger  // Given to every built-in handler. Default: discard.
 	Clock      clock.Clock   // Given to every built-in handler. Default: clock.Real{}.
 	KillGrace  time.Duration // See CommandConfig.KillGrace. Default: 10s.
-	HTTPClient *http.Client  // Shared by URL tasks (see HTTPConfig.Client). Default: one client without an overall timeout.
+	HTTPClient *http.Client  // Shared by URL tasks. Default: no overall timeout.
 	Launcher   string        // See CommandConfig.Launcher. Default: the running binary.
 }
 
-// Registry maps task names to handlers: the Go handlers a binary registers
-// and the built-in command and HTTP handlers it makes from a Spec. It lets a
-// team build its own binary with its own task types next to the built-ins.
-// It is safe for concurrent use.
+// Registry maps task names to Go handlers and to the command and HTTP
+// handlers it makes from a Spec. It is safe for concurrent use.
 type Registry struct {
 	cfg Config
 
@@ -103,10 +97,8 @@ func (r *Registry) Register(name string, h queue.Handler) error {
 	return nil
 }
 
-// KillRunning kills every command the Registry's handlers are running, the
-// process group and every process each started, for a program that must
-// exit without waiting for them. It returns how many commands it killed;
-// their supervisors send the SIGKILLs at once (see ProcessGroups.KillAll).
+// KillRunning kills every running command and all it started, for a
+// program that must exit at once, and returns how many.
 func (r *Registry) KillRunning() int { return r.groups.KillAll() }
 
 // Names returns the names of the registered Go handlers, sorted.
@@ -116,12 +108,11 @@ func (r *Registry) Names() []string {
 	return slices.Sorted(maps.Keys(r.handlers))
 }
 
-// Handler returns the handler for the task called name as s describes it: a
-// Command when s has a command, an HTTP handler when it has a URL, and
-// otherwise the Go handler registered under name. A Spec with both a command
-// and a URL, fields that do not apply to its kind, or a command or URL for a
-// name that also has a Go handler is an error, as is a Spec with neither
-// for a name without one (ErrNoHandler); each is a *SpecError.
+// Handler returns the handler of the task name as s describes it: a
+// Command, an HTTP handler, or else the registered Go handler. A
+// *SpecError reports a Spec with both command and URL, fields of the
+// other kind, a command or URL beside a Go handler, or nothing to run
+// (ErrNoHandler).
 func (r *Registry) Handler(name string, s Spec) (queue.Handler, error) {
 	r.mu.RLock()
 	goHandler, registered := r.handlers[name]

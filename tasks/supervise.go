@@ -15,28 +15,26 @@ import (
 )
 
 // Reserved first arguments by which a Command starts its binary again (see
-// RunSubprocess). No command of the scheduler's own command line is spelt
-// this way.
+// RunSubprocess).
 const (
 	supervisorArg = "__scheduler-supervise"
-	// supervisorRaceEnv is what a race-built daemon adds to its
-	// supervisors' environment (see startSupervisor).
+	// supervisorRaceEnv is added to a race-built daemon's supervisors'
+	// environment (see startSupervisor).
 	supervisorRaceEnv = "GORACE=atexit_sleep_ms=0"
 	launcherArg       = "__scheduler-exec-limited"
 )
 
-// Descriptors a Command gives its supervisor after stdin, stdout and
-// stderr: the read end of the lifeline, whose write end only the daemon
-// holds, and the write end of the status pipe.
+// A supervisor's descriptors after the standard streams: the lifeline's
+// read end (only the daemon holds the write end) and the status pipe.
 const (
 	lifelineFD = 3
 	statusFD   = 4
 )
 
-// Messages of the status pipe, from the supervisor to the daemon. Ready
-// comes first, alone, so that a binary that does not call RunSubprocess is
-// told from a supervisor; then one of started and failed; then, after
-// started, exited, once nothing the command started is left.
+// Messages of the status pipe to the daemon: ready first, which tells a
+// binary that does not call RunSubprocess from a supervisor; then started
+// or failed; after started, exited once nothing the command started is
+// left.
 const (
 	msgReady   = 'S'
 	msgStarted = 'P' // "P PID\n": the program runs.
@@ -44,30 +42,18 @@ const (
 	msgExited  = 'X' // "X WAITSTATUS UTIME_US STIME_US MAXRSS\n"
 )
 
-// reapPoll is how often a supervisor looks again at descendants it has
-// killed but that are not its own children, whose deaths it is not told of.
+// reapPoll is how often a supervisor checks killed descendants that are
+// not its children, whose deaths it is not told of.
 const reapPoll = 100 * time.Millisecond
 
-// RunSubprocess runs the process as one of the processes a Command starts
-// from its own binary, when args, a process's os.Args, are theirs: the
-// supervisor that every command runs under, or the launcher that sets a
-// command's Limits. It returns ok false at once, doing nothing, for any
-// other args. Otherwise it returns when that process's work is done, and
-// main must exit with code at once.
+// RunSubprocess runs the process as a command's supervisor or launcher
+// when args, its os.Args, say so, and then main must exit with code at
+// once. For other args it returns ok false, doing nothing.
 //
-// A binary that runs commands must call it first thing in main, before any
-// flag parsing: cmd/scheduler does; a team's own binary built on the
-// Registry must too, and so must the TestMain of a test binary whose tests
-// run commands. A Command started by a binary that does not call it fails
-// and says so.
-//
-// The supervisor is the program's parent. It starts the program in a new
-// process group and reaps its orphaned descendants (it is their
-// subreaper). When the program exits it kills what is left of the group
-// and every process descending from it, reaps them, and reports the
-// program's wait status to the daemon. SIGTERM from the daemon goes on to
-// the group and every descendant. When the daemon closes the lifeline, or
-// dies, the supervisor kills the group and every descendant at once.
+// A binary that runs commands must call it first thing in main, before
+// flag parsing; so must the TestMain of tests that run commands. A
+// Command started by a binary that does not call it fails and says so.
+// The package doc says what the supervisor does.
 func RunSubprocess(args []string) (code int, ok bool) {
 	if len(args) < 2 {
 		return 0, false
@@ -81,9 +67,8 @@ func RunSubprocess(args []string) (code int, ok bool) {
 	return 0, false
 }
 
-// supervise is the supervisor's whole life: args are
-// [argv0, supervisorArg, LIMITS, PATH, ARGV...], LIMITS as rlimitSpec
-// writes them, empty for none.
+// supervise is the supervisor's life: args are [argv0, supervisorArg,
+// LIMITS, PATH, ARGV...], LIMITS from rlimitSpec, empty for none.
 func supervise(args []string) int {
 	if raceBuild && os.Getenv("GORACE") == supervisorRaceEnv[len("GORACE="):] {
 		os.Unsetenv("GORACE") // set by startSupervisor for this process alone
@@ -93,8 +78,8 @@ func supervise(args []string) int {
 		// Not started by a Command: nobody to report to.
 		return 2
 	}
-	// Neither the program nor the launcher may hold these: the daemon
-	// learns that the supervisor is gone from the status pipe's end.
+	// Only the supervisor may hold these: the status pipe's end tells the
+	// daemon it is gone.
 	syscall.CloseOnExec(statusFD)
 	syscall.CloseOnExec(lifelineFD)
 	if len(args) < 5 {
@@ -106,11 +91,10 @@ func supervise(args []string) int {
 		reportFailure(status, "subreaper", err)
 		return 2
 	}
-	// SIGCHLD wakes the loops below; SIGTERM is the daemon asking the
-	// command to stop. Both are noted from here on, so that none sent
-	// while the program starts is lost. SIGHUP and SIGINT, which the
-	// daemon never sends, are noted and ignored: a supervisor dying of a
-	// stray signal would leave the command to run on alone.
+	// SIGCHLD wakes the loops below; SIGTERM asks the command to stop.
+	// Noted from here, none sent during the start is lost. Stray SIGHUP
+	// and SIGINT are ignored: a dead supervisor would leave the command
+	// running alone.
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGCHLD, syscall.SIGHUP, syscall.SIGINT)
 
@@ -128,8 +112,8 @@ func supervise(args []string) int {
 		return 0
 	}
 	fmt.Fprintf(status, "%c %d\n", msgStarted, p.pid)
-	// The program holds its own copies; the daemon's end of the stdin pipe
-	// must see EPIPE once the program and its processes are gone.
+	// The daemon's stdin writer must see EPIPE once the program's
+	// processes are gone.
 	os.Stdin.Close()
 	os.Stdout.Close()
 
@@ -143,7 +127,6 @@ func supervise(args []string) int {
 	return 0
 }
 
-// reportFailure tells the daemon why the program could not be started.
 func reportFailure(status io.Writer, stage string, err error) {
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
@@ -152,8 +135,7 @@ func reportFailure(status io.Writer, stage string, err error) {
 	fmt.Fprintf(status, "%c %s %d\n", msgFailed, stage, int(errno))
 }
 
-// watchLifeline closes lost when the lifeline reaches its end: the daemon
-// closed its write end, or died. The daemon never writes to it.
+// watchLifeline closes lost when the daemon closes the lifeline or dies.
 func watchLifeline(f *os.File, lost chan<- struct{}) {
 	defer close(lost)
 	var b [1]byte
@@ -177,9 +159,8 @@ func startProgram(path string, argv []string) (*program, error) {
 	return &program{pid: pid}, nil
 }
 
-// startLauncher starts the launcher (see launch) in a process group of its
-// own, to set the limits of spec and become the program, and waits until
-// it has done so. On failure it returns the launcher's stage and error.
+// startLauncher starts the launcher in its own process group and waits
+// until it is the program, or returns its failing stage and error.
 func startLauncher(spec, path string, argv []string) (p *program, stage string, err error) {
 	self, err := DefaultLauncher()
 	if err != nil {
@@ -221,9 +202,8 @@ func startLauncher(spec, path string, argv []string) (p *program, stage string, 
 	return nil, stage, err
 }
 
-// wait returns once the program has exited, without reaping it, so that
-// its process group ID stays reserved. Meanwhile it passes SIGTERM on to
-// the group and every descendant, and kills them all once lost is closed.
+// wait returns once the program exits, unreaped so that its group ID
+// stays reserved. It passes SIGTERM on, and kills all once lost closes.
 func (p *program) wait(signals <-chan os.Signal, lost <-chan struct{}) {
 	for !p.exited() {
 		select {
@@ -238,18 +218,15 @@ func (p *program) wait(signals <-chan os.Signal, lost <-chan struct{}) {
 	}
 }
 
-// kill sends sig to the program's process group, then to every other
-// process descending from the supervisor. The program is not reaped yet,
-// so the group ID is still its own.
+// kill sends sig to the program's group, still its own as it is unreaped,
+// then to every other descendant of the supervisor.
 func (p *program) kill(sig syscall.Signal) {
 	_ = syscall.Kill(-p.pid, sig) // ESRCH: nobody left in the group
 	signalDescendants(sig, p.pid)
 }
 
-// reapAll kills and reaps every process left under the supervisor: the
-// processes orphaned in the command's tree are its children (it is their
-// subreaper), the others their descendants. It returns when none is left,
-// or when those left cannot be signalled (they changed user).
+// reapAll kills and reaps every process left under the supervisor, until
+// none is left or those left cannot be signalled (they changed user).
 func reapAll(signals <-chan os.Signal) {
 	clk := clock.Real{}
 	for {

@@ -16,9 +16,8 @@ type program struct {
 	pid int
 }
 
-// exited reports whether the program has exited, without reaping it: its
-// process group ID stays reserved until reap, so that the group can be
-// killed first.
+// exited reports whether the program has exited, without reaping it, so
+// its group ID stays reserved until the group is killed.
 func (p *program) exited() bool {
 	for {
 		var info unix.Siginfo
@@ -35,7 +34,7 @@ func (p *program) exited() bool {
 }
 
 // reap waits for the program and returns its wait status and resource
-// usage, which counts the descendants it waited for.
+// usage, which counts descendants it waited for.
 func (p *program) reap() (syscall.WaitStatus, syscall.Rusage) {
 	var ws syscall.WaitStatus
 	var ru syscall.Rusage
@@ -47,19 +46,15 @@ func (p *program) reap() (syscall.WaitStatus, syscall.Rusage) {
 	}
 }
 
-// becomeSubreaper makes the calling process the parent of every process
-// orphaned below it, instead of init: a process that left the command's
-// process group (setsid) or whose parent exited is still found, and
-// reaped, by the supervisor.
+// becomeSubreaper makes the caller, not init, the parent of every orphan
+// below it, so it finds and reaps one that called setsid.
 func becomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
-// signalDescendants sends sig to every live process descending from the
-// calling process, as /proc shows them, except the members of process
-// group skip, and returns how many it signalled. Linux hands pids out in
-// turn up to pid_max, so a pid read a moment ago still names the process
-// that was read.
+// signalDescendants signals every live descendant in /proc outside
+// process group skip and returns how many. Linux hands pids out in turn
+// up to pid_max, so a pid just read still names the same process.
 func signalDescendants(sig syscall.Signal, skip int) int {
 	procs := readProcs()
 	children := make(map[int][]procStat, len(procs))
@@ -81,7 +76,6 @@ func signalDescendants(sig syscall.Signal, skip int) int {
 	return n
 }
 
-// procStat is what signalDescendants reads of a process.
 type procStat struct {
 	pid, ppid, pgrp int
 }
@@ -108,8 +102,8 @@ func readProcs() []procStat {
 	return out
 }
 
-// readStat reads /proc/PID/stat: "PID (COMM) STATE PPID PGRP ...", where
-// COMM may hold spaces and parentheses.
+// readStat reads /proc/PID/stat: "PID (COMM) STATE PPID PGRP ...", COMM
+// possibly holding spaces and parentheses.
 func readStat(pid int, path string, buf []byte) (procStat, bool) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -137,8 +131,8 @@ func readStat(pid int, path string, buf []byte) (procStat, bool) {
 	return procStat{pid: pid, ppid: ppid, pgrp: pgrp}, true
 }
 
-// preparedExec is an execve(2) whose arguments are built, so that running
-// it allocates nothing.
+// preparedExec is an execve(2) built in advance, so running it allocates
+// nothing.
 type preparedExec struct {
 	path      *byte
 	argv, env []*byte

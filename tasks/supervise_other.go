@@ -15,9 +15,9 @@ type program struct {
 	reaped bool
 }
 
-// exited reports whether the program has exited, reaping it: waiting
-// without reaping is not available here, so its process group ID could be
-// reused before the group is killed.
+// exited reports whether the program has exited, reaping it: without
+// waitid's WNOWAIT its group ID could be reused before the group is
+// killed.
 func (p *program) exited() bool {
 	for !p.reaped {
 		pid, err := syscall.Wait4(p.pid, &p.ws, syscall.WNOHANG, &p.ru)
@@ -50,8 +50,7 @@ func becomeSubreaper() error { return nil }
 // signalDescendants finds no descendants here: it signals none.
 func signalDescendants(syscall.Signal, int) int { return 0 }
 
-// preparedExec is an execve(2) of a program: here it goes through
-// syscall.Exec, which builds its arguments itself.
+// preparedExec is an execve(2) through syscall.Exec.
 type preparedExec struct {
 	path      string
 	argv, env []string
@@ -66,7 +65,6 @@ func (x *preparedExec) exec() syscall.Errno {
 	return errnoOf(syscall.Exec(x.path, x.argv, x.env))
 }
 
-// setrlimitRaw sets a limit of the calling process.
 func setrlimitRaw(resource int, lim *syscall.Rlimit) syscall.Errno {
 	return errnoOf(syscall.Setrlimit(resource, lim))
 }

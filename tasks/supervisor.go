@@ -13,21 +13,19 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// supervisor is the daemon's side of the process that supervises a running
-// command (see RunSubprocess).
+// supervisor is the daemon's side of a command's supervisor (see
+// RunSubprocess).
 type supervisor struct {
 	cmd *exec.Cmd
-	// lifeline is the only write end of the supervisor's lifeline:
-	// closing it, or the daemon's death, kills the command.
+	// lifeline is the only write end of the lifeline: closing it, or the
+	// daemon's death, kills the command.
 	lifeline *os.File
 	statusR  *os.File
 	status   *bufio.Reader
 }
 
-// startSupervisor starts launcher as the supervisor of the program at path
-// with args (args[0] is the name the program sees) under l, with
-// environment env, in directory dir, reading stdin and writing both its
-// outputs to out.
+// startSupervisor starts launcher as the supervisor of path with args
+// (args[0] the name it sees), l, env, dir, stdin and both outputs to out.
 func startSupervisor(launcher, path string, args []string, l Limits, env []string, dir string, stdin, out *os.File) (*supervisor, error) {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
@@ -44,9 +42,8 @@ func startSupervisor(launcher, path string, args []string, l Limits, env []strin
 		argv0 = os.Args[0] // what ps shows: the daemon's name, not /proc/self/exe
 	}
 	if raceBuild {
-		// The supervisor is this binary: without it, a race-built one
-		// would hold every command's end a second longer. The supervisor
-		// takes it out of the program's environment again.
+		// Else a race-built supervisor holds every command's end a
+		// second longer. It removes this from the program's env.
 		env = append(env[:len(env):len(env)], supervisorRaceEnv)
 	}
 	cmd := &exec.Cmd{
@@ -57,12 +54,11 @@ func startSupervisor(launcher, path string, args []string, l Limits, env []strin
 		Stdin:  stdin,
 		Stdout: out,
 		Stderr: out,
-		// ExtraFiles start at descriptor 3. Both pipes are close-on-exec
-		// in the daemon: no other child holds the lifeline's write end,
-		// nor the status pipe's.
+		// ExtraFiles start at descriptor 3. The daemon's pipes are
+		// close-on-exec, so no other child holds their ends.
 		ExtraFiles: []*os.File{lifelineFD - 3: lifeR, statusFD - 3: statusW},
-		// A group of its own, as the program's: signals a terminal sends
-		// to the daemon's group do not reach it.
+		// Its own group: a terminal's signals to the daemon's group do
+		// not reach it.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	err = cmd.Start()
@@ -76,12 +72,10 @@ func startSupervisor(launcher, path string, args []string, l Limits, env []strin
 	return &supervisor{cmd: cmd, lifeline: lifeW, statusR: statusR, status: bufio.NewReaderSize(statusR, 128)}, nil
 }
 
-// pid is the supervisor's process ID.
 func (s *supervisor) pid() int { return s.cmd.Process.Pid }
 
 // started waits until the supervisor has started the program and returns
-// its pid, or the reason it could not. The supervisor and the launcher run
-// no code of the command's meanwhile, so the wait is short.
+// its pid, or why not. No command code runs meanwhile, so it is short.
 func (s *supervisor) started(name string, l Limits) (int, error) {
 	if b, err := s.status.ReadByte(); err != nil || b != msgReady {
 		return 0, queue.Permanent(fmt.Errorf("start command %s: %s did not supervise it: a binary that runs commands must call tasks.RunSubprocess first in its main", name, s.cmd.Path))
@@ -108,8 +102,8 @@ func (s *supervisor) started(name string, l Limits) (int, error) {
 	return 0, fmt.Errorf("start command %s: supervisor said %q", name, line)
 }
 
-// programExit is how a program ended, as its supervisor reported it: err
-// is set when it reported nothing.
+// programExit is how a program ended, as its supervisor reported it; err
+// when it reported nothing.
 type programExit struct {
 	ws  syscall.WaitStatus
 	ru  syscall.Rusage
@@ -117,7 +111,7 @@ type programExit struct {
 }
 
 // wait returns the program's exit once the supervisor has exited, which
-// it does once nothing the command started is left.
+// is once nothing the command started is left.
 func (s *supervisor) wait() programExit {
 	line, readErr := s.status.ReadString('\n')
 	waitErr := s.cmd.Wait()
@@ -139,8 +133,8 @@ func (s *supervisor) wait() programExit {
 	return programExit{err: fmt.Errorf("its supervisor ended without reporting its exit (%w)", waitErr)}
 }
 
-// signal sends sig to the supervisor, which passes SIGTERM on to the
-// command's processes. A supervisor already gone is not a failure.
+// signal sends sig to the supervisor, which passes SIGTERM on. A
+// supervisor already gone is no failure.
 func (s *supervisor) signal(sig syscall.Signal) error {
 	err := s.cmd.Process.Signal(sig)
 	if errors.Is(err, os.ErrProcessDone) {
@@ -149,8 +143,8 @@ func (s *supervisor) signal(sig syscall.Signal) error {
 	return err
 }
 
-// kill closes the lifeline: the supervisor kills the program's process
-// group and every process descending from it.
+// kill closes the lifeline: the supervisor kills the program's group and
+// every descendant.
 func (s *supervisor) kill() { _ = s.lifeline.Close() }
 
 // close releases the daemon's ends of the pipes.

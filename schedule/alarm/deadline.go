@@ -6,9 +6,8 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// DeadlineState is how a schedule with a start_within or a deadline stands,
-// judged from its alarms. -status shows it, and the dashboard shows the
-// open states (late, missed) of it.
+// DeadlineState is how a schedule with a start_within or a deadline
+// stands, judged from its alarms, for -status and the dashboard.
 type DeadlineState string
 
 // The deadline states of a schedule.
@@ -19,13 +18,12 @@ const (
 	DeadlineRecovered DeadlineState = "recovered" // the newest late or missed instant was run after all
 )
 
-// DeadlineStateOf is the deadline state of a schedule from its newest
-// alarms, newest first, and the instant of its last run (zero when it has
-// none, or when the caller does not know it). It is missed while one of the
-// alarms is an open missed one, else late while one is an open late one,
-// else recovered when the newest late, missed or recovered alarm is of the
-// last run's instant (or the last run is unknown), else on time: a newer
-// instant has run since. Dead and misfire alarms do not count.
+// DeadlineStateOf is a schedule's state from its newest alarms, newest
+// first, and its last run's instant (zero if none or unknown): missed
+// while a missed alarm is open, else late while a late one is, else
+// recovered when the newest late, missed or recovered alarm is of the
+// last run (or it is unknown), else on time. Dead and misfire alarms do
+// not count.
 func DeadlineStateOf(alarms []store.Alarm, lastRun time.Time) DeadlineState {
 	var state DeadlineState
 	for _, al := range alarms {

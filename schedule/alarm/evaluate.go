@@ -21,22 +21,18 @@ const (
 	logKeyError    = "error"
 )
 
-// deadLookback is how far before its dead mark the evaluation looks for
-// dead jobs again. A job's finished_at is taken when its result is
-// computed, before its transaction waits for the write lock and commits, so
-// a job may become visible as dead with a finished_at a little before a
-// mark already passed. The keys of the alarms raised within the lookback
-// are remembered, so that an evaluation proposes each once.
+// deadLookback is how far before its dead mark an evaluation looks for
+// dead jobs again: finished_at is taken before the job's transaction
+// commits, so a job may turn dead with a finished_at behind a mark. Keys
+// raised within it are remembered so each is proposed once.
 const deadLookback = 5 * time.Minute
 
-// alarmRows bounds the rows one judgement of a schedule reads in an
-// evaluation; the rest waits for the next one.
+// alarmRows bounds one judgement's rows; the next evaluation reads on.
 const alarmRows = 1000
 
-// Evaluator judges the alarms of a config's watched schedules (see
-// config.Schedule.Watched) from what the database holds, and raises them.
-// One evaluation at a time: Evaluate must not be called concurrently.
-// Finished and Deadline are safe for concurrent use.
+// Evaluator judges and raises the alarms of a config's watched schedules.
+// Evaluate must not be called concurrently; Finished and Deadline are
+// safe for concurrent use.
 type Evaluator struct {
 	q   *queue.Client
 	log *slog.Logger
@@ -44,19 +40,17 @@ type Evaluator struct {
 	// Only the goroutine that calls Evaluate.
 	deadSeen  map[string]time.Time // dead alarms raised within deadLookback, by key
 	deadAfter time.Time            // where a truncated read of dead jobs goes on
-	// marks caches the alarm marks: read once, then kept as this evaluator
-	// writes them (another process's marks, being monotonic, only save
-	// work).
+	// marks are read once, then kept as written. Another process's marks
+	// are monotonic, so missing them only costs work.
 	marks map[string]store.AlarmMark
 
 	mu            sync.Mutex
 	deadlines     map[string]time.Time // see Deadline
-	alarmed       map[string]bool      // schedules with open alarms at the last evaluation (see Finished)
-	recoveryWaits bool                 // a recovery waits for an alarm's notification (see Finished)
+	alarmed       map[string]bool      // schedules with open alarms; see Finished
+	recoveryWaits bool                 // a recovery waits for a notification
 }
 
-// New returns an Evaluator of the alarms stored in q, which logs each alarm
-// it raises to log (nil discards).
+// New returns an Evaluator of q's alarms that logs to log (nil discards).
 func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -64,36 +58,30 @@ func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	return &Evaluator{q: q, log: log, deadSeen: map[string]time.Time{}}
 }
 
-// Cursors are the schedules' cursors around the beat's pass an evaluation
-// follows, by schedule name.
+// Cursors are the schedules' cursors, by name, around the beat's pass an
+// evaluation follows.
 type Cursors struct {
-	// Before holds the cursors as the pass first read them, before it
-	// materialised the instants due.
+	// Before holds the cursors as the pass read them.
 	Before map[string]store.Cursor
-	// After holds the cursors as the pass left them: as read, moved by its
-	// commits. Another beat's moves since are not in it: the judgement
-	// then judges less, never wrongly.
+	// After holds them as the pass left them. Another beat's later moves
+	// are missing: the judgement then judges less, never wrongly.
 	After map[string]store.Cursor
 }
 
 // Result is what an evaluation did.
 type Result struct {
-	// Next is the earliest time a start_within or deadline falls due; zero
-	// if none.
+	// Next is when the next start_within or deadline falls due, or zero.
 	Next time.Time
-	// Raised are the alarms this evaluation raised, not those another
-	// process raised first.
+	// Raised are the alarms raised here, not by another process.
 	Raised []store.Alarm
 }
 
-// Evaluate judges, from the database, what happened since each watched
-// schedule's alarm marks: instants past their start_within or deadline,
-// misfire skips, dead jobs; and which open alarms recovered. It raises the
-// new alarms with their notifications and moves the marks in one
-// transaction, and logs each alarm it raised. A schedule is judged only up
-// to its cursor in cur.After; one watched for the first time is judged
-// from its cursor in cur.Before, so that the instants a downtime passed
-// are judged too.
+// Evaluate judges what happened since each watched schedule's marks:
+// instants past start_within or deadline, misfire skips, dead jobs, and
+// recoveries. In one transaction it raises the new alarms with their
+// notifications and moves the marks; it logs each alarm raised. A
+// schedule is judged up to its cursor in cur.After; a newly watched one
+// from its cursor in cur.Before, so instants a downtime passed count too.
 func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.Time, cur Cursors) (Result, error) {
 	var watched []*config.Schedule
 	for _, s := range cfg.Schedules {
@@ -155,9 +143,8 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 	return Result{Next: j.next, Raised: raised}, nil
 }
 
-// readDead reads the dead jobs of every schedule since the oldest dead mark
-// of watched, one range of an index of dead jobs per evaluation, and
-// returns them and how far they go.
+// readDead reads dead jobs since the oldest dead mark of watched, up to
+// alarmRows, and returns them and how far they go.
 func (e *Evaluator) readDead(ctx context.Context, watched []*config.Schedule, now time.Time) ([]*queue.Job, time.Time, error) {
 	deadFrom := now
 	for _, s := range watched {
@@ -172,9 +159,8 @@ func (e *Evaluator) readDead(ctx context.Context, watched []*config.Schedule, no
 	if len(dead) < alarmRows {
 		return dead, now, nil
 	}
-	// A flood of dead jobs: the next evaluation reads on from the last one
-	// read, not from the lookback again (jobs that went dead in the same
-	// millisecond as it and were not read are passed over).
+	// A flood: the next evaluation reads on from the last job read (jobs
+	// dead in the same millisecond and unread are passed over).
 	e.deadAfter = dead[len(dead)-1].FinishedAt
 	return dead, e.deadAfter, nil
 }
@@ -195,17 +181,14 @@ func (j *judgement) wakeAt(at time.Time) {
 	}
 }
 
-// judgeSchedule judges the watched schedule s, whose cursor is at cursor,
-// from its marks, and adds to j its alarms, its moved marks and its next
-// limits.
+// judgeSchedule judges s up to cursor from its marks, and adds to j its
+// alarms, moved marks and next limits.
 func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config.Config, s *config.Schedule, cursor time.Time, before map[string]store.Cursor, dead []*queue.Job, deadThrough time.Time) error {
 	now := j.now
 	m, known := e.marks[s.Name]
 	if !known {
-		// A schedule watched for the first time is judged from its cursor
-		// on: as the pass found it, before it materialised the instants
-		// due, which may be the ones a downtime passed (a daemon stopped
-		// before it judged anything).
+		// Newly watched: judge from the cursor the pass found, so the
+		// instants a downtime passed are judged.
 		from := cursor
 		if c, ok := before[s.Name]; ok {
 			from = c.At
@@ -230,15 +213,14 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 	j.props = append(j.props, e.judgeDead(cfg, s, dead, m.Dead)...)
 	nm.Dead = later(m.Dead, deadThrough)
 	if known && nm.Dead.Sub(m.Dead) < deadLookback {
-		// The dead look goes back deadLookback from its mark anyway: the
-		// mark is written when it moved that far, not every evaluation.
+		// Reads look back deadLookback anyway: write the mark only once
+		// it has moved that far.
 		nm.Dead = m.Dead
 	}
 	if !known || nm != m {
 		j.marks = append(j.marks, nm)
 	}
-	// The next limit due: of the first instant whose limit is still ahead
-	// (an instant between the mark and it had no job to judge).
+	// The next limit is that of the first instant whose limit is ahead.
 	if s.StartWithin > 0 {
 		j.wakeAt(s.Expr().NextFrom(cursor, later(nm.Late, now.Add(-s.StartWithin))).Add(s.StartWithin))
 	}
@@ -249,9 +231,8 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 	return nil
 }
 
-// logRaised logs each alarm this evaluation raised. A missed alarm moves
-// its schedule's deadline in deadlines back to its instant's, unless an
-// older one is there.
+// logRaised logs each alarm raised. A missed alarm moves its schedule's
+// entry in deadlines back to its instant's deadline, if older.
 func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []store.Alarm, deadlines map[string]time.Time) {
 	for _, a := range raised {
 		instant := ""
@@ -263,7 +244,6 @@ func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []
 			instant = a.ScheduledAt.In(loc).Format(time.RFC3339)
 		}
 		if a.Kind == store.AlarmMissed {
-			// Now the oldest unsatisfied instant, unless an older one is.
 			if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
 				if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {
 					deadlines[a.Schedule] = a.ScheduledAt.Add(s.Deadline)

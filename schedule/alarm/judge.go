@@ -9,8 +9,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// proposed is an alarm the evaluation proposes, with what its payload
-// needs once the batch is known.
+// proposed is an alarm an evaluation proposes, with its payload's needs.
 type proposed struct {
 	s     *config.Schedule // nil for a schedule no longer configured
 	a     store.NewAlarm
@@ -18,13 +17,12 @@ type proposed struct {
 	skips int
 }
 
-// judgeInstants judges the instants of s in (mark, cursor] whose limit d
-// (start_within for late, deadline for missed) has passed by now, item by
-// item, and returns the new mark (the newest instant judged) and the
-// alarms. Only instants with jobs
-// are judged: an instant skipped, or passed over by a restart, has no run
-// to be late. A cancelled job raises nothing. With no limit the mark
-// follows the cursor, so that a limit added later judges from then on.
+// judgeInstants judges, item by item, the instants of s in (mark, cursor]
+// whose limit d (start_within or deadline) has passed, and returns the
+// new mark and the alarms. Only instants with jobs are judged: a skipped
+// instant has no run to be late. A cancelled job raises nothing. With no
+// limit the mark follows the cursor, so a limit added later judges from
+// then on.
 func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *config.Schedule, kind store.AlarmKind, d time.Duration, mark, cursor, now time.Time) (time.Time, []proposed, error) {
 	if d <= 0 {
 		return later(mark, cursor), nil, nil
@@ -52,9 +50,8 @@ func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *co
 			jobs = jobs[:cut]
 		}
 	}
-	// The mark moves to the newest instant judged, not to through: an
-	// evaluation that judges nothing writes nothing, and reads an empty
-	// range of the index again next time.
+	// The mark moves to the newest instant judged, not to through, so an
+	// evaluation that judges nothing writes nothing.
 	if len(jobs) == 0 {
 		return mark, nil, nil
 	}
@@ -78,17 +75,16 @@ func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *co
 	return through, out, nil
 }
 
-// alarmError is the error of j that an alarm about it carries, masked by
-// its task's redaction as the daemon's config has it now: the job stored
-// its error masked, but maybe under a config that redacted less.
+// alarmError is j's error masked by its task's current redaction: the job
+// stored it masked, maybe under a config that redacted less.
 func alarmError(cfg *config.Config, j *queue.Job) string {
 	return cfg.Redactor(j.Type).Attempt(j.Payload, j.LastError)
 }
 
-// judgeMisfires raises one misfire alarm per beat step (one Advance, whose
-// skips share their recorded time) that skipped instants of s in (mark,
-// cursor], keyed by the newest instant it skipped: the skips of a step
-// commit with the cursor's move, so every evaluation sees the same groups.
+// judgeMisfires raises one misfire alarm per beat step that skipped
+// instants of s in (mark, cursor], keyed by its newest skip. A step's
+// skips share their recorded time and commit with the cursor's move, so
+// every evaluation sees the same groups.
 func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark, cursor time.Time) (time.Time, []proposed, error) {
 	if !cursor.After(mark) {
 		return mark, nil, nil
@@ -127,9 +123,8 @@ func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark,
 	return through, out, nil
 }
 
-// judgeDead raises a dead alarm for each job of s that went dead after
-// mark (less deadLookback; see there), once, from the dead jobs of every
-// schedule read once per evaluation.
+// judgeDead raises, once, a dead alarm for each job of s in dead that went
+// dead after mark less deadLookback.
 func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*queue.Job, mark time.Time) []proposed {
 	var out []proposed
 	for _, j := range dead {
@@ -151,16 +146,14 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 	return out
 }
 
-// judgeRecoveries raises a recovered alarm for each instant (or manual run)
-// with open alarms whose job is done, closing them. It also returns, per
-// schedule, the deadline of its oldest instant that missed it and is still
-// unsatisfied.
+// judgeRecoveries raises a recovered alarm, closing them, for each
+// instant or manual run with open alarms whose job is done. It also
+// returns each schedule's oldest deadline still missed.
 //
-// A recovery waits while a notification job of an alarm it closes has not
-// ended (it is pending, retrying or running): a receiver such as a pager
-// must get the alarm before its recovery, or the recovery would find
-// nothing to resolve and the alarm would stay open there. The end of that
-// notification calls for an evaluation (see Finished).
+// A recovery waits while a notification of an alarm it closes has not
+// ended: a pager must get the alarm before its recovery, or the alarm
+// would stay open there. That notification's end calls for an
+// evaluation (see Finished).
 func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, error) {
 	open, err := e.q.OpenAlarms(ctx, store.MaxAlarmRows)
 	if err != nil {

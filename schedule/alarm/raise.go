@@ -11,11 +11,11 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// raise commits the proposed alarms with their notifications and the moved
-// marks in one transaction, and returns the alarms it raised. The alarms of
-// the batch, raised now or before by another process, are remembered: a
-// dead one is not proposed again, and an open one makes the success that
-// recovers it call for an evaluation (see Finished).
+// raise commits the alarms with their notifications and the moved marks
+// in one transaction, and returns those it raised. It remembers the
+// batch's alarms, even those another process raised: a dead one is not
+// proposed again, and an open one makes its recovering success call for
+// an evaluation.
 func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time, props []proposed, marks []store.AlarmMark) ([]store.Alarm, error) {
 	batch, err := e.batch(ctx, cfg, props, marks)
 	if err != nil {
@@ -81,8 +81,7 @@ func (e *Evaluator) batch(ctx context.Context, cfg *config.Config, props []propo
 	return batch, nil
 }
 
-// notificationJob is the job that carries the alarm of key alarmKey, whose
-// payload is detail, to the task named in notify.
+// notificationJob carries alarm alarmKey's detail to notify task name.
 func notificationJob(alarmKey, name string, task *config.Task, detail json.RawMessage) queue.NewJob {
 	return queue.NewJob{Key: store.NotifyKey(alarmKey, name), AlarmKey: alarmKey, Type: name, Payload: detail,
 		Priority: task.Priority, MaxAttempts: task.MaxAttempts, Version: task.Version}

@@ -8,33 +8,26 @@ import (
 	"strings"
 )
 
-// Bounds of what the loader reads. The TOML decoder's memory grows with the
-// square of a value's nesting, so a small file of deeply nested inline
-// tables would take the daemon's memory at a reload; the file is measured
-// before it is decoded.
+// Bounds of what the loader reads, checked before decoding: the TOML
+// decoder's memory grows with the square of nesting, so a small, deeply
+// nested file could exhaust the daemon at a reload.
 const (
-	// MaxSize bounds a configuration file, in bytes: room for large
-	// payloads and for_each lists, while what one decode holds in memory
-	// stays small.
+	// MaxSize bounds a configuration file, in bytes.
 	MaxSize = 4 << 20
-	// MaxDepth bounds the nesting of a configuration: each part of a
-	// table header or of a dotted key, and each array or inline table a
-	// value opens, is one level. A config's own tables take three
-	// ([[http.user]] with a key, a [tasks.NAME] key); the rest is left to
-	// payloads and for_each items.
+	// MaxDepth bounds nesting: each part of a table header or dotted key,
+	// and each array or inline table, is a level. A config's own tables
+	// take three; the rest is left to payloads and for_each items.
 	MaxDepth = 32
 )
 
 // ErrTooLarge is wrapped by the error of a file over MaxSize.
 var ErrTooLarge = errors.New("config too large")
 
-// ErrTooDeep is wrapped by the error of a file nested deeper than
-// MaxDepth.
+// ErrTooDeep is wrapped by the error of a file deeper than MaxDepth.
 var ErrTooDeep = errors.New("config nested too deep")
 
-// ReadFile reads the configuration file at path as Load does: at most
-// MaxSize+1 bytes, so that Parse refuses a larger file without the
-// whole of it in memory.
+// ReadFile reads the file at path as Load does: at most MaxSize+1 bytes,
+// so that Parse refuses a larger file without holding it all.
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -48,8 +41,7 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// checkBounds reports a configuration over MaxSize or nested deeper
-// than MaxDepth, before anything decodes it.
+// checkBounds reports data over MaxSize or deeper than MaxDepth.
 func checkBounds(file string, data []byte) *Error {
 	if len(data) > MaxSize {
 		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
@@ -61,14 +53,11 @@ func checkBounds(file string, data []byte) *Error {
 	return nil
 }
 
-// nestingOver scans a TOML document for the first place nested deeper than
-// max and returns its 1-based line, its depth and the key or table header
-// it is in, as written; 0 when there is none. It
-// follows table headers, keys and the brackets and braces of values, and
-// skips strings (basic, literal, multi-line) and comments, so that brackets
-// in them do not count. It does not validate: on malformed input it may
-// count differently from the decoder, whose own error then reports it, but
-// it always ends in one pass over data.
+// nestingOver returns the line, depth and key or header, as written, of
+// the first place in a TOML document deeper than max; 0 if none. It skips
+// strings and comments. It does not validate: on malformed input it may
+// count differently from the decoder, which then reports it, but it always
+// ends in one pass.
 func nestingOver(data []byte, max int) (line, depth int, key string) {
 	s := nestScanner{data: data, line: 1}
 	line, depth = s.run(max)
@@ -85,19 +74,18 @@ type nestScanner struct {
 	key  string // the last table header or top-level key, as written
 	max  int    // the depth not to exceed
 
-	stack []open // the brackets and braces of the value not closed yet
+	stack []open // the value's open brackets and braces
 	table int    // parts of the current table header
 	base  int    // depth of the current top-level key's value
 	extra int    // sum of stack[].extra
 }
 
-// open is a bracket or brace of a value not closed yet.
+// open is an open bracket or brace of a value.
 type open struct {
 	table bool // an inline table: keys follow '{' and ','
 	extra int  // dotted parts beyond the first of its current key
 }
 
-// depth is the nesting at the scanner's position in a value.
 func (s *nestScanner) depth() int { return s.base + len(s.stack) + s.extra }
 
 func (s *nestScanner) run(max int) (int, int) {
@@ -134,9 +122,8 @@ func (s *nestScanner) run(max int) (int, int) {
 	return 0, 0
 }
 
-// lineStart reads what starts a line outside any value, c: a table
-// header, to its end, or a key, up to its "=". It returns the depth
-// reached when it is over s.max, else 0.
+// lineStart reads a table header to its end, or a key up to its "=". It
+// returns the depth reached when over s.max, else 0.
 func (s *nestScanner) lineStart(c byte) int {
 	if c == '[' {
 		s.i++
@@ -161,9 +148,8 @@ func (s *nestScanner) lineStart(c byte) int {
 	return 0
 }
 
-// value reads c, a byte of a value: a string is skipped whole, a bracket
-// or brace opens or closes a level, and the keys of an inline table may
-// add levels. It returns the depth reached when it is over s.max, else 0.
+// value reads c, a byte of a value; an inline table's dotted keys add
+// levels. It returns the depth reached when over s.max, else 0.
 func (s *nestScanner) value(c byte) int {
 	switch c {
 	case '"', '\'':
@@ -192,7 +178,6 @@ func (s *nestScanner) value(c byte) int {
 	return 0
 }
 
-// over returns the depth when it is over s.max, else 0.
 func (s *nestScanner) over() int {
 	if d := s.depth(); d > s.max {
 		return d
@@ -200,9 +185,8 @@ func (s *nestScanner) over() int {
 	return 0
 }
 
-// inlineKey reads the key after '{' or ',' of an inline table o: the
-// parts of a dotted key beyond its first are levels, kept in o.extra and
-// summed in *extra.
+// inlineKey reads the key after '{' or ',' of an inline table o: parts
+// beyond the first are levels, kept in o.extra and summed in *extra.
 func (s *nestScanner) inlineKey(o *open, extra *int) {
 	s.skipBlank()
 	parts := s.keyPath()
@@ -211,7 +195,6 @@ func (s *nestScanner) inlineKey(o *open, extra *int) {
 	*extra += o.extra
 }
 
-// skipBlank skips spaces, newlines and comments.
 func (s *nestScanner) skipBlank() {
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
@@ -228,8 +211,7 @@ func (s *nestScanner) skipBlank() {
 	}
 }
 
-// keyPath reads a dotted key and returns its number of parts; 0 when no
-// key starts here.
+// keyPath reads a dotted key and returns its parts; 0 if none.
 func (s *nestScanner) keyPath() int {
 	parts := 0
 	for {
@@ -260,15 +242,12 @@ func (s *nestScanner) keyPath() int {
 	}
 }
 
-// skipComment skips to the end of the line, leaving the newline.
 func (s *nestScanner) skipComment() {
 	for s.i < len(s.data) && s.data[s.i] != '\n' {
 		s.i++
 	}
 }
 
-// skipLine skips the rest of a header line: its closing brackets and a
-// comment. A string there is skipped whole.
 func (s *nestScanner) skipLine() {
 	for s.i < len(s.data) && s.data[s.i] != '\n' {
 		if c := s.data[s.i]; c == '"' || c == '\'' {
@@ -279,8 +258,7 @@ func (s *nestScanner) skipLine() {
 	}
 }
 
-// skipString skips the string that starts at s.i: basic or literal, on one
-// line or multi-line. One left open on its line ends there.
+// skipString skips the string at s.i. One left open ends with its line.
 func (s *nestScanner) skipString() {
 	q := s.data[s.i]
 	if s.i+2 < len(s.data) && s.data[s.i+1] == q && s.data[s.i+2] == q {
@@ -298,8 +276,7 @@ func (s *nestScanner) skipString() {
 				s.line++
 			case c == q && s.i+2 < len(s.data) && s.data[s.i+1] == q && s.data[s.i+2] == q:
 				s.i += 3
-				// Up to two quotes may end the content right before the
-				// delimiter.
+				// Up to two quotes may end the content.
 				for k := 0; k < 2 && s.i < len(s.data) && s.data[s.i] == q; k++ {
 					s.i++
 				}

@@ -13,24 +13,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CommandEnv is what the daemon would run commands with: what CheckCommands
-// resolves a command's program against.
+// CommandEnv is the environment CheckCommands resolves programs in.
 type CommandEnv struct {
-	// Path is the daemon's PATH, searched for a program named without a
-	// slash, as exec.LookPath searches it.
+	// Path is the daemon's PATH, searched as exec.LookPath does.
 	Path string
 }
 
-// CheckCommands checks, for every command task of cfg, the program it would
-// execute in env: a program that does not exist, is not a regular file or
-// is not executable (by this process) is an error, since every job of the
-// task would fail at its start; so is a dir that is not a directory. A
-// program named by a path is taken from the config file's directory when
-// relative (see Task.Command), so its check does not depend on the
-// working directory. A program that is a template is not checked.
+// CheckCommands reports each command task of cfg whose program, in env,
+// is missing, not a regular file or not executable by this process, or
+// whose dir is not a directory: every job of it would fail at its start.
+// A templated program is not checked.
 //
-// Unlike Load it reads the file system, so -check calls it and a reload does
-// not. Lines are read again from cfg.File; they are 0 if it cannot be read.
+// Unlike Load it reads the file system, so -check calls it and a reload
+// does not. Lines come from re-reading cfg.File; 0 if it cannot be read.
 func CheckCommands(cfg *Config, env CommandEnv) (errs Errors) {
 	var loc *locator
 	if data, err := os.ReadFile(cfg.File); err == nil {
@@ -68,9 +63,8 @@ func CheckCommands(cfg *Config, env CommandEnv) (errs Errors) {
 	return errs
 }
 
-// lookPath finds prog in path as exec.LookPath does in $PATH: an empty
-// element is the working directory (exec refuses such a result, and so
-// does this).
+// lookPath finds prog in path as exec.LookPath does in $PATH, refusing
+// relative elements as exec does.
 func lookPath(prog, path string) (string, error) {
 	var lastErr error
 	for _, dir := range filepath.SplitList(path) {

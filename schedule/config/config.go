@@ -15,16 +15,15 @@ const (
 	DefaultBackoff          = 30 * time.Second
 	DefaultMaxBackoff       = time.Hour
 	DefaultCatchUpLimit     = 100
-	// MaxWorkers bounds workers: each is a goroutine and a slot in buffers
+	// MaxWorkers bounds workers, each a goroutine and a slot in buffers
 	// sized up front.
 	MaxWorkers = 10000
 	// MaxCatchUpLimit bounds catch_up_limit.
 	MaxCatchUpLimit = 10000
 )
 
-// Config is a loaded and fully validated schedules.toml, made by Load or
-// Parse. It is not modified after they return it and may be shared between
-// goroutines.
+// Config is a validated schedules.toml, made by Load or Parse. It is never
+// modified afterwards and may be shared between goroutines.
 type Config struct {
 	// File is the path given to Load, or the name given to Parse.
 	File string
@@ -34,19 +33,16 @@ type Config struct {
 	Tasks map[string]*Task
 	// Schedules holds the [[schedule]] tables in file order.
 	Schedules []*Schedule
-	// HTTP holds the [http] table: the metrics and health listener.
+	// HTTP holds the [http] table.
 	HTTP HTTPSettings
-	// Pools holds the [pools.NAME] tables, sorted by name: workers of
-	// their own for the tasks each names. The tasks of none run in the
-	// default pool, of Scheduler.Workers (see PoolOf).
+	// Pools holds the [pools.NAME] tables, sorted by name. Other tasks
+	// run in the default pool (see PoolOf).
 	Pools []*Pool
-	// Warnings are what is probably a mistake but loads, such as the cron
-	// "0 3 * * * *" (see cron.Expr.Warning): in line order, for -check and
-	// the daemon to report.
+	// Warnings are probable mistakes that load, in line order.
 	Warnings []*Error
 
 	byName map[string]*Schedule
-	poolOf map[string]string // task -> the [pools.NAME] that names it
+	poolOf map[string]string // task -> its pool
 }
 
 // Schedule returns the schedule called name.
@@ -57,47 +53,38 @@ func (c *Config) Schedule(name string) (*Schedule, bool) {
 
 // Scheduler is the [scheduler] table: settings of the daemon.
 type Scheduler struct {
-	// DB is the queue file (key db). Default: "scheduler.db". The daemon's
-	// -db flag overrides it.
+	// DB is the queue file (key db), overridden by -db. Default: DefaultDB.
 	DB string
-	// Workers is how many jobs run at once (key workers). Zero selects the
-	// pool's default, GOMAXPROCS.
+	// Workers is how many jobs run at once (key workers). Default: GOMAXPROCS.
 	Workers int
-	// Timezone is the zone of cron expressions of schedules that name none
-	// (key timezone, an IANA name). Default: UTC.
+	// Timezone is for schedules that name none (key timezone). Default: UTC.
 	Timezone *time.Location
-	// RetainDone is how long done jobs are kept before maintenance purges
-	// them (key retain_done). Default: 168h.
+	// RetainDone keeps done jobs this long (key retain_done). Default: 168h.
 	RetainDone time.Duration
-	// MaintenanceEvery is the period of lease reclaim and purge (key
+	// MaintenanceEvery is the period of reclaim and purge (key
 	// maintenance_every). Default: 1h.
 	MaintenanceEvery time.Duration
-	// ShutdownGrace is how long running jobs may finish after the daemon is
-	// told to stop (key shutdown_grace). Default: 30s.
+	// ShutdownGrace is how long running jobs may finish after a stop (key
+	// shutdown_grace). Default: 30s.
 	ShutdownGrace time.Duration
 	// MisfireGrace is how late an instant may be materialised and still
-	// count as on time (key misfire_grace, at least 1s). Instants later
-	// than this, after downtime, a pause or a forward clock jump, are
-	// missed and handled by the schedule's catch_up policy. Default: 1m.
+	// be on time (key misfire_grace, at least 1s); later ones are missed
+	// and go to catch_up. Default: 1m.
 	MisfireGrace time.Duration
 	// Lease is how long a claimed job stays claimed without a heartbeat
-	// (key lease, at least 1s); running jobs' leases are extended every
-	// third of it. After it a stalled or dead worker's job is reclaimed
-	// and runs again. Default: 1m.
+	// (key lease, at least 1s); heartbeats come every third of it. After
+	// it a stalled worker's job is reclaimed. Default: 1m.
 	Lease time.Duration
-	// StartWithin is the schedules' default start_within (see
-	// Schedule.StartWithin). Zero: none.
+	// StartWithin is the default Schedule.StartWithin. Zero: none.
 	StartWithin time.Duration
-	// Deadline is the schedules' default deadline (see Schedule.Deadline).
-	// Zero: none.
+	// Deadline is the default Schedule.Deadline. Zero: none.
 	Deadline time.Duration
 	// Notify is the schedules' default notify (see Schedule.Notify).
 	Notify []string
 }
 
-// Load reads, decodes and validates the configuration file at path. Nothing
-// is returned unless everything is valid: a bad file yields a nil Config and
-// an Errors listing every problem found.
+// Load reads, decodes and validates the file at path. A bad file yields a
+// nil Config and an Errors listing every problem.
 func Load(path string) (*Config, error) {
 	data, err := ReadFile(path)
 	if err != nil {
@@ -106,10 +93,9 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
-// Parse decodes and validates a configuration held in data; name is used in
-// errors and as Config.File, and a command's program or dir given as a
-// relative path is taken from its directory. See Load. Data over MaxSize or nested
-// deeper than MaxDepth is refused before it is decoded.
+// Parse is Load of data, name standing for the path: in errors, as
+// Config.File and as the base of relative programs and dirs. Data over
+// MaxSize or MaxDepth is refused before decoding.
 func Parse(name string, data []byte) (*Config, error) {
 	if err := checkBounds(name, data); err != nil {
 		return nil, Errors{err}

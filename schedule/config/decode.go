@@ -15,11 +15,10 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/cron"
 )
 
-// The file decodes in two steps so that one bad value does not hide the
-// others: first every table and every key into toml.Primitive, then each key
-// on its own into its Go type. A key whose type needs checking (durations,
-// zones, cron expressions, policies) has a type with UnmarshalText, whose
-// error the decoder reports as a toml.ParseError.
+// The file decodes in two steps so that one bad value hides no other:
+// every key into toml.Primitive, then each key into its Go type. Types
+// that need checking implement UnmarshalText, whose error the decoder
+// reports as a toml.ParseError.
 
 // loader decodes and validates one file, collecting every problem.
 type loader struct {
@@ -28,15 +27,14 @@ type loader struct {
 	md        toml.MetaData
 	loc       *locator
 	errs      Errors
-	failed    map[string]bool // locator paths whose value did not decode
-	names     map[int]string  // schedule names by position, for messages
-	twins     map[string]bool // locator paths of keys spelt twice in one table (see findTwins)
-	truncated bool            // MaxErrors reached: some values were not decoded
-	notified  map[string]bool // notify tasks whose templates were run over an alarm's payload
+	failed    map[string]bool // paths whose value did not decode
+	names     map[int]string  // schedule names by position
+	twins     map[string]bool // see findTwins
+	truncated bool            // MaxErrors reached
+	notified  map[string]bool // notify tasks whose templates were checked
 }
 
-// where locates a problem: the table, its name, and the locator path of the
-// key (or of the table).
+// where locates a problem: table, name, and the key's or table's path.
 type where struct {
 	table string
 	job   string
@@ -62,8 +60,7 @@ func (l *loader) add(w where, err error) {
 	l.errs = append(l.errs, &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
 }
 
-// warning returns what is probably a mistake at w, to load with the
-// config (Config.Warnings).
+// warning returns a Config.Warnings entry at w.
 func (l *loader) warning(w where, err error) *Error {
 	line := 0
 	if l.loc != nil {
@@ -87,8 +84,7 @@ func (l *loader) sortedErrors() Errors {
 	return l.errs
 }
 
-// decodeFile parses the document. A syntax error ends loading: nothing
-// after it can be trusted.
+// decodeFile parses the document. A syntax error ends loading.
 func (l *loader) decodeFile() (rawFile, bool) {
 	var raw rawFile
 	md, err := toml.Decode(l.data, &raw)
@@ -109,16 +105,15 @@ func (l *loader) decodeFile() (rawFile, bool) {
 // present reports whether the key of p was in the file.
 func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
 
-// decode decodes p into v when the key was given, and reports whether it
-// was given and decoded.
+// decode decodes p into v and reports whether the key was given and
+// decoded.
 func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 	if !present(p) || l.twins[pathKey(w.path)] {
 		return false
 	}
 	if len(l.errs) >= MaxErrors {
-		// The decoder's error path rescans the whole file: a file with
-		// thousands of bad values would take seconds per thousand. It is
-		// rejected already; stop looking.
+		// The decoder's error path rescans the file, so thousands of bad
+		// values would be slow. The file is rejected already.
 		l.truncated = true
 		return false
 	}
@@ -145,8 +140,8 @@ func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
 		return false
 	}
-	// An UnmarshalText failed. The ParseError keeps only its message: run
-	// it again for the error itself, so that errors.Is sees sentinels.
+	// An UnmarshalText failed. Run it again for the error itself, which
+	// the ParseError drops, so that errors.Is sees sentinels.
 	if tu, ok := v.(encoding.TextUnmarshaler); ok {
 		if s, ok := raw.(string); ok {
 			if err := tu.UnmarshalText([]byte(s)); err != nil {
@@ -164,8 +159,7 @@ var (
 	primitive       = reflect.TypeFor[toml.Primitive]()
 )
 
-// fits reports whether a decoded TOML value has the shape of Go type t:
-// tables for maps and structs, arrays for slices, strings for text types.
+// fits reports whether a decoded TOML value has the shape of Go type t.
 func fits(raw any, t reflect.Type) bool {
 	if t == primitive {
 		return true
@@ -232,7 +226,6 @@ func wantType(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// tomlType describes a decoded TOML value.
 func tomlType(v any) string {
 	switch v := v.(type) {
 	case string:

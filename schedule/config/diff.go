@@ -13,18 +13,15 @@ import (
 
 // Diff is what a reload changes. Every list is sorted.
 type Diff struct {
-	Added   []string // schedules in the new configuration only
-	Changed []string // schedules in both, with any key different
-	Removed []string // schedules in the old configuration only
-	// Fields holds, for each changed schedule, the keys that differ
-	// ("cron", "payload", ...).
-	Fields map[string][]string
+	Added   []string            // schedules only in new
+	Changed []string            // schedules with any key different
+	Removed []string            // schedules only in old
+	Fields  map[string][]string // each changed schedule's keys that differ
 
-	TasksAdded   []string // tasks in the new configuration only
-	TasksChanged []string // tasks in both, with any key different
-	TasksRemoved []string // tasks in the old configuration only
-	// TaskFields holds, for each changed task, the keys that differ.
-	TaskFields map[string][]string
+	TasksAdded   []string
+	TasksChanged []string
+	TasksRemoved []string
+	TaskFields   map[string][]string // each changed task's keys that differ
 
 	// Scheduler lists the [scheduler] keys that differ.
 	Scheduler []string
@@ -32,14 +29,14 @@ type Diff struct {
 	Pools []string
 }
 
-// Empty reports whether d changes nothing at all.
+// Empty reports whether d changes nothing.
 func (d Diff) Empty() bool {
 	return len(d.Added) == 0 && len(d.Changed) == 0 && len(d.Removed) == 0 &&
 		len(d.TasksAdded) == 0 && len(d.TasksChanged) == 0 && len(d.TasksRemoved) == 0 && len(d.Scheduler) == 0 && len(d.Pools) == 0
 }
 
-// Compare returns what differs between old and new: schedules, tasks and
-// [scheduler] keys and pools. Either may be nil, meaning an empty configuration.
+// Compare returns what differs between old and new. Either may be nil,
+// meaning an empty configuration.
 func Compare(old, new *Config) Diff {
 	d := Diff{Fields: map[string][]string{}, TaskFields: map[string][]string{}}
 	for _, s := range schedules(new) {
@@ -109,10 +106,9 @@ func lookup(c *Config, name string) (*Schedule, bool) {
 	return c.Schedule(name)
 }
 
-// changedKeys compares the exported fields of two structs, *a and *b, and
-// returns the file keys (named by key) of those that differ, sorted. Going
-// by the fields themselves, a key added to a table is compared without
-// being listed here. Zones compare by name, payloads by their JSON.
+// changedKeys returns the file keys of the exported fields that differ
+// between *a and *b, sorted. Going by reflection, a new key needs no
+// listing here. Zones compare by name, payloads by their JSON.
 func changedKeys[T any](a, b *T, key func(reflect.StructField) string) []string {
 	va, vb := reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem()
 	var out []string
@@ -133,9 +129,8 @@ func changedKeys[T any](a, b *T, key func(reflect.StructField) string) []string 
 	return out
 }
 
-// sameJSON reports whether x and y encode to the same JSON: payloads are
-// compared as the jobs see them, whatever Go values (a date-time's zone
-// pointer) they decoded to.
+// sameJSON reports whether x and y encode alike: payloads compare as jobs
+// see them, whatever Go values (a zone pointer) they hold.
 func sameJSON(x, y any) bool {
 	a, err := json.Marshal(x)
 	if err != nil {
@@ -145,8 +140,8 @@ func sameJSON(x, y any) bool {
 	return err == nil && bytes.Equal(a, b)
 }
 
-// scheduleKey is the file key of a Schedule field: Location is read from
-// the key timezone (or a CRON_TZ= prefix, which also changes cron).
+// scheduleKey is the file key of a Schedule field; Location's is
+// timezone.
 func scheduleKey(f reflect.StructField) string {
 	if f.Name == "Location" {
 		return "timezone"
@@ -154,8 +149,8 @@ func scheduleKey(f reflect.StructField) string {
 	return fieldKey(f)
 }
 
-// fieldKey is the file key of a field: its name in snake case, initialisms
-// kept whole (MaxAttempts is max_attempts, URL is url, DB is db).
+// fieldKey is a field's name in snake case, initialisms whole
+// (MaxAttempts is max_attempts, URL is url).
 func fieldKey(f reflect.StructField) string {
 	r := []rune(f.Name)
 	var b strings.Builder

@@ -1,14 +1,12 @@
 // Package config turns schedules.toml into a validated Config: it decodes
 // the file, checks every key, locates each problem's line, suggests the
-// name that was probably meant, bounds what it reads, compares two configs
-// (Compare), and holds the settings the daemon reads from the file: the
-// [scheduler] table, the tasks and their redaction, the [http] listener and
-// dashboard logins, and the [pools.NAME] tables.
+// name probably meant, bounds what it reads, and compares two configs. It
+// holds the daemon's settings: [scheduler], the tasks and their
+// redaction, the [http] listener and logins, and [pools.NAME].
 //
-// It knows what a config says and nothing of what is done with it: it does
-// not schedule, store or run anything. It parses cron expressions with the
-// cron package and checks payloads against the queue's bounds, so that a
-// config loads only if every job it makes can be enqueued.
+// It knows what a config says, not what is done with it: it schedules,
+// stores and runs nothing. It checks payloads against the queue's bounds,
+// so a config loads only if every job it makes can be enqueued.
 //
 // # The file
 //
@@ -31,7 +29,7 @@
 //	deadline = "1h"               # missed alarm; see Schedule.Deadline
 //	notify = ["page-ops"]         # tasks that get each alarm (AlarmPayload)
 //
-// Load reports every problem at once, each with file, line, table, name and
-// key, and returns no Config unless the whole file is valid. ExampleLoad
-// loads testdata/schedules.toml.
+// Load reports every problem at once, each with file, line, table, name
+// and key, and returns no Config unless the whole file is valid.
+// ExampleLoad loads testdata/schedules.toml.
 package config

@@ -10,17 +10,15 @@ import (
 
 // Error is one problem of a configuration file.
 type Error struct {
-	File string // the file, as given to Load or Parse
-	Line int    // 1-based line; 0 when unknown
-	// Table is "scheduler", "task", "schedule", "http" or "pool": where
-	// the problem is;
-	// empty for the file as a whole.
+	File string // as given to Load or Parse
+	Line int    // 1-based; 0 when unknown
+	// Table is "scheduler", "task", "schedule", "http" or "pool"; empty
+	// for the whole file.
 	Table string
 	// Job names the task or schedule; a schedule without a usable name is
-	// "#N", its 1-based position among the [[schedule]] tables.
+	// "#N", its 1-based position.
 	Job string
-	// Field is the key the problem is in, such as "cron"; empty for a
-	// whole table.
+	// Field is the key, such as "cron"; empty for a whole table.
 	Field string
 	Err   error
 }
@@ -51,8 +49,7 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying problem.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errors is every problem found in a configuration file, in line
-// order. Load and Parse return it as their error.
+// Errors is every problem of a file, in line order, as Load returns it.
 type Errors []*Error
 
 // Error lists the problems, one per line.
@@ -73,12 +70,10 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// MaxErrors is how many problems Load reports before it stops
-// decoding the rest of a file.
+// MaxErrors is how many problems Load reports before it stops decoding.
 const MaxErrors = 100
 
-// ErrTooManyProblems is wrapped by the last Error of a list cut short
-// at MaxErrors: it is a note, not a problem of its own.
+// ErrTooManyProblems is wrapped by the note ending a list cut at MaxErrors.
 var ErrTooManyProblems = errors.New("too many problems")
 
 // lineOrder puts problems without a line last.

@@ -15,57 +15,47 @@ import (
 	"github.com/scheduler-run/scheduler/internal/passhash"
 )
 
-// HTTPSettings is the [http] table: the listener that serves /metrics, /healthz
+// HTTPSettings is the [http] table: the listener of /metrics, /healthz
 // and the dashboard, and who may act on the dashboard.
 type HTTPSettings struct {
-	// Listen is the host:port to listen on (key listen). Empty, the
-	// default, starts no listener. The daemon's -http flag overrides it.
+	// Listen is the host:port to listen on (key listen), overridden by
+	// -http. Empty, the default, starts no listener.
 	Listen string
-	// Dashboard serves the dashboard at / on the listener (key dashboard).
-	// Default: true; it is served only where there is a listener.
+	// Dashboard serves the dashboard at / (key dashboard). Default: true.
 	Dashboard bool
 	// Actions lets a logged-in operator trigger, pause, resume, retry and
-	// cancel from the dashboard (key actions). Default: false, read-only.
-	// It needs a credential: TokenHash or Users.
+	// cancel (key actions). It needs TokenHash or Users. Default: false.
 	Actions bool
 	// TokenHash is the hash of a token that logs in as "token" (key
-	// token_hash, as scheduler -hash-password prints it); zero: none.
+	// token_hash, from scheduler -hash-password); zero: none.
 	TokenHash passhash.Hash
-	// Users are the [[http.user]] tables, in file order: each logs in with
-	// its name and password.
+	// Users are the [[http.user]] tables, in file order.
 	Users []HTTPUser
-	// Hosts are the host names, lower case, besides localhost, IP
-	// addresses and the listen address's name, that the dashboard answers
-	// to in a request's Host (key hosts): the names a proxy or a browser
-	// reaches it by. A page under any other name is refused, which keeps
-	// a hostile page that rebinds its own name to this address from
-	// reading the dashboard.
+	// Hosts are the lower-case names, besides localhost, IP addresses and
+	// the listen address's name, that the dashboard answers to in a Host
+	// header (key hosts). Other names are refused, so a hostile page that
+	// rebinds its name to this address cannot read the dashboard.
 	Hosts []string
-	// TrustedProxies are the addresses and CIDR prefixes of the proxies
-	// in front of the dashboard (key trusted_proxies). A request from one
-	// of them is counted, in the login's limits and the logs, as from the
-	// client X-Forwarded-For or Forwarded names; a request from any other
-	// address as from that address. Default: none.
+	// TrustedProxies are the proxies' addresses and CIDR prefixes (key
+	// trusted_proxies). A request from one counts, in login limits and
+	// logs, as from the client X-Forwarded-For or Forwarded names.
 	TrustedProxies []netip.Prefix
 }
 
-// HTTPUser is an [[http.user]] table: a person who may log in to the
-// dashboard.
+// HTTPUser is an [[http.user]] table: a person who may log in.
 type HTTPUser struct {
 	// Name is the login name (key name): 1 to 64 letters, digits and
-	// -_.@, unique, not "token", which names the token in the logs.
+	// -_.@, unique, not "token".
 	Name string
-	// PasswordHash is the hash of the password (key password_hash, as
-	// scheduler -hash-password prints it). The config never holds a
-	// password in clear.
+	// PasswordHash is the password's hash (key password_hash, from
+	// scheduler -hash-password). The config never holds a password.
 	PasswordHash passhash.Hash
 }
 
 // Credentials reports whether anyone can log in: a token or a user.
 func (h HTTPSettings) Credentials() bool { return !h.TokenHash.IsZero() || len(h.Users) > 0 }
 
-// Equal reports whether h and o configure the same listener, dashboard and
-// credentials.
+// Equal reports whether h and o configure the same settings.
 func (h HTTPSettings) Equal(o HTTPSettings) bool {
 	return h.Listen == o.Listen && h.Dashboard == o.Dashboard && h.Actions == o.Actions &&
 		h.TokenHash.Equal(o.TokenHash) && slices.Equal(h.Hosts, o.Hosts) && slices.Equal(h.TrustedProxies, o.TrustedProxies) &&
@@ -74,18 +64,14 @@ func (h HTTPSettings) Equal(o HTTPSettings) bool {
 		})
 }
 
-// TokenUser is the name the token logs in as, in the dashboard's header and
-// in the logs of what it did; no [[http.user]] may take it.
+// TokenUser is the name the token logs in as; no [[http.user]] may take it.
 const TokenUser = "token"
 
-// maxUserName bounds an [[http.user]] name.
 const maxUserName = 64
 
-// CheckListen checks a listen address (host:port, the host an IP address or
-// a name, the port 0 to 65535, 0 for any free one, which the daemon logs)
-// and reports whether it reaches beyond the loopback interface: an empty
-// host (every interface), an address that is not a loopback one, or a name
-// other than localhost.
+// CheckListen checks a listen address (host:port, port 0 for any free
+// one) and reports whether it reaches beyond loopback: an empty host, a
+// non-loopback address, or a name other than localhost.
 func CheckListen(addr string) (public bool, err error) {
 	if addr == "" {
 		return false, errors.New("empty address: want host:port, such as 127.0.0.1:9464")
@@ -126,12 +112,10 @@ func validHostname(h string) bool {
 	return true
 }
 
-// ErrDashboardNeedsLogin is the error of a listen address beyond the
-// loopback interface for a dashboard that asks for no login.
+// ErrDashboardNeedsLogin is the error of a login-less dashboard off loopback.
 var ErrDashboardNeedsLogin = errors.New("the dashboard listens beyond the loopback interface and asks for no login: " +
 	"set token_hash or an [[http.user]] (scheduler -hash-password prints a hash), or dashboard = false")
 
-// loadHosts decodes hosts: host names without a port.
 func (l *loader) loadHosts(p toml.Primitive, w where, cfg *Config) {
 	var hosts []string
 	if !l.decode(p, &hosts, w) {
@@ -157,7 +141,6 @@ func isIP(s string) bool {
 	return err == nil
 }
 
-// loadProxies decodes trusted_proxies: IP addresses and CIDR prefixes.
 func (l *loader) loadProxies(p toml.Primitive, w where, cfg *Config) {
 	var proxies []string
 	if !l.decode(p, &proxies, w) {
@@ -175,9 +158,8 @@ func (l *loader) loadProxies(p toml.Primitive, w where, cfg *Config) {
 	}
 }
 
-// ParseProxy parses an entry of trusted_proxies: an IP address, which is
-// a prefix of its full length, or a CIDR prefix such as 10.0.0.0/8. An
-// IPv4-mapped IPv6 address is its IPv4 address.
+// ParseProxy parses a trusted_proxies entry: an IP address (a full-length
+// prefix) or a CIDR prefix. IPv4-mapped IPv6 becomes IPv4.
 func ParseProxy(s string) (netip.Prefix, error) {
 	if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
 		ip = ip.Unmap()
@@ -196,13 +178,11 @@ func ParseProxy(s string) (netip.Prefix, error) {
 	return pre.Masked(), nil
 }
 
-// userKeys are the keys an [[http.user]] table may hold.
 var userKeys = map[string]bool{"name": true, "password_hash": true}
 
-// loadHTTP decodes the [http] table into cfg.HTTP. An address beyond the
-// loopback interface loads, since it was written on purpose, with a
-// warning: the metrics name every schedule and task, and a dashboard
-// without credentials shows every job to anyone who reaches it.
+// loadHTTP decodes the [http] table into cfg.HTTP. An address beyond
+// loopback loads with a warning, since the metrics name every schedule
+// and task.
 func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 	cfg.HTTP.Dashboard = true
 	w := where{table: "http", path: []string{"http"}}
@@ -259,7 +239,6 @@ func (l *loader) loadHTTP(p toml.Primitive, cfg *Config) {
 	}
 }
 
-// loadUsers decodes the [[http.user]] tables into cfg.HTTP.Users.
 func (l *loader) loadUsers(p toml.Primitive, cfg *Config) {
 	var raws []map[string]toml.Primitive
 	if !l.decode(p, &raws, where{table: "http", field: "user", path: []string{"http", "user"}}) {

@@ -13,26 +13,22 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 )
 
-// Item is one run of a schedule's fan-out: every instant of the schedule
-// makes one job per Item.
+// Item is one element of a schedule's fan-out: one job per instant.
 type Item struct {
-	// ID names the item within its schedule: the item's keys in sorted
-	// order as key=value joined by ",", values JSON-encoded unless they are
-	// strings ("customer=acme,tier=3"). It is "" for a schedule without
-	// for_each.
+	// ID names the item in its schedule: its sorted keys as key=value
+	// joined by ",", non-strings JSON-encoded ("customer=acme,tier=3").
+	// "" without for_each.
 	ID string
-	// Payload is the job payload: the schedule's payload with the item's
-	// keys merged over it, as a JSON object.
+	// Payload is the schedule's payload with the item's keys merged over.
 	Payload json.RawMessage
 
-	keys []string // the for_each entry's own keys, sorted
+	keys []string // the for_each entry's keys, sorted
 }
 
 // Sets reports whether the item's for_each entry sets key.
 func (it Item) Sets(key string) bool { return slices.Contains(it.keys, key) }
 
-// Merge returns the item's payload with the keys of over merged over it,
-// as a JSON object.
+// Merge returns the item's payload with over merged over it.
 func (it Item) Merge(over map[string]any) (json.RawMessage, error) {
 	base, err := DecodeObject(it.Payload)
 	if err != nil {
@@ -41,7 +37,6 @@ func (it Item) Merge(over map[string]any) (json.RawMessage, error) {
 	return encodePayload(merge(base, over))
 }
 
-// itemID returns the ID of a for_each item.
 func itemID(item map[string]any) (string, error) {
 	var b strings.Builder
 	for i, k := range slices.Sorted(maps.Keys(item)) {
@@ -71,10 +66,8 @@ func merge(base, over map[string]any) map[string]any {
 	return out
 }
 
-// buildItems returns the fan-out of a schedule: one Item per for_each entry,
-// or a single Item with ID "" when there is none. Each item's payload is
-// checked as an enqueue checks it (queue.CheckPayload), so that a config
-// loads only if every job it makes can be enqueued.
+// buildItems returns a schedule's Items (see Schedule.Items). Each payload
+// is checked as an enqueue would check it.
 func buildItems(payload map[string]any, forEach []map[string]any) ([]Item, error) {
 	if len(forEach) == 0 {
 		p, err := encodePayload(payload)
@@ -124,7 +117,7 @@ func encodePayload(m map[string]any) (json.RawMessage, error) {
 	return b, nil
 }
 
-// DecodeObject decodes a JSON object, such as a payload; empty input is an empty object.
+// DecodeObject decodes a JSON object; empty input is an empty object.
 // Numbers keep their text, as the command handler decodes them.
 func DecodeObject(b json.RawMessage) (map[string]any, error) {
 	if len(bytes.TrimSpace(b)) == 0 {

@@ -10,9 +10,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
-// checkKeys reports keys the file may not hold: keys MetaData.Undecoded
-// lists (outside the free-form payload and for_each), and keys whose
-// spelling differs from the expected one only in case.
+// checkKeys reports unknown keys: those MetaData.Undecoded lists outside
+// free-form values, and those that differ from a known key only in case.
 func (l *loader) checkKeys() {
 	undecoded := map[string]bool{}
 	for _, k := range l.md.Undecoded() {
@@ -40,11 +39,10 @@ func (l *loader) checkKeys() {
 	}
 }
 
-// findTwins notes the keys whose table also holds a key spelt the same but
-// for case (cron and Cron). The decoder matches struct fields without
-// regard to case and takes either value, depending on its map order; such a
-// value is not decoded at all (checkKeys reports the misspelt key), so that
-// the problems listed are the same at every load.
+// findTwins notes keys whose table also holds them spelt in another case
+// (cron and Cron). The decoder would take either, by map order; neither
+// is decoded, and checkKeys reports the misspelling, so every load lists
+// the same problems.
 func (l *loader) findTwins() {
 	spellings := map[string]map[string]bool{}
 	idx := -1
@@ -52,9 +50,8 @@ func (l *loader) findTwins() {
 		if len(k) == 1 && k[0] == "schedule" {
 			idx++
 		}
-		// The key's top-level table and its field in that table; Keys lists
-		// tables that are only implied by a longer key (tasks in
-		// [tasks.x]) only through those keys.
+		// The key's top-level table and its field; Keys lists implied
+		// tables (tasks in [tasks.x]) only through longer keys.
 		for n := range min(len(k), 3) {
 			p := l.keyPlace(k[:n+1], idx)
 			if p.inside || len(p.at.path) != p.depth {
@@ -81,12 +78,10 @@ func keyHint(key string, known map[string]bool) string {
 	return suggest.Hint(key, slices.Collect(maps.Keys(known)))
 }
 
-// knownIn reports whether name is a key the table of file key k may hold.
 func (l *loader) knownIn(k toml.Key, name string) bool {
 	return l.keysOf(k)[name]
 }
 
-// keysOf returns the keys the table of file key k may hold.
 func (l *loader) keysOf(k toml.Key) map[string]bool {
 	switch {
 	case k[0] == "scheduler" && len(k) >= 2:
@@ -107,16 +102,15 @@ func (l *loader) keysOf(k toml.Key) map[string]bool {
 
 // keyPlace is where a key of the file belongs.
 type keyPlace struct {
-	at     where // the table, and the locator path of the key
-	depth  int   // length of the path up to the key that is unknown, if any
-	known  bool  // the key's spelling is one its table may hold
-	inside bool  // the key lies inside the value of a known key
+	at     where // the table and the key's path
+	depth  int   // path length up to the unknown key, if any
+	known  bool  // its table may hold the key
+	inside bool  // the key lies inside a known key's value
 }
 
-// keyPlace places key k of the file. Inside the free-form payload,
-// for_each, env and headers any key goes; inside any other value a table is
-// a type error reported for the key itself. idx is the position of the
-// current [[schedule]] table.
+// keyPlace places key k; idx is the current [[schedule]]'s position.
+// Inside payload, for_each, env and headers any key goes; inside other
+// values a table is the key's type error.
 func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 	switch {
 	case k[0] == "scheduler" && len(k) >= 2:
@@ -164,8 +158,7 @@ func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 	return keyPlace{at: where{path: k}, depth: 1, known: len(k) == 1 && fileKeys[k[0]]}
 }
 
-// underFailed reports whether path is inside a value that did not decode:
-// its keys are not unknown, the value is wrong as a whole.
+// underFailed reports whether path is inside a value that failed whole.
 func (l *loader) underFailed(path []string) bool {
 	for n := len(path); n > 0; n-- {
 		if l.failed[pathKey(path[:n])] {

@@ -7,12 +7,10 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// maxNameLen bounds task and schedule names.
 const maxNameLen = 128
 
-// validName reports whether s may name a task or a schedule: letters,
-// digits and "-_.:@/". A name never holds "|", which separates the parts of
-// a dedup key.
+// validName reports whether s may name a task or a schedule. A name never
+// holds "|", the dedup key's separator.
 func validName(s string) bool {
 	if s == "" || len(s) > maxNameLen {
 		return false
@@ -27,9 +25,8 @@ func validName(s string) bool {
 
 const nameRule = "use 1 to 128 letters, digits and -_.:@/"
 
-// load decodes and validates the whole file, the tasks before the
-// schedules and pools that name them, and returns the Config, valid only
-// if l.errs is empty.
+// load decodes and validates the file, tasks before the schedules and
+// pools that name them. The Config is valid only if l.errs is empty.
 func (l *loader) load() *Config {
 	raw, ok := l.decodeFile()
 	if !ok {
@@ -48,8 +45,7 @@ func (l *loader) load() *Config {
 	return cfg
 }
 
-// table returns the top-level table p of the file, or nothing when the
-// file spells its name twice (see findTwins).
+// table returns top-level table p, or nothing when it has twins.
 func (l *loader) table(p toml.Primitive, name string) toml.Primitive {
 	if l.twins[pathKey([]string{name})] {
 		l.failed[pathKey([]string{name})] = true // its keys are not unknown

@@ -15,16 +15,15 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
-// loadSchedules decodes the [[schedule]] tables into cfg.Schedules, in file
-// order. It runs after loadTasks: templates are the parsed argument
-// templates of the command tasks, which every schedule's payloads must
-// fill.
+// loadSchedules decodes the [[schedule]] tables into cfg.Schedules, in
+// file order. templates are the command tasks' argument templates, which
+// the payloads must fill.
 func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[string][]*template.Template) {
 	var raws []toml.Primitive
 	if !l.decode(p, &raws, where{field: "schedule", path: []string{"schedule"}}) {
 		return
 	}
-	// Names first, so that a message about any key can name its schedule.
+	// Names first, so any message can name its schedule.
 	decoded := make([]rawSchedule, len(raws))
 	ok := make([]bool, len(raws))
 	for i, rp := range raws {
@@ -58,7 +57,6 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 	}
 }
 
-// loadSchedule decodes the i-th [[schedule]] table, key by key.
 func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
 	job := l.names[i]
 	if job == "" {
@@ -92,10 +90,8 @@ func (l *loader) loadName(raw rawSchedule, s *Schedule, w where) {
 	}
 }
 
-// loadCron decodes a schedule's cron, which is required, and timezone: the
-// expression is read in the zone of its CRON_TZ= prefix, else of the
-// timezone key, else of [scheduler] timezone. What is probably a mistake
-// in the expression is a warning (see cron.Expr.Warning).
+// loadCron decodes a schedule's cron, which is required, and timezone
+// (see Schedule.Location), and adds cron.Expr.Warning to the warnings.
 func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	var text cronText
 	cronOK := false
@@ -139,8 +135,8 @@ func (l *loader) loadScheduleTask(raw rawSchedule, s *Schedule, cfg *Config, w w
 	}
 }
 
-// undefinedTask reports a task name that no [tasks.NAME] table defines:
-// with the names nearest to it, or else how to define it.
+// undefinedTask reports an undefined task, with the nearest names or how
+// to define it.
 func (l *loader) undefinedTask(w where, task string, cfg *Config) {
 	if hint := suggest.Hint(task, slices.Sorted(maps.Keys(cfg.Tasks))); hint != "" {
 		l.errorf(w, "task %q is not defined%s", task, hint)
@@ -149,11 +145,9 @@ func (l *loader) undefinedTask(w where, task string, cfg *Config) {
 	}
 }
 
-// loadItems decodes a schedule's payload and for_each into its fan-out
-// (see Item), and checks that every item's payload fills the task's
-// command templates and rate_key and sets no field the task redacts.
-// Problems of an item are reported at for_each, or at payload for a
-// schedule without for_each.
+// loadItems decodes payload and for_each into Items, and checks that each
+// payload fills the task's templates and rate_key and sets no redacted
+// field. An item's problems are reported at for_each, else at payload.
 func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates map[string][]*template.Template, w where) {
 	payloadOK := !present(raw.Payload) || l.decode(raw.Payload, &s.Payload, w.with("payload"))
 	forEachOK := !present(raw.ForEach) || l.decode(raw.ForEach, &s.ForEach, w.with("for_each"))
@@ -186,8 +180,8 @@ func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates 
 	}
 }
 
-// loadCatchUp decodes a schedule's catch_up and catch_up_limit, which only
-// catch_up = "all" takes.
+// loadCatchUp decodes catch_up and catch_up_limit, which only "all"
+// takes.
 func (l *loader) loadCatchUp(raw rawSchedule, s *Schedule, w where) {
 	l.decode(raw.CatchUp, &s.CatchUp, w.with("catch_up"))
 	if !l.decode(raw.CatchUpLimit, &s.CatchUpLimit, w.with("catch_up_limit")) {
@@ -201,11 +195,9 @@ func (l *loader) loadCatchUp(raw rawSchedule, s *Schedule, w where) {
 	}
 }
 
-// loadAlarms decodes a schedule's start_within, deadline and notify, each
-// defaulting to its [scheduler] key. A start_within not shorter than the
-// deadline is an error: the missed alarm would always come first, and the
-// late one say nothing more. Tasks named in notify, the schedule's or the
-// default, must be defined.
+// loadAlarms decodes start_within, deadline and notify, defaulting to
+// [scheduler]'s. A start_within not shorter than the deadline is an error:
+// the late alarm would add nothing.
 func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	s.StartWithin, s.Deadline = cfg.Scheduler.StartWithin, cfg.Scheduler.Deadline
 	s.Notify = cfg.Scheduler.Notify
@@ -229,8 +221,7 @@ func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) 
 	}
 }
 
-// checkNotify reports the tasks of a notify key that are not defined or
-// named twice.
+// checkNotify reports notify tasks undefined or named twice.
 func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
 	seen := map[string]bool{}
 	for _, task := range notify {
@@ -244,10 +235,8 @@ func (l *loader) checkNotify(notify []string, cfg *Config, at where) {
 	}
 }
 
-// checkRateKey runs the rate_key of task t over the payload of every item
-// of schedule s, as claims will: an item whose payload lacks a field the
-// key reads would share the limit of the empty key with every other such
-// job, which is not what the key asks for.
+// checkRateKey runs t's rate_key over each item's payload, as claims
+// will: a payload lacking a field would share the empty key's limit.
 func (l *loader) checkRateKey(w, items where, s *Schedule, t *Task) {
 	if t.rateKey == nil {
 		return
@@ -261,9 +250,8 @@ func (l *loader) checkRateKey(w, items where, s *Schedule, t *Task) {
 	}
 }
 
-// checkRedactedItems rejects a for_each item that sets a field its task
-// redacts: an item's keys and values make its ID, which is part of every
-// job key and shown with every run, so the value could not be masked.
+// checkRedactedItems rejects an item that sets a redacted field: the item
+// ID, shown with every run, would expose it.
 func (l *loader) checkRedactedItems(w where, s *Schedule, t *Task) {
 	for i, item := range s.ForEach {
 		for _, p := range t.Redact {

@@ -16,8 +16,8 @@ import (
 	"github.com/scheduler-run/scheduler/internal/redact"
 )
 
-// loadTasks decodes the [tasks.NAME] tables into cfg.Tasks and returns the
-// parsed argument templates of the command tasks whose templates parse.
+// loadTasks decodes the [tasks.NAME] tables into cfg.Tasks and returns
+// the command tasks' argument templates that parse.
 func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template.Template {
 	templates := map[string][]*template.Template{}
 	var raws map[string]toml.Primitive
@@ -28,8 +28,8 @@ func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template
 		w := where{table: "task", job: name, path: []string{"tasks", name}}
 		t := &Task{Name: name, line: l.loc.line(w.path...), MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff,
 			MaxBackoff: DefaultMaxBackoff, KillGrace: DefaultKillGrace}
-		// A task that fails to decode still counts as defined, so that the
-		// schedules naming it do not add misleading errors.
+		// A task that fails to decode is still defined, so schedules
+		// naming it add no misleading errors.
 		cfg.Tasks[name] = t
 		if !validName(name) {
 			l.errorf(w, "task name %q: %s", name, nameRule)
@@ -45,8 +45,8 @@ func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template
 	return templates
 }
 
-// loadTask decodes a [tasks.NAME] table into t, key by key, and returns
-// the parsed argument templates of its command and whether they parse.
+// loadTask decodes a [tasks.NAME] table into t and returns its command's
+// templates and whether they parse.
 func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, bool) {
 	l.checkTaskKind(raw, w)
 	tmpls, tmplsOK := l.loadCommand(t, raw, w)
@@ -69,8 +69,8 @@ func (l *loader) loadTask(t *Task, raw rawTask, w where) ([]*template.Template, 
 	return tmpls, tmplsOK
 }
 
-// checkTaskKind reports a task with both a command and a url, and the keys
-// of one kind of task given to the other.
+// checkTaskKind reports a task with both command and url, and keys of
+// one kind given to the other.
 func (l *loader) checkTaskKind(raw rawTask, w where) {
 	hasCommand, hasURL := present(raw.Command), present(raw.URL)
 	if hasCommand && hasURL {
@@ -99,8 +99,7 @@ func (l *loader) checkTaskKind(raw rawTask, w where) {
 	}
 }
 
-// loadCommand decodes a command task's command, env and dir, and returns
-// the parsed argument templates and whether they parse.
+// loadCommand decodes command, env and dir; see loadTask.
 func (l *loader) loadCommand(t *Task, raw rawTask, w where) ([]*template.Template, bool) {
 	var tmpls []*template.Template
 	tmplsOK := false
@@ -123,11 +122,9 @@ func (l *loader) loadCommand(t *Task, raw rawTask, w where) ([]*template.Templat
 	return tmpls, tmplsOK
 }
 
-// program is a command's program as the daemon runs it: one named by a
-// relative path (./bin/report.sh, bin/report.sh) is taken from the file's
-// directory, as the database is, so that the config works whatever the
-// daemon's working directory. A bare name is left for PATH, and a program
-// that starts with a template (or an absolute path) is used as it renders.
+// program resolves a relative program path (bin/report.sh) from the
+// file's directory, so the config works from any working directory. A
+// bare name is left for PATH; an absolute or templated start is kept.
 func (l *loader) program(p string) string {
 	literal, _, template := strings.Cut(p, "{{")
 	if !strings.Contains(literal, "/") || filepath.IsAbs(literal) {
@@ -140,8 +137,7 @@ func (l *loader) program(p string) string {
 	return filepath.Join(l.dir(), p)
 }
 
-// dir is the directory of the file, absolute when the working directory
-// can be read, from which the relative paths it holds are taken.
+// dir is the file's directory, absolute if possible.
 func (l *loader) dir() string {
 	dir := filepath.Dir(l.file)
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -150,8 +146,6 @@ func (l *loader) dir() string {
 	return dir
 }
 
-// loadURL decodes an http task's url, method, headers and
-// follow_redirects.
 func (l *loader) loadURL(t *Task, raw rawTask, w where) {
 	if l.decode(raw.URL, &t.URL, w.with("url")) {
 		if err := checkURL(t.URL); err != nil {
@@ -171,8 +165,6 @@ func (l *loader) loadURL(t *Task, raw rawTask, w where) {
 	l.decode(raw.FollowRedirects, &t.FollowRedirects, w.with("follow_redirects"))
 }
 
-// loadRetries decodes how a task's attempts run and are retried: timeout,
-// kill_grace, max_attempts, backoff, max_backoff and concurrency.
 func (l *loader) loadRetries(t *Task, raw rawTask, w where) {
 	l.durationField(raw.Timeout, &t.Timeout, w.with("timeout"), 0)
 	l.durationField(raw.KillGrace, &t.KillGrace, w.with("kill_grace"), 0)
@@ -189,10 +181,8 @@ func (l *loader) loadRetries(t *Task, raw rawTask, w where) {
 	}
 }
 
-// loadVersions decodes version and accepts. A task may accept versions
-// other than the one it enqueues: during a rolling upgrade, a process that
-// already enqueues version 2 may still run version 1 alone, if other
-// processes run version 2.
+// loadVersions decodes version and accepts, which may differ: in a
+// rolling upgrade a process may enqueue version 2 yet run only 1.
 func (l *loader) loadVersions(t *Task, raw rawTask, w where) {
 	t.Version = 1
 	if l.decode(raw.Version, &t.Version, w.with("version")) && t.Version < 1 {
@@ -219,8 +209,7 @@ func (l *loader) loadVersions(t *Task, raw rawTask, w where) {
 	}
 }
 
-// loadRedact decodes redact and redact_output and builds the task's
-// Redactor of them.
+// loadRedact decodes redact and redact_output into the task's Redactor.
 func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
 	if l.decode(raw.Redact, &t.Redact, w.with("redact")) {
 		seen := map[string]bool{}
@@ -247,7 +236,6 @@ func (l *loader) loadRedact(t *Task, raw rawTask, w where) {
 	t.redactor = newRedactor(t.Redact, patterns)
 }
 
-// loadRate decodes rate, rate_burst and rate_key.
 func (l *loader) loadRate(t *Task, raw rawTask, w where) {
 	var r rate
 	if l.decode(raw.Rate, &r, w.with("rate")) {
@@ -277,19 +265,16 @@ func (l *loader) loadRate(t *Task, raw rawTask, w where) {
 
 // Bounds of a command's resource limits.
 const (
-	// MinMemoryMax is the smallest memory_max: below it not even a small
-	// program's libraries fit, and every attempt would fail at its start.
+	// MinMemoryMax is the smallest memory_max: no program fits below.
 	MinMemoryMax = 1 << 20
-	// MinOpenFilesMax is the smallest open_files_max: the standard
-	// streams take three descriptors.
+	// MinOpenFilesMax is the smallest open_files_max: stdio takes three.
 	MinOpenFilesMax = 4
-	// MaxOpenFilesMax is the largest open_files_max, Linux's default
-	// fs.nr_open.
+	// MaxOpenFilesMax is the largest open_files_max: Linux's fs.nr_open.
 	MaxOpenFilesMax = 1 << 20
 )
 
-// loadLimits decodes a command's resource limits: memory_max, cpu_time_max
-// (whole seconds, RLIMIT_CPU's unit), open_files_max and retry_over_limit.
+// loadLimits decodes memory_max, cpu_time_max (whole seconds, as
+// RLIMIT_CPU), open_files_max and retry_over_limit.
 func (l *loader) loadLimits(t *Task, raw rawTask, w where) {
 	var mem size
 	if l.decode(raw.MemoryMax, &mem, w.with("memory_max")) {
@@ -314,8 +299,7 @@ func (l *loader) loadLimits(t *Task, raw rawTask, w where) {
 	l.decode(raw.RetryOverLimit, &t.RetryOverLimit, w.with("retry_over_limit"))
 }
 
-// commandTemplates parses a command's arguments as the command handler
-// does: text/template, a missing key being an error.
+// commandTemplates parses a command's arguments as the handler does.
 func (l *loader) commandTemplates(argv []string, w where) ([]*template.Template, bool) {
 	if len(argv) == 0 {
 		l.errorf(w, "empty command")
@@ -353,8 +337,7 @@ func checkEnv(k, v string) error {
 	return nil
 }
 
-// checkURL checks an http task's url. Its errors show the url masked
-// (redact.URL): its query values may be secrets.
+// checkURL checks a url. Its errors mask it: query values may be secrets.
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	switch {
@@ -371,8 +354,7 @@ func checkURL(s string) error {
 	return nil
 }
 
-// isToken reports whether s is an HTTP token (RFC 9110), as methods and
-// header names are.
+// isToken reports whether s is an HTTP token (RFC 9110).
 func isToken(s string) bool {
 	if s == "" {
 		return false

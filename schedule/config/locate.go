@@ -5,27 +5,22 @@ import (
 	"strings"
 )
 
-// locator maps keys of a TOML document to the lines they are written on.
-//
-// BurntSushi/toml records one position per dotted key, so every [[schedule]]
-// table shares the position of the last one, and its MetaData exposes no
-// positions at all. This scanner recovers them: it follows table headers
-// (numbering the elements of arrays of tables) and "key =" lines, and skips
-// over strings, comments and values that span lines. It runs only on input
-// the decoder accepted; on anything else it returns fewer lines, never a
-// panic.
+// locator maps a TOML document's keys to their lines. BurntSushi/toml
+// keeps one position per dotted key, shared by every [[schedule]], and
+// exposes none. This scanner follows headers, numbering arrays of tables,
+// and "key =" lines. On input the decoder rejects it finds fewer lines,
+// never panics.
 type locator struct {
 	lines  map[string]int
-	arrays map[string]int // array of tables (resolved path) -> elements seen
+	arrays map[string]int // array of tables -> elements seen
 }
 
-// elem names the i-th element of an array of tables in a locator path.
+// elem names the i-th element of an array of tables in a path.
 func elem(i int) string { return "#" + strconv.Itoa(i) }
 
 func pathKey(path []string) string { return strings.Join(path, "\x00") }
 
-// line returns the line of path, or of its nearest ancestor that has one,
-// or 0.
+// line returns the line of path or its nearest located ancestor, or 0.
 func (l *locator) line(path ...string) int {
 	for n := len(path); n > 0; n-- {
 		if ln, ok := l.lines[pathKey(path[:n])]; ok {
@@ -39,8 +34,8 @@ func locate(src string) *locator {
 	l := &locator{lines: map[string]int{}, arrays: map[string]int{}}
 	var (
 		table []string // resolved path of the current table
-		ml    string   // closing delimiter of the multi-line string we are in
-		depth int      // nesting of brackets and braces of a value spanning lines
+		ml    string   // closing delimiter of an open multi-line string
+		depth int      // bracket nesting of a value spanning lines
 	)
 	for n, text := range strings.Split(src, "\n") {
 		line := n + 1
@@ -84,8 +79,8 @@ func locate(src string) *locator {
 	return l
 }
 
-// resolve turns a header's keys into a path that numbers the elements of
-// arrays of tables, counting a new element for an [[array]] header.
+// resolve turns a header's keys into a path, numbering array elements; an
+// [[array]] header counts a new one.
 func (l *locator) resolve(keys []string, array bool) []string {
 	var res []string
 	for i, k := range keys {
@@ -116,8 +111,7 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// parseKeyPath parses a dotted key starting at i and returns its parts and
-// the index after it.
+// parseKeyPath parses a dotted key at i into parts and the index after.
 func parseKeyPath(s string, i int) ([]string, int) {
 	var keys []string
 	for {
@@ -170,8 +164,8 @@ func isBareKeyChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
-// scanValue follows a value from i to the end of the line and returns the
-// multi-line string left open, if any, and the bracket depth.
+// scanValue follows a value to the line's end and returns the multi-line
+// string left open, if any, and the bracket depth.
 func scanValue(s string, i, depth int) (string, int) {
 	for i < len(s) {
 		switch c := s[i]; c {
@@ -203,8 +197,8 @@ func scanValue(s string, i, depth int) (string, int) {
 	return "", depth
 }
 
-// closeString returns the index after the delimiter closing a string whose
-// contents start at i, or -1 if it does not close on this line.
+// closeString returns the index after the string starting at i, or -1 if
+// it does not close on this line.
 func closeString(s string, i int, delim string) int {
 	if len(delim) == 3 {
 		return closeMultiline(s, i, delim)
@@ -222,8 +216,7 @@ func closeString(s string, i int, delim string) int {
 	return -1
 }
 
-// closeMultiline returns the index after the delimiter closing a multi-line
-// string, or -1.
+// closeMultiline is closeString for a multi-line string.
 func closeMultiline(s string, i int, delim string) int {
 	for i < len(s) {
 		if delim == `"""` && s[i] == '\\' {
@@ -232,7 +225,7 @@ func closeMultiline(s string, i int, delim string) int {
 		}
 		if strings.HasPrefix(s[i:], delim) {
 			end := i + 3
-			// Up to two quotes may end the content right before the delimiter.
+			// Up to two quotes may end the content.
 			for k := 0; k < 2 && end < len(s) && s[end] == delim[0]; k++ {
 				end++
 			}

@@ -8,23 +8,19 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// DefaultPool is the name of the pool that runs the tasks no [pools.NAME]
-// table names, with [scheduler] workers; no table may take the name.
+// DefaultPool names the pool, of [scheduler] workers, that runs the tasks
+// no [pools.NAME] names; no table may take the name.
 const DefaultPool = "default"
 
 // Pool is a [pools.NAME] table: workers of their own for some tasks, so
-// that a backlog of one task's long jobs cannot hold the workers another
-// task needs. The daemon runs one worker pool per table, each claiming only
-// the jobs of its tasks; the tasks of no table share the default pool.
+// that one task's backlog cannot hold the workers another needs.
 type Pool struct {
-	// Name is the table's NAME: letters, digits and "-_.:@/", not
-	// DefaultPool.
+	// Name is the table's NAME, not DefaultPool.
 	Name string
-	// Workers is how many of the pool's jobs run at once (key workers,
-	// required, 1 to MaxWorkers).
+	// Workers is how many jobs run at once (key workers, 1 to MaxWorkers).
 	Workers int
-	// Tasks names the tasks whose jobs the pool runs (key tasks, required,
-	// not empty), in file order. A task is in one pool at most.
+	// Tasks names the pool's tasks (key tasks, required), in file order.
+	// A task is in one pool at most.
 	Tasks []string
 }
 
@@ -35,8 +31,7 @@ type rawPool struct {
 
 var poolKeys = tomlKeys(rawPool{})
 
-// PoolOf returns the name of the [pools.NAME] table that names task, or
-// DefaultPool.
+// PoolOf returns the name of task's pool.
 func (c *Config) PoolOf(task string) string {
 	if p, ok := c.poolOf[task]; ok {
 		return p
@@ -44,9 +39,7 @@ func (c *Config) PoolOf(task string) string {
 	return DefaultPool
 }
 
-// loadPools decodes the [pools.NAME] tables into cfg.Pools, sorted by name.
-// It runs after loadTasks: every task a pool names must be defined, and in
-// no other pool.
+// loadPools decodes [pools.NAME] into cfg.Pools, by name, after loadTasks.
 func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 	cfg.poolOf = map[string]string{}
 	var raws map[string]toml.Primitive
@@ -85,9 +78,8 @@ func (l *loader) loadPools(p toml.Primitive, cfg *Config) {
 	}
 }
 
-// assignTasks puts the tasks pool names in it (cfg.poolOf), reporting at
-// its tasks key (tw) a task named twice, not defined or in another pool
-// already.
+// assignTasks puts pool's tasks in it, reporting at tw a task named
+// twice, undefined, or in another pool.
 func (l *loader) assignTasks(pool *Pool, cfg *Config, tw where) {
 	seen := map[string]bool{}
 	for _, task := range pool.Tasks {
@@ -112,15 +104,13 @@ func (l *loader) assignTasks(pool *Pool, cfg *Config, tw where) {
 	}
 }
 
-// samePools reports whether a and b configure the same pools.
 func samePools(a, b []*Pool) bool {
 	return slices.EqualFunc(a, b, func(x, y *Pool) bool {
 		return x.Name == y.Name && x.Workers == y.Workers && slices.Equal(x.Tasks, y.Tasks)
 	})
 }
 
-// changedPools returns the names of the pools added, removed or changed
-// between old and new, sorted.
+// changedPools returns the pools added, removed or changed, sorted.
 func changedPools(old, new []*Pool) []string {
 	byName := func(ps []*Pool) map[string]*Pool {
 		m := map[string]*Pool{}

@@ -6,8 +6,8 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// The raw types hold a table's keys undecoded (see loader.decode), so
-// that each key decodes on its own: rawFile the file's top-level tables.
+// The raw types hold a table's keys undecoded, so that each decodes on
+// its own (see loader.decode).
 type rawFile struct {
 	Scheduler toml.Primitive `toml:"scheduler"`
 	Tasks     toml.Primitive `toml:"tasks"`
@@ -86,9 +86,8 @@ type rawSchedule struct {
 	Notify       toml.Primitive `toml:"notify"`
 }
 
-// The keys each table may hold. TOML keys are case-sensitive; the decoder
-// matches struct fields case-insensitively, so the exact spelling is
-// checked against these.
+// The keys each table may hold. TOML keys are case-sensitive but the
+// decoder is not, so spellings are checked against these.
 var (
 	schedulerKeys = tomlKeys(rawScheduler{})
 	taskKeys      = tomlKeys(rawTask{})

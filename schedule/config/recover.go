@@ -5,11 +5,9 @@ import (
 	"strings"
 )
 
-// RecoverDB returns the [scheduler] db of a configuration that does not
-// load, when its line can still be read: a one-line string, basic or
-// literal, as in db = "/var/lib/scheduler/scheduler.db", in the
-// [scheduler] table or as scheduler.db at the top. Operator commands use it
-// to find the daemon's database while the file is broken elsewhere.
+// RecoverDB returns the [scheduler] db of a config that does not load,
+// when it is a one-line string, so that operator commands find the
+// database while the file is broken elsewhere.
 func RecoverDB(data []byte) (string, bool) {
 	if len(data) > MaxSize {
 		return "", false

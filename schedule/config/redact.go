@@ -10,27 +10,24 @@ import (
 	"github.com/scheduler-run/scheduler/internal/redact"
 )
 
-// Redacted is what a masked payload field, or a secret found in an
-// attempt's output or error, is shown and stored as.
+// Redacted replaces a masked field or secret.
 const Redacted = redact.Mask
 
-// A Redactor masks the secrets of one task's jobs wherever they are shown
-// to a person: the payload fields its redact key names, and the matches of
-// its redact_output patterns. Jobs keep their real payload in the database,
-// since the command must receive it; a payload is masked as it is shown
+// A Redactor masks a task's secrets wherever shown to a person: the
+// fields its redact names and the matches of its redact_output. Jobs keep
+// their real payload, which the command needs, masked when shown
 // (Payload). An attempt's output and error are masked before they are
-// stored (Attempt), so the secrets never reach the attempt history, the
-// job's last error, an alarm or a log line.
+// stored (Attempt), so secrets never reach history, errors, alarms or
+// logs.
 //
-// The nil *Redactor masks nothing; a Redactor is not modified after Load
-// returns it and may be shared between goroutines.
+// The nil *Redactor masks nothing. A Redactor is immutable and safe for
+// concurrent use.
 type Redactor struct {
 	fields   [][]string // each redact path, split at its dots
 	patterns []*regexp.Regexp
 }
 
-// newRedactor returns the Redactor of the given paths and patterns, nil
-// when there are none.
+// newRedactor returns a Redactor, or nil when there is nothing to mask.
 func newRedactor(paths []string, patterns []*regexp.Regexp) *Redactor {
 	if len(paths) == 0 && len(patterns) == 0 {
 		return nil
@@ -42,12 +39,10 @@ func newRedactor(paths []string, patterns []*regexp.Regexp) *Redactor {
 	return r
 }
 
-// Payload returns payload with the value of each redacted field replaced by
-// "[redacted]", whatever its type; a path that the payload lacks masks
-// nothing. It returns payload itself when nothing was masked, so that the
-// text shown keeps its order and spacing; a masked payload is re-encoded
-// with its keys sorted. A payload that is not JSON is shown as the string
-// "[redacted]" entirely, as its fields cannot be told apart.
+// Payload returns payload with each redacted field's value, whatever its
+// type, replaced by "[redacted]". An unmasked payload is returned as is;
+// a masked one is re-encoded with sorted keys. A payload that is not JSON
+// becomes "[redacted]" entirely.
 func (r *Redactor) Payload(payload json.RawMessage) json.RawMessage {
 	if r == nil || len(r.fields) == 0 || len(payload) == 0 {
 		return payload
@@ -65,7 +60,7 @@ func (r *Redactor) Payload(payload json.RawMessage) json.RawMessage {
 	if !masked {
 		return payload
 	}
-	// Shown as text, not embedded in HTML: "<" stays "<".
+	// Shown as text, not HTML: "<" stays "<".
 	var out bytes.Buffer
 	e := json.NewEncoder(&out)
 	e.SetEscapeHTML(false)
@@ -75,8 +70,7 @@ func (r *Redactor) Payload(payload json.RawMessage) json.RawMessage {
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
 
-// Text returns s with every match of the task's redact_output patterns
-// replaced by "[redacted]".
+// Text returns s with redact_output's matches replaced by "[redacted]".
 func (r *Redactor) Text(s string) string {
 	if r == nil {
 		return s
@@ -87,11 +81,9 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-// Attempt returns s, an attempt's output or error, masked for storing and
-// logging: each value of a redacted field of payload (each string or
-// number of at least redact.MinLen bytes under the field) wherever it
-// appears, such as a token echoed by the command, in each form it may take
-// there (as in the payload, JSON-escaped, Go-quoted by an error: see
+// Attempt masks s, an attempt's output or error, for storing and logging:
+// each string or number of at least redact.MinLen bytes under a redacted
+// field of payload, wherever it appears and in each form (see
 // redact.Forms), longest first; then Text's patterns.
 func (r *Redactor) Attempt(payload json.RawMessage, s string) string {
 	if r == nil || s == "" {
@@ -107,9 +99,8 @@ func (r *Redactor) Attempt(payload json.RawMessage, s string) string {
 	return r.Text(s)
 }
 
-// Redactor returns the Redactor of the task of jobType: nil, masking
-// nothing, when the task redacts nothing or the configuration has no such
-// task.
+// Redactor returns the Redactor of jobType's task; nil, masking nothing,
+// when there is none.
 func (c *Config) Redactor(jobType string) *Redactor {
 	if c == nil {
 		return nil
@@ -122,7 +113,7 @@ func (c *Config) Redactor(jobType string) *Redactor {
 
 func decodePayload(payload json.RawMessage) (any, error) {
 	d := json.NewDecoder(bytes.NewReader(payload))
-	d.UseNumber() // keep numbers as written, beyond float64's precision
+	d.UseNumber() // keep numbers as written
 	var v any
 	if err := d.Decode(&v); err != nil {
 		return nil, err
@@ -131,8 +122,7 @@ func decodePayload(payload json.RawMessage) (any, error) {
 }
 
 // mask replaces what path names in v and reports whether it named
-// anything. A path crosses arrays: "cards.number" masks the number of each
-// element of the array cards.
+// anything. A path crosses arrays: "cards.number" masks each card's.
 func mask(v any, path []string) bool {
 	switch x := v.(type) {
 	case map[string]any:
@@ -157,11 +147,9 @@ func mask(v any, path []string) bool {
 	return false
 }
 
-// collect appends to out each string and number under what path names in
-// raw, a JSON value. It reads the payload's own text, not a decoding of
-// it: a string keeps the bytes the command receives (an invalid UTF-8
-// byte included) and its literal as written, and every member of an
-// object whose key is repeated counts.
+// collect appends each string and number under path in raw, a JSON
+// value. It reads the text as written, not a decoding, so strings keep
+// the bytes the command receives and repeated keys all count.
 func collect(raw []byte, path []string, out []redact.Secret) []redact.Secret {
 	if len(raw) == 0 {
 		return out
@@ -216,8 +204,6 @@ func collect(raw []byte, path []string, out []redact.Secret) []redact.Secret {
 	return out
 }
 
-// checkRedactPath reports what is wrong with a redact path: it names a
-// payload field, or a field nested in objects with dots ("card.number").
 func checkRedactPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("empty field name")
@@ -230,7 +216,6 @@ func checkRedactPath(p string) error {
 	return nil
 }
 
-// compileRedactPattern compiles one redact_output pattern.
 func compileRedactPattern(p string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(p)
 	if err != nil {

@@ -10,14 +10,14 @@ import (
 )
 
 // Task is a [tasks.NAME] table: a job type and its policy. A task runs a
-// command, calls a URL, or neither when a Go handler is registered under its
-// name; the tasks package executes them.
+// command, calls a URL, or neither when a Go handler is registered under
+// its name.
 type Task struct {
-	// Name is the table's NAME, the job type of its jobs.
+	// Name is the table's NAME, its jobs' type.
 	Name string
 	// Command is the program and its arguments (key command), each a
-	// text/template over the job's payload. A program named by a relative
-	// path (./bin/report.sh) is made absolute from the file's directory.
+	// text/template over the payload. A relative program (./bin/report.sh)
+	// is made absolute from the file's directory.
 	Command []string
 	// Env is added to a command's environment (key env).
 	Env map[string]string
@@ -26,89 +26,77 @@ type Task struct {
 	Dir string
 	// URL receives the job's payload (key url).
 	URL string
-	// Method is the URL's request method (key method). Empty selects the
-	// handler's default, POST.
+	// Method is the request method (key method). Default: POST.
 	Method string
-	// Headers are added to each request to URL (key headers).
+	// Headers are added to each request (key headers).
 	Headers map[string]string
-	// FollowRedirects lets requests to URL follow redirects (key
-	// follow_redirects). Default: false, a 3xx response fails the job.
+	// FollowRedirects lets requests follow redirects (key
+	// follow_redirects). Default: false, a 3xx fails the job.
 	FollowRedirects bool
-	// Timeout bounds one attempt (key timeout). Zero means none; the
-	// handler of a URL task then applies its own default, 1m.
+	// Timeout bounds one attempt (key timeout). Zero: none, 1m for a URL.
 	Timeout time.Duration
 	// MaxAttempts is how often a job runs before it is dead (key
 	// max_attempts). Default: 5.
 	MaxAttempts int
-	// Backoff is the delay before the first retry, doubling after, with
-	// jitter (key backoff). Default: 30s.
+	// Backoff is the first retry's delay, doubling after, with jitter
+	// (key backoff). Default: 30s.
 	Backoff time.Duration
 	// MaxBackoff caps the retry delay (key max_backoff). Default: 1h.
 	MaxBackoff time.Duration
-	// Concurrency is how many jobs of this task run at once (key
-	// concurrency). Zero means no limit beyond the workers.
+	// Concurrency is how many of the task's jobs run at once (key
+	// concurrency). Zero: no limit beyond the workers.
 	Concurrency int
-	// PermanentExitCodes are a command's exit codes (1-255) that mean "do
-	// not retry" (key permanent_exit_codes).
+	// PermanentExitCodes are exit codes (1-255) that mean "do not retry"
+	// (key permanent_exit_codes).
 	PermanentExitCodes []int
-	// Priority orders ready jobs: higher runs first (key priority).
-	// Default: 0.
+	// Priority orders ready jobs, higher first (key priority). Default: 0.
 	Priority int
-	// KillGrace is how long a command's process group has between SIGTERM
-	// and SIGKILL at a timeout or shutdown (key kill_grace). Default: 10s.
+	// KillGrace is a command's time between SIGTERM and SIGKILL at a
+	// timeout or shutdown (key kill_grace). Default: 10s.
 	KillGrace time.Duration
-	// LogOutput logs the tail of a successful run's output at info level
-	// (key log_output). Default: false; failed runs always log theirs.
+	// LogOutput logs a successful run's output tail at info (key
+	// log_output). Failed runs always log theirs.
 	LogOutput bool
-	// MemoryMax limits the private writable memory of each process of a
-	// command, in bytes (key memory_max, such as "512MiB"); see
-	// tasks.Limits. Zero: no limit.
+	// MemoryMax limits each command process's private writable memory,
+	// in bytes (key memory_max, "512MiB"); see tasks.Limits. Zero: none.
 	MemoryMax int64
-	// CPUTimeMax limits the CPU time of each process of a command (key
-	// cpu_time_max, whole seconds); see tasks.Limits. Zero: no limit.
+	// CPUTimeMax limits each command process's CPU time (key
+	// cpu_time_max, whole seconds). Zero: none.
 	CPUTimeMax time.Duration
-	// OpenFilesMax limits the file descriptors each process of a command
-	// may hold (key open_files_max); see tasks.Limits. Zero: the daemon's
-	// own limit.
+	// OpenFilesMax limits each command process's file descriptors (key
+	// open_files_max). Zero: the daemon's own limit.
 	OpenFilesMax int
-	// RetryOverLimit makes an attempt that exceeded MemoryMax or
-	// CPUTimeMax an ordinary failed attempt, retried, instead of failing the
-	// job permanently (key retry_over_limit). Default: false.
+	// RetryOverLimit retries an attempt over MemoryMax or CPUTimeMax
+	// instead of failing the job permanently (key retry_over_limit).
 	RetryOverLimit bool
-	// GiveUpAfter is the total budget of each job, from its instant or, for
-	// a job of no instant, its enqueue, or from an operator's later retry
-	// (key give_up_after); see queue.TypeConfig.GiveUpAfter. Zero: none.
+	// GiveUpAfter is each job's total budget (key give_up_after); see
+	// queue.TypeConfig.GiveUpAfter. Zero: none.
 	GiveUpAfter time.Duration
-	// Redact names the payload fields shown as "[redacted]" wherever a job
-	// is shown to a person (key redact): a top-level key ("token"), or a
-	// key nested in objects, with dots ("card.number"), crossing arrays.
-	// The command or URL still receives the real values. See Redactor.
+	// Redact names payload fields shown as "[redacted]" to people (key
+	// redact): "token", or dotted through objects and arrays
+	// ("card.number"). The command or URL gets the real values.
 	Redact []string
-	// RedactOutput are regular expressions (RE2 syntax) whose matches in
-	// an attempt's output and error are replaced with "[redacted]" before
-	// they are stored or logged (key redact_output). See Redactor.
+	// RedactOutput are RE2 expressions whose matches in an attempt's
+	// output and error become "[redacted]" before they are stored or
+	// logged (key redact_output).
 	RedactOutput []string
-	// Version is the version of the payload format of the jobs this
-	// process enqueues for the task (key version), at least 1: a worker
-	// runs them only if it accepts that version. Default: 1.
+	// Version is the payload format version of the jobs this process
+	// enqueues (key version, at least 1). Default: 1.
 	Version int
-	// Accepts are the payload versions of the task's jobs that this
-	// process's worker runs (key accepts), each at least 1, none twice; a
-	// job of another version stays pending for a worker that accepts it.
-	// Default: [Version].
+	// Accepts are the payload versions this process's worker runs (key
+	// accepts, each at least 1, none twice); other jobs stay pending for
+	// a worker that accepts them. Default: [Version].
 	Accepts []int
 
-	// Rate and RatePer limit how often the task's jobs start, across every
-	// process and node on the database: Rate starts per RatePer (key rate,
+	// Rate starts per RatePer limit the task across every node (key rate,
 	// "10/1m"). Zero Rate: no limit. See queue.Rate.
 	Rate    int
 	RatePer time.Duration
 	// RateBurst is how many may start at once after a quiet spell (key
 	// rate_burst). Default: 1.
 	RateBurst int
-	// RateKey, a text/template over the job's payload, gives a limit per
-	// value (key rate_key, such as "{{.customer}}"). Empty: one limit for
-	// the task.
+	// RateKey, a text/template over the payload, gives a limit per value
+	// (key rate_key, "{{.customer}}"). Empty: one limit.
 	RateKey string
 
 	redactor *Redactor          // of Redact and RedactOutput; nil: none
@@ -116,13 +104,11 @@ type Task struct {
 	line     int                // of the [tasks.NAME] table; 0: unknown
 }
 
-// Redactor returns the masking of the task's secrets: nil, masking
-// nothing, when it has no redact or redact_output.
+// Redactor returns the masking of the task's secrets; nil masks nothing.
 func (t *Task) Redactor() *Redactor { return t.redactor }
 
-// Line returns the line of the task's [tasks.NAME] table in its file, for
-// the errors found once the file has loaded (a task no handler runs); 0
-// when unknown. A task that only moved in the file has not changed.
+// Line returns the line of the task's table, for errors found after
+// loading; 0 when unknown. A task that only moved has not changed.
 func (t *Task) Line() int { return t.line }
 
 // TypeConfig returns the queue policy of the task's job type.
@@ -140,7 +126,7 @@ func (t *Task) TypeConfig() queue.TypeConfig {
 	}
 }
 
-// rate is the queue's rate limit of the task; zero when it has none.
+// rate is the task's queue.Rate; zero when none.
 func (t *Task) rate() queue.Rate {
 	if t.Rate == 0 {
 		return queue.Rate{}
@@ -155,9 +141,8 @@ func (t *Task) rate() queue.Rate {
 	return r
 }
 
-// rateKeyOf executes a task's rate_key over a job's payload. A payload the
-// key cannot be read from (not an object, or lacking a field the template
-// reads) shares the limit of the empty key "".
+// rateKeyOf executes rate_key over a payload. A payload it cannot read
+// shares the limit of the key "".
 func rateKeyOf(tmpl *template.Template, payload json.RawMessage) (string, error) {
 	data, err := DecodeObject(payload)
 	if err != nil {
@@ -170,8 +155,8 @@ func rateKeyOf(tmpl *template.Template, payload json.RawMessage) (string, error)
 	return b.String(), nil
 }
 
-// redactFunc is the queue's hook that masks an attempt's output and error
-// before they are stored; nil when the task redacts nothing.
+// redactFunc masks an attempt's output and error before they are stored;
+// nil when the task redacts nothing.
 func (t *Task) redactFunc() func(j *queue.Job, s string) string {
 	r := t.redactor
 	if r == nil {

@@ -11,8 +11,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
-// alarmPayloadSample is an alarm's payload with every key it may hold, as
-// a notify task's templates read it.
+// alarmPayloadSample is an alarm's payload with every key it may hold.
 var alarmPayloadSample = func() map[string]any {
 	b, err := json.Marshal(AlarmPayload{Schedule: "nightly", Instant: "2026-03-01T03:00:00Z", Kind: "missed",
 		Deadline: "2026-03-01T03:30:00Z", JobID: 1})
@@ -26,10 +25,9 @@ var alarmPayloadSample = func() map[string]any {
 	return m
 }()
 
-// checkNotifyTemplates runs the argument templates of each command task of
-// notify over an alarm's payload, as the command handler will when it
-// hands the task an alarm: a key the payload never has would fail every
-// notification, so it is reported at the task's command, once per task.
+// checkNotifyTemplates runs each notify command task's templates over an
+// alarm's payload: a key it never has would fail every notification. It
+// reports at the task's command, once per task.
 func (l *loader) checkNotifyTemplates(notify []string, cfg *Config, templates map[string][]*template.Template) {
 	for _, task := range notify {
 		tmpls, ok := templates[task]
@@ -51,11 +49,9 @@ func (l *loader) checkNotifyTemplates(notify []string, cfg *Config, templates ma
 	}
 }
 
-// checkTemplates runs a command task's argument templates over the payload
-// of every item of s, as the command handler will. A failure is reported at
-// the task's command, where the key is read, and names the schedule and the
-// line of its payload or for_each (items), the item, the key and the keys
-// the item has; the first failing item is described, the others counted.
+// checkTemplates runs a command task's templates over each item's payload,
+// as the handler will. It reports at the task's command the first failure,
+// naming schedule, items' line, item and key, and counts the others.
 func (l *loader) checkTemplates(w, items where, s *Schedule, argv []string, tmpls []*template.Template) {
 	at := where{table: "task", job: s.Task, field: "command", path: []string{"tasks", s.Task, "command"}}
 	var first error
@@ -90,9 +86,8 @@ func (l *loader) checkTemplates(w, items where, s *Schedule, argv []string, tmpl
 	l.add(at, first)
 }
 
-// whose names item n of schedule w for a message about its payload:
-// `item 2 (client=globex) of schedule "a" (line 7)`, or `the payload of
-// schedule "a" (line 7)` for a schedule without for_each.
+// whose names item n for a message: `item 2 (client=globex) of schedule
+// "a" (line 7)`, or `the payload of schedule "a" (line 7)`.
 func (l *loader) whose(w, items where, n int, it Item) string {
 	var b strings.Builder
 	if it.ID != "" {
@@ -111,9 +106,8 @@ func (l *loader) whose(w, items where, n int, it Item) string {
 	return b.String()
 }
 
-// templateError describes the failure err of argument i, arg, executed over
-// data: the key it reads that data lacks or holds as null, in the payload's
-// words, or else the template's own error.
+// templateError describes argument i's failure over data: the key data
+// lacks or holds as null, or else err.
 func templateError(whose string, i int, arg string, t *template.Template, data map[string]any, err error) error {
 	kp := tmplkey.Find(t, data)
 	if kp == nil {

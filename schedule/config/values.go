@@ -25,8 +25,8 @@ func (d *duration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// rate is a rate limit's "N/DURATION": N starts per DURATION, a Go
-// duration or a bare unit ("10/1m", "2/s", "500/1h").
+// rate is "N/DURATION", N starts per Go duration or bare unit ("10/1m",
+// "2/s").
 type rate struct {
 	starts int
 	per    time.Duration
@@ -57,10 +57,9 @@ func (r *rate) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// size is an amount of memory: an integer of bytes followed by a unit K,
-// M, G or T, powers of 1024 as in systemd's MemoryMax=, which may be spelt
-// KiB, MiB, GiB, TiB; no unit means bytes. Decimal units (MB) are refused
-// rather than guessed.
+// size is bytes with an optional unit K, M, G or T (or KiB...), powers of
+// 1024 as in systemd's MemoryMax=. Decimal units (MB) are refused, not
+// guessed.
 type size int64
 
 func (z *size) UnmarshalText(b []byte) error {
@@ -72,7 +71,7 @@ func (z *size) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// sizeUnits are the units of a size, longest spelling first.
+// sizeUnits are a size's units, longest first.
 var sizeUnits = []struct {
 	suffix string
 	shift  uint

@@ -5,13 +5,11 @@ import (
 	"time"
 )
 
-// CatchUp is a schedule's policy for instants missed while nothing ran it:
-// downtime, a pause, or a forward jump of the clock.
+// CatchUp is a schedule's policy for missed instants.
 type CatchUp string
 
-// Catch-up policies. An instant counts as missed when it is materialised
-// later than the schedule's grace (misfire_grace), or was passed during a
-// pause; instants within the grace of a running schedule always run.
+// Catch-up policies. An instant is missed when materialised later than
+// misfire_grace (downtime, a clock jump) or passed during a pause.
 const (
 	// CatchUpLatest runs the most recent missed instant once, unless an
 	// instant on time runs anyway, and skips the others. The default.
@@ -33,26 +31,24 @@ func (c *CatchUp) UnmarshalText(b []byte) error {
 	return fmt.Errorf("%q is not a catch-up policy: want latest, all or none", b)
 }
 
-// Skip is a due instant that does not run: the repeat of a wall time at a
-// fall-back (DST), or else a missed instant that the catch-up policy drops.
+// Skip is a due instant that does not run: a fall-back's repeated wall
+// time (DST), or a missed instant the policy drops.
 type Skip struct {
 	At  time.Time
 	DST bool
 }
 
-// NoGrace, as Plan's grace, makes every due instant missed: none counts as
-// on time, so the catch-up policy alone decides.
+// NoGrace, as Plan's grace, makes every due instant missed.
 const NoGrace = -1
 
 // Plan decides which of a schedule's due instants, oldest first, run.
 //
-// Repeated wall times of a fall-back are skipped (Skip.DST). An instant at
-// most grace before now is on time and runs. Later ones are missed, and
-// policy decides: CatchUpAll runs the newest limit of them, CatchUpLatest
-// the newest one unless an instant on time runs anyway, CatchUpNone none.
-// With skipAll every instant is skipped so, on time or not. Runs are in
-// time order; skips list those met in the walk over due first, then the
-// missed instants the policy drops.
+// Fall-back repeats are skipped (Skip.DST). An instant at most grace
+// before now is on time and runs. Older ones are missed, and policy
+// decides: CatchUpAll runs the newest limit of them, CatchUpLatest the
+// newest unless one on time runs, CatchUpNone none. skipAll skips every
+// instant. Runs are in time order; skips list the DST and skipAll ones
+// first, then the missed instants dropped.
 func Plan(due []Instant, now time.Time, grace time.Duration, policy CatchUp, limit int, skipAll bool) (runs []time.Time, skips []Skip) {
 	var late []time.Time
 	onTime := 0
@@ -81,7 +77,7 @@ func Plan(due []Instant, now time.Time, grace time.Duration, policy CatchUp, lim
 	for _, at := range late[:len(late)-keep] {
 		skips = append(skips, Skip{At: at})
 	}
-	// Late instants precede the on-time ones: keep the runs in order.
+	// Late instants precede the on-time ones.
 	runs = append(append([]time.Time(nil), late[len(late)-keep:]...), runs...)
 	return runs, skips
 }

@@ -7,19 +7,15 @@ import (
 
 // Marks of the runs that a daylight-saving rule acted on; see Expr.
 const (
-	// DSTMoved marks a run whose wall time did not exist (spring-forward):
-	// it runs at the jump, or for an expression whose hour field is "*" at the
-	// instant it would have had without the jump.
+	// DSTMoved marks a run whose wall time did not exist (spring-forward).
 	DSTMoved = "moved"
 	// DSTFolded marks a run at a wall time that occurs twice (fall-back):
-	// the first occurrence, whose repeat is skipped, or for a spec whose
-	// hour field is "*" the second occurrence, which runs too.
+	// the first occurrence, or with an hour field "*" also the second.
 	DSTFolded = "folded"
 )
 
-// DSTMark reports whether a daylight-saving rule acted on the run at of s,
-// and how, in words: DSTMoved or DSTFolded and a note, or two empty
-// strings. at must be an instant that Next returned.
+// DSTMark returns DSTMoved or DSTFolded and a note when a daylight-saving
+// rule acted on at, a run Next returned; else two empty strings.
 func (s *Expr) DSTMark(at time.Time) (mark, note string) {
 	if s.every > 0 {
 		return "", ""
@@ -55,14 +51,12 @@ func (s *Expr) DSTMark(at time.Time) (mark, note string) {
 	return "", ""
 }
 
-// matches reports whether the wall time wall (carried as UTC) matches the
-// fields.
+// matches reports whether wall (carried as UTC) matches the fields.
 func (s *Expr) matches(wall time.Time) bool {
 	return s.nextWall(wall.Add(-time.Nanosecond)).Equal(wall)
 }
 
-// wallClock formats a wall time (carried as UTC) as 15:04, or 15:04:05
-// when it has seconds.
+// wallClock formats a wall time as 15:04, or 15:04:05 with seconds.
 func wallClock(wall time.Time) string {
 	if wall.Second() != 0 {
 		return wall.Format("15:04:05")

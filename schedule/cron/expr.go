@@ -11,87 +11,70 @@ import (
 	robfig "github.com/robfig/cron/v3"
 )
 
-// parser accepts 5 fields, or 6 with seconds first, and descriptors. Only
-// its parser is used: instants are computed by Expr.
+// parser accepts 5 fields, 6 with seconds first, and descriptors. Expr
+// computes the instants; robfig only parses.
 var parser = robfig.NewParser(robfig.SecondOptional | robfig.Minute | robfig.Hour |
 	robfig.Dom | robfig.Month | robfig.Dow | robfig.Descriptor)
 
-// allHours is the hour field of an expression that fires in every hour of
-// the day.
+// allHours is the hour field that matches every hour.
 const allHours = 1<<24 - 1
 
 // neverFiresHorizon is how far ahead, in years, Parse looks for a first
-// instant. An expression that can fire at all does so within it (29
-// February, across a century that skips a leap year).
+// instant. It covers 29 February across a century without a leap year.
 const neverFiresHorizon = 8
 
 // ErrNeverFires is wrapped by the error Parse returns for a calendar
 // expression that has no instant at all, such as "0 0 31 2 *".
 var ErrNeverFires = errors.New("spec never fires")
 
-// Expr is a parsed cron expression bound to a time zone: it computes the
-// instants at which a schedule fires. An Expr is immutable and safe for
-// concurrent use.
+// Expr is a parsed cron expression bound to a time zone. It is immutable
+// and safe for concurrent use.
 //
 // # Expressions
 //
 // An expression is 5 fields (minute hour day-of-month month day-of-week),
-// or 6 with a seconds field first; a descriptor (@yearly, @annually,
-// @monthly, @weekly, @daily, @midnight, @hourly); or "@every D" with D a Go
-// duration of at least one second, in whole seconds. A "CRON_TZ=Zone " (or
-// "TZ=Zone ") prefix names the zone the fields are read in.
+// or 6 with seconds first; a descriptor (@yearly, @annually, @monthly,
+// @weekly, @daily, @midnight, @hourly); or "@every D", D a Go duration of
+// whole seconds, at least one. A "CRON_TZ=Zone " (or "TZ=Zone ") prefix
+// names the zone the fields are read in.
 //
-// A field is "*", a number, a range N-M, each with an optional step /S,
-// or a comma-separated list of these; N/S runs from N to the end of the
-// field. Months and days of the week take names; in the day of week both 0
-// and 7 are Sunday. As in cron, a day matches when its day of month or its
-// day of week matches, unless one of the two fields is "*" (or "?"): then the
-// other alone decides. Forms that cron parsers read in different ways
-// ("*-5", "5-", "-5", "3/", "*/0", empty list elements) are errors.
+// A field is "*", a number or a range N-M, each with an optional step /S,
+// or a comma-separated list of these; N/S runs to the field's end. Months
+// and weekdays take names; weekdays 0 and 7 are Sunday. As in cron, a day
+// matches when its day of month or its weekday does, unless one of them
+// is "*" (or "?"): then the other decides. Forms that parsers read
+// differently ("*-5", "5-", "-5", "3/", "*/0", empty list elements) are
+// errors.
 //
 // # Daylight saving
 //
-// Fields are matched against the wall clock of the zone. Where the zone's
-// offset changes, the rules are:
+// Fields match the zone's wall clock. Where the zone's offset changes:
 //
-//   - A wall time that occurs twice (fall-back) runs once, at its first
-//     occurrence; the second occurrence is a skipped instant (Instant.DST).
-//     "30 1 * * *" in New York on 1 November 2026 runs at 01:30 EDT, not
-//     again at 01:30 EST.
+//   - A wall time that occurs twice (fall-back) runs at its first
+//     occurrence; the second is a skipped instant (Instant.DST).
 //   - A wall time that does not exist (spring-forward) runs once at the
-//     instant of the jump, as ISC cron does, instead of being lost.
-//     "30 2 * * *" in New York on 8 March 2026 runs at 03:00 EDT. Several
-//     wall times inside one gap collapse into that single run.
-//   - Expressions whose hour field is "*" keep their real elapsed cadence
-//     instead: they fire at every instant whose wall time matches, so
-//     "*/15 * * * *" fires every 15 real minutes and "0 * * * *" every real
-//     hour through both transitions, including at 01:00 EDT and 01:00 EST
-//     on a fall-back day. A wall time such an expression loses in a gap
-//     runs at the instant it would have had without the jump (read with
-//     the offset in force before it); after a whole-hour jump that instant
-//     is a regular run already, so nothing is added, while after the
-//     30-minute jump of Australia/Lord_Howe "0 * * * *" still runs one real
-//     hour after 01:00, at 02:30 LHDT.
+//     jump, as ISC cron does. Several wall times in one gap make one run.
+//   - An expression whose hour field is "*" keeps its real cadence
+//     instead: it fires at every instant whose wall time matches, so
+//     "0 * * * *" runs every real hour through both transitions. A wall
+//     time lost in a gap runs when it would have without the jump, which
+//     after a whole-hour jump is already a regular run.
 //   - Every other expression follows the first two rules however often it
-//     fires: "*/15 0-3 * * *" on the New York fall-back night runs at 01:45
-//     EDT, skips 01:00-01:45 EST, and runs next at 02:00 EST, 75 real
-//     minutes later.
+//     fires: "*/15 0-3 * * *" on a fall-back night skips the repeated hour.
 //
-// "@every D" ignores zones and wall clocks: it fires every D of real time
-// counted from an anchor, which the beat keeps in the schedule's durable
-// cursor (see NextFrom).
+// "@every D" ignores zones: it fires every D of real time from an anchor,
+// which the beat keeps in the schedule's cursor (see NextFrom).
 type Expr struct {
 	expr    string
 	loc     *time.Location
 	every   time.Duration        // "@every D"; zero for calendar expressions
-	fields  *robfig.SpecSchedule // the fields, with Location UTC: matched against wall-clock time with no DST
+	fields  *robfig.SpecSchedule // in UTC: matched against wall times
 	elapsed bool                 // the hour field matches every hour
 
 	last atomic.Pointer[stepMemo] // the latest step computed; see step
 }
 
-// stepMemo records that the first instant of an Expr's series after any
-// time in [from, at) is at (a daylight-saving skip when dst).
+// stepMemo: the first instant after any time in [from, at) is at.
 type stepMemo struct {
 	from, at time.Time
 	dst      bool
@@ -161,15 +144,12 @@ func (s *Expr) String() string { return s.expr }
 // Location returns the zone the fields are read in.
 func (s *Expr) Location() *time.Location { return s.loc }
 
-// Every returns the period of an "@every" expression, and zero for a
-// calendar expression.
+// Every returns an "@every" expression's period; zero for calendar ones.
 func (s *Expr) Every() time.Duration { return s.every }
 
-// Next returns the first instant after after at which s fires, in s's
-// zone, or the zero time if there is none within 8 years. For "@every D" it
-// is after+D: the caller anchors the series by passing the previous
-// instant. Instants skipped under the daylight-saving rules are not
-// returned.
+// Next returns the first run after after, in s's zone, or the zero time
+// if there is none within 8 years. Daylight-saving skips are not runs.
+// For "@every D" it is after+D: pass the previous instant.
 func (s *Expr) Next(after time.Time) time.Time {
 	if s.every > 0 {
 		return after.Add(s.every).In(s.loc)
@@ -183,17 +163,10 @@ func (s *Expr) Next(after time.Time) time.Time {
 	}
 }
 
-// step returns the first instant of the series after after, run or
-// daylight-saving skip. Calendar expressions only.
-//
-// The last answer is kept (Expr.last): each pass of the beat asks every
-// schedule for the instant after its cursor, which the previous pass asked
-// already as the instant after its own now, and then for the instant after
-// now, which the walk over the due instants has just found. Matching the
-// cron fields and the zone's transitions is the costliest part of a pass's
-// own work; with the memo it runs once per schedule and pass. The answer
-// for after holds for every time from after up to the instant it returns,
-// since no instant of the series lies between.
+// step returns the first instant after after, run or DST skip, of a
+// calendar expression. It keeps its last answer, which holds up to the
+// instant returned: each beat pass asks again what was just found, and
+// matching fields and transitions is the costliest part of a pass.
 func (s *Expr) step(after time.Time) (time.Time, bool) {
 	if m := s.last.Load(); m != nil && !after.Before(m.from) && after.Before(m.at) {
 		return m.at, m.dst

@@ -9,8 +9,7 @@ import (
 	"unicode"
 )
 
-// cronField is one field of a cron expression: its name in messages, its
-// bounds and the names it accepts.
+// cronField is one field of a cron expression.
 type cronField struct {
 	name     string
 	min, max int
@@ -25,17 +24,15 @@ var (
 	monthField   = cronField{name: "month", min: 1, max: 12, names: map[string]int{
 		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
 		"jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}}
-	// 7 is Sunday too, as in cron, croniter and cron-parser.
+	// 7 is Sunday too, as in cron.
 	dowField = cronField{name: "day-of-week", max: 7, names: map[string]int{
 		"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}}
 )
 
-// checkFields checks the fields of a 5- or 6-field expression strictly and
-// returns them as robfig's parser reads them. That parser silently reads
-// "*-5" as "*" and drops empty list items; its other messages name neither
-// the field nor the fix. It also knows no day-of-week 7, which checkFields
-// rewrites as 0. Descriptors and other field counts are returned as they
-// are, for the parser to handle.
+// checkFields checks a 5- or 6-field expression strictly and returns it as
+// robfig's parser reads it, with weekday 7 as 0. That parser reads "*-5"
+// as "*", drops empty list items, and its messages name neither field nor
+// fix. Other forms are returned unchanged for the parser.
 func checkFields(expr string) (string, error) {
 	f := strings.Fields(expr)
 	var kinds []cronField
@@ -59,8 +56,7 @@ func checkFields(expr string) (string, error) {
 	return strings.Join(f, " "), nil
 }
 
-// check checks one field, a comma-separated list, and returns it with any
-// day-of-week 7 rewritten as 0.
+// check checks one field and returns it with weekday 7 as 0.
 func (k cronField) check(field string) (string, error) {
 	items := strings.Split(field, ",")
 	for i, item := range items {
@@ -82,9 +78,8 @@ func (k cronField) check(field string) (string, error) {
 	return strings.Join(items, ","), nil
 }
 
-// item parses one element of a list: "*", "?", N, N-M, each with an
-// optional "/S". N/S means N-max/S. For "*" it returns the bounds without 7
-// for the day of week, which needs no rewriting.
+// item parses one list element: "*", "?", N or N-M, each with an optional
+// "/S". N/S means N-max/S.
 func (k cronField) item(s string) (lo, hi, step int, err error) {
 	if s == "" {
 		return 0, 0, 0, errors.New("empty element in a list (two commas, or a comma at an end)")
@@ -136,8 +131,7 @@ func (k cronField) item(s string) (lo, hi, step int, err error) {
 	return lo, hi, step, nil
 }
 
-// top is the end of the field's range as "*" and N/S read it: Saturday, not
-// the second Sunday, for the day of week.
+// top is the end of "*" and N/S: Saturday, not Sunday, for weekdays.
 func (k cronField) top() int {
 	if k.max == 7 {
 		return 6
@@ -145,7 +139,6 @@ func (k cronField) top() int {
 	return k.max
 }
 
-// value parses a number or a name of the field and checks its bounds.
 func (k cronField) value(s string) (int, error) {
 	if n, ok := k.names[strings.ToLower(s)]; ok {
 		return n, nil
@@ -162,7 +155,7 @@ func (k cronField) value(s string) (int, error) {
 	return n, nil
 }
 
-// digits parses a non-empty string of ASCII digits (no sign) of at most 4.
+// digits parses one to four ASCII digits.
 func digits(s string) (int, bool) {
 	if s == "" || len(s) > 4 {
 		return 0, false
@@ -177,9 +170,8 @@ func digits(s string) (int, bool) {
 	return n, true
 }
 
-// splitZone splits a CRON_TZ= or TZ= prefix off expr. robfig's parser needs
-// a space after the zone and panics without one, so the prefix is handled
-// here.
+// splitZone splits a CRON_TZ= or TZ= prefix off expr. robfig's parser
+// panics on a zone without a space after it.
 func splitZone(expr string) (*time.Location, string, error) {
 	expr = strings.TrimSpace(expr)
 	for _, p := range []string{"CRON_TZ=", "TZ="} {
@@ -209,8 +201,8 @@ func HasZonePrefix(expr string) bool {
 	return strings.HasPrefix(expr, "CRON_TZ=") || strings.HasPrefix(expr, "TZ=")
 }
 
-// LoadZone loads an IANA zone. "Local" and "" are refused: a schedule must not
-// depend on the host's settings.
+// LoadZone loads an IANA zone. It refuses "Local" and "": a schedule must
+// not depend on the host's settings.
 func LoadZone(name string) (*time.Location, error) {
 	if name == "" || name == "Local" {
 		return nil, fmt.Errorf("unknown time zone %q: want an IANA name such as Europe/Berlin or UTC", name)

@@ -2,22 +2,19 @@ package cron
 
 import "time"
 
-// Instant is one element of a schedule's series: a run, or a repeated wall
-// time that the daylight-saving rules pass over.
+// Instant is one element of a schedule's series.
 type Instant struct {
 	At time.Time
-	// DST marks the second occurrence of a wall time at a fall-back: it
-	// does not run, and is recorded as skipped.
+	// DST marks a fall-back's repeated wall time: skipped, not run.
 	DST bool
 }
 
-// maxWindow bounds the windows of Between, so that they never overflow.
+// maxWindow keeps Between's windows from overflowing.
 const maxWindow = 50 * 365 * 24 * time.Hour
 
-// Between returns the instants of the series in (from, to], oldest first,
-// daylight-saving skips included. When there are more than keep, it
-// returns the newest keep and reports truncated. For "@every D" the series
-// is from+D, from+2D, ...
+// Between returns the instants in (from, to], oldest first, DST skips
+// included: the newest keep of them, truncated when there were more. For
+// "@every D" the series is from+D, from+2D, ...
 func (s *Expr) Between(from, to time.Time, keep int) (out []Instant, truncated bool) {
 	if !to.After(from) || keep <= 0 {
 		return nil, false
@@ -33,9 +30,8 @@ func (s *Expr) Between(from, to time.Time, keep int) (out []Instant, truncated b
 		}
 		return out, truncated
 	}
-	// Walk windows ending at to, growing until they reach from or hold more
-	// than keep instants, so that years of downtime of a per-second
-	// expression cost a bounded amount of work.
+	// Windows ending at to grow until they reach from or hold more than
+	// keep, so years of downtime cost bounded work.
 	span := to.Sub(from)
 	for w := time.Hour; ; w *= 4 {
 		start, complete := to.Add(-w), w >= span || w > maxWindow
@@ -76,9 +72,8 @@ func (s *Expr) collect(from, to time.Time, keep int) ([]Instant, bool) {
 	return out, true
 }
 
-// NextFrom returns the first instant of s's series after after, run or
-// daylight-saving skip: for "@every" counted from anchor, the schedule's
-// cursor.
+// NextFrom returns the first instant after after, run or DST skip; for
+// "@every" counted from anchor, the schedule's cursor.
 func (s *Expr) NextFrom(anchor, after time.Time) time.Time {
 	if s.every > 0 {
 		if after.Before(anchor) {

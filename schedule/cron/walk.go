@@ -10,8 +10,8 @@ func (s *Expr) stepUncached(after time.Time) (time.Time, bool) {
 	if bound.IsZero() {
 		bound = after.AddDate(neverFiresHorizon+1, 0, 0)
 	}
-	// Spring-forward gaps add runs the scan cannot see. A gap starting
-	// before after can still hold a run of an elapsed expression after it.
+	// Spring-forward gaps add runs the scan cannot see; one starting
+	// before after can hold an elapsed expression's run after it.
 	if start := s.transitionAtOrBefore(after); !start.IsZero() {
 		if g := s.gapRun(start, after); !g.IsZero() && !g.After(bound) {
 			at, dst, bound = g, false, g
@@ -28,9 +28,8 @@ func (s *Expr) stepUncached(after time.Time) (time.Time, bool) {
 	return at.In(s.loc), dst
 }
 
-// scan returns the first instant after after whose wall time in s's zone
-// matches the fields. Within one zone period the wall clock is the instant
-// plus a fixed offset, so the search walks period by period.
+// scan returns the first instant after after whose wall time matches.
+// It walks zone periods, in each of which the offset is fixed.
 func (s *Expr) scan(after time.Time) time.Time {
 	from, inclusive := after, false
 	limit := after.Year() + 2*neverFiresHorizon
@@ -54,22 +53,19 @@ func (s *Expr) scan(after time.Time) time.Time {
 	return time.Time{}
 }
 
-// nextWall returns the first wall time after wall (both carried as UTC
-// times) that matches the fields, or zero if there is none within about 15
-// years.
+// nextWall returns the first wall time after wall (both carried as UTC)
+// that matches, or zero if none does within about 15 years.
 func (s *Expr) nextWall(wall time.Time) time.Time {
 	for range 3 {
 		if n := s.fields.Next(wall); !n.IsZero() {
 			return n
 		}
-		// robfig's Next gives up after the fifth calendar year following
-		// wall's; nothing matched before the end of that year.
+		// robfig's Next gives up after five calendar years.
 		wall = time.Date(wall.Year()+5, 12, 31, 23, 59, 59, 0, time.UTC)
 	}
 	return time.Time{}
 }
 
-// offset returns the zone's UTC offset at t.
 func (s *Expr) offset(t time.Time) time.Duration {
 	_, off := t.In(s.loc).Zone()
 	return time.Duration(off) * time.Second
@@ -80,14 +76,12 @@ func (s *Expr) offsetsAt(t time.Time) (before, after time.Duration) {
 	return s.offset(t.Add(-time.Nanosecond)), s.offset(t)
 }
 
-// maxZonePeriods bounds the walks over zone periods.
 const maxZonePeriods = 1000
 
-// transitionAfter returns the first instant after t at which the zone's
-// offset changes, or zero if it never does. Time.ZoneBounds is only a
-// guide: it also reports boundaries where nothing changes, and past a
-// zone's explicitly listed transitions it can return, on the last UTC day of
-// a year, an end that is not after t.
+// transitionAfter returns the first instant after t at which the offset
+// changes, or zero. Time.ZoneBounds is only a guide: it reports bounds
+// where nothing changes, and past a zone's listed transitions it can
+// return an end not after t.
 func (s *Expr) transitionAfter(t time.Time) time.Time {
 	off := s.offset(t)
 	for cur, n := t, 0; n < maxZonePeriods; n++ {
@@ -106,8 +100,7 @@ func (s *Expr) transitionAfter(t time.Time) time.Time {
 	return time.Time{}
 }
 
-// transitionAtOrBefore returns the last instant at or before t at which
-// the zone's offset changed, or zero if it never did.
+// transitionAtOrBefore returns the last offset change at or before t, or zero.
 func (s *Expr) transitionAtOrBefore(t time.Time) time.Time {
 	off := s.offset(t)
 	for cur, n := t, 0; n < maxZonePeriods; n++ {
@@ -127,9 +120,8 @@ func (s *Expr) transitionAtOrBefore(t time.Time) time.Time {
 	return time.Time{}
 }
 
-// firstChange returns the first instant in (lo, hi] whose offset is not
-// off, given that hi's is not: the transition. Offsets change on whole
-// seconds.
+// firstChange bisects (lo, hi] for the first instant whose offset is not
+// off; hi's is not. Offsets change on whole seconds.
 func (s *Expr) firstChange(lo, hi time.Time, off time.Duration) time.Time {
 	for hi.Sub(lo) > time.Second {
 		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
@@ -145,8 +137,7 @@ func (s *Expr) firstChange(lo, hi time.Time, off time.Duration) time.Time {
 	return hi
 }
 
-// repeated reports whether at is the second occurrence of its wall time: it
-// lies within a fall-back's shift after the transition.
+// repeated reports whether at repeats its wall time after a fall-back.
 func (s *Expr) repeated(at time.Time) bool {
 	start := s.transitionAtOrBefore(at)
 	if start.IsZero() {
@@ -156,10 +147,9 @@ func (s *Expr) repeated(at time.Time) bool {
 	return before > after && at.Before(start.Add(before-after))
 }
 
-// gapRun returns the first run after after that the spring-forward at t (if
-// it is one) adds: for a calendar expression the transition instant itself when a
-// matching wall time falls in the gap; for an elapsed expression the first matching
-// wall time in the gap read with the offset before the jump.
+// gapRun returns the run after after that a spring-forward at t adds: the
+// jump itself when a wall time in the gap matches, or for an elapsed
+// expression the first match in the gap at the offset before the jump.
 func (s *Expr) gapRun(t, after time.Time) time.Time {
 	before, afterOff := s.offsetsAt(t)
 	if afterOff <= before {

@@ -5,13 +5,10 @@ import (
 	"strings"
 )
 
-// Warning returns what is probably a mistake in s, or "". One rule: six
-// fields whose seconds field is 0, whose minute field is a single number
-// that could be an hour (0-23) and whose hour field is "*", such as
-// "0 3 * * * *". That is minute 3 of every hour, 24 runs a day; the writer
-// most likely meant the five-field "0 3 * * *", 03:00 daily, with one "*"
-// too many. The same runs written with five fields ("3 * * * *") raise no
-// warning.
+// Warning returns what is probably a mistake in s, or "". Its one rule:
+// six fields like "0 3 * * * *" (seconds 0, a minute that could be an
+// hour, hour "*") run hourly, but most likely mean "0 3 * * *" with one
+// "*" too many. The five-field "3 * * * *" raises no warning.
 func (s *Expr) Warning() string {
 	if s.every > 0 {
 		return ""

@@ -9,9 +9,8 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
 )
 
-// zoneNames lists the IANA zones built into the binary (time/tzdata), one
-// per line: the names in $GOROOT/lib/time/zoneinfo.zip, which
-// TestZoneNamesMatchTheEmbeddedDatabase keeps in step.
+// zoneNames lists the zones of time/tzdata, one per line; a test keeps it
+// in step with $GOROOT/lib/time/zoneinfo.zip.
 //
 //go:embed zones.txt
 var zoneNames string
@@ -21,10 +20,9 @@ var zoneList = sync.OnceValue(func() []string { return strings.Fields(zoneNames)
 // maxZoneHints bounds the zones a hint offers when several are as close.
 const maxZoneHints = 3
 
-// zoneHint suggests the built-in zones nearest to a name that is not one.
-// The edits allowed are those of its last element, the city, since zones
-// share their regions; a bare city ("istanbul") is also compared with each
-// zone's last element.
+// zoneHint suggests the zones nearest to an unknown name. Typos are
+// allowed in the city only, since zones share regions; a bare city
+// ("istanbul") is compared with each zone's city.
 func zoneHint(name string) string {
 	if name == "" {
 		return ""

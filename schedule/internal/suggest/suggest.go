@@ -1,6 +1,5 @@
-// Package suggest finds the known names nearest to a misspelt one, for the
-// "did you mean" hints of the config loader and of cron's zone names. It
-// knows nothing of what the names stand for.
+// Package suggest finds the known names nearest to a misspelt one, for
+// "did you mean" hints. It knows nothing of what the names stand for.
 package suggest
 
 import (
@@ -12,16 +11,14 @@ import (
 // maxNames bounds the names a hint offers when several are as close.
 const maxNames = 3
 
-// Names returns the names of known nearest to name, when they are close
-// enough to be what was meant: an edit distance (case ignored, a swap of
-// two neighbours counting once) of at most Typos(name). It returns nothing
-// for a name far from all of them, and at most three names, sorted.
+// Names returns at most three names of known nearest to name, sorted,
+// within Typos(name) edits (case ignored, a swap of neighbours one edit).
 func Names(name string, known []string) []string {
 	return Within(name, known, Typos(name))
 }
 
 // Typos is how many edits a misspelling of s may hold: a quarter of its
-// length, at least 1 and at most 3.
+// length, from 1 to 3.
 func Typos(s string) int { return min(max(len([]rune(s))/4, 1), 3) }
 
 // Within is Names with the edits allowed given as limit.
@@ -55,14 +52,13 @@ func DidYouMean(names []string) string {
 	return " (did you mean " + strings.Join(quoted, " or ") + "?)"
 }
 
-// Hint is DidYouMean of Names: the hint for name among known.
+// Hint is DidYouMean(Names(name, known)).
 func Hint(name string, known []string) string { return DidYouMean(Names(name, known)) }
 
-// editDistance is the optimal string alignment distance between a and b:
-// insertions, deletions, substitutions and swaps of neighbours, each 1.
+// editDistance is the optimal string alignment distance: insertions,
+// deletions, substitutions and swaps of neighbours cost 1 each.
 func editDistance(a, b string) int {
 	s, t := []rune(a), []rune(b)
-	// Three rows of the matrix: two back, one back, and the current one.
 	prev2, prev, cur := make([]int, len(t)+1), make([]int, len(t)+1), make([]int, len(t)+1)
 	for j := range prev {
 		prev[j] = j
