@@ -8,10 +8,9 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// CancelledError is the cause (context.Cause) of the context of an attempt
-// stopped by RequestCancel: a command task's process group gets SIGTERM,
-// then SIGKILL after its kill grace, as at a timeout. It unwraps to
-// context.Canceled. The job ends cancelled, and is not retried.
+// CancelledError is the context.Cause of an attempt stopped by RequestCancel;
+// it unwraps to context.Canceled. A command gets SIGTERM, then SIGKILL after
+// its kill grace. The job ends cancelled.
 type CancelledError struct {
 	By string // who asked, as given to RequestCancel
 }
@@ -19,16 +18,12 @@ type CancelledError struct {
 func (e *CancelledError) Error() string { return "cancelled by " + e.By }
 func (e *CancelledError) Unwrap() error { return context.Canceled }
 
-// stops holds the contexts of a pool's running attempts, so that a cancel
-// request reaches them. It is safe for concurrent use: workers start and end
-// attempts, the loop delivers requests.
+// stops holds the cancel funcs of a pool's running attempts; it is safe for
+// concurrent use.
 type stops struct {
 	mu      sync.Mutex
-	running map[int64]runningAttempt // by job id
-	// early holds requests on jobs claimed but not yet started (prefetched):
-	// they end cancelled without running. Each delivery replaces it, so a
-	// request on a job that has since ended is dropped.
-	early map[int64]*CancelledError
+	running map[int64]runningAttempt  // by job id
+	early   map[int64]*CancelledError // requests on prefetched jobs; replaced at each delivery
 }
 
 type runningAttempt struct {
@@ -36,8 +31,7 @@ type runningAttempt struct {
 	cancel  context.CancelCauseFunc
 }
 
-// start registers j's attempt, whose context cancel cancels. It returns the
-// cancel requested before the attempt started, if any.
+// start registers j's attempt, or returns the request made before it started.
 func (s *stops) start(j *Job, cancel context.CancelCauseFunc) *CancelledError {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,7 +46,6 @@ func (s *stops) start(j *Job, cancel context.CancelCauseFunc) *CancelledError {
 	return nil
 }
 
-// end forgets j's attempt.
 func (s *stops) end(j *Job) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,8 +54,8 @@ func (s *stops) end(j *Job) {
 	}
 }
 
-// deliver cancels the running attempts that reqs name and keeps the others
-// for when they start. It returns the requests that cancelled an attempt.
+// deliver cancels the running attempts reqs name, keeps the others for
+// when they start, and returns the requests that cancelled an attempt.
 func (s *stops) deliver(reqs []store.CancelRequest) []store.CancelRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,9 +75,8 @@ func (s *stops) deliver(reqs []store.CancelRequest) []store.CancelRequest {
 	return delivered
 }
 
-// stopCancelled looks for cancel requests on the jobs this pool runs and
-// cancels their attempts. The loop calls it when another connection
-// committed (the watch's wake-up) and at each heartbeat, as a fallback.
+// stopCancelled cancels this pool's attempts with a cancel request, on the
+// watch's wake-up and at each heartbeat.
 func (l *loop) stopCancelled(ctx context.Context) {
 	p := l.p
 	if l.inflight == 0 {
@@ -102,9 +94,8 @@ func (l *loop) stopCancelled(ctx context.Context) {
 	}
 }
 
-// cancelledText is the error recorded for an attempt stopped by e: the
-// handler's error, which for a command already names the cause, prefixed
-// with who cancelled it when it does not.
+// cancelledText is the error of an attempt stopped by e: the handler's,
+// prefixed with e unless it names it.
 func cancelledText(e *CancelledError, errText string) string {
 	switch {
 	case errText == "":

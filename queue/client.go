@@ -16,18 +16,12 @@ type Config struct {
 	Logger *slog.Logger // Default: discard.
 }
 
-// Client is the queue as a program uses it: it enqueues jobs, reads them
-// and their schedules, and acts on them as an operator does; NewPool runs
-// them. It is safe for concurrent use by many goroutines.
-//
-// A Client works on a storage engine that the program opens and hands to
-// New: a SQLite file (package
-// github.com/scheduler-run/scheduler/queue/sqlite) or a PostgreSQL database
-// (package github.com/scheduler-run/scheduler/queue/postgres). Its methods
-// are the engine's roles that a program plays (see package
-// github.com/scheduler-run/scheduler/queue/store); the protocol between a
-// pool and the engine is the pool's alone. To enqueue in a transaction of
-// your own, use the engine's EnqueueTx.
+// Client is the queue as a program uses it: it enqueues, reads jobs and
+// schedules, and acts as an operator does; NewPool runs the jobs. It is safe
+// for concurrent use. Its methods are the engine's roles a program plays (see
+// package github.com/scheduler-run/scheduler/queue/store); the pool's
+// protocol is the pool's alone. To enqueue in a transaction of your own, use
+// the engine's EnqueueTx.
 type Client struct {
 	store.Producer      // enqueue
 	store.JobViews      // jobs, attempts, counts, pools
@@ -53,26 +47,25 @@ func New(e store.Engine, cfg Config) (*Client, error) {
 		engine: e, clock: e.Clock(), log: cfg.Logger}, nil
 }
 
-// Engine returns the engine c works on, for the code that plays a role
-// the Client does not offer (a test that stands in for a pool).
+// Engine returns c's engine, for code playing a role the Client does not
+// offer (a test standing in for a pool).
 func (c *Client) Engine() store.Engine { return c.engine }
 
 // Name says where the rows are: a file's path, or a database's address
 // without its password.
 func (c *Client) Name() string { return c.engine.Name() }
 
-// Clock is the clock the engine decides with (on PostgreSQL, the server's).
+// Clock is the engine's clock (on PostgreSQL, the server's).
 func (c *Client) Clock() clock.Clock { return c.clock }
 
-// Ping reads the database, cheaply: it fails when it cannot be read.
+// Ping fails when the database cannot be read. It is cheap.
 func (c *Client) Ping(ctx context.Context) error { return c.engine.Ping(ctx) }
 
 // Close closes the engine. Pools using c must have returned from Run.
 func (c *Client) Close() error { return c.engine.Close() }
 
-// Backup writes a consistent copy of the database to path, safe while
-// pools run. path must not exist. Only a SQLite engine can; others return
-// ErrUnsupported.
+// Backup writes a consistent copy of the database to path, which must not
+// exist, while pools run. Only SQLite can; others return ErrUnsupported.
 func (c *Client) Backup(ctx context.Context, path string) error {
 	b, ok := c.engine.(interface {
 		Backup(ctx context.Context, path string) error

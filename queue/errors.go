@@ -9,17 +9,14 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The errors of jobs (see package store), under the names callers of the
-// queue use.
+// The errors of package store, under the names the queue's callers use.
 var (
 	// ErrNotFound is returned when a job, schedule or key does not exist.
 	ErrNotFound = store.ErrNotFound
-	// ErrUnsupported is returned by an operation that the storage engine
-	// does not offer.
+	// ErrUnsupported is returned by an operation the engine does not offer.
 	ErrUnsupported = store.ErrUnsupported
-	// ErrPayloadTooLarge, ErrPayloadTooDeep and ErrPayloadNotJSON are
-	// wrapped by the error of an enqueue whose payload CheckPayload
-	// refuses.
+	// ErrPayloadTooLarge, ErrPayloadTooDeep and ErrPayloadNotJSON wrap
+	// the error of an enqueue whose payload CheckPayload refuses.
 	ErrPayloadTooLarge = store.ErrPayloadTooLarge
 	ErrPayloadTooDeep  = store.ErrPayloadTooDeep
 	ErrPayloadNotJSON  = store.ErrPayloadNotJSON
@@ -35,7 +32,7 @@ func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
 func (e *PermanentError) Unwrap() error { return e.Err }
 
 // RetryAfter asks for the next attempt no earlier than d from now. It still
-// spends an attempt: when none is left the job is dead.
+// spends an attempt.
 func RetryAfter(d time.Duration, err error) error { return &RetryError{After: d, Err: err} }
 
 // RetryError is a handler failure that names when to try again.
@@ -55,26 +52,23 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v\n%s", e.Value, e.Stack) }
 
-// TimeoutError is the cause (context.Cause) of an attempt's context that
-// ended at its type's Timeout, so that a handler can say which deadline
-// stopped it. It unwraps to context.DeadlineExceeded. A timeout is an
-// ordinary failed attempt.
+// TimeoutError is the context.Cause of an attempt that reached its type's
+// Timeout; it unwraps to context.DeadlineExceeded. A timeout is an ordinary
+// failure.
 type TimeoutError struct{ Timeout time.Duration }
 
 func (e *TimeoutError) Error() string { return "timed out after " + e.Timeout.String() }
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
-// GaveUpError is the end of a job whose type's GiveUpAfter budget ran out
-// (see TypeConfig.GiveUpAfter): the job is dead and no further attempt
-// starts. Err is the failure of the attempt whose retry would have come too
-// late; nil when the job was claimed after its budget ended and did not run.
+// GaveUpError ends a job whose TypeConfig.GiveUpAfter budget ran out. Err is
+// the failure whose retry came too late; nil when claimed too late.
 type GaveUpError struct {
 	After time.Duration
 	Err   error
 }
 
-// Error reads "gave up after 6h (give_up_after)", followed by the last
-// attempt's failure when there was one.
+// Error reads "gave up after 6h (give_up_after)", then the last failure, if
+// any.
 func (e *GaveUpError) Error() string {
 	s := "gave up after " + ShortDuration(e.After) + " (give_up_after)"
 	if e.Err != nil {
@@ -85,9 +79,8 @@ func (e *GaveUpError) Error() string {
 
 func (e *GaveUpError) Unwrap() error { return e.Err }
 
-// ShortDuration formats d as time.Duration.String does without its zero
-// units: "6h" rather than "6h0m0s", "1h30m", "90s" as "1m30s", so that a
-// duration from the configuration reads in errors as it was written.
+// ShortDuration formats d as time.Duration.String without zero units
+// ("6h", "1h30m", "1m30s"), so a configured duration reads as written.
 func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {

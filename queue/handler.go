@@ -9,11 +9,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Handler runs jobs of one type. Work's error decides the job's fate: nil is
-// done; a plain error is retried with the type's backoff until MaxAttempts;
-// Permanent(err) is dead at once; RetryAfter(d, err) retries no earlier than
-// d from now. ctx carries the type's timeout and is cancelled on shutdown;
-// Work must return soon after ctx is done.
+// Handler runs jobs of one type. Work's error decides the fate: nil is done;
+// an error retries with the type's backoff until MaxAttempts; Permanent(err)
+// is dead at once; RetryAfter(d, err) retries after d. ctx carries the type's
+// timeout and ends at shutdown; Work must then return soon.
 type Handler interface {
 	Work(ctx context.Context, job *Job) error
 }
@@ -24,78 +23,58 @@ type HandlerFunc func(ctx context.Context, job *Job) error
 // Work calls f(ctx, job).
 func (f HandlerFunc) Work(ctx context.Context, job *Job) error { return f(ctx, job) }
 
-// TypeConfig is the policy of one job type. Zero values select the defaults
-// shown.
+// TypeConfig is one job type's policy. Zero values select the defaults.
 type TypeConfig struct {
 	Timeout     time.Duration // Deadline of one attempt's ctx. Default: none.
 	Concurrency int           // Jobs of this type run at once by one Pool. Default: no limit beyond Workers.
 	Backoff     time.Duration // Delay before the first retry, doubling after. Default: 1s.
 	MaxBackoff  time.Duration // Cap on the retry delay. Default: 1h.
-	// LogOutput logs the tail of a successful attempt's output with its
-	// "job done" line, as failed attempts always do. Default: false.
+	// LogOutput logs a successful attempt's output tail, as failures always
+	// do. Default: false.
 	LogOutput bool
-	// GiveUpAfter is the total budget of a job of this type, counted from
-	// the instant it stands for (Job.ScheduledAt) or, for a job of no
-	// instant, from its enqueue (Job.CreatedAt); or from the operator's
-	// latest Retry of it (Job.RetriedAt) when that is later. No attempt
-	// starts at or after the budget's end: a claimed job past it is dead
-	// without running, and a failed attempt whose retry would come at or
-	// after it makes the job dead instead; both with a *GaveUpError. An
-	// attempt already running when the budget ends is not stopped (Timeout
-	// bounds it). It is read when the job is claimed and when it fails, so
-	// a changed value applies to the jobs already queued. A Retry gives the
-	// job a whole budget from the retry, whether the old one had ended or
-	// not, so that an operator can run by hand a job that gave up. Default:
-	// none.
+	// GiveUpAfter is a job's total budget, from Job.ScheduledAt (else
+	// Job.CreatedAt), or Job.RetriedAt when later. No attempt starts past
+	// its end: the job is dead with a *GaveUpError instead. A running
+	// attempt is not stopped. It is read at claim and at failure, so a
+	// change applies to queued jobs; a Retry gives a whole new budget.
+	// Default: none.
 	GiveUpAfter time.Duration
-	// RedactFunc masks the secrets in an attempt's output and in its error
-	// text (s) before they are stored, logged or raised in an alarm, given
-	// the job; it must be safe for concurrent use. Default: nil, nothing
-	// masked.
+	// RedactFunc masks secrets in an attempt's output and error text s
+	// before they are stored, logged or alarmed; it must be safe for
+	// concurrent use. Default: none.
 	RedactFunc func(j *Job, s string) string
-	// Accepts are the payload versions (Job.Version) of this type that the
-	// pool runs: it claims no job of another version, which stays pending,
-	// its attempts unspent, for a pool that accepts it (see
-	// Handlers). Each is at least 1. Default: [1].
+	// Accepts are the payload versions (Job.Version) the pool runs; others
+	// stay pending, attempts unspent, for a pool that accepts them. Each is
+	// at least 1. Default: [1].
 	Accepts []int
-	// Rate limits how often jobs of this type start, across every pool on
-	// the store. Default: none.
+	// Rate limits how often jobs of this type start, across all pools.
+	// Default: none.
 	Rate Rate
 }
 
-// Rate is a limit on how often jobs of one type start, held in the
-// database, so that it holds across every process on a SQLite file and
-// every node on PostgreSQL. A job it holds back stays pending, keeps its
-// attempts, and starts as soon as its bucket allows; jobs of other types
-// go past it. With Burst 1, starts are at least Per/Starts apart, so no
-// window of length Per holds more than Starts of them; a Burst of b lets b
-// start at once after a quiet spell, so a window may then hold up to
-// Starts+b−1. A handler that returns RetryAfter(d, err) for a job of a
-// rate-limited type (an HTTP task's 429 or 503 with Retry-After does)
-// pauses the limit of its type, or its key, for d: no job it covers starts
-// before then. Jobs of a rate-limited type are never claimed ahead of a
-// free worker (see PoolConfig.Prefetch), so a job starts when its start is
-// counted. See store.RateLimit for the algorithm.
+// Rate limits how often jobs of one type start. Held in the database, it
+// binds every process and node. A held-back job stays pending, keeps its
+// attempts and starts when its bucket allows; other types go past it. With
+// Burst 1, starts are at least Per/Starts apart; a Burst of b lets b start at
+// once after a quiet spell, so a window Per long may hold Starts+b−1.
+// RetryAfter(d, err) from a rate-limited type (an HTTP 429 or 503 with
+// Retry-After) pauses the limit of its type, or key, for d. Rate-limited jobs
+// are never prefetched, so a start counts when it happens. See
+// store.RateLimit.
 type Rate struct {
 	Starts int           // jobs that may start per Per; 0: no limit
 	Per    time.Duration // the window of Starts
 	Burst  int           // starts allowed at once after a quiet spell; 0 means 1
-	// Key, when set, gives a limit per key, read from each job's payload
-	// (a customer, an account) when it is claimed; it must be quick and
-	// safe for concurrent use. Among ready jobs of the type, the claim
-	// reads the first store.RateWindow in claim order to find those whose
-	// key allows a start; the pool calls Key once per job, inside the
-	// claim's write transaction the first time a claim reads the job, and
-	// keeps its key for the claims after. A Key that panics fails its job:
-	// the job is dead at once, without running, its error the panic with
-	// its stack, which the pool also logs; the pool and the other jobs
-	// carry on. Nil: one limit for the type.
+	// Key, when set, limits per key read from the payload (a customer, an
+	// account); it must be quick and safe for concurrent use. A claim scans
+	// the first store.RateWindow ready jobs for keys that allow a start,
+	// calling Key once per job, in its transaction. A Key that panics makes
+	// its job dead unrun, the panic logged. Nil: one limit.
 	Key func(payload json.RawMessage) string
 }
 
-// limit is r as the store applies it: one start per Per/Starts, rounded up
-// to the nanosecond so that the limit is never exceeded. Its Key is the
-// pool's to set (see rateKeys).
+// limit is r as the store applies it, Every rounded up so the limit is never
+// exceeded. Its Key is the pool's to set.
 func (r Rate) limit() store.RateLimit {
 	every := r.Per / time.Duration(r.Starts)
 	if every*time.Duration(r.Starts) < r.Per {
@@ -116,8 +95,6 @@ func (r Rate) check() error {
 	return nil
 }
 
-// giveUpAt is when the GiveUpAfter budget of j ends; zero when its type has
-// none.
 func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 	if tc.GiveUpAfter <= 0 {
 		return time.Time{}
@@ -132,10 +109,9 @@ func (tc TypeConfig) giveUpAt(j *Job) time.Time {
 	return from.Add(tc.GiveUpAfter)
 }
 
-// RateNextStart returns when the rate limit r of jobType allows the next
-// start of a job with payload, and the key of its bucket ("" when r has no
-// Key). An instant not after now means at once. A Key that panics is an
-// error.
+// RateNextStart returns when rate r of jobType next allows a start of a job
+// with payload (not after now: at once) and its bucket's key. A Key that
+// panics is an error.
 func (q *Client) RateNextStart(ctx context.Context, jobType string, r Rate, payload json.RawMessage) (time.Time, string, error) {
 	l := r.limit()
 	var key string

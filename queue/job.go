@@ -6,29 +6,19 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The vocabulary of jobs is the engines' (package store): the names below
-// are those a program that enqueues, runs and inspects jobs uses. The
-// vocabulary of schedules, skips, alarms and pools is named from package
-// store.
+// The job vocabulary of package store, under the names a program uses.
+// Schedules, skips, alarms and pools are named from package store.
 type (
-	// State is a job's place in its life cycle.
-	State = store.State
-	// NewJob describes a job to enqueue. Only Type is required.
-	NewJob = store.NewJob
-	// Job is a stored job.
-	Job = store.Job
-	// Attempt is one recorded run of a job.
-	Attempt = store.Attempt
-	// Outcome is how an attempt ended.
-	Outcome = store.Outcome
-	// Enqueued tells what an enqueue did with one NewJob.
-	Enqueued = store.Enqueued
-	// Filter selects the jobs List returns.
-	Filter = store.Filter
-	// Stats is a snapshot of the queue for operators.
-	Stats = store.Stats
-	// Process describes the program a Pool runs in. Zero values in a
-	// PoolConfig select the process's own pid and host, and "dev".
+	State    = store.State    // a job's place in its life cycle
+	NewJob   = store.NewJob   // a job to enqueue; only Type is required
+	Job      = store.Job      // a stored job
+	Attempt  = store.Attempt  // one recorded run of a job
+	Outcome  = store.Outcome  // how an attempt ended
+	Enqueued = store.Enqueued // what an enqueue did with one NewJob
+	Filter   = store.Filter   // selects the jobs List returns
+	Stats    = store.Stats    // a snapshot of the queue for operators
+	// Process describes a Pool's program; zero values in a PoolConfig
+	// select the process's own pid and host, and "dev".
 	Process = store.Process
 )
 
@@ -57,16 +47,11 @@ const (
 	DefaultMaxAttempts = store.DefaultMaxAttempts
 	MaxOutput          = store.MaxOutput
 	MaxList            = store.MaxList
-	// MaxPayloadSize bounds a job's payload, in bytes (1 MiB).
-	MaxPayloadSize = store.MaxPayloadSize
-	// MaxPayloadDepth bounds the nesting of a payload's objects and
-	// arrays.
-	MaxPayloadDepth = store.MaxPayloadDepth
+	MaxPayloadSize     = store.MaxPayloadSize  // bytes (1 MiB)
+	MaxPayloadDepth    = store.MaxPayloadDepth // nesting of objects and arrays
 )
 
-// CheckPayload reports a payload that no enqueue accepts: over
-// MaxPayloadSize (ErrPayloadTooLarge), nested deeper than MaxPayloadDepth
-// (ErrPayloadTooDeep), or not JSON (ErrPayloadNotJSON). Enqueue,
-// EnqueueBatch, Advance and the notifications of alarms check every payload
-// with it before they write anything.
+// CheckPayload reports a payload no enqueue accepts: over MaxPayloadSize
+// (ErrPayloadTooLarge), deeper than MaxPayloadDepth (ErrPayloadTooDeep), or
+// not JSON (ErrPayloadNotJSON). Every enqueue checks with it first.
 func CheckPayload(p json.RawMessage) error { return store.CheckPayload(p) }

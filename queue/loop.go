@@ -7,69 +7,51 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// loop is the state of Run's single writing goroutine: it alone claims,
-// records results and heartbeats, so each of its turns is one
-// transaction (see turn).
+// loop is the state of Run's one writing goroutine, which alone claims,
+// records and heartbeats, so each turn is one transaction.
 type loop struct {
-	p        *Pool
-	inflight int
-	running  map[string]int // in-flight jobs by type
-	pending  []store.Result // results not yet committed
-	claims   claimState
-	wakes    wakeState
-	row      rowState
-	// nextHeartbeat is when the leases of the running jobs are extended.
-	nextHeartbeat time.Time
-	failures      int // consecutive failed turns, for back-off on a sick database
-	// retime is set by a step of the clock (see now): the timer, set for
-	// a time by the clock before it, is set again.
-	retime bool
+	p             *Pool
+	inflight      int
+	running       map[string]int // in-flight jobs by type
+	pending       []store.Result // results not yet committed
+	claims        claimState
+	wakes         wakeState
+	row           rowState
+	nextHeartbeat time.Time // when running jobs' leases are extended
+	failures      int       // failed turns in a row, for back-off on a sick database
+	retime        bool      // set the timer again after a clock step
 }
 
 // claimState is what the loop knows of the jobs it may claim.
 type claimState struct {
-	// more is true while the last claim filled every free slot: more jobs
-	// may be ready, so the next turn claims without waiting.
-	more bool
-	// blocked is true while ready jobs wait that the last claim could not
-	// take: their types are at their concurrency limit, or the next one is
-	// on its last attempt and no worker is free for it. A finishing job
-	// wakes the loop; until then it looks again every blockedRecheck
-	// instead of waking at the (past) ready time in a busy loop.
+	more bool // the last claim filled every slot: claim again at once
+	// blocked: ready jobs wait that the last claim could not take (types
+	// at their limit, or a last attempt with no free worker). A finishing
+	// job wakes the loop; meanwhile it looks every blockedRecheck rather
+	// than spin on a past ready time.
 	blocked bool
-	// stopBeforeLast counts the claims left that stop before a job on its
-	// last attempt (store.Claim.StopBeforeLast): set when a claim met such
-	// a job (and maybe gave back the prefetched jobs from it on), so that
-	// the next claims do not take and give back the jobs behind it at
-	// every turn. It runs down while the claims meet none.
+	// stopBeforeLast counts the claims left that stop before a last
+	// attempt (store.Claim.StopBeforeLast), set when a claim met one so
+	// later claims do not take and give back the jobs behind it.
 	stopBeforeLast int
-	// enqueued is set when this process enqueued a job since the last
-	// turn: there is something to claim, so the turn need not look first.
-	enqueued bool
-	// avgRun is a moving average of how long jobs take, -1 until the first
-	// result: it decides whether to prefetch.
-	avgRun time.Duration
+	enqueued       bool          // this process enqueued since the last turn: claim without a look
+	avgRun         time.Duration // moving average of run time (-1: none yet); decides prefetch
 }
 
 // wakeState is when the loop must wake without being woken.
 type wakeState struct {
-	nextReady time.Time // when the next pending job becomes ready (zero: none known)
+	nextReady time.Time // when the next pending job is ready (zero: unknown)
 	nextLease time.Time // when another owner's lease expires (zero: none)
 	readAt    time.Time // when nextReady and nextLease were read
-	// rateAt is when a ready job that a rate limit held back at the claim
-	// at rateSince may start (zero: none was held back). Until then the
-	// loop looks for the ready jobs of the other types, and for the jobs of
-	// rate-limited types that became ready since, of a key that may allow
-	// them (see readWakes); it wakes at rateAt to claim again, without
-	// polling.
+	// rateAt is when a job a rate limit held back at the claim at
+	// rateSince may start (zero: none); readWakes ignores such jobs until
+	// then.
 	rateAt    time.Time
 	rateSince time.Time
 }
 
-// rowState is the pool's row as last written to the pools table: the
-// types and versions it runs and its process, and when it is renewed
-// (see presenceEvery). The renewal is the only periodic write of an idle
-// pool.
+// rowState is the pool's row as last written, and when to renew it, an idle
+// pool's only periodic write.
 type rowState struct {
 	written  bool
 	types    []string
@@ -78,15 +60,10 @@ type rowState struct {
 	renewAt  time.Time
 }
 
-// now reads the clock. The loop's periods (the heartbeat, the row's
-// renewal, the look every wakeEvery) are instants of the clock at their
-// start plus the period; after a step of its wall clock they move with
-// it, so that a step back delays none of them and a step forward hastens
-// none. The heartbeat is due at once: the step moved the ends of the
-// pool's leases, as other processes judge them, by as much (see
-// store.Leases), and the pool renews them by the clock as it stands. The
-// instants of rows (run_at, other pools' leases, rate limits) are the
-// clock's: they stay.
+// now reads the clock. After a wall-clock step the loop's periods move with
+// it, so a step neither delays nor hastens them; the heartbeat is due at
+// once, as the step moved the leases' ends for other processes (see
+// store.Leases). Row instants stay.
 func (l *loop) now() time.Time {
 	now, step := l.p.steps.Read(l.p.clock)
 	if step != 0 {
@@ -99,19 +76,17 @@ func (l *loop) now() time.Time {
 	return now
 }
 
-// run turns the loop until ctx is done: a transaction, then a wait for a
-// result, a wake-up or the next instant something is due.
+// run turns the loop until ctx is done: a transaction, then a wait.
 func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	p := l.p
-	// Reclaim at start-up: leases of a previous life of this host may be
-	// long expired.
+	// Reclaim at start-up: a previous life's leases may be long expired.
 	l.claims.more = true
 	l.wakes.nextLease = l.now()
 	var timer <-chan time.Time
 	var timerAt time.Time
 	for {
-		// Before rounds counts this round: a test that saw the count move
-		// knows the loop is past this point.
+		// Answer before counting: a test that saw the count move knows
+		// the loop is past here.
 		p.probes.Answer()
 		p.rounds.Add(1)
 		l.collect()
@@ -145,8 +120,7 @@ func (l *loop) run(ctx context.Context, wake, external <-chan struct{}) {
 	}
 }
 
-// wait waits for what ends the loop's rest, and reports false when ctx is
-// done.
+// wait waits for the end of the loop's rest; false when ctx is done.
 func (l *loop) wait(ctx context.Context, wake, external <-chan struct{}, timer *<-chan time.Time) bool {
 	p := l.p
 	select {
@@ -159,7 +133,7 @@ func (l *loop) wait(ctx context.Context, wake, external <-chan struct{}, timer *
 		l.claims.enqueued = true
 	case <-external:
 		l.claims.more = true
-		l.stopCancelled(ctx) // another process may have asked to cancel a job we run
+		l.stopCancelled(ctx) // another process may have cancelled a job we run
 	case <-*timer:
 		*timer = nil
 		l.claims.more = true
@@ -171,25 +145,19 @@ func (l *loop) wait(ctx context.Context, wake, external <-chan struct{}, timer *
 	return true
 }
 
-// The default Prefetch, for speed: a transaction costs about the same
-// whatever it carries (on SQLite it writes each page it changed to the
-// log, whatever the number of jobs), so the more jobs a transaction records
-// and claims, the less each pays. capacity bounds the work the prefetched
-// jobs hold.
+// The default Prefetch. A transaction costs about the same whatever it
+// carries, so the more jobs it records and claims, the less each pays.
 const (
 	defaultPrefetchPerWorker = 32
 	minDefaultPrefetch       = 64
 )
 
-// prefetchWorkPerWorker is how much expected work, in multiples of
-// PrefetchBelow, the prefetched jobs may hold per worker.
+// prefetchWorkPerWorker is the expected work, in PrefetchBelow units,
+// prefetched jobs may hold per worker.
 const prefetchWorkPerWorker = 16
 
-// capacity is how many jobs may be claimed and not yet finished: the
-// workers, plus the prefetch while jobs are short. The prefetch is
-// Prefetch jobs, but no more than prefetchWorkPerWorker × PrefetchBelow of
-// work per worker at the moving average, so that a prefetched job never
-// waits behind more work than that for a worker.
+// capacity is how many jobs may be claimed and unfinished: the workers, plus
+// the prefetch while jobs are short, capped by prefetchWorkPerWorker.
 func (l *loop) capacity() int {
 	cfg, avg := l.p.cfg, l.claims.avgRun
 	if avg < 0 || avg >= cfg.PrefetchBelow {
@@ -203,13 +171,12 @@ func (l *loop) capacity() int {
 	return cfg.Workers + prefetch
 }
 
-// failureBackoff is the rest after failures turns in a row failed.
+// failureBackoff is the rest after failures failed turns in a row.
 func failureBackoff(failures int) time.Duration {
 	return min(time.Duration(failures)*100*time.Millisecond, 5*time.Second)
 }
 
-// deadline is when the loop must look again without being woken, and the
-// time it was read at.
+// deadline is when the loop must look again unwoken, and now.
 func (l *loop) deadline() (at, now time.Time) {
 	now = l.now()
 	if l.failures > 0 {
@@ -220,11 +187,9 @@ func (l *loop) deadline() (at, now time.Time) {
 	wants := []time.Time{w.nextLease}
 	switch {
 	case l.inflight >= l.capacity():
-		// With no free slot a ready job cannot be taken: a finishing job
-		// wakes the loop instead. Waiting on a past run_at would spin.
+		// No free slot: a finishing job wakes the loop.
 	case l.claims.blocked:
-		// The same with a free slot but the ready jobs' types at their
-		// limit; a job of another type may become ready meanwhile.
+		// Types at their limit; another type's job may become ready.
 		wants = append(wants, now.Add(blockedRecheck), w.rateAt)
 	default:
 		wants = append(wants, w.nextReady, w.rateAt)
@@ -240,7 +205,6 @@ func (l *loop) deadline() (at, now time.Time) {
 	return at, now
 }
 
-// collect takes every result already waiting.
 func (l *loop) collect() {
 	for {
 		select {
@@ -252,7 +216,7 @@ func (l *loop) collect() {
 	}
 }
 
-// add takes the result of a finished job, for the next transaction.
+// add takes a finished job's result for the next transaction.
 func (l *loop) add(r store.Result) {
 	l.pending = append(l.pending, r)
 	l.inflight--
@@ -265,27 +229,19 @@ func (l *loop) add(r store.Result) {
 			l.claims.avgRun += (d - l.claims.avgRun) / 8
 		}
 	}
-	// A slot is free. The next turn claims, and looks again, only if a job
-	// may be waiting for it: the last claim filled every slot (more is set
-	// still), ready jobs were blocked, or this result made its job pending
-	// again (a retry, a release), which changes when the next job is
-	// ready. Otherwise the last claim took every ready job it could see,
-	// and a job made ready since wakes the loop by itself (a wake-up, the
-	// watch, the timer at nextReady): the turn only records the result. On
-	// an idle pool that spares each job a claim and a look at its end,
-	// which would hold up the loop when the next job comes.
+	// A slot is free. Claim next turn only if a job may wait: the last
+	// claim filled every slot, jobs were blocked, or this job is pending
+	// again. Else a job ready since wakes the loop itself, and an idle
+	// pool spares a claim and a look per job.
 	if l.claims.blocked || r.Outcome == OutcomeRetry || r.Outcome == OutcomeReleased {
 		l.claims.more = true
 	}
 	l.claims.blocked = false
 }
 
-// readWakes reads when the loop must wake next for a job, nextReady, and
-// for another owner's lease, nextLease. Until rateAt the ready jobs that
-// rate limits held back at the last claim do not count: only the jobs of
-// all's unlimited types, and the jobs of rate-limited types that became
-// ready after that claim (a retry, a job enqueued since: maybe of another
-// key, which its bucket allows), count.
+// readWakes reads nextReady and nextLease. Until rateAt, ready jobs held back
+// at the last claim do not count: only unlimited types, and rate-limited jobs
+// ready since that claim.
 func (l *loop) readWakes(ctx context.Context, now time.Time, all []string, versions store.Versions) error {
 	p, w := l.p, &l.wakes
 	types := all
@@ -311,16 +267,13 @@ func (l *loop) readWakes(ctx context.Context, now time.Time, all []string, versi
 	return nil
 }
 
-// stopBeforeLastClaims is how many claims after the last one that met a
-// job on its last attempt stop before such jobs (see
-// claimState.stopBeforeLast).
+// stopBeforeLastClaims is how many claims stop before last attempts after one
+// was met.
 const stopBeforeLastClaims = 64
 
-// blockedRecheck is how often a blocked loop (see claimState.blocked)
-// looks for jobs it can take.
+// blockedRecheck is how often a blocked loop looks for jobs it can take.
 const blockedRecheck = 100 * time.Millisecond
 
-// wakeEvery bounds how stale nextLease may grow while every claim fills
-// its slots: a lease another pool abandoned is reclaimed within about this
-// long plus its expiry, however busy this pool is.
+// wakeEvery bounds how stale nextLease grows while claims fill every slot, so
+// an abandoned lease is reclaimed in about this plus its expiry.
 const wakeEvery = time.Second

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// maintain runs reclaim and purge every MaintenanceEvery until ctx is done.
+// maintain reclaims and purges every MaintenanceEvery until ctx is done.
 func (p *Pool) maintain(ctx context.Context) {
 	for {
 		select {
@@ -26,16 +26,14 @@ func (p *Pool) maintain(ctx context.Context) {
 // checkpointEvery is how often a pool that wrote checkpoints the WAL.
 const checkpointEvery = time.Second
 
-// checkpointer is a store that wants a background checkpoint while a pool
-// commits: SQLite's (*sqlite.Store), whose write-ahead log is copied back
-// into the database file, on a connection of its own, so that the pool's
-// own commits rarely reach the autocheckpoint threshold and pay for it.
+// checkpointer is a store (SQLite's) whose WAL a pool copies back on a
+// connection of its own, so its commits rarely pay for the autocheckpoint.
 type checkpointer interface {
 	CheckpointPassive(ctx context.Context) error
 }
 
-// checkpoint calls c's CheckpointPassive in the background, once a second
-// while the loop commits.
+// checkpoint runs c's CheckpointPassive every checkpointEvery in which the
+// loop committed.
 func (p *Pool) checkpoint(ctx context.Context, c checkpointer) {
 	var seen int64
 	for {

@@ -9,22 +9,18 @@ import (
 
 // Finished is one attempt's end as PoolConfig.FinishedFunc sees it.
 type Finished struct {
-	Type     string
-	Schedule string // "" for a job of no schedule
-	// Notification reports a job that carries an alarm to a notify task
-	// (Job.AlarmKey).
-	Notification bool
-	Outcome      Outcome // done, retry, dead, released or cancelled
-	// TimedOut reports that the type's timeout ended the attempt (the
-	// outcome is then retry or dead).
-	TimedOut bool
-	Due      time.Time // when the job became ready: its run_at when claimed
-	Started  time.Time
-	Finished time.Time
+	Type         string
+	Schedule     string    // "" for a job of no schedule
+	Notification bool      // the job carries an alarm (Job.AlarmKey)
+	Outcome      Outcome   // done, retry, dead, released or cancelled
+	TimedOut     bool      // the type's timeout ended it (outcome retry or dead)
+	Due          time.Time // when the job became ready: its run_at when claimed
+	Started      time.Time
+	Finished     time.Time
 }
 
-// report passes the committed results whose fence held, and the number of
-// leases reclaimed, to the config's funcs.
+// report passes committed results whose fence held, and the reclaimed lease
+// count, to the config's funcs.
 func (p *Pool) report(results []store.Result, fenced []bool, reclaimed int) {
 	if f := p.cfg.FinishedFunc; f != nil {
 		for i, r := range results {
@@ -41,8 +37,6 @@ func (p *Pool) report(results []store.Result, fenced []bool, reclaimed int) {
 	}
 }
 
-// isTimeout reports whether err, an attempt context's cause, is its type's
-// timeout.
 func isTimeout(err error) bool {
 	_, ok := errors.AsType[*TimeoutError](err)
 	return ok

@@ -25,93 +25,63 @@ import (
 // PoolConfig configures a Pool. Zero values select the defaults shown.
 type PoolConfig struct {
 	Workers int // Jobs run at once. Default: GOMAXPROCS.
-	// Prefetch is how many jobs the pool may claim beyond its free workers,
-	// to hand a worker its next job the moment it finishes one and to claim
-	// and complete in larger transactions. The pool prefetches only while
-	// its jobs are short (a moving average under PrefetchBelow), so a
-	// prefetched job waits for a worker briefly and long jobs never hold
-	// claims they cannot start. A job on its last attempt is never
-	// prefetched: a crash spends the attempt of every claimed job, started
-	// or not. However many it allows, the prefetched jobs hold at most
-	// 16 × PrefetchBelow of expected work (by the moving average) per
-	// worker. Default: 32 × Workers, and at least 64; negative disables.
-	Prefetch int
-	// PrefetchBelow is the average job duration under which the pool
-	// prefetches. Default: 5ms.
-	PrefetchBelow time.Duration
-	// Lease is how long a claim holds a job without a heartbeat; the pool
-	// heartbeats its running jobs every third of it, during the shutdown
-	// too, until each job's result is committed. So the lease need not
-	// outlast ShutdownGrace or a command's kill grace. At least MinLease.
-	// Default: 1m.
-	Lease time.Duration
-	// ShutdownGrace is the time running jobs get after Run's ctx is done,
-	// before their contexts are cancelled. Default: 30s.
-	ShutdownGrace time.Duration
-	// StopTimeout bounds the stop, from the moment Run's ctx is done: each
-	// write of the stop (the pool's row, the heartbeats of running jobs,
-	// the results of those that return) ends by then, whatever the
-	// database does, so that Run returns within it unless a handler
-	// outlives it. Past it the pool writes nothing more: a result not yet
-	// recorded is lost, and its job runs again once its lease expires (as
-	// after a crash). See Pool.SetStopTimeout. Default: ShutdownGrace + 30s.
+	// Prefetch is how many jobs the pool may claim beyond its free
+	// workers, so a worker gets its next job at once in larger
+	// transactions: only while jobs are short (an average under
+	// PrefetchBelow), and at most 16 × PrefetchBelow of expected work per
+	// worker. A job on its last attempt is never prefetched: a crash spends
+	// every claimed job's attempt. Default: 32 × Workers, at least 64;
+	// negative disables.
+	Prefetch      int
+	PrefetchBelow time.Duration // Average run time under which to prefetch. Default: 5ms.
+	// Lease is how long a claim holds a job without a heartbeat. The pool
+	// heartbeats every third of it until each result commits, so it need
+	// not outlast ShutdownGrace. At least MinLease. Default: 1m.
+	Lease         time.Duration
+	ShutdownGrace time.Duration // Time running jobs get after Run's ctx is done. Default: 30s.
+	// StopTimeout bounds the stop's writes (row, heartbeats, results) from
+	// when Run's ctx is done, so Run returns within it unless a handler
+	// outlives it. Past it an unrecorded result is lost and its job runs
+	// again once its lease expires, as after a crash. See
+	// Pool.SetStopTimeout. Default: ShutdownGrace + 30s.
 	StopTimeout time.Duration
-	// WatchInterval is how often the pool checks whether another process
-	// wrote to the file (PRAGMA data_version, a read of shared memory)
-	// where it cannot watch the file. On Linux the pool watches the
-	// database's directory with inotify instead and reads data_version
-	// only after a write (every millisecond instead while writes keep
-	// coming), so that a job enqueued by the CLI starts within
-	// milliseconds and an idle pool does not poll; it falls back to
-	// polling, and logs so once, when inotify is unavailable or its limits
-	// are reached. Default: 2s.
+	// WatchInterval is how often the pool polls PRAGMA data_version for
+	// other processes' writes where it cannot watch the file with inotify
+	// (not Linux, or at inotify's limits, logged once). Default: 2s.
 	WatchInterval time.Duration
-	// MaxIdle bounds an idle pool's sleep between looks at the table, a
-	// safety net under the wake-ups of the watch; with a watch, it is also
-	// the period of the watch's own safety read. Default: 30s.
+	// MaxIdle bounds an idle pool's sleep between looks, and is the
+	// watch's safety read period. Default: 30s.
 	MaxIdle time.Duration
 	// MaintenanceEvery is the period of reclaim and purge. Default: 1h.
-	// Negative disables periodic maintenance (reclaim still runs at start-up
-	// and whenever a lease held by another pool expires).
+	// Negative disables it; reclaim still runs at start-up and when
+	// another pool's lease expires.
 	MaintenanceEvery time.Duration
-	// RetainDone is how long done jobs are kept before purge. Default: 168h.
-	RetainDone time.Duration
-	// Owner names this pool in leases and the attempt history.
-	// Default: host:pid:random.
-	Owner string
-	// Process describes the program the pool runs in, in its row of the
-	// pools table (see Client.Pools).
-	Process Process
-	Clock   clock.Clock  // Default: the Store's clock (Store.Clock).
-	Logger  *slog.Logger // Default: the Queue's logger.
+	RetainDone       time.Duration // How long done jobs are kept. Default: 168h.
+	Owner            string        // Names the pool in leases and attempts. Default: host:pid:random.
+	Process          Process       // The pool's program, in its row (see Client.Pools).
+	Clock            clock.Clock   // Default: the Client's clock.
+	Logger           *slog.Logger  // Default: the Client's logger.
 
-	// FinishedFunc, when set, is called with each attempt's result once
-	// the transaction that recorded it committed and its fence held (a
-	// stale result is not reported), from the pool's loop: it must not
-	// block. Nil reports nothing.
+	// FinishedFunc, when set, gets each recorded result whose fence held,
+	// from the pool's loop: it must not block.
 	FinishedFunc func(Finished)
-	// ReclaimedFunc, when set, is called with the number of expired
-	// leases the pool took back, after each commit that took back any
-	// (the loop's transactions and periodic maintenance), from the pool's
-	// goroutines: it must not block. Nil reports nothing.
+	// ReclaimedFunc, when set, gets the count of expired leases each
+	// commit took back, from the pool's goroutines: it must not block.
 	ReclaimedFunc func(n int)
-	// WroteFunc, when set, is called after each write transaction of the
-	// pool's loop (results, claims, heartbeats, its row, which it renews
-	// at least every 30s) and of Announce, with nil when it committed and
-	// its error when it failed, from the calling goroutine: it must not
-	// block. Nil reports nothing.
+	// WroteFunc, when set, gets each write transaction's outcome (loop or
+	// Announce; the row is renewed every 30s at least), from the calling
+	// goroutine: it must not block.
 	WroteFunc func(err error)
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
 
-// MinLease is the shortest lease a Pool accepts. The pool heartbeats every
-// third of its lease, and each heartbeat is a write that must commit before
-// the lease runs out, behind other writers of the file.
+// MinLease is the shortest lease a Pool accepts: a heartbeat, every third of
+// it, must commit in time behind the file's other writers.
 const MinLease = time.Second
 
-// Pool runs jobs from a Queue on a bounded number of goroutines. Register
-// handlers, then call Run. Register is safe to call while Run runs.
+// Pool runs a Client's jobs on a bounded number of goroutines. Register
+// handlers, then Run; Register is safe during Run.
 type Pool struct {
 	q     *Client
 	e     store.PoolProtocol // q's engine
@@ -121,24 +91,17 @@ type Pool struct {
 
 	mu       sync.RWMutex
 	handlers map[string]registered
-	// allTypes are the handled types, sorted, and freeTypes the same
-	// without the types that have a concurrency limit. Register replaces
-	// them and never changes them in place: they are passed to the store
-	// as they are.
+	// allTypes are the handled types, sorted; freeTypes those without a
+	// concurrency limit; versions those accepting other than [1], or nil;
+	// rates allTypes split by rate limit. Register replaces them, never
+	// changing them in place: they go to the store as they are.
 	allTypes  []string
 	freeTypes []string
-	// versions are the versions accepted of the types that accept more or
-	// other than version 1 (see store.Versions); nil when none does.
-	// Register replaces it, as it does the lists.
-	versions store.Versions
-	// rates are allTypes split by whether they have a rate limit (see
-	// loop.readWakes), replaced by Register as the lists are.
-	rates rateTypes
-	// process is what the pool's row says of its program: PoolConfig.Process
-	// until SetProcess replaces it.
-	process Process
+	versions  store.Versions
+	rates     rateTypes
+	process   Process // what the pool's row says of its program
 
-	registered chan struct{} // a Register or SetProcess while Run runs: claim the new type, write the row, at once
+	registered chan struct{} // a Register or SetProcess during Run: claim, write the row, at once
 
 	work     chan *Job
 	results  chan store.Result
@@ -148,11 +111,8 @@ type Pool struct {
 	busy     atomic.Int64 // handlers running now (see Busy)
 	rounds   atomic.Int64 // rounds of the loop, for tests of idleness
 	commits  atomic.Int64 // write transactions of the loop, for the checkpointer
-	// idleUntil is, while the running loop waits with no job in flight,
-	// the instant (Unix nanoseconds) its timer wakes it; zero otherwise.
-	// Tests that drive a fake clock from one of the loop's wake-ups to the
-	// next read it: past the clock's now, the loop has done what now asked
-	// of it.
+	// idleUntil is the Unix ns instant the idle loop's timer wakes it, or
+	// zero: tests driving a fake clock wait until it is past now.
 	idleUntil atomic.Int64
 
 	graceEnded  chan struct{} // closed by EndGrace
@@ -161,25 +121,17 @@ type Pool struct {
 	probes      liveness.Probes // see Probe
 	stops       stops           // running attempts' contexts, for cancel requests
 	keys        *rateKeys       // the keys of keyed rate limits, for claims
-
-	// steps notices the steps of the clock's wall clock between the
-	// readings of Announce and Run's loop (see loop.now).
-	steps clock.Steps
-
-	// announced is the row Announce wrote to the pools table; Run's loop
-	// takes it from there.
-	announced rowState
+	steps       clock.Steps     // wall-clock steps since Announce (see loop.now)
+	announced   rowState        // the row Announce wrote
 }
 
 type registered struct {
-	h  Handler
-	tc TypeConfig
-	// key is the store's Key of the type's limit (see rateKeys); nil
-	// without a keyed rate limit.
-	key func(id int64, payload json.RawMessage) (string, error)
+	h   Handler
+	tc  TypeConfig
+	key func(id int64, payload json.RawMessage) (string, error) // a keyed limit's, or nil (see rateKeys)
 }
 
-// NewPool returns a Pool that runs the jobs of q.
+// NewPool returns a Pool that runs q's jobs.
 func NewPool(q *Client, cfg PoolConfig) (*Pool, error) {
 	if q == nil {
 		return nil, errors.New("new pool: nil client")
@@ -210,8 +162,8 @@ func NewPool(q *Client, cfg PoolConfig) (*Pool, error) {
 	return p, nil
 }
 
-// withDefaults returns cfg checked, with its zero values replaced by the
-// defaults, those of the clock and logger by q's.
+// withDefaults returns cfg checked, zero values defaulted, the clock and
+// logger from q.
 func (cfg PoolConfig) withDefaults(q *Client) (PoolConfig, error) {
 	if cfg.Workers < 0 || cfg.PrefetchBelow < 0 || cfg.Lease < 0 || cfg.ShutdownGrace < 0 || cfg.StopTimeout < 0 || cfg.WatchInterval < 0 || cfg.MaxIdle < 0 || cfg.RetainDone < 0 {
 		return cfg, errors.New("negative setting")
@@ -253,7 +205,6 @@ func (cfg PoolConfig) withDefaults(q *Client) (PoolConfig, error) {
 	return cfg, nil
 }
 
-// orDefault sets *v to def when it is zero.
 func orDefault[T comparable](v *T, def T) {
 	var zero T
 	if *v == zero {
@@ -261,9 +212,8 @@ func orDefault[T comparable](v *T, def T) {
 	}
 }
 
-// SetStopTimeout replaces StopTimeout for a stop that has not begun: a
-// daemon gives its pools what is left, of the stop budget it announced,
-// for their writes. It is safe to call from any goroutine.
+// SetStopTimeout replaces StopTimeout for a stop not yet begun: a daemon
+// gives pools what is left of its stop budget. Safe from any goroutine.
 func (p *Pool) SetStopTimeout(d time.Duration) {
 	if d > 0 {
 		p.stopTimeout.Store(int64(d))
@@ -276,11 +226,10 @@ func (p *Pool) Workers() int { return p.cfg.Workers }
 // Owner returns the token that marks this pool's leases.
 func (p *Pool) Owner() string { return p.cfg.Owner }
 
-// Register sets the handler and policy of a job type, replacing any earlier
-// one. Jobs already running keep the handler they started with. A pool
-// claims only jobs of the types registered: others stay pending, for a pool
-// that has their handler (see Client.Unhandled). Registered while Run runs,
-// a type is claimed at once.
+// Register sets a job type's handler and policy; running jobs keep the old. A
+// pool claims only registered types: others stay pending for a pool that has
+// them (see Client.Unhandled). Registered during Run, a type is claimed at
+// once.
 func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	if jobType == "" || h == nil {
 		return errors.New("register: empty type or nil handler")
@@ -334,10 +283,9 @@ func (p *Pool) Register(jobType string, h Handler, tc TypeConfig) error {
 	return nil
 }
 
-// SetProcess replaces what the pool's row says of its program, such as the
-// config it now runs (Process.Config and ConfigAt); a zero PID, Host or
-// Version keeps the pool's. A running pool rewrites its row at once, from
-// its loop. It is safe to call from any goroutine.
+// SetProcess replaces what the pool's row says of its program, such as its
+// config; a zero PID, Host or Version keeps the pool's. A running pool
+// rewrites its row at once. Safe from any goroutine.
 func (p *Pool) SetProcess(pr Process) {
 	p.mu.Lock()
 	if pr.PID == 0 {
@@ -357,20 +305,18 @@ func (p *Pool) SetProcess(pr Process) {
 	}
 }
 
-// processNow returns what the pool's row says of its program.
 func (p *Pool) processNow() Process {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.process
 }
 
-// sameProcess reports whether a and b describe a program alike.
 func sameProcess(a, b Process) bool {
 	return a.PID == b.PID && a.Host == b.Host && a.Version == b.Version && a.Config == b.Config && a.ConfigAt.Equal(b.ConfigAt)
 }
 
-// acceptedVersions returns accepts sorted, [1] when it is empty, or an
-// error for a version below 1 or a repeated one.
+// acceptedVersions returns accepts sorted, [1] when empty; each must be at
+// least 1, once.
 func acceptedVersions(accepts []int) ([]int, error) {
 	if len(accepts) == 0 {
 		return []int{1}, nil
@@ -394,12 +340,10 @@ func (p *Pool) lookup(jobType string) (registered, bool) {
 	return r, ok
 }
 
-// claimTypes returns the handled types, those without a concurrency or rate
-// limit, for each type with a concurrency limit but no rate limit how many
-// more of its jobs may start, the versions accepted (nil while every type
-// accepts version 1 alone), and the types with a rate limit, each with room
-// for its concurrency limit and the idle workers (never a prefetch: see
-// Rate). The caller must not change them.
+// claimTypes returns a claim's types: all handled; those without limit;
+// starts left per concurrency-limited type without rate; versions; and
+// rate-limited types with room for their limit and idle workers (never
+// prefetched). The caller must not change them.
 func (p *Pool) claimTypes(running map[string]int, idle int) claimTypes {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -417,15 +361,12 @@ func (p *Pool) claimTypes(running map[string]int, idle int) claimTypes {
 	return claimTypes{all: p.allTypes, free: p.freeTypes, limited: p.limitsLocked(running), versions: p.versions, rated: rated}
 }
 
-// rateTypes are a pool's handled types split by whether they have a rate
-// limit, and whether one of those limits is per key.
+// rateTypes are a pool's types split by rate limit, and whether one is keyed.
 type rateTypes struct {
 	unrated, rated []string
 	keyed          bool
 }
 
-// rateTypesNow returns the pool's rateTypes. The caller must not change
-// the lists.
 func (p *Pool) rateTypesNow() rateTypes {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -445,10 +386,9 @@ func (p *Pool) limitsLocked(running map[string]int) map[string]int {
 	return out
 }
 
-// Run claims and runs jobs until ctx is done, then shuts down: it stops
-// claiming at once, gives running jobs ShutdownGrace to finish, then cancels
-// their contexts and gives their attempts back. It returns once every
-// goroutine it started has returned. A Pool runs once.
+// Run claims and runs jobs until ctx is done, then stops claiming, gives
+// running jobs ShutdownGrace, cancels them and gives their attempts back. It
+// returns once all its goroutines have. A Pool runs once.
 func (p *Pool) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("pool: Run called twice")
@@ -456,7 +396,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	wake, unsubscribe := p.e.Subscribe()
 	defer unsubscribe()
 
-	// Handlers outlive ctx by the shutdown grace; they are cancelled on their own.
+	// Handlers outlive ctx by the shutdown grace and are cancelled apart.
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
 	var workers sync.WaitGroup
@@ -477,8 +417,8 @@ func (p *Pool) Run(ctx context.Context) error {
 		p.e.Watch(ctx, store.WatchConfig{Poll: p.cfg.WatchInterval, Safety: p.cfg.MaxIdle}, external,
 			func() { close(watching) })
 	}()
-	// The watch's first reading must come before the first claim: a commit
-	// between the two would otherwise go unnoticed until MaxIdle.
+	// The watch's first reading must precede the first claim, or a commit
+	// between them goes unnoticed until MaxIdle.
 	<-watching
 	if c, ok := p.e.(checkpointer); ok {
 		helpers.Add(1)
@@ -509,21 +449,17 @@ func (p *Pool) Run(ctx context.Context) error {
 	return nil
 }
 
-// wrote reports the outcome of a write transaction to WroteFunc.
 func (p *Pool) wrote(err error) {
 	if p.cfg.WroteFunc != nil {
 		p.cfg.WroteFunc(err)
 	}
 }
 
-// Probe returns a channel that the pool's loop closes the next time it
-// comes round to wait: at once when it is idle, after its transaction when
-// it is busy, during the shutdown too, and never while it is wedged (nor
-// after Run has returned). A daemon's watchdog uses it to tell a live loop
-// from a stuck one. Probe never blocks; it is safe to call from any
-// goroutine.
+// Probe returns a channel the loop closes when it next comes round to wait:
+// at once when idle, after its transaction when busy, in shutdown too; never
+// while wedged or after Run: a watchdog tells a stuck loop so. Probe never
+// blocks; safe from any goroutine.
 func (p *Pool) Probe() <-chan struct{} { return p.probes.Ask() }
 
-// Busy returns how many workers run a handler now. It is safe to call from
-// any goroutine.
+// Busy returns how many workers run a handler now. Safe from any goroutine.
 func (p *Pool) Busy() int { return int(p.busy.Load()) }

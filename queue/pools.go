@@ -7,19 +7,15 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// A running pool keeps one row in the pools table: the types it has handlers
-// for, the versions it accepts of them, and the process it runs in (with the
-// config that process runs). It renews the row every presenceEvery, in
-// the same transaction as whatever else its loop writes then: every write
-// wakes the watches of the other processes on the database, so an idle pool
-// writes no more often than this.
+// presenceEvery is how often a running pool renews its row, with whatever its
+// loop writes then. Every write wakes the other processes' watches, so an
+// idle pool writes no more often.
 const presenceEvery = store.PresenceEvery
 
-// Announce writes the pool's row now, so that other processes see it
-// running (Client.Pools, Client.Unhandled) from then on, and deletes the rows
-// of pools gone for a week. Run writes the row at its first turn in any
-// case; call Announce before Run to be seen before a readiness signal. Call
-// it from the goroutine that calls Run, before Run.
+// Announce writes the pool's row now, so others see it running (Client.Pools,
+// Client.Unhandled), and deletes rows of pools gone a week. Run writes it at
+// its first turn anyway; Announce makes the pool seen before a readiness
+// signal. Call it before Run, from Run's goroutine.
 func (p *Pool) Announce(ctx context.Context) error {
 	ct := p.claimTypes(nil, 0)
 	process := p.processNow()

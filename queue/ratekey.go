@@ -8,9 +8,8 @@ import (
 	"sync"
 )
 
-// key returns the bucket key of a job with payload under r's Key, behind
-// recover: a Key that panics gives an error carrying the panic and its
-// stack (a *PanicError).
+// key returns payload's bucket key; a Key that panics gives a wrapped
+// *PanicError.
 func (r Rate) key(payload json.RawMessage) (key string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -20,27 +19,18 @@ func (r Rate) key(payload json.RawMessage) (key string, err error) {
 	return r.Key(payload), nil
 }
 
-// rateKeys gives a pool's claims the keys of the ready jobs of its types
-// with a keyed rate limit. A claim reads up to store.RateWindow ready jobs
-// of such a type inside its write transaction, and a job its bucket holds
-// back is read again by every claim until it starts: rateKeys calls the
-// type's Key once per job and keeps the keys of the jobs the last claims
-// read, so that user code runs in the writer only for the jobs a claim
-// reads for the first time. A Key that panics leaves its job without a
-// key: the claim takes it without spending a start, and the pool fails it
-// without running it (see doomed); the panic is logged once, with its
-// stack. It is safe for concurrent use.
+// rateKeys gives a pool's claims the keys of ready jobs of keyed limits. A
+// held-back job is read by every claim until it starts, so rateKeys calls Key
+// once per job and keeps the last claims' keys, running user code in the
+// writer only for new jobs. A Key that panics leaves its job keyless: claimed
+// without a start, failed unrun (see doomed), logged once. It is safe for
+// concurrent use.
 type rateKeys struct {
 	log *slog.Logger
 
-	mu sync.Mutex
-	// cur holds the keys the current claim asked for, prev those of the
-	// claim before that asked for any: a job read by both is looked up in
-	// prev and kept in cur.
-	cur, prev map[int64]rateKey
-	// failed holds the errors of the jobs whose key failed and that a
-	// claim took, until the worker that gets each fails it.
-	failed map[int64]error
+	mu        sync.Mutex
+	cur, prev map[int64]rateKey // keys of this claim and of the last that asked
+	failed    map[int64]error   // errors of claimed jobs whose key failed, until doomed
 }
 
 type rateKey struct {
@@ -52,8 +42,7 @@ func newRateKeys(log *slog.Logger) *rateKeys {
 	return &rateKeys{log: log, cur: map[int64]rateKey{}, prev: map[int64]rateKey{}, failed: map[int64]error{}}
 }
 
-// keyFunc returns the store's Key of jobType's limit r (see
-// store.RateLimit.Key).
+// keyFunc returns jobType's store.RateLimit.Key.
 func (k *rateKeys) keyFunc(jobType string, r Rate) func(id int64, payload json.RawMessage) (string, error) {
 	return func(id int64, payload json.RawMessage) (string, error) {
 		k.mu.Lock()
@@ -78,8 +67,7 @@ func (k *rateKeys) keyFunc(jobType string, r Rate) func(id int64, payload json.R
 	}
 }
 
-// next starts a claim: the keys the last claims asked for become the ones
-// looked up.
+// next starts a claim: the last claim's keys become the ones looked up.
 func (k *rateKeys) next() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -88,8 +76,6 @@ func (k *rateKeys) next() {
 	}
 }
 
-// claimed notes, of the jobs a claim took, those whose key failed, for
-// doomed.
 func (k *rateKeys) claimed(jobs []*Job) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -100,8 +86,7 @@ func (k *rateKeys) claimed(jobs []*Job) {
 	}
 }
 
-// doomed returns, once, the error of a claimed job whose key failed; nil
-// for any other.
+// doomed returns, once, the error of a claimed job whose key failed.
 func (k *rateKeys) doomed(id int64) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

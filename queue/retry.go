@@ -12,15 +12,9 @@ const (
 	DefaultMaxBackoff = time.Hour
 )
 
-// decide maps a handler's result to the job's fate. It is the one place that
-// classifies failures:
-//   - nil: done.
-//   - Permanent(err): dead at once.
-//   - any error on the last allowed attempt: dead.
-//   - RetryAfter(d, err): retry no earlier than d from now.
-//   - any other error (a timeout or a panic too): retry after backoff.
-//
-// jitter returns a uniformly random duration in [0, n); nil means math/rand.
+// decide maps a handler's result to the job's fate: the one place that
+// classifies failures. jitter returns a uniform duration in [0, n); nil means
+// math/rand.
 func decide(err error, attempt, maxAttempts int, tc TypeConfig, jitter func(n time.Duration) time.Duration) (Outcome, time.Duration) {
 	if err == nil {
 		return OutcomeDone, 0
@@ -37,12 +31,9 @@ func decide(err error, attempt, maxAttempts int, tc TypeConfig, jitter func(n ti
 	return OutcomeRetry, backoff(attempt, tc.Backoff, tc.MaxBackoff, jitter)
 }
 
-// backoff is the delay after failed attempt n (1-based): base doubling with
-// each attempt, capped at maxDelay, then jittered within its upper half
-// ("equal jitter"). Full jitter over [0, d) would spread retries as well but
-// could retry at once after a failure, and would let a later gap be shorter
-// than an earlier one; the upper half keeps both promises of the config:
-// the first retry waits about `backoff`, and gaps grow.
+// backoff is the delay after failed attempt n (1-based): base doubling,
+// capped at maxDelay, jittered within its upper half ("equal jitter"), so the
+// first retry waits about base and gaps grow.
 func backoff(n int, base, maxDelay time.Duration, jitter func(n time.Duration) time.Duration) time.Duration {
 	if base <= 0 {
 		base = DefaultBackoff

@@ -6,13 +6,9 @@ import (
 )
 
 // drain waits for in-flight jobs after ctx is done: ShutdownGrace, then their
-// contexts are cancelled, and it waits on for them to return (a command gets
-// its kill grace). Until the last result is committed it heartbeats as
-// before, so that no lease of a job still running lapses and another pool
-// reclaims and runs it a second time (or makes it dead on its last
-// attempt). It claims and reclaims nothing. Its writes outlive ctx, up to
-// the stop's timeout (see PoolConfig.StopTimeout); past it, it only waits
-// for the handlers to return.
+// contexts are cancelled. Until the last result commits it heartbeats, so no
+// running job's lease lapses and another pool runs it again. It claims and
+// reclaims nothing; its writes outlive ctx up to PoolConfig.StopTimeout.
 func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	p := l.p
 	p.stopping.Store(true)
@@ -36,7 +32,6 @@ func (l *loop) drain(ctx context.Context, cancelHandlers context.CancelFunc) {
 	l.flush(bg)
 }
 
-// drainState is what the drain waits on.
 type drainState struct {
 	grace, timer   <-chan time.Time
 	graceEnded     <-chan struct{}
@@ -45,8 +40,8 @@ type drainState struct {
 	cancelHandlers context.CancelFunc
 }
 
-// drainTurn records the results that came in, and heartbeats, within the
-// stop's budget; once it is spent, it says so once and writes nothing.
+// drainTurn records and heartbeats within the stop's budget, then says once
+// that it is spent.
 func (l *loop) drainTurn(ctx context.Context, d *drainState, budget time.Duration) {
 	p := l.p
 	switch err := ctx.Err(); {
@@ -64,8 +59,7 @@ func (l *loop) drainTurn(ctx context.Context, d *drainState, budget time.Duratio
 	}
 }
 
-// drainWait waits for a result, the end of the grace, or the next
-// heartbeat.
+// drainWait waits for a result, the grace's end or the next heartbeat.
 func (l *loop) drainWait(ctx context.Context, d *drainState) {
 	p := l.p
 	now := l.now()
@@ -75,7 +69,7 @@ func (l *loop) drainWait(ctx context.Context, d *drainState) {
 	}
 	switch {
 	case d.spent:
-		d.timer = nil // nothing more to write: only the handlers are waited for
+		d.timer = nil // nothing more to write: wait for the handlers only
 	case d.timer == nil || !at.Equal(d.timerAt) || l.retime:
 		d.timerAt, l.retime = at, false
 		d.timer = p.clock.After(at.Sub(now))
@@ -101,9 +95,8 @@ func (l *loop) drainWait(ctx context.Context, d *drainState) {
 	}
 }
 
-// leave deletes the pool's row as it stops claiming: from then on no
-// other process should count on it, to run a type or as a running daemon.
-// Left behind, the row would count as a running pool's for AliveWithin.
+// leave deletes the pool's row as it stops claiming, so nobody counts on it
+// to run a type or as a live daemon.
 func (l *loop) leave(ctx context.Context) {
 	p := l.p
 	if !l.row.written {
@@ -118,9 +111,8 @@ func (l *loop) leave(ctx context.Context) {
 	l.row = rowState{}
 }
 
-// flush records pending results during shutdown, retrying a few times on a
-// busy database, within ctx's deadline (the stop's): an unrecorded result
-// only means the lease expires and the job runs again.
+// flush records pending results at shutdown, retrying within ctx's deadline:
+// an unrecorded result only means the job runs again.
 func (l *loop) flush(ctx context.Context) {
 	for try := 0; len(l.pending) > 0 && try < 3 && ctx.Err() == nil; try++ {
 		tctx, cancel := context.WithTimeout(ctx, stopWriteTimeout)
@@ -138,9 +130,8 @@ func (l *loop) flush(ctx context.Context) {
 // stopWriteTimeout bounds one write of the stop, within its budget.
 const stopWriteTimeout = 10 * time.Second
 
-// keepDeadline bounds wctx, a context for a write detached from ctx's
-// cancellation (cancel cancels it), by ctx's deadline too, if it has one:
-// context.WithoutCancel drops the deadline with the cancellation.
+// keepDeadline bounds wctx, detached from ctx, by ctx's deadline, which
+// context.WithoutCancel drops.
 func keepDeadline(ctx, wctx context.Context, cancel context.CancelFunc) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	if !ok {
@@ -153,16 +144,14 @@ func keepDeadline(ctx, wctx context.Context, cancel context.CancelFunc) (context
 	}
 }
 
-// EndGrace ends the shutdown grace at once: the contexts of running jobs are
-// cancelled, and each job is given back without spending its attempt as
-// its handler returns. Run still returns only once every handler has
-// returned and the results are committed. EndGrace before Run's ctx is done
-// makes the coming shutdown skip its grace. It is safe to call from any
-// goroutine, more than once.
+// EndGrace ends the shutdown grace at once: running jobs' contexts are
+// cancelled and each job is given back, attempt unspent, as its handler
+// returns; Run still waits for them and their results. Before Run's ctx is
+// done, it makes the shutdown skip its grace. Safe from any goroutine, more
+// than once.
 func (p *Pool) EndGrace() {
 	p.endGrace.Do(func() {
-		// Before the handlers see their contexts cancelled: an error they
-		// return from now on is a release, not a failed attempt.
+		// Before handlers see cancellation: their errors are releases.
 		p.hardStop.Store(true)
 		close(p.graceEnded)
 	})

@@ -9,13 +9,9 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// A turn of the loop is one transaction of the engine (store.PoolTx): it
-// records the results that came in, reclaims expired leases when one is
-// due, heartbeats when due, writes the pool's row when it changed or is to
-// be renewed, and claims for the free slots. The steps: plan decides what
-// the turn does, lookFirst may find that there is nothing to claim
-// without taking the write lock, poolTx builds the transaction, commit
-// runs it, apply takes its result.
+// A turn of the loop is one engine transaction (store.PoolTx): plan decides
+// it, lookFirst may skip the claim without the write lock, poolTx builds it,
+// commit runs it, apply takes its result.
 
 // plan is what one turn does.
 type plan struct {
@@ -29,8 +25,7 @@ type plan struct {
 	process   Process    // what its row says of its program
 }
 
-// claimTypesOf is the part of a pool's registrations that a claim and its
-// row name.
+// claimTypes is the part of a pool's registrations a claim and its row name.
 type claimTypes struct {
 	all, free []string // the handled types; those without a limit
 	limited   map[string]int
@@ -38,13 +33,12 @@ type claimTypes struct {
 	rated     []store.RatedClaim
 }
 
-// txTimeout bounds one transaction of the loop: longer than SQLite's wait
-// for its write turn (see engine.Config.WriteWait), so that only a
-// database that stopped answering reaches it.
+// txTimeout bounds one loop transaction, past SQLite's wait for its write
+// turn (engine.Config.WriteWait): only a dead database reaches it.
 const txTimeout = 5 * time.Minute
 
-// turn runs one turn of the loop: claimJobs is false during the stop,
-// which only records results and heartbeats.
+// turn runs one turn; during the stop (!claimJobs) it only records and
+// heartbeats.
 func (l *loop) turn(ctx context.Context, claimJobs bool) error {
 	pl := l.plan(claimJobs)
 	if err := l.lookFirst(ctx, &pl); err != nil {
@@ -60,41 +54,36 @@ func (l *loop) turn(ctx context.Context, claimJobs bool) error {
 	return l.apply(ctx, pl, res)
 }
 
-// plan decides what this turn does.
 func (l *loop) plan(claimJobs bool) plan {
 	p := l.p
 	stopping := p.stopping.Load()
 	pl := plan{now: l.now(), slots: l.capacity() - l.inflight, process: p.processNow()}
 	pl.types = p.claimTypes(l.running, max(p.cfg.Workers-l.inflight, 0))
 	pl.claim = claimJobs && l.claims.more && pl.slots > 0 && !stopping
-	// A stopping pool only records and heartbeats: it takes on no job,
-	// not even a reclaimed one.
+	// A stopping pool takes on no job, not even a reclaimed one.
 	pl.reclaim = !stopping && l.leaseDue(pl.now)
 	pl.heartbeat = l.inflight > 0 && !pl.now.Before(l.nextHeartbeat)
-	// The row that tells other processes which types (and versions) this
-	// pool runs, and the config its program runs: at the first turn, after
-	// a Register or a SetProcess, and renewed while the pool runs.
+	// The row telling others what the pool runs: first turn, after
+	// Register or SetProcess, and at renewal.
 	pl.presence = !stopping && l.row.stale(pl)
 	return pl
 }
 
-// leaseDue reports whether another owner's lease has expired by now.
 func (l *loop) leaseDue(now time.Time) bool {
 	return !l.wakes.nextLease.IsZero() && !now.Before(l.wakes.nextLease)
 }
 
-// stale reports whether the row must be written at this turn: none is, it
-// says other types, versions or another process, or its renewal is due.
+// stale reports whether the row must be written: none is, it differs, or its
+// renewal is due.
 func (r rowState) stale(pl plan) bool {
 	return !r.written || !slices.Equal(pl.types.all, r.types) ||
 		!maps.EqualFunc(pl.types.versions, r.versions, slices.Equal) || !sameProcess(pl.process, r.process) ||
 		!pl.now.Before(r.renewAt)
 }
 
-// lookFirst reads when jobs become ready before a turn that would only
-// claim, woken with nothing to record: when none is ready, the turn
-// claims nothing and leaves the write lock, which another process (a
-// second daemon, the CLI) may want.
+// lookFirst, before a turn woken only to claim, reads when jobs become ready;
+// if none is, the turn skips the claim, leaving the write lock to other
+// processes (a second daemon, the CLI).
 func (l *loop) lookFirst(ctx context.Context, pl *plan) error {
 	enqueued := l.claims.enqueued
 	l.claims.enqueued = false
@@ -106,14 +95,13 @@ func (l *loop) lookFirst(ctx context.Context, pl *plan) error {
 	}
 	if l.wakes.nextReady.IsZero() || l.wakes.nextReady.After(pl.now) {
 		l.claims.more = false
-		l.claims.blocked = false // what blocked it was taken, by another pool
+		l.claims.blocked = false // another pool took what blocked it
 		pl.claim = false
 		pl.reclaim = l.leaseDue(pl.now)
 	}
 	return nil
 }
 
-// poolTx builds the transaction of pl.
 func (l *loop) poolTx(pl plan) store.PoolTx {
 	p := l.p
 	t := store.PoolTx{Owner: p.cfg.Owner, Now: pl.now, Results: l.pending, Reclaim: pl.reclaim}
@@ -132,12 +120,10 @@ func (l *loop) poolTx(pl plan) store.PoolTx {
 	return t
 }
 
-// commit runs t. Shutdown does not cancel it halfway: a commit cancelled
-// while the server commits it reports an error although it took effect,
-// and its results, recorded again by the next turn, would fail their
-// fences as stale. txTimeout bounds a transaction on a database that
-// stopped answering instead, and so does the stop's budget, ctx's
-// deadline, once the pool stops.
+// commit runs t. Shutdown does not cancel it halfway: a commit cancelled as
+// the server commits reports an error yet took effect, and its results would
+// fail their fences next turn. txTimeout bounds it instead, and once
+// stopping, ctx's deadline.
 func (l *loop) commit(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	p := l.p
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), txTimeout)
@@ -153,9 +139,8 @@ func (l *loop) commit(ctx context.Context, t store.PoolTx) (store.PoolTxResult, 
 	return res, err
 }
 
-// apply takes the result of the turn pl committed: it reports and logs the
-// results and reclaims, notes the row written and the next heartbeat, hands
-// the claimed jobs to the workers, and reads when to wake next.
+// apply takes the committed turn's result: reports, logs, notes the row and
+// heartbeat, hands claimed jobs to workers, and reads when to wake.
 func (l *loop) apply(ctx context.Context, pl plan, res store.PoolTxResult) error {
 	p := l.p
 	p.report(l.pending, res.Fenced, len(res.Reclaimed))
@@ -174,7 +159,7 @@ func (l *loop) apply(ctx context.Context, pl plan, res store.PoolTxResult) error
 		l.nextHeartbeat = pl.now.Add(p.cfg.Lease / 3)
 	}
 	if pl.heartbeat {
-		l.stopCancelled(ctx) // in case a wake-up of the watch was missed
+		l.stopCancelled(ctx) // in case a watch wake-up was missed
 	}
 	if pl.claim {
 		l.dispatch(pl, res)
@@ -182,17 +167,12 @@ func (l *loop) apply(ctx context.Context, pl plan, res store.PoolTxResult) error
 	return l.lookAfter(ctx, pl, len(res.Claimed))
 }
 
-// dispatch notes what a claim found and hands the jobs it took to the
-// workers.
 func (l *loop) dispatch(pl plan, res store.PoolTxResult) {
 	p := l.p
 	l.wakes.rateAt, l.wakes.rateSince = res.RateWait, pl.now
 	if p.rateTypesNow().keyed && l.wakes.rateAt.After(pl.now.Add(p.cfg.MaxIdle)) {
-		// A job of another key, which its bucket allows, is looked for by
-		// readWakes only when it became ready after this claim; one that
-		// came with an earlier run_at (a backfill, an enqueue in this
-		// claim's millisecond) waits at most MaxIdle, the safety net of
-		// every other wake-up too.
+		// readWakes finds an allowed key's job only if it became ready
+		// after this claim; one with an earlier run_at waits MaxIdle.
 		l.wakes.rateAt = pl.now.Add(p.cfg.MaxIdle)
 	}
 	l.claims.more = len(res.Claimed) == pl.slots
@@ -206,15 +186,13 @@ func (l *loop) dispatch(pl plan, res store.PoolTxResult) {
 	for _, j := range res.Claimed {
 		l.inflight++
 		l.running[j.Type]++
-		p.work <- j // never blocks: in-flight jobs never outnumber the buffer
+		p.work <- j // never blocks: the buffer holds every in-flight job
 	}
 }
 
-// lookAfter reads when to wake next, after a turn that reclaimed, or whose
-// claim fell short of its slots (a claim that filled every slot comes back
-// at once, and reads other pools' leases at least every wakeEvery). A
-// commit by another process after this read wakes the loop through the
-// watch.
+// lookAfter reads when to wake after a turn that reclaimed or whose claim
+// fell short; a full claim comes back at once, reading leases every
+// wakeEvery. Later commits of other processes wake the loop by the watch.
 func (l *loop) lookAfter(ctx context.Context, pl plan, claimed int) error {
 	short := pl.claim && claimed < pl.slots
 	if !pl.reclaim && !short && !(pl.claim && pl.now.Sub(l.wakes.readAt) >= wakeEvery) {

@@ -11,11 +11,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// logResult logs the result r of an attempt, once its transaction
-// committed; fenced tells whether its fence held.
+// logResult logs a committed result r; fenced tells whether its fence held.
 func (p *Pool) logResult(ctx context.Context, r store.Result, fenced bool) {
 	if fenced && r.Outcome == OutcomeDone && !p.log.Enabled(ctx, slog.LevelInfo) {
-		return // not worth building the attributes of a line nobody keeps
+		return // spare building a line nobody keeps
 	}
 	j := r.Job
 	attrs := []any{"job_id", j.ID, "job_type", j.Type, "key", j.Key, "attempt", j.Attempt, "duration", r.Finished.Sub(r.Started)}
@@ -40,7 +39,6 @@ func (p *Pool) logResult(ctx context.Context, r store.Result, fenced bool) {
 	}
 }
 
-// tail returns the last n bytes of s.
 func tail(s string, n int) string {
 	if len(s) > n {
 		return s[len(s)-n:]
@@ -48,16 +46,14 @@ func tail(s string, n int) string {
 	return s
 }
 
-// worker runs the jobs handed to it until the pool closes the work
-// channel, and hands back their results.
 func (p *Pool) worker(ctx context.Context, name string) {
 	for j := range p.work {
 		p.results <- p.redact(p.execute(ctx, name, j))
 	}
 }
 
-// redact masks the secrets of r's output and error with its type's
-// RedactFunc, before anything stores or logs them.
+// redact masks r's secrets with its type's RedactFunc before anything stores
+// or logs them.
 func (p *Pool) redact(r store.Result) store.Result {
 	reg, ok := p.lookup(r.Job.Type)
 	if !ok || reg.tc.RedactFunc == nil {
@@ -68,24 +64,23 @@ func (p *Pool) redact(r store.Result) store.Result {
 	return r
 }
 
-// execute runs one attempt and classifies its end.
 func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result {
 	r := store.Result{Job: j, Worker: worker, Started: p.clock.Now()}
 	if p.stopping.Load() {
-		// Claimed just before shutdown and never started.
+		// Claimed just before shutdown, never started.
 		r.Outcome, r.Finished = OutcomeReleased, r.Started
 		return r
 	}
 	if err := p.keys.doomed(j.ID); err != nil {
-		// Its rate limit's key function panicked: it cannot be limited.
+		// Its rate limit's key panicked.
 		r.Outcome, r.Finished, r.Error = OutcomeDead, r.Started, err.Error()
 		return r
 	}
-	// A cancel request (see RequestCancel) cancels ctx with a *CancelledError.
+	// A cancel request cancels ctx with a *CancelledError.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if e := p.stops.start(j, cancel); e != nil {
-		// Cancelled while it waited, claimed, for a worker.
+		// Cancelled while claimed, waiting for a worker.
 		r.Outcome, r.Finished, r.Error = OutcomeCancelled, r.Started, e.Error()
 		return r
 	}
@@ -133,12 +128,9 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 	return r
 }
 
-// pauseRate pauses the rate limit of j's type, or of its key, until until:
-// the remote side asked to slow down. It is written before the attempt's
-// result, so that the next claim, which comes after the result, sees it. A
-// failure to write it is logged; the job's own retry waits regardless. The
-// end of the shutdown grace, which cancels ctx, ends it too: the drain
-// waits for the result behind it.
+// pauseRate pauses the rate limit of j's type, or key, until until, as the
+// remote side asked. It is written before the result, so the next claim sees
+// it; a failure is only logged.
 func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 	l := r.limit()
 	var key string
@@ -158,8 +150,8 @@ func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 	p.log.InfoContext(ctx, "rate limit paused", "job_id", j.ID, "type", j.Type, "key", key, "until", until)
 }
 
-// call runs the handler behind recover, under the type's timeout, and
-// reports whether the timeout ended a failed attempt.
+// call runs the handler behind recover, under the type's timeout, and reports
+// whether the timeout ended a failed attempt.
 func (p *Pool) call(ctx context.Context, reg registered, j *Job) (timedOut bool, err error) {
 	if reg.tc.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -10,20 +10,16 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// lockCursorsSQL locks the existing cursors of an AdvanceBatch's
-// transaction in the order of their names: two nodes advancing the same
-// schedules wait for each other instead of deadlocking.
+// lockCursorsSQL locks an AdvanceBatch's cursors by name, so two nodes
+// advancing the same schedules wait instead of deadlocking.
 const lockCursorsSQL = `SELECT schedule FROM cursors WHERE schedule = ANY($1) ORDER BY schedule FOR UPDATE`
 
-// moveCursorsSQL is the compare-and-set of the cursors of many running
-// schedules at once; it returns the schedules it moved.
+// moveCursorsSQL is many cursors' compare-and-set, returning those moved.
 const moveCursorsSQL = `UPDATE cursors SET at = c.to_at, updated_at = $5
 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::bool[]) AS c(name, from_at, to_at, was_paused)
 WHERE cursors.schedule = c.name AND cursors.at = c.from_at AND cursors.paused = c.was_paused
 RETURNING cursors.schedule`
 
-// moveCursors compares and moves the cursors of advs in one statement, and
-// returns the schedules whose cursor it moved.
 func moveCursors(ctx context.Context, tx querier, advs []*store.Advance, now time.Time) (map[string]bool, error) {
 	names := make([]string, len(advs))
 	froms, tos := make([]time.Time, len(advs)), make([]time.Time, len(advs))
@@ -46,7 +42,6 @@ func moveCursors(ctx context.Context, tx querier, advs []*store.Advance, now tim
 	return out, nil
 }
 
-// insertSkipsSQL records many skips in one statement.
 const insertSkipsSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, recorded_at)
 SELECT * , $5::timestamptz FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[])
 ON CONFLICT DO NOTHING`

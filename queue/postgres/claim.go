@@ -10,21 +10,11 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// claimSQL takes up to $4 ready jobs in claim order: of version 1 of the
-// types $5, or of the (type, version) pairs given as the arrays $6 and $7.
-// It walks jobs_ready, whose order is the claim order, and passes over the
-// rows other transactions hold (SKIP LOCKED): pools on other nodes claiming
-// at the same moment take the next jobs instead of waiting for each other,
-// and never the same. A job of a version the pool does not accept is
-// passed over and stays pending, as one of a type it has no handler for.
-//
-// A pool that runs version 1 alone of each type, the common case, claims
-// with claimSQL, whose filter is the type list and version = 1: the
-// version is one more column of the row that the walk of jobs_ready
-// already fetches for the type. A pool that takes other versions of some
-// type claims with claimVersionsSQL, whose filter adds the (type, version)
-// pairs, only looked up (a hashed subplan) for a job of another version
-// than 1.
+// claimSQL takes up to $4 ready jobs in claim order, of version 1 of types
+// $5; claimVersionsSQL also of the (type, version) pairs $6, $7, looked up
+// only for other versions. It walks jobs_ready skipping rows other
+// transactions hold (SKIP LOCKED), so pools claiming at once take the next
+// jobs, never the same. Other jobs stay pending.
 var (
 	claimSQL         = claimOf(false)
 	claimVersionsSQL = claimOf(true)
@@ -43,10 +33,9 @@ FROM c WHERE jobs.id = c.id
 RETURNING ` + jobColumnsOf
 }
 
-// acceptedJobs returns claimSQL's filter of the jobs a pool takes by type
-// and version, shared with claimWindowSQL, nextWakeSQL and waitingSQL:
-// version 1 of the types $first and, with versions, the pairs of the
-// arrays $first+1 and $first+2 (see acceptedArgs).
+// acceptedJobs returns the filter of the jobs a pool takes, shared by the
+// claims, nextWakeSQL and waitingSQL: version 1 of types $first and, with
+// versions, the pairs $first+1, $first+2.
 func acceptedJobs(first int, versions bool) string {
 	if !versions {
 		return fmt.Sprintf(`type = ANY($%d) AND version = 1`, first)
@@ -55,9 +44,8 @@ func acceptedJobs(first int, versions bool) string {
 		OR version <> 1 AND (type, version) IN (SELECT * FROM unnest($%d::text[], $%d::int[])))`, first, first+1, first+2)
 }
 
-// acceptedArgs returns the arguments of acceptedJobs's filter for the
-// types plain at version 1 and pairs, and whether that filter is the one
-// with versions: without pairs, the common case, it is not.
+// acceptedArgs returns acceptedJobs's arguments, and whether its filter takes
+// versions (only with pairs).
 func acceptedArgs(plain []string, pairs []store.TypeVersion) (args []any, versions bool) {
 	if plain == nil {
 		plain = []string{}
@@ -72,21 +60,14 @@ func acceptedArgs(plain []string, pairs []store.TypeVersion) (args []any, versio
 	return []any{plain, types, vs}, true
 }
 
-// claimPlanSQL keeps the planner, for the rest of the transaction, on the
-// plan the claim is written for: walk jobs_ready in its order and stop
-// after the rows it takes. Without it, on a jobs table that has not been
-// analysed since a burst of enqueues, the planner, which then knows
-// nothing of the order of the rows on disk, prices the index walk's heap
-// fetches as random reads and prefers to read every pending job (a bitmap
-// scan) and sort them, at each claim: a drain then reads a number of rows
-// that grows with the square of the backlog. Both settings only price the
-// other plans out; they forbid nothing, and last until the transaction
-// ends (set_config's is_local).
+// claimPlanSQL keeps the planner, for the transaction, on the claim's plan:
+// walk jobs_ready and stop. On a table not analysed since a burst of enqueues
+// it would read and sort every pending job at each claim, so a drain would
+// read rows growing with the square of the backlog.
 const claimPlanSQL = `SELECT set_config('enable_sort', 'off', true), set_config('enable_bitmapscan', 'off', true)`
 
 // claimWindowSQL reads, in claim order, whether each of the next $2 jobs
-// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
-// same of claimVersionsSQL.
+// claimSQL would take is on its last attempt.
 var (
 	claimWindowSQL         = claimWindowOf(false)
 	claimWindowVersionsSQL = claimWindowOf(true)
@@ -99,14 +80,13 @@ ORDER BY priority DESC, run_at, id
 LIMIT $2`
 }
 
-// unclaimSQL gives claimed jobs back as they were: same place in the claim
-// order, attempt not spent.
+// unclaimSQL gives claimed jobs back as they were.
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
 WHERE id = ANY($1) AND owner = $2 AND state = 'running'
 RETURNING type`
 
-// claimer runs the claims of one transaction (see store.Claimer), for
-// owner at now, leased until until. Its first claim sets claimPlanSQL.
+// claimer runs one transaction's claims (store.Claimer), the first setting
+// claimPlanSQL.
 type claimer struct {
 	tx         querier
 	counts     store.CountDeltas
@@ -121,7 +101,6 @@ func newClaimer(tx querier, counts store.CountDeltas, owner string, now time.Tim
 	return claimer{tx: tx, counts: counts, owner: owner, now: now, until: ts(now.Add(lease)), planned: new(bool)}
 }
 
-// plan sets claimPlanSQL once.
 func (c claimer) plan(ctx context.Context) error {
 	if *c.planned {
 		return nil
@@ -169,8 +148,7 @@ func (c claimer) Unclaim(ctx context.Context, jobs []*store.Job) error {
 	return err
 }
 
-// collectClaimed reads the rows of a claim, and counts the jobs it took
-// as moved from pending to running.
+// collectClaimed reads a claim's rows, counting them as running.
 func collectClaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]*store.Job, error) {
 	return store.Collect(store.Read(rows, err), func(r store.Row) (*store.Job, error) {
 		j, err := store.ScanJob(r)

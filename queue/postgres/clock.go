@@ -10,20 +10,16 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// serverClock is the store's clock: the database server's, as last
-// measured, carried forward by the given clock's monotonic clock, so that
-// nodes whose own clocks differ write and compare the same instants
-// (leases, cursors, run_at). A step of the node's wall clock moves none of
-// it; the measurements, every clockEvery, follow the server's clock as the
-// two drift apart, or as the server's is stepped. After and Monotonic are
-// the given clock's.
+// serverClock is the store's clock: the server's as last measured, carried on
+// by the base's monotonic clock, so nodes write and compare the same instants
+// whatever their own clocks. Measurements every clockEvery follow drift and
+// steps. After and Monotonic are the base's.
 type serverClock struct {
 	base clock.Clock
 	at   atomic.Pointer[serverReading] // nil until the first measurement
 }
 
-// serverReading is one measurement: the server's clock read when the
-// base's monotonic clock read mono.
+// serverReading is the server's clock as read at the base's mono.
 type serverReading struct {
 	server time.Time
 	mono   time.Duration
@@ -41,13 +37,12 @@ func (c *serverClock) After(d time.Duration) <-chan time.Time { return c.base.Af
 
 func (c *serverClock) Monotonic() time.Duration { return c.base.Monotonic() }
 
-// clockSamples is how many round trips one measurement makes; the one
-// answered fastest bounds the error best (by half its round trip).
+// clockSamples is the round trips per measurement; the fastest bounds the
+// error, by half its round trip.
 const clockSamples = 3
 
-// measure reads the server's clock in a few round trips of
-// clock_timestamp(), taking its reading as made at the midpoint of the
-// fastest one, by the monotonic clock.
+// measure reads clock_timestamp() a few times, taking the fastest read as
+// made at its midpoint.
 func (c *serverClock) measure(ctx context.Context, pool *pgxpool.Pool) error {
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
@@ -72,11 +67,9 @@ func (c *serverClock) measure(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// clockEvery is how often the store measures the server's clock again:
-// both clocks drift, and either may be stepped.
+// clockEvery is how often the server's clock is measured again.
 const clockEvery = time.Minute
 
-// followClock measures the server's clock every clockEvery until Close.
 func (s *Store) followClock() {
 	defer s.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,20 +11,18 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The adapters below run the engine-neutral flow's statements (see
-// store.Querier) on the pool's connections and in transactions.
+// The adapters below run the shared flow's statements (store.Querier).
 
-// querier is what the statements run on: the pool, one of its connections,
-// a transaction of the store's or of a caller's (EnqueueTx).
+// querier is the pool, a connection, or a transaction, the store's or a
+// caller's (EnqueueTx).
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// args turns the flow's arguments into the database's: an instant is
-// written truncated to the millisecond (see ts). It copies in before it
-// changes it.
+// args truncates the flow's instants to the millisecond (see ts), copying in
+// first.
 func args(in []any) []any {
 	out := in
 	for i, a := range in {
@@ -40,7 +38,6 @@ func args(in []any) []any {
 	return out
 }
 
-// row is pgx.Row as store.Row: no row is store.ErrNoRows.
 type row struct{ pgx.Row }
 
 func (r row) Scan(dest ...any) error {
@@ -51,8 +48,8 @@ func (r row) Scan(dest ...any) error {
 	return err
 }
 
-// txn runs the flow's statements on q; in a transaction, counts are its
-// changes to the job counts, written before the commit (see writeCounts).
+// txn runs the flow's statements on q; in a transaction, counts are its job
+// count changes, written before commit.
 type txn struct {
 	q      querier
 	counts store.CountDeltas
@@ -77,8 +74,7 @@ func (t txn) Exec(ctx context.Context, sql string, a ...any) (int64, error) {
 
 func (t txn) Counts() store.CountDeltas { return t.counts }
 
-// inTx runs fn in a transaction and writes the count changes fn records
-// before the commit.
+// inTx runs fn in a transaction, writing its count changes before commit.
 func (s *Store) inTx(ctx context.Context, fn func(tx txn) error) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		t := txn{q: tx, counts: store.CountDeltas{}}
@@ -89,15 +85,13 @@ func (s *Store) inTx(ctx context.Context, fn func(tx txn) error) error {
 	})
 }
 
-// backend is what the engine gives the neutral flow (store.Backend).
 type backend struct{ s *Store }
 
 var _ store.Backend = backend{}
 
 func (b backend) Reader() store.Querier { return txn{q: b.s.pool} }
 
-// InTx runs fn in a transaction; every commit is durable, as the server
-// is configured.
+// InTx runs fn in a transaction, as durable as the server's settings.
 func (b backend) InTx(ctx context.Context, durable bool, fn func(store.Tx) error) error {
 	return b.s.inTx(ctx, func(tx txn) error { return fn(tx) })
 }
@@ -135,11 +129,10 @@ func (b backend) LockMaintenance(ctx context.Context) (func(), bool, error) {
 
 func (b backend) Purged(context.Context) error { return nil }
 
-// Text makes s a text PostgreSQL accepts (see cleanText).
 func (b backend) Text(s string) string { return cleanText(s) }
 
-// Notify sends a NOTIFY to the watches of every node (see notify); a
-// cancel request's reaches this store's own too.
+// Notify sends a NOTIFY to every node's watch; a cancel's reaches this
+// store's own too.
 func (b backend) Notify(cancel bool) {
 	if cancel {
 		b.s.notifyCancel()

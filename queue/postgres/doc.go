@@ -1,18 +1,17 @@
 // Package postgres is the queue's storage engine on a PostgreSQL database
 // shared by any number of nodes. *Store implements store.Engine: it embeds
-// store.Base, the flow both engines share, and holds its SQL and what many
-// nodes need: claims that skip the rows another node holds (FOR UPDATE
-// SKIP LOCKED), a clock that follows the database server's, wake-ups
-// through LISTEN/NOTIFY, and pipelined batches that make a pool's
-// transaction two round trips. It knows nothing of the queue above it, of
-// cron, TOML or task types.
+// store.Base, the shared flow, and holds its SQL and what many nodes need:
+// claims that skip rows another node holds (FOR UPDATE SKIP LOCKED), a clock
+// following the server's, wake-ups by LISTEN/NOTIFY, and pipelined batches
+// that make a pool's transaction two round trips. It knows nothing of the
+// queue above it, cron, TOML or task types.
 //
-// The files bear the names of the SQLite engine's for the same operations:
+// Files bear the SQLite engine's names for the same operations:
 //
 //	store.go       Config, Open, Close: the pool of connections
 //	migrate.go     the embedded migrations, under an advisory lock; what an old schema opened read-only lacks
-//	db.go          the neutral flow's Querier and Tx on pgx, the Backend Base calls
-//	statements.go  the statements of the neutral flow (views, operator's writes, alarms, cursors)
+//	db.go          the shared flow's Querier and Tx on pgx, the Backend Base calls
+//	statements.go  the statements of the shared flow (views, operator's writes, alarms, cursors)
 //	list.go        the read of List, built from its filter
 //	enqueue.go     Enqueue, EnqueueBatch, EnqueueTx (in the caller's transaction)
 //	advance.go     the compare-and-set of many cursors at once, skips

@@ -14,18 +14,14 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// generatedKey matches the keys store.RandomKey makes: Purge does not keep them
-// in used_keys, nothing can enqueue the same one again.
+// generatedKey matches store.RandomKey's keys, which purge does not keep.
 const generatedKey = `^job\|[0-9a-f]{32}$`
 
 var generatedKeyRE = regexp.MustCompile(generatedKey)
 
-// insertOneSQL inserts a job unless its key is used, by a job or by one
-// purged since (used_keys), and otherwise returns the existing job's id, in
-// one statement, which also counts it (see writeCounts).
-// When it returns no row, the key was taken by a transaction that
-// committed after the statement's snapshot, or is in used_keys:
-// jobIDByKeySQL, with a new snapshot, tells which.
+// insertOneSQL inserts and counts a job unless its key is used (jobs,
+// used_keys), else returns the existing id. No row means the key is in
+// used_keys or came after the snapshot: jobIDByKeySQL tells which.
 const insertOneSQL = `WITH ins AS (
 	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
 	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12, $13
@@ -42,9 +38,8 @@ SELECT id, false FROM jobs WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM ins)`
 
 const jobIDByKeySQL = `SELECT id FROM jobs WHERE key = $1`
 
-// Enqueue adds a job unless one with the same key exists (or existed and
-// was purged), in one statement: one round trip, unless the key was taken
-// or purged.
+// Enqueue implements store.Producer.Enqueue in one round trip, unless the key
+// was taken or purged.
 func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, error) {
 	now := ts(s.now())
 	jobs, err := store.PrepareJobs([]store.NewJob{nj}, now)
@@ -80,9 +75,8 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	return res, nil
 }
 
-// EnqueueBatch enqueues jobs in one transaction: all or none. Without a
-// job that skips if active, the transaction is the one statement that
-// inserts them all and counts them.
+// EnqueueBatch implements store.Producer.EnqueueBatch: without a SkipIfActive
+// job, in one statement.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := ts(s.now())
 	prepared, err := store.PrepareJobs(jobs, now)
@@ -91,11 +85,8 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	}
 	var res []store.Enqueued
 	if !slices.ContainsFunc(prepared, func(j store.NewJob) bool { return j.SkipIfActive }) {
-		// For speed: one statement inserts every job and adds them to the
-		// counts, all or none, in a transaction of its own, where BEGIN,
-		// the count write and COMMIT would add three round trips to it.
-		// The look-up of the ids of keys already used, if any, follows it,
-		// as Enqueue's does.
+		// One statement inserts and counts in its own transaction,
+		// sparing BEGIN, count write and COMMIT round trips.
 		res, err = insertBatch(ctx, s.pool, nil, prepared, now)
 	} else {
 		err = s.inTx(ctx, func(tx txn) error {
@@ -113,18 +104,12 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	return res, nil
 }
 
-// EnqueueTx enqueues jobs inside tx, a transaction of the caller's on the
-// store's database (with the store's schema in its search_path), so that
-// the jobs commit or roll back with the caller's own writes: a
-// transactional outbox. The notification that wakes the pools is sent in
-// tx too, and delivered when it commits. It is a function, not a method of
-// Store: the caller's transaction may come from any connection, and a
-// program that only enqueues this way needs no Store open. For the same
-// reason the time it stamps is the server's, read in tx.
-//
-// A *sql.Tx variant is not offered: database/sql gives no access to the
-// connection under a *sql.Tx, so the engine would need its statements
-// twice, once for each driver interface.
+// EnqueueTx enqueues jobs in tx, the caller's transaction on the store's
+// database (its schema in search_path), so they commit with the caller's
+// writes: a transactional outbox. The wake-up is sent in tx. It is a
+// function, so a program that only enqueues needs no Store; it stamps the
+// server's time. There is no *sql.Tx variant: database/sql hides its
+// connection, so every statement would be needed twice.
 func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.Enqueued, error) {
 	var schema string
 	var now time.Time
@@ -141,8 +126,7 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	// The count rows stay locked until the caller commits: a transaction
-	// that enqueues this way is best short.
+	// Count rows stay locked until the caller commits: keep it short.
 	if err := writeCounts(ctx, tx, d); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
@@ -155,17 +139,10 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	return res, nil
 }
 
-// insertBatchSQL inserts many jobs in one statement from arrays, one per
-// column, those whose key is used excepted: a later job with the key of an
-// earlier one is not inserted (ON CONFLICT DO NOTHING sees the rows the
-// statement inserted before).
-//
-// The ids are drawn in the order of the jobs, but the rows are inserted in
-// the order of their keys. Two batches with keys in common, inserted in
-// their own orders, could each wait on a key the other inserted first: a
-// deadlock. In key order, a batch waits only on a key after all those it
-// holds. (The CTE is MATERIALIZED, as one with nextval always is, so the
-// ids are drawn before the sort.)
+// insertBatchSQL inserts many jobs from per-column arrays, skipping used keys
+// and repeats. Ids are drawn in job order (the MATERIALIZED nextval CTE) but
+// rows inserted in key order: in their own orders, two batches sharing keys
+// could each wait on the other's, a deadlock.
 const insertBatchSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
@@ -179,14 +156,10 @@ ORDER BY v.key, v.n
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
-// insertBatchCountedSQL is insertBatchSQL that also adds the jobs it
-// inserted to the pending counts of the slot $13, for a batch that is a
-// transaction of its own. The count rows are locked after every job row
-// (the count of a type is an aggregate: it waits for all the rows it
-// counts), so that the statement waits for no job row while it holds a
-// count row, and in the bytes order of the types (COLLATE "C"), that of
-// store.CountDeltas.Sorted and writeCountsSQL: a transaction that writes
-// the counts of several types never waits for this one in a cycle.
+// insertBatchCountedSQL also adds its jobs to slot $13's pending counts, for
+// a batch in its own transaction. It locks count rows after every job row (a
+// count aggregates them) and by type bytes (COLLATE "C"), as
+// store.CountDeltas.Sorted does, so no count writer waits on it in a cycle.
 const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
@@ -215,10 +188,8 @@ const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, 
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT DO NOTHING`
 
-// insertJobs inserts prepared jobs inside tx, in order: a run of jobs
-// without SkipIfActive in one statement, a job with it on its own, after
-// the look-up that decides between the job and a skip.
-// The jobs inserted are counted in d.
+// insertJobs inserts prepared jobs in tx, in order, counting them in d: a run
+// without SkipIfActive in one statement, each SkipIfActive job alone.
 func insertJobs(ctx context.Context, tx querier, d store.CountDeltas, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	res := make([]store.Enqueued, 0, len(jobs))
 	for len(jobs) > 0 {
@@ -257,10 +228,9 @@ func insertJobs(ctx context.Context, tx querier, d store.CountDeltas, jobs []sto
 	return res, nil
 }
 
-// insertBatch inserts jobs (without SkipIfActive) with one statement, then
-// looks up the ids of those whose key existed. The jobs inserted are
-// counted in d; with d nil, the statement writes their counts itself, in a
-// transaction that must be its own (see insertBatchCountedSQL).
+// insertBatch inserts jobs without SkipIfActive in one statement and looks up
+// the ids of used keys. It counts them in d, or with d nil in the statement,
+// which must then be its own transaction.
 func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	n := len(jobs)
 	keys, types, payloads := make([]string, n), make([]string, n), make([]string, n)
@@ -294,7 +264,6 @@ func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []st
 	})
 }
 
-// nullStr is s as a nullable text of an array: nil for "".
 func nullStr(s string) *string {
 	if s == "" {
 		return nil

@@ -7,11 +7,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// listQuery builds the read of the jobs f selects (see store.Base.List): a
-// list of one state walks that state's partial index, a list of all jobs
-// the ids, and a key prefix the key index, each stopping at the limit. A
-// filter by type or schedule keeps the matches among the newest
-// ListScanBound jobs of the state's walk.
+// listQuery builds the read of the jobs f selects (see store.Base.List).
 func listQuery(f store.Filter) (string, []any) {
 	var where []string
 	var args []any
@@ -21,8 +17,7 @@ func listQuery(f store.Filter) (string, []any) {
 	}
 	state := ""
 	if f.State != "" {
-		// A literal (the flow checked it is a state), so that the planner
-		// may use the partial index of that state.
+		// A literal, so the planner may use that state's partial index.
 		state = "state = '" + string(f.State) + "'"
 	}
 	if f.Type != "" {
@@ -46,8 +41,8 @@ func listQuery(f store.Filter) (string, []any) {
 	} else {
 		where = append(nonEmpty(state, before), where...)
 		if f.KeyPrefix != "" {
-			// A range of the key index (key collates as "C": by bytes),
-			// not LIKE, whose wildcards a key may contain.
+			// A range of the key index (collated "C"): LIKE would read a
+			// key's wildcards.
 			where = append(where, "key >= "+arg(f.KeyPrefix)+" AND key < "+arg(f.KeyPrefix+"\U0010FFFF"))
 		}
 		query = `SELECT ` + jobColumns + ` FROM jobs`
@@ -58,7 +53,6 @@ func listQuery(f store.Filter) (string, []any) {
 	return query + ` ORDER BY id DESC LIMIT ` + arg(f.Limit), args
 }
 
-// nonEmpty returns the terms of ts that are not empty.
 func nonEmpty(ts ...string) []string {
 	var out []string
 	for _, t := range ts {

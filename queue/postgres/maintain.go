@@ -4,9 +4,8 @@ import (
 	"context"
 )
 
-// purgeDoneSQL deletes one batch of old done jobs (their attempts go with
-// them, ON DELETE CASCADE) and keeps their keys, except generated ones, in
-// used_keys, in one statement: both parts read the batch b.
+// purgeDoneSQL deletes a batch of old done jobs (attempts cascade), keeping
+// their non-generated keys in used_keys.
 const purgeDoneSQL = `WITH b AS (
 	SELECT id, key, finished_at FROM jobs WHERE state = 'done' AND finished_at < $1
 	ORDER BY finished_at, id LIMIT $2
@@ -19,13 +18,12 @@ const purgeDoneSQL = `WITH b AS (
 DELETE FROM jobs USING b WHERE jobs.id = b.id
 RETURNING jobs.type`
 
-// maintenanceLock is the first key of the session advisory lock under
-// which one node at a time maintains a schema; the second is the schema's
-// hash.
+// maintenanceLock keys, with the schema's hash, the session advisory lock
+// under which one node at a time maintains a schema.
 const maintenanceLock = 0x5343_4845 // "SCHE"
 
-// lockMaintenance takes the maintenance lock on a connection of its own,
-// held until unlock; ok is false when another node holds it.
+// lockMaintenance takes the maintenance lock on a connection of its own; ok
+// is false when another node holds it.
 func (s *Store) lockMaintenance(ctx context.Context) (unlock func(), ok bool, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {

@@ -54,12 +54,12 @@ func SchemaVersion() int {
 	return len(ms)
 }
 
-// migrationLock is the first key of the advisory lock that migrations take;
-// the second is the schema's hash, so that schemas migrate independently.
+// migrationLock keys, with the schema's hash, the migrations' advisory lock,
+// so schemas migrate independently.
 const migrationLock = 0x5343_4844 // "SCHD"
 
-// migrate applies the migrations the schema lacks, in one transaction that
-// holds an advisory lock, so that nodes starting together migrate once.
+// migrate applies the migrations the schema lacks in one transaction under
+// the lock, so nodes starting together migrate once.
 func (s *Store) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
@@ -95,9 +95,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// schema is what a schema opened read-only lacks of the current one: a
-// read-only open migrates nothing, so a schema last migrated by an older
-// program keeps its older tables, and the reads make do without.
+// schema is what a read-only schema lacks of the current one, which reads
+// make do without.
 type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
@@ -106,12 +105,9 @@ type schema struct {
 	noPoolConfig bool // pools record no config
 }
 
-// schemaSQL reads, in one statement, what a read-only open must know of
-// the schema, which it does not migrate: its name, whether the scheduler's
-// tables are there, and which of the tables and columns added by later
-// migrations it has (see schema). It reads pg_catalog: the views of
-// information_schema are slow to plan on a fresh backend, and an
-// operator's command starts one.
+// schemaSQL reads what a read-only open must know: the schema's name, whether
+// the tables exist, and which later columns it has. It reads pg_catalog:
+// information_schema is slow to plan on a fresh backend.
 const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
@@ -120,10 +116,8 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
 
 // readSchema is migrate for a read-only store: the schema must hold the
-// scheduler's tables, of a version this program knows. It returns the
-// schema's name. Its two statements run once per store, so they go
-// unprepared (the simple protocol): one round trip each, where preparing
-// costs a second.
+// tables, of a known version. It returns the schema's name. Its two
+// statements run once, unprepared, to spare a round trip.
 func (s *Store) readSchema(ctx context.Context) (string, error) {
 	ms, err := migrations()
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// presenceSQL records that a pool runs, the types it has handlers for and
-// the versions it accepts of them.
+// presenceSQL records a running pool's row.
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
 VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
@@ -19,8 +18,8 @@ ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.ve
 
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
 
-// queuePresence queues the statements of p in b: at the first, forget the
-// pools not seen for PresenceKept; record this one.
+// queuePresence queues p's statements in b: at the first, forget pools gone
+// for PresenceKept; record this one.
 func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time) {
 	if p.First {
 		b.Queue(forgetPoolsSQL, ts(now.Add(-store.PresenceKept)))
@@ -42,7 +41,6 @@ func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time)
 	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions, cleanText(pr.Config), configAt)
 }
 
-// readPresence reads the results of queuePresence's statements.
 func readPresence(br pgx.BatchResults, p *store.Presence) error {
 	if p.First {
 		if _, err := br.Exec(); err != nil {
@@ -55,21 +53,17 @@ func readPresence(br pgx.BatchResults, p *store.Presence) error {
 	return nil
 }
 
-// unhandledSQL tells, from job_counts, whether a type with pending jobs has
-// no live pool with a handler for it ($1, the types they handle): usually
-// not, and then Unhandled reads no job unless versionedSQL finds one. A
-// schema older than job_counts (read-only) is read the long way.
+// unhandledSQL tells from job_counts whether a pending type has no live pool
+// handling it ($1): usually not.
 const unhandledSQL = `SELECT EXISTS (
 	SELECT type FROM job_counts WHERE state = 'pending' GROUP BY type HAVING sum(n) > 0
 	EXCEPT SELECT unnest($1::text[]))`
 
-// versionedSQL tells whether a pending job of another version than 1
-// exists, from the partial index of those: none, the common case, reads
-// nothing.
+// versionedSQL tells whether a pending job of another version exists.
 const versionedSQL = `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'pending' AND version <> 1)`
 
-// livePoolsSQL reads what the live pools take; livePoolsOldSQL on a schema
-// older than job versions, and waitingOldSQL instead of waitingSQL.
+// livePoolsSQL reads what the live pools take; livePoolsOldSQL and
+// waitingOldSQL serve a read-only schema without job versions.
 const (
 	livePoolsSQL    = `SELECT types, versions FROM pools WHERE seen_at >= $1`
 	livePoolsOldSQL = `SELECT types, '{}'::jsonb FROM pools WHERE seen_at >= $1`
@@ -78,19 +72,17 @@ WHERE state = 'pending' AND run_at <= $1 AND NOT type = ANY($2)
 GROUP BY type ORDER BY type`
 )
 
-// waitingSQL counts, by type and version, the ready jobs that no live pool
-// takes ($2 to $4, what they take together, as in claimSQL).
+// waitingSQL counts, by type and version, ready jobs no live pool takes ($2
+// to $4, as in claimSQL).
 var waitingSQL = `SELECT type, version, count(*), min(run_at) FROM jobs
 WHERE state = 'pending' AND run_at <= $1 AND NOT ` + acceptedJobs(2, true) + `
 GROUP BY type, version ORDER BY type, version`
 
-// Unhandled reports which ready jobs wait for a handler (see
-// store.FindUnhandled). The schema always records pools: Known is true.
+// Unhandled implements store.JobViews.Unhandled.
 func (s *Store) Unhandled(ctx context.Context) (store.Unhandled, error) {
 	return store.FindUnhandled(ctx, unhandledReads{s}, s.now())
 }
 
-// unhandledReads are the reads of Unhandled (see store.UnhandledReads).
 type unhandledReads struct{ s *Store }
 
 func (u unhandledReads) LivePools(ctx context.Context, since time.Time) ([]store.PoolTypes, error) {
@@ -106,9 +98,8 @@ func (u unhandledReads) LivePools(ctx context.Context, since time.Time) ([]store
 	})
 }
 
-// MayWait reads the job counts and, when every pending type is handled,
-// the partial index of the pending jobs of other versions than 1. A schema
-// without counts cannot tell.
+// MayWait reads the job counts and, when every pending type is handled, looks
+// for pending jobs of other versions. Without counts, yes.
 func (u unhandledReads) MayWait(ctx context.Context, handled []string) (bool, error) {
 	sc := u.s.schema
 	if sc.noCounts {

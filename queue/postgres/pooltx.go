@@ -11,24 +11,13 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// CommitPoolTx commits one transaction of a pool's loop: results, reclaim,
-// heartbeat, presence and claim, in that order, all or nothing, then the
-// changes they made to the job counts (see store.PoolTx).
-//
-// It makes as few round trips to the server as it can, because each is
-// most of what a transaction costs. BEGIN and the statements whose
-// arguments are known before it starts (all of them, but for a claim that
-// stops before last attempts or takes limited types) go in one pipelined
-// batch; what depends on their rows and changes jobs' states (such a
-// claim, the prefetched jobs given back) follows, a statement at a time;
-// then a second batch records the attempts of the results, writes the
-// count changes, which the rows of every statement before it decided, and
-// commits.
-//
-// The count write stays the last write before the commit, in the order of
-// store.CountDeltas.Sorted, as in every other transaction of the store:
-// the count rows are held only while the transaction commits, and two
-// transactions never lock them in opposite orders.
+// CommitPoolTx implements store.PoolProtocol.CommitPoolTx in few round trips,
+// most of a transaction's cost: BEGIN and every statement whose arguments are
+// known go in one pipelined batch; what depends on their rows (a claim that
+// looks first or takes limited types, prefetched jobs given back) follows one
+// at a time; a second batch records attempts, writes the counts and commits.
+// The count write comes last, in store.CountDeltas.Sorted order, so count
+// rows are held only while committing and never locked in opposite orders.
 func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	p := &poolTx{t: t, now: ts(t.Now), d: store.CountDeltas{}}
 	if len(t.Results) > 0 {
@@ -49,9 +38,7 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 	}
 	ready, err := p.commit(ctx, conn)
 	if err != nil {
-		// The commit was not reached, or failed: end the transaction, so
-		// that the connection goes back to the pool. (Release destroys a
-		// connection left in a transaction, when this fails too.)
+		// End the transaction so the connection returns to the pool.
 		if conn.Conn().PgConn().TxStatus() != 'I' {
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "rollback")
 		}
@@ -63,7 +50,6 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 	return p.res, nil
 }
 
-// poolTx is one PoolTx under way on a connection.
 type poolTx struct {
 	t       store.PoolTx
 	now     time.Time // t.Now, as stored
@@ -75,9 +61,8 @@ type poolTx struct {
 	res     store.PoolTxResult
 }
 
-// commit runs the transaction on conn and commits it. ready reports that
-// it made jobs pending (a retry, a release, a reclaim) that pools on other
-// nodes may take, and must hear of.
+// commit runs and commits the transaction on conn. ready reports jobs made
+// pending (retry, release, reclaim) other nodes must hear of.
 func (p *poolTx) commit(ctx context.Context, conn *pgxpool.Conn) (ready bool, err error) {
 	if err := readBatch(conn.SendBatch(ctx, p.firstBatch()), p.readFirst); err != nil {
 		return false, err
@@ -91,9 +76,8 @@ func (p *poolTx) commit(ctx context.Context, conn *pgxpool.Conn) (ready bool, er
 	return p.madeReady(), nil
 }
 
-// claimsInBatch returns how many jobs the first batch claims: all the
-// claim asks for when it is of unlimited types alone and need not look at
-// the jobs first; else none, and claim takes them after the batch.
+// claimsInBatch returns how many jobs the first batch claims: all, for
+// unlimited types that need no look first; else none.
 func (p *poolTx) claimsInBatch() int {
 	c := p.t.Claim
 	if c == nil || len(c.Types) == 0 || c.N <= 0 || c.StopBeforeLast && c.Prefetch > 0 || len(c.Limited) > 0 || len(c.Rated) > 0 {
@@ -102,7 +86,6 @@ func (p *poolTx) claimsInBatch() int {
 	return c.N
 }
 
-// firstBatch queues BEGIN and the statements whose arguments are known.
 func (p *poolTx) firstBatch() *pgx.Batch {
 	t := p.t
 	b := &pgx.Batch{}
@@ -132,7 +115,6 @@ func (p *poolTx) firstBatch() *pgx.Batch {
 	return b
 }
 
-// readFirst reads the results of firstBatch, in its order.
 func (p *poolTx) readFirst(br pgx.BatchResults) error {
 	t := p.t
 	if _, err := br.Exec(); err != nil {
@@ -173,8 +155,7 @@ func (p *poolTx) readFirst(br pgx.BatchResults) error {
 	return nil
 }
 
-// claim keeps what the first batch claimed, or takes the claim's jobs
-// now, a statement at a time.
+// claim keeps what the first batch claimed, or claims now.
 func (p *poolTx) claim(ctx context.Context, conn *pgxpool.Conn) error {
 	c := p.t.Claim
 	if c == nil {
@@ -190,7 +171,6 @@ func (p *poolTx) claim(ctx context.Context, conn *pgxpool.Conn) error {
 	return err
 }
 
-// lastBatch queues the attempts to record, the count changes and COMMIT.
 func (p *poolTx) lastBatch() *pgx.Batch {
 	b := &pgx.Batch{}
 	if p.fin != nil {
@@ -201,7 +181,6 @@ func (p *poolTx) lastBatch() *pgx.Batch {
 	return b
 }
 
-// readLast reads the results of lastBatch, the commit's last.
 func (p *poolTx) readLast(br pgx.BatchResults) error {
 	for range p.lastBatchLen() - 1 {
 		if _, err := br.Exec(); err != nil {
@@ -218,7 +197,6 @@ func (p *poolTx) readLast(br pgx.BatchResults) error {
 	return nil
 }
 
-// lastBatchLen is how many statements lastBatch queued.
 func (p *poolTx) lastBatchLen() int {
 	n := 1
 	if p.fin != nil && p.fin.attempts {
@@ -230,8 +208,7 @@ func (p *poolTx) lastBatchLen() int {
 	return n
 }
 
-// madeReady reports whether the transaction made jobs pending that pools
-// on other nodes may take.
+// madeReady reports whether the transaction made jobs pending.
 func (p *poolTx) madeReady() bool {
 	if len(p.res.Reclaimed) > 0 {
 		return true
@@ -244,8 +221,7 @@ func (p *poolTx) madeReady() bool {
 	return false
 }
 
-// readBatch reads the results of a batch with read, then closes it. The
-// first error, of read or of closing, is returned.
+// readBatch reads a batch's results with read, then closes it.
 func readBatch(br pgx.BatchResults, read func(pgx.BatchResults) error) error {
 	err := read(br)
 	if cerr := br.Close(); err == nil && cerr != nil {
@@ -254,14 +230,11 @@ func readBatch(br pgx.BatchResults, read func(pgx.BatchResults) error) error {
 	return err
 }
 
-// heartbeatSQL extends the leases of the jobs an owner runs.
 const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND state = 'running'`
 
-// finishSQL records the end of many attempts in one statement, fenced on
-// (id, owner, attempt, running): a worker whose lease was reclaimed, and
-// maybe claimed again elsewhere, changes nothing. It returns the results
-// whose fence held. Per outcome it writes what the SQLite engine's
-// statement of that outcome writes:
+// finishSQL records many attempts' ends, fenced on (id, owner, attempt,
+// running), and returns the results whose fence held. Per outcome it writes
+// what SQLite's statements write:
 //
 //	done       state done, owner the worker (the row records the attempt), last_error '', finished_at
 //	retry      pending at retry_at, with the error
@@ -269,8 +242,7 @@ const heartbeatSQL = `UPDATE jobs SET lease_until = $1 WHERE owner = $2 AND stat
 //	released   pending now, the attempt given back (attempt - 1)
 //	cancelled  cancelled, finished_at, with the error
 //
-// A retry or release of a job whose cancel was requested ends it cancelled
-// at $2 instead: a cancelled job never runs again.
+// A retry or release of a job with a cancel request ends it cancelled.
 const finishSQL = `UPDATE jobs SET
 	state = CASE
 		WHEN r.outcome IN ('retry', 'released') AND jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -290,10 +262,9 @@ FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], 
 WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
 RETURNING r.id, r.attempt, jobs.type, jobs.state`
 
-// insertAttemptsSQL records many attempts in one statement. A stale
-// result may come after its job was done by another pool and purged: its
-// attempt is not recorded (the job's attempts went with it), rather than
-// failing the transaction, and every one after it, on the foreign key.
+// insertAttemptsSQL records many attempts. A stale result's job may be purged
+// since: its attempt is dropped rather than fail every later transaction on
+// the foreign key.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
 SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::text[], $8::text[])
 	AS a(job_id, attempt, worker, started_at, finished_at, outcome, error, output)
@@ -304,9 +275,8 @@ type fence struct {
 	attempt int
 }
 
-// finishing is the recording of a transaction's results: finishSQL's
-// arguments, then, once its rows say which fences held, the attempts to
-// record.
+// finishing holds finishSQL's arguments and, once the fences are known, the
+// attempts to record.
 type finishing struct {
 	rs       []store.Result
 	args     []any // of finishSQL
@@ -324,8 +294,8 @@ func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 		default:
 			return nil, fmt.Errorf("finish job %d: unexpected outcome %q", r.Job.ID, r.Outcome)
 		}
-		// The fence's owner: the transaction's for a completion, the job's
-		// as claimed for the other outcomes, as in the SQLite engine.
+		// The fence's owner: the pool's for a completion, the job's
+		// otherwise, as on SQLite.
 		owners[i] = r.Job.Owner
 		if r.Outcome == store.OutcomeDone {
 			owners[i] = owner
@@ -338,9 +308,7 @@ func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
 }
 
-// fenced reads finishSQL's rows: for each result, whether its fence held.
-// The jobs it ended are counted in d, as moved from running to the state
-// it gave them.
+// fenced reads finishSQL's rows, whether each fence held, counting in d.
 func (f *finishing) fenced(d store.CountDeltas, rows pgx.Rows, err error) ([]bool, error) {
 	held := map[fence]bool{}
 	err = store.Read(rows, err).Each(func(r store.Row) (bool, error) {
@@ -362,8 +330,7 @@ func (f *finishing) fenced(d store.CountDeltas, rows pgx.Rows, err error) ([]boo
 	return ok, nil
 }
 
-// queueAttempts queues in b the statement that records the attempts of the
-// results (see store.AttemptRows), if there are any to record.
+// queueAttempts queues the results' attempts (store.AttemptRows), if any.
 func (f *finishing) queueAttempts(b *pgx.Batch, ok []bool) {
 	as := store.AttemptRows(f.rs, ok)
 	if len(as) == 0 {
@@ -381,6 +348,5 @@ func (f *finishing) queueAttempts(b *pgx.Batch, ok []bool) {
 	f.attempts = true
 }
 
-// capText caps an attempt's error or output text (see store.CapText) and
-// makes it text PostgreSQL accepts (see cleanText).
+// capText caps an attempt's text (store.CapText) for PostgreSQL.
 func capText(s string) string { return cleanText(store.CapText(s)) }

@@ -4,12 +4,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// reclaimSQL returns expired leases to pending, or to dead when no attempt
-// is left, or to cancelled when a cancel was requested, and records the
-// lost attempts, in one statement. The attempt stays spent: the worker may
-// have run the job to its end before it vanished. Rows another
-// transaction holds (a completion under way) are skipped, for the next
-// reclaim: reclaim waits for no one and needs no lock of its own.
+// reclaimSQL returns expired leases to pending, dead or cancelled and records
+// the lost attempts, which stay spent: the worker may have run the job to the
+// end. Rows another transaction holds (a completion under way) are left for
+// later, so reclaim waits for no one.
 const reclaimSQL = `WITH x AS (
 	SELECT id, attempt, max_attempts, owner, started_at FROM jobs
 	WHERE state = 'running' AND lease_until < $2
@@ -27,11 +25,9 @@ const reclaimSQL = `WITH x AS (
 )
 SELECT id, attempt, owner, attempt >= max_attempts, type, state FROM u ORDER BY id`
 
-// latestLeaseSQL reads the latest end of a running job's lease.
 const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
 
-// collectReclaimed reads reclaimSQL's rows. The jobs it ended are counted in
-// d, as moved from running to the state it gave them.
+// collectReclaimed reads reclaimSQL's rows, counting the jobs in d.
 func collectReclaimed(d store.CountDeltas, r store.Reading) ([]store.Reclaimed, error) {
 	return store.Collect(r, func(row store.Row) (store.Reclaimed, error) {
 		var rc store.Reclaimed

@@ -6,17 +6,14 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statements of the engine-neutral flow (store.Statements), in
-// PostgreSQL's dialect: instants are timestamptz, lists arrays. Keys and
-// schedules' names compare as "C", by their bytes.
+// The shared flow's statements (store.Statements) in PostgreSQL's dialect:
+// instants are timestamptz, lists arrays; keys and schedule names collate as
+// "C", by bytes.
 
 const jobColumns = store.JobColumns
 
-// jobColumnsOf is jobColumns qualified by the table name jobs, for
-// statements that join it.
 var jobColumnsOf = store.Qualified("jobs", jobColumns)
 
-// queries are the flow's statements on a database of the current schema.
 var queries = store.Statements{
 	Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
 
@@ -24,8 +21,7 @@ var queries = store.Statements{
 	JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = $1`,
 	Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT $1`,
 	ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = $1 ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT $2`,
-	// Per schedule, its newest job by instant (then id), manual runs (no
-	// instant) last.
+	// Each schedule's newest job, manual runs last.
 	LastRuns: schedulesSQL + `
 SELECT ` + jobColumnsOf + ` FROM s CROSS JOIN LATERAL (
 SELECT * FROM jobs j WHERE j.schedule = s.name
@@ -46,16 +42,13 @@ WHERE s.name IS NOT NULL`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
 
-	// Two seeks of jobs_schedule_finished per schedule: its newest done
-	// job and its newest dead one.
+	// Two seeks of jobs_schedule_finished per schedule.
 	Finishes: `SELECT n.name,
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'done' AND finished_at IS NOT NULL),
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL)
 FROM unnest($1::text[]) AS n(name)`,
 	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`,
-	// The walk of jobs_schedule_at of the schedule's manual runs down
-	// from the run's last id, to the span-th job with the run's key
-	// suffix. Keys are unique: a run has one job per item.
+	// Walks jobs_schedule_at's manual runs down from the run's last id.
 	ManualRunStates: `SELECT state, count(*) FROM (
 SELECT state FROM jobs
 WHERE schedule = $1 AND scheduled_at IS NULL AND id <= $2 AND right(key, length($4)) = $4
@@ -73,7 +66,7 @@ GROUP BY state`,
 	LastConfig:    `SELECT path, data, sha256, loaded_at FROM running_config WHERE id = 1`,
 	Cursors:       `SELECT schedule, at, paused, paused_at FROM cursors`,
 	CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule COLLATE "C"`,
-	// Read first: a beat's commits need connections of the pool.
+	// Read first: a beat's commits need the pool's connections.
 	CursorsReadFirst: true,
 
 	AlarmMarks:   `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
@@ -94,8 +87,8 @@ ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = exclu
 
 	Cursor:       `SELECT at, paused FROM cursors WHERE schedule = $1`,
 	InsertCursor: `INSERT INTO cursors (schedule, at, updated_at) VALUES ($1, $2, $3) ON CONFLICT (schedule) DO NOTHING`,
-	// Under concurrent moves PostgreSQL checks the condition again on
-	// the row the first mover committed, so exactly one of them wins.
+	// Under concurrent moves PostgreSQL rechecks the condition on the
+	// first mover's row, so exactly one wins.
 	MoveCursor: `UPDATE cursors SET at = $2, updated_at = $6,
 paused = CASE WHEN $5 THEN false ELSE paused END,
 paused_at = CASE WHEN $5 THEN NULL ELSE paused_at END
@@ -104,7 +97,6 @@ WHERE schedule = $1 AND at = $3 AND paused = $4`,
 	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (key) DO NOTHING RETURNING id`,
 	CloseAlarms: `UPDATE alarms SET open = false WHERE open AND id = ANY($1)`,
-	// The marks move forward only.
 	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (schedule) DO UPDATE SET late_at = greatest(alarm_marks.late_at, excluded.late_at),
@@ -115,14 +107,12 @@ dead_at = greatest(alarm_marks.dead_at, excluded.dead_at), updated_at = excluded
 	Leave: `DELETE FROM pools WHERE owner = $1`,
 	PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`,
-	// The table is small, and the marks keep a purged alarm from being
-	// raised again.
+	// The marks keep a purged alarm from being raised again.
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
 }
 
-// statements returns the flow's statements as the schema can answer them
-// (see schema).
+// statements returns the flow's statements as the schema can answer them.
 func (s *Store) statements() *store.Statements {
 	q := queries
 	sc := s.schema
@@ -147,8 +137,7 @@ func (s *Store) statements() *store.Statements {
 	return &q
 }
 
-// jobs returns q, a read of jobColumns or jobColumnsOf, as the schema can
-// answer it.
+// jobs returns q, reading jobColumns or jobColumnsOf, as the schema can.
 func (sc schema) jobs(q string) string {
 	for _, c := range []struct {
 		missing     bool
@@ -164,8 +153,8 @@ func (sc schema) jobs(q string) string {
 	return q
 }
 
-// schedulesSQL lists the distinct schedules of the jobs by walking
-// jobs_schedule_at once per schedule (a skip-scan), not every job.
+// schedulesSQL lists the distinct schedules by a skip-scan of
+// jobs_schedule_at.
 const schedulesSQL = `WITH RECURSIVE s(name) AS (
 	(SELECT schedule FROM jobs WHERE schedule IS NOT NULL ORDER BY schedule LIMIT 1)
 	UNION ALL
@@ -173,9 +162,8 @@ const schedulesSQL = `WITH RECURSIVE s(name) AS (
 	FROM s WHERE s.name IS NOT NULL
 )`
 
-// attemptsSQL lists a job's attempt rows and, for a done job whose
-// successful attempt has no row of its own, that attempt as the job row
-// records it.
+// attemptsSQL lists a job's attempt rows, and a done job's silent success
+// from its row.
 const attemptsSQL = `SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, output, 0 AS synthetic, id
 FROM attempts WHERE job_id = $1
 UNION ALL
@@ -184,18 +172,17 @@ FROM jobs WHERE id = $1 AND state = 'done' AND NOT EXISTS (
 	SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND a.attempt = jobs.attempt AND a.outcome = 'done')
 ORDER BY attempt, synthetic, id`
 
-// countEveryJobSQL counts every job: for a schema migrated by a program
-// that kept no job_counts, opened read-only.
+// countEveryJobSQL counts every job, for a read-only schema without
+// job_counts.
 const countEveryJobSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
-// The reads of SkipSummary, in one round trip (see SkipSummary).
 const (
 	skipCountSQL = `SELECT count(*) FROM (SELECT 1 FROM skips WHERE schedule = $1 AND scheduled_at > $2 LIMIT $3) s`
 	lastSkipSQL  = `SELECT ` + store.SkipColumns + ` FROM skips WHERE schedule = $1 ORDER BY scheduled_at DESC LIMIT 1`
 )
 
-// The reads of the alarms' evaluation and of the operators, each a bounded
-// range of an index (see TestAlarmQueryPlans).
+// The alarms' and operators' reads, each a bounded index range (see
+// TestAlarmQueryPlans).
 var (
 	instantJobsSQL = `SELECT ` + jobColumnsOf + `, (SELECT min(a.started_at) FROM attempts a WHERE a.job_id = jobs.id)
 FROM jobs WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 ORDER BY scheduled_at, item, id LIMIT $4`
@@ -203,9 +190,7 @@ FROM jobs WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 ORDER
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > $1 ORDER BY finished_at, id LIMIT $2`
 	skipsBetweenSQL = `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
-	// openAlarmsSQL reads the open alarms with their jobs' states, and
-	// whether a notification job of each is still to end: one seek of
-	// jobs_alarm.
+	// openAlarmsSQL also reads whether a notification is still to end.
 	openAlarmsSQL = `SELECT ` + store.Qualified("alarms", store.AlarmColumns) + `, j.state, j.finished_at,
 	EXISTS (SELECT 1 FROM jobs n WHERE n.alarm_key = alarms.key AND n.state IN ('pending', 'running'))
 FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY alarms.id LIMIT $1`
@@ -214,9 +199,8 @@ FROM alarms LEFT JOIN jobs j ON j.id = alarms.job_id WHERE alarms.open ORDER BY 
 WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC NULLS LAST, id DESC LIMIT 1`
 )
 
-// retrySQL revives dead jobs with as many fresh attempts as they had at
-// first (max_attempts - attempt_base), however often they were revived
-// before; retried_at records the operator's retry.
+// retrySQL revives dead jobs with as many fresh attempts as at first, however
+// often revived.
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, retried_at = $1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)
@@ -227,7 +211,7 @@ const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1,
 WHERE id = $3 AND state = 'pending'
 RETURNING type`
 
-// cancelRunningSQL records the request on a running job; a second request
-// keeps the first one's time and author.
+// cancelRunningSQL marks a running job; a second request keeps the first's
+// time and author.
 const cancelRunningSQL = `UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, $1), cancelled_by = coalesce(cancelled_by, $2)
 WHERE id = $3 AND state = 'running'`

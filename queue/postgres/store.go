@@ -24,37 +24,27 @@ import (
 
 // Config configures a Store. Zero values select the defaults shown.
 type Config struct {
-	// Clock is the clock the store corrects to the database server's.
-	// Default: clock.Real{}.
-	Clock clock.Clock
-	// LocalClock makes the store decide with Clock as it is, without
-	// following the server's clock: for tests that drive a clock.Fake.
-	LocalClock bool
+	Clock      clock.Clock  // Corrected to the server's clock. Default: clock.Real{}.
+	LocalClock bool         // Decide with Clock as it is: for tests driving a clock.Fake.
 	Logger     *slog.Logger // Default: discard.
-	// PurgeBatch is how many rows one purge transaction deletes. Default: 1000.
-	PurgeBatch int
-	// ReadOnly opens the schema for reads only, as an operator's read
-	// command does: no migration (a schema without the scheduler's tables
-	// is store.ErrNotFound, and stays without them), and every transaction
+	PurgeBatch int          // Rows one purge transaction deletes. Default: 1000.
+	// ReadOnly opens the schema for reads, as operators' commands do: no
+	// migration (no tables is store.ErrNotFound), every transaction
 	// read-only on the server.
 	ReadOnly bool
-	// MaxConns bounds the store's pool of connections, at least 2 (Maintain
-	// holds one while it works on another; Watch holds one outside the
-	// pool). Default: max(4, GOMAXPROCS).
+	// MaxConns bounds the connection pool, at least 2 (Maintain holds one
+	// while using another). Default: max(4, GOMAXPROCS).
 	MaxConns int
 
-	// editConn, when set, changes the connections' configuration: for
-	// tests that count what a connection sends.
-	editConn func(*pgx.ConnConfig)
+	editConn func(*pgx.ConnConfig) // set by tests
 }
 
-// The engine implements every role.
 var _ store.Engine = (*Store)(nil)
 
-// Store is the PostgreSQL engine: it implements store.Engine. It is safe
-// for concurrent use.
+// Store is the PostgreSQL engine; it implements store.Engine and is safe for
+// concurrent use.
 type Store struct {
-	*store.Base // the engine-neutral flow, on the statements of statements.go
+	*store.Base // the shared flow, on statements.go's statements
 
 	pool    *pgxpool.Pool
 	name    string
@@ -64,22 +54,17 @@ type Store struct {
 	cfg     Config
 	schema  schema // what an old schema opened read-only lacks
 
-	stop chan struct{} // closed by Close: stops the clock's measurements
+	stop chan struct{} // closed by Close: stops clock measurements
 	wg   sync.WaitGroup
 
 	notifyOwed chan struct{} // buffer of one: a NOTIFY is owed (see notify)
-	// cancelOwed is set when the owed NOTIFY must reach this store's own
-	// watch too (a cancel request; see notifyCancel).
-	cancelOwed atomic.Bool
-	// sender is the payload of this store's NOTIFYs that only tell of
-	// jobs made ready: its own watch passes over them (see notify).
-	sender string
+	cancelOwed atomic.Bool   // the owed NOTIFY is a cancel's: this store's watch hears it too
+	sender     string        // payload of this store's ready NOTIFYs, which its watch skips
 }
 
-// Open connects to the database at dsn (a URL or key=value string, as pgx
-// reads it), migrates the schema of the connection's search_path, and
-// measures the server's clock. Several nodes may open the same database at
-// once: migrations run one at a time under an advisory lock.
+// Open connects to dsn (a URL or key=value string, as pgx reads it), migrates
+// the search_path's schema under an advisory lock, and measures the server's
+// clock.
 func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -99,10 +84,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", redact(dsn), err)
 	}
 	pcfg.MaxConns = int32(cfg.MaxConns)
-	// No JIT compilation: every statement of the store is short, and the
-	// planner's estimate of a correlated subquery over many jobs passes
-	// jit_above_cost, so a fresh backend would compile a quick read for far
-	// longer than it runs.
+	// No JIT: the planner's estimate of a correlated subquery over many
+	// jobs passes jit_above_cost, and a fresh backend would compile a
+	// quick read for far longer than it runs.
 	pcfg.ConnConfig.RuntimeParams["jit"] = "off"
 	if cfg.ReadOnly {
 		pcfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
@@ -139,7 +123,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 		s.wg.Add(1)
 		go s.followClock()
 	}
-	// After the first measurement, which is no step of the clock.
+	// After the first measurement, which is no clock step.
 	s.Base = store.NewBase(backend{s}, s.statements(), s.Clock(), s.log, store.PurgeConfig{Batch: cfg.PurgeBatch})
 	s.wg.Add(1)
 	go s.notifyLoop()
@@ -148,11 +132,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Store, error) {
 
 var notChannel = regexp.MustCompile(`[^a-z0-9_]+`)
 
-// channelName is the NOTIFY channel of a schema: "scheduler_" and the
-// schema's name in lower case letters, digits and '_', so that stores on
-// different schemas of one database do not wake each other. A name too
-// long for an identifier (63 bytes) is cut and ends with a hash of the
-// whole.
+// channelName is a schema's NOTIFY channel, "scheduler_" and its name in
+// [a-z0-9_], so other schemas' stores do not wake each other; past 63 bytes
+// it is cut and ends with a hash of the whole.
 func channelName(schema string) string {
 	ch := "scheduler_" + notChannel.ReplaceAllString(strings.ToLower(schema), "_")
 	if len(ch) > 63 {
@@ -182,8 +164,8 @@ func redact(dsn string) string {
 // Name returns the database's address without its password.
 func (s *Store) Name() string { return s.name }
 
-// Clock returns the clock the store decides with: the server's, as
-// measured, or Config.Clock itself with Config.LocalClock.
+// Clock returns the server's clock as measured, or Config.Clock with
+// Config.LocalClock.
 func (s *Store) Clock() clock.Clock {
 	if s.cfg.LocalClock {
 		return s.cfg.Clock
@@ -193,8 +175,7 @@ func (s *Store) Clock() clock.Clock {
 
 func (s *Store) now() time.Time { return s.Clock().Now() }
 
-// Close stops the clock's measurements, sends the NOTIFY still owed, and
-// closes the connections.
+// Close stops clock measurements, sends any owed NOTIFY, and closes the pool.
 func (s *Store) Close() error {
 	select {
 	case <-s.stop:
@@ -207,18 +188,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// notifySQL wakes the watches of every node on the schema when the
-// transaction it runs in commits: EnqueueTx's, in the caller's
-// transaction. The store's own commits notify after they commit (see
-// notify). PostgreSQL delivers one notification per transaction for
-// repeats of a channel and payload.
+// notifySQL wakes every node's watch when its transaction commits: for
+// EnqueueTx, in the caller's. PostgreSQL folds repeats into one.
 const notifySQL = `SELECT pg_notify($1, '')`
 
-// ts is t as the store writes it: UTC, truncated to the millisecond, so
-// that what is read back equals what was written.
+// ts is t as stored: UTC, to the millisecond, so it reads back equal.
 func ts(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
 
-// nullTS is ts(t), or NULL for the zero time.
 func nullTS(t time.Time) pgtype.Timestamptz {
 	if t.IsZero() {
 		return pgtype.Timestamptz{}
@@ -226,7 +202,7 @@ func nullTS(t time.Time) pgtype.Timestamptz {
 	return pgtype.Timestamptz{Time: ts(t), Valid: true}
 }
 
-// cleanText replaces what a text column refuses (invalid UTF-8, NUL) by U+FFFD.
+// cleanText replaces what a text column refuses (invalid UTF-8, NUL).
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if strings.IndexByte(s, 0) >= 0 {
@@ -235,5 +211,4 @@ func cleanText(s string) string {
 	return s
 }
 
-// errNoRows reports pgx's "no rows in result set".
 func errNoRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }

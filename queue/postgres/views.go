@@ -10,10 +10,8 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// SkipSummary counts the skips of schedule's instants after since (at
-// most MaxSkipCount) and returns its newest skip: the two reads of
-// store.Base.SkipSummary in one round trip, since -status makes one
-// summary per schedule.
+// SkipSummary implements store.ScheduleViews.SkipSummary in one round trip,
+// as -status makes one per schedule.
 func (s *Store) SkipSummary(ctx context.Context, schedule string, since time.Time) (store.SkipSummary, error) {
 	var sum store.SkipSummary
 	b := &pgx.Batch{}

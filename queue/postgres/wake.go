@@ -7,12 +7,9 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// nextWakeSQL finds when the next pending job that the pool takes ($2 to
-// $4, as in claimSQL) becomes ready without an index of its own on run_at:
-// it walks jobs_ready once per distinct priority (a skip-scan; there are
-// few priorities), taking each one's earliest run_at. A job of a type or
-// version the pool does not take must not wake it. nextWakeVersionsSQL is
-// the same for a pool that takes other versions than 1 of some type.
+// nextWakeSQL finds when the next pending job the pool takes ($2 to $4, as in
+// claimSQL) becomes ready without an index on run_at: a skip-scan of
+// jobs_ready per priority (there are few).
 var (
 	nextWakeSQL         = nextWakeOf(false)
 	nextWakeVersionsSQL = nextWakeOf(true)
@@ -32,9 +29,7 @@ SELECT
 	(SELECT min(lease_until) FROM jobs WHERE state = 'running' AND owner <> $1)`
 }
 
-// NextWake returns when the next pending job of one of types, of a version
-// versions accepts, becomes ready and when the earliest lease held by an
-// owner other than owner expires, as reclaim judges it (see store.Leases).
+// NextWake implements store.PoolProtocol.NextWake.
 func (s *Store) NextWake(ctx context.Context, owner string, types []string, versions store.Versions) (ready, lease time.Time, err error) {
 	accepted, withVersions := acceptedArgs(versions.Split(types))
 	q := nextWakeSQL
@@ -44,9 +39,8 @@ func (s *Store) NextWake(ctx context.Context, owner string, types []string, vers
 	return store.WakeTimes(ctx, s.Base, txn{q: s.pool}, q, append([]any{owner}, accepted...)...)
 }
 
-// nextReadyAfterSQL finds the earliest run_at after $2 of the pending jobs
-// of the types $1, by the skip-scan of nextWakeSQL, each priority's walk
-// starting at $2.
+// nextReadyAfterSQL finds the earliest run_at after $2 of pending jobs of
+// types $1, by nextWakeSQL's skip-scan.
 const nextReadyAfterSQL = `WITH RECURSIVE p(pr) AS (
 	(SELECT priority FROM jobs WHERE state = 'pending' ORDER BY priority DESC LIMIT 1)
 	UNION ALL
@@ -57,8 +51,7 @@ SELECT min((SELECT run_at FROM jobs WHERE state = 'pending' AND priority = p.pr 
 	ORDER BY priority DESC, run_at LIMIT 1))
 FROM p WHERE p.pr IS NOT NULL`
 
-// NextReadyAfter returns the earliest run_at after since of the pending
-// jobs of types; zero when none.
+// NextReadyAfter implements store.PoolProtocol.NextReadyAfter.
 func (s *Store) NextReadyAfter(ctx context.Context, types []string, since time.Time) (time.Time, error) {
 	return store.ReadyAfter(ctx, txn{q: s.pool}, nextReadyAfterSQL, types, since)
 }

@@ -10,13 +10,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Watch sends on changed when another node may have made a job ready or
-// asked for a cancel: it LISTENs on the schema's channel, to which the
-// stores' enqueues, advances, retries, reclaims and cancel requests
-// NOTIFY after they commit (see notify). It holds one connection of its
-// own (not one of the pool's). A lost connection is made again, with a backoff from
-// watchBackoff to watchBackoffMax, and followed by a wake-up: notices sent
-// meanwhile are lost. It also wakes every w.Safety in any case.
+// Watch implements store.PoolProtocol.Watch: it LISTENs on the schema's
+// channel (see notify) on a connection outside the pool. A lost connection is
+// remade, backing off up to watchBackoffMax, then wakes the pool, since
+// notices meanwhile are lost.
 func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func()) {
 	send := func() {
 		select {
@@ -24,10 +21,8 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 		default:
 		}
 	}
-	// started is called once, at the latest as Watch returns: the pool
-	// waits for it before its first claim, and a Watch that ends before it
-	// could listen (ctx done during the connection, a server that never
-	// answered) must not leave the pool waiting for ever.
+	// started is called once, at the latest as Watch returns, so a Watch
+	// that never listened leaves no pool waiting.
 	var once sync.Once
 	begin := func() {
 		if started != nil {
@@ -74,7 +69,7 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 				begin()
 				return
 			}
-			send() // listening again: what was sent meanwhile is lost
+			send() // listening again: notices meanwhile are lost
 		}, send)
 		if ctx.Err() != nil {
 			return
@@ -84,15 +79,13 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	}
 }
 
-// The backoff of Watch between two attempts to listen again.
 const (
 	watchBackoff    = 100 * time.Millisecond
 	watchBackoffMax = 10 * time.Second
 )
 
-// listen connects, LISTENs, calls listening, then calls notified for each
-// notification but this store's own of ready jobs, until the connection
-// fails or ctx is done.
+// listen connects, LISTENs and calls listening, then notified for each notice
+// but this store's own ready ones, until the connection fails.
 func (s *Store) listen(ctx context.Context, listening, notified func()) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
@@ -108,7 +101,7 @@ func (s *Store) listen(ctx context.Context, listening, notified func()) error {
 		if err != nil {
 			return err
 		}
-		if n.Payload != s.sender { // this store's own ready jobs: see notify
+		if n.Payload != s.sender { // not this store's own ready jobs (see notify)
 			notified()
 		}
 	}

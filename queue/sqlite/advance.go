@@ -13,44 +13,38 @@ import (
 const (
 	cursorSQL       = `SELECT at, paused FROM cursors WHERE schedule = ?`
 	insertCursorSQL = `INSERT INTO cursors (schedule, at, updated_at) VALUES (?, ?, ?) ON CONFLICT (schedule) DO NOTHING`
-	// moveCursorSQL moves a cursor only if it is still at the instant and
-	// in the pause state the caller read; with ?5 it also resumes the
-	// schedule.
+	// moveCursorSQL moves a cursor still at the instant and pause read;
+	// with ?5 it also resumes the schedule.
 	moveCursorSQL = `UPDATE cursors SET at = ?2, updated_at = ?6,
 	paused = CASE WHEN ?5 THEN 0 ELSE paused END,
 	paused_at = CASE WHEN ?5 THEN NULL ELSE paused_at END
 WHERE schedule = ?1 AND at = ?3 AND paused = ?4`
 )
 
-// casRows is how many cursors one moveCursorsSQL statement compares and
-// moves; a shorter group is padded with rows of NULLs, which match nothing.
+// casRows is how many cursors one moveCursorsSQL moves; a short group is
+// padded with NULL rows, which match nothing.
 const casRows = 100
 
-// moveCursorsSQL moves the cursors of up to casRows running schedules, each
-// only if it is still at the instant and in the pause state the caller read
-// (the compare-and-set of moveCursorSQL, row by row), and returns the
-// schedules it moved.
+// moveCursorsSQL is moveCursorSQL for up to casRows running schedules,
+// returning those it moved.
 var moveCursorsSQL = moveCursorsCountSQL + "\nRETURNING schedule"
 
 // moveCursorsCountSQL is moveCursorsSQL without RETURNING, for the usual
-// group in which every cursor is where its beat read it: the number of rows
-// changed says so. RETURNING makes SQLite keep each returned row in a
-// temporary table and hand it to Go, which the usual group need not pay.
+// group where every cursor is as read, as the changed rows tell: a RETURNING
+// stages each row in a temporary table for Go.
 var moveCursorsCountSQL = `WITH c(name, from_at, to_at, was_paused) AS (VALUES ` +
 	strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", casRows), ", ") + `)
 UPDATE cursors SET at = c.to_at, updated_at = ? FROM c
 WHERE cursors.schedule = c.name AND cursors.at = c.from_at AND cursors.paused = c.was_paused`
 
-// A savepoint around moveCursorsCountSQL, undone when a cursor of its group
-// had moved, so that moveCursorsSQL can tell which.
+// A savepoint around moveCursorsCountSQL, undone when a cursor had moved.
 const (
 	casSavepointSQL  = "SAVEPOINT move_cursors"
 	casRollbackToSQL = "ROLLBACK TO move_cursors"
 	casReleaseSQL    = "RELEASE move_cursors"
 )
 
-// moveCursors compares and moves the cursors of advs, casRows at a time,
-// and returns the schedules whose cursor it moved.
+// moveCursors compares and moves advs' cursors, casRows at a time.
 func moveCursors(ctx context.Context, tx txn, advs []*store.Advance, now time.Time) (map[string]bool, error) {
 	moved := make(map[string]bool, len(advs))
 	for len(advs) > 0 {
@@ -63,12 +57,10 @@ func moveCursors(ctx context.Context, tx txn, advs []*store.Advance, now time.Ti
 	return moved, nil
 }
 
-// moveGroup moves the cursors of group, and adds those it moved to moved.
-// It first moves them with moveCursorsCountSQL in a savepoint; if fewer
-// rows changed than the group has schedules, it undoes that and runs
-// moveCursorsSQL, which names the schedules it moved. (After the fact, a
-// cursor at its new instant cannot tell whether this beat or another moved
-// it there.)
+// moveGroup moves group's cursors into moved: by moveCursorsCountSQL in a
+// savepoint, undone if fewer rows changed than the group has, then by
+// moveCursorsSQL, which names them (a moved cursor cannot tell which beat
+// moved it).
 func moveGroup(ctx context.Context, tx txn, group []*store.Advance, now time.Time, moved map[string]bool) error {
 	args := make([]any, 0, 4*casRows+1)
 	for _, a := range group {
@@ -111,7 +103,6 @@ const insertSkipSQL = `INSERT INTO skips (schedule, item, scheduled_at, reason, 
 VALUES (?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
-// insertSkips records skips, a prepared statement each.
 func insertSkips(ctx context.Context, tx txn, skips []store.Skip, now time.Time) error {
 	if len(skips) == 0 {
 		return nil

@@ -11,60 +11,44 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// claimColumns are the columns a claim returns: those it does not set
-// itself, which scanClaimed fills from what the claim wrote.
+// claimColumns are what a claim returns; scanClaimed fills in the rest from
+// what it wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
 scheduled_at, last_error, created_at, version, retried_at, alarm_key`
 
-// claimSQL takes up to N ready jobs in claim order, of version 1 of the
-// types in a JSON array (those the pool has a handler for and runs without
-// a limit), in one statement: no other connection can take the same rows,
-// since the write lock is held from the SELECT to the UPDATE. It walks
-// jobs_ready, whose order is the claim order, and stops after LIMIT rows;
-// without INDEXED BY the planner may pick jobs_pending_run_at and sort every
-// ready job, which is slow when a backlog has built up. N is written into the
-// text (see claimQuery): a bound LIMIT makes SQLite recompile the statement
-// at every bind.
+// claimSQL takes up to N ready jobs in claim order, of version 1 of the JSON
+// array of types (handled, unlimited), in one statement, under the write
+// lock. It walks jobs_ready in claim order and stops after LIMIT rows;
+// without INDEXED BY the planner may sort every ready job, slow in a backlog.
+// N is in the text (claimQuery): a bound LIMIT makes SQLite recompile at
+// every bind.
 const claimSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id` + claimableJobs + `
 )
 RETURNING ` + claimColumns
 
-// claimVersionsSQL is claimSQL for a pool that takes other versions than 1
-// of some type (see claimableVersions).
+// claimVersionsSQL is claimSQL for a pool taking other versions.
 const claimVersionsSQL = claimPrefix + ` owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (
 	SELECT id` + claimableVersions + `
 )
 RETURNING ` + claimColumns
 
-// claimableJobs is what claimSQL takes, shared with claimWindowSQL, which
-// looks at the same rows first: ?3 is now, ?4 the types to take. A job of
-// another type, or of another version than 1, is passed over and stays
-// pending: no handler here, or a type with a concurrency limit, claimed on
-// its own, or a version for a pool that accepts it. The type list is
-// read once per statement into an ephemeral index, so filtering costs one
-// lookup per row walked; ready jobs that no handler here can take, at the
-// head of the claim order, are walked past at each claim (see README,
-// "Jobs whose task the daemon does not know").
-//
-// This is the claim of every pool that runs version 1 alone of each type,
-// the common case: the version is one more column of the row that the
-// walk of jobs_ready already reads for the type, and the plan is the walk
-// by type alone. A pool that takes other versions has
-// claimableVersions, a statement of its own, so that this one does not
-// carry a second list to read and test for nothing.
+// claimableJobs is what claimSQL takes, shared with claimWindowSQL: ?3 is
+// now, ?4 the types; other jobs stay pending. The type list is read once per
+// statement into an ephemeral index; ready jobs no handler here takes, at the
+// head of the claim order, are walked past at each claim (README, "Jobs whose
+// task the daemon does not know"). It serves pools running only version 1,
+// the common case, with no second list to test.
 const claimableJobs = ` FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3 AND type IN (SELECT value FROM json_each(?4)) AND version = 1
 	ORDER BY priority DESC, run_at, id
 	LIMIT N`
 
-// claimableVersions is claimableJobs for a pool that takes other versions
-// than 1 of some type: ?4 holds the types whose jobs of version 1 it takes,
-// ?5 the (type, version) pairs of the other versions it takes, as a JSON
-// array of [type, version]. The pairs are only looked up for a job of
-// another version than 1.
+// claimableVersions is claimableJobs for a pool taking other versions: ?4 the
+// types at version 1, ?5 a JSON array of [type, version] pairs, looked up
+// only for a job of another version.
 const claimableVersions = ` FROM jobs INDEXED BY jobs_ready
 	WHERE state = 'pending' AND run_at <= ?3
 		AND (version = 1 AND type IN (SELECT value FROM json_each(?4))
@@ -72,15 +56,14 @@ const claimableVersions = ` FROM jobs INDEXED BY jobs_ready
 	ORDER BY priority DESC, run_at, id
 	LIMIT N`
 
-// claimQuery returns the text of a claim for a limit of n.
-// Each distinct text is prepared once and cached (see txn).
+// claimQuery returns a claim's text for a limit of n, each distinct text
+// prepared once and cached.
 func claimQuery(base string, n int) string {
 	return strings.Replace(base, "LIMIT N", "LIMIT "+strconv.Itoa(n), 1)
 }
 
 // claimWindowSQL reads, in claim order, whether each of the next N jobs
-// claimSQL would take is on its last attempt; claimWindowVersionsSQL the
-// same of claimVersionsSQL.
+// claimSQL would take is on its last attempt.
 const (
 	claimWindowSQL         = claimWindowPrefix + claimableJobs
 	claimWindowVersionsSQL = claimWindowPrefix + claimableVersions
@@ -88,14 +71,13 @@ const (
 
 const claimWindowPrefix = "SELECT attempt + 1 >= max_attempts"
 
-// unclaimSQL gives claimed jobs back as they were: same place in the claim
-// order, attempt not spent.
+// unclaimSQL gives claimed jobs back as they were.
 const unclaimSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, attempt = attempt - 1
 WHERE id IN (SELECT value FROM json_each(?1)) AND owner = ?2 AND state = 'running'
 RETURNING type`
 
-// claimer runs the claims of one transaction (see store.Claimer), for
-// owner at now, leased until until.
+// claimer runs one transaction's claims (store.Claimer) for owner at now,
+// leased until until.
 type claimer struct {
 	tx         txn
 	s          *Store
@@ -105,8 +87,7 @@ type claimer struct {
 
 var _ store.Claimer = claimer{}
 
-// ClaimReady claims up to n ready jobs of types at their versions: the
-// common case, types whose version 1 alone the pool takes, by claimSQL.
+// ClaimReady implements store.Claimer.ClaimReady.
 func (c claimer) ClaimReady(ctx context.Context, types []string, versions store.Versions, n int) ([]*store.Job, error) {
 	plain, pairs := versions.Split(types)
 	q, args := claimSQL, []any{c.owner, ms(c.until), ms(c.now), c.s.types.json(plain)}
@@ -116,8 +97,7 @@ func (c claimer) ClaimReady(ctx context.Context, types []string, versions store.
 	return c.scan(c.tx.query(ctx, claimQuery(q, n), args...))
 }
 
-// LastAttempts reads whether each of the next n jobs ClaimReady would take
-// is on its last attempt.
+// LastAttempts implements store.Claimer.LastAttempts.
 func (c claimer) LastAttempts(ctx context.Context, types []string, versions store.Versions, n int) ([]bool, error) {
 	plain, pairs := versions.Split(types)
 	// ?1 and ?2 are claimSQL's owner and lease, unused here.
@@ -132,7 +112,7 @@ func (c claimer) LastAttempts(ctx context.Context, types []string, versions stor
 	})
 }
 
-// Unclaim gives jobs back by unclaimSQL.
+// Unclaim implements store.Claimer.Unclaim.
 func (c claimer) Unclaim(ctx context.Context, jobs []*store.Job) error {
 	ids := make([]int64, len(jobs))
 	for i, j := range jobs {
@@ -142,8 +122,7 @@ func (c claimer) Unclaim(ctx context.Context, jobs []*store.Job) error {
 	return err
 }
 
-// scan reads the rows of a claim as the running jobs it made of them, and
-// counts them.
+// scan reads a claim's rows as running jobs and counts them.
 func (c claimer) scan(rows *sql.Rows, err error) ([]*store.Job, error) {
 	return store.Collect(store.Read(wrap(rows, err)), func(r store.Row) (*store.Job, error) {
 		j, err := scanClaimed(r, c.owner, c.until, c.now)
@@ -154,8 +133,7 @@ func (c claimer) scan(rows *sql.Rows, err error) ([]*store.Job, error) {
 	})
 }
 
-// scanClaimed reads a row of claimColumns as the running job that the claim
-// by owner at now, leased until until, made of it.
+// scanClaimed reads claimColumns as the job the claim made running.
 func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, error) {
 	var j store.Job
 	var payload string
@@ -180,8 +158,7 @@ func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, e
 	return &j, nil
 }
 
-// versionsJSON returns versions as a JSON array. [1], the common case, is
-// a constant.
+// versionsJSON returns versions as a JSON array, [1] as a constant.
 func versionsJSON(versions []int) string {
 	if len(versions) == 1 && versions[0] == 1 {
 		return "[1]"
@@ -189,8 +166,6 @@ func versionsJSON(versions []int) string {
 	return jsonText(versions)
 }
 
-// pairsJSON returns pairs as a JSON array of [type, version]: "[]" for
-// none, the common case.
 func pairsJSON(pairs []store.TypeVersion) string {
 	arr := make([][2]any, len(pairs))
 	for i, p := range pairs {

@@ -7,14 +7,12 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// countSQL adds a transaction's change to one count of job_counts.
+// countSQL adds a transaction's change to one job_counts row.
 const countSQL = `INSERT INTO job_counts (type, state, n) VALUES (?1, ?2, ?3)
 ON CONFLICT (type, state) DO UPDATE SET n = n + excluded.n`
 
-// readMark reads the count mark (see migration 0014) and the largest job
-// id, once: a transaction calls it before its first insert of jobs. A
-// rollback to a savepoint (a failed call of a group of enqueues) leaves
-// what it read true: it read before any insert.
+// readMark reads the count mark (see migration 0014) and the largest job id
+// once, before the first insert, so a savepoint rollback leaves them true.
 func (t txn) readMark(ctx context.Context) error {
 	if t.tail.read {
 		return nil
@@ -26,18 +24,15 @@ func (t txn) readMark(ctx context.Context) error {
 	return nil
 }
 
-// countInserted records a job of type typ the transaction inserted, after
-// readMark. Whether it is counted in job_counts or left past the mark,
-// writeCounts decides.
+// countInserted records an inserted job of typ, after readMark.
 func (t txn) countInserted(typ string) {
 	t.tail.inserted[typ]++
 	t.tail.n++
 }
 
-// countPastMark counts the jobs past the count mark as pending in the
-// transaction's counts now, and has writeCounts move the mark: a
-// transaction that deletes jobs calls it first, so that none it deletes
-// is past the mark.
+// countPastMark counts the jobs past the mark as pending and has writeCounts
+// move the mark. A deleting transaction calls it first, so it deletes none
+// past the mark.
 func (t txn) countPastMark(ctx context.Context) error {
 	if err := t.readMark(ctx); err != nil || t.tail.counted {
 		return err
@@ -64,39 +59,31 @@ func (t txn) countPastMark(ctx context.Context) error {
 	return nil
 }
 
-// countTail is what a transaction knows of the jobs past the count mark.
 type countTail struct {
 	read      bool
-	mark, end int64 // the mark and the largest job id, read by readMark
-	// inserted counts the transaction's own inserts by type, n in all. A
-	// group of enqueues restores them when it rolls back a call.
-	inserted map[string]int64
-	n        int64
-	counted  bool // countPastMark counted the jobs past the mark
+	mark, end int64            // the mark and the largest job id, read by readMark
+	inserted  map[string]int64 // own inserts by type, n in all; restored at a savepoint rollback
+	n         int64
+	counted   bool // countPastMark counted the jobs past the mark
 }
 
-// maxUncounted bounds the jobs past the count mark, which every read of
-// the counts walks: a transaction that inserts jobs leaves its own past it
-// (no count to write, which is most of what a small one would write) until
-// the jobs past it would reach this many; then it counts them all and
-// moves the mark.
+// maxUncounted bounds the jobs past the count mark, which every read of the
+// counts walks: a transaction leaves its inserts past it, sparing a small one
+// most of its writes, until they would reach this many.
 const maxUncounted = 100
 
 const (
 	// countMarkSQL reads the count mark and the largest job id.
 	countMarkSQL = `SELECT last_id, (SELECT coalesce(max(id), 0) FROM jobs) FROM job_counts_mark`
-	// tailCountsSQL counts the jobs past the mark up to an id by type,
-	// walking the table's rowids.
+	// tailCountsSQL counts jobs past the mark up to an id, by type.
 	tailCountsSQL    = `SELECT type, count(*) FROM jobs WHERE id > ?1 AND id <= ?2 GROUP BY type`
 	moveCountMarkSQL = `UPDATE job_counts_mark SET last_id = (SELECT coalesce(max(id), 0) FROM jobs)`
 )
 
-// writeCounts writes the transaction's count changes, one statement per
-// (type, state) that changed: a pool's transaction of many jobs writes a few
-// rows, a tick of thousands of jobs one per type. A transaction that
-// inserted jobs counts them, with those past the mark before it, and moves
-// the mark past them all when they would be maxUncounted or more (their
-// ids follow the largest before it), or when countPastMark counted those.
+// writeCounts writes the count changes, one statement per changed (type,
+// state). Inserts stay past the mark, unless they would reach maxUncounted or
+// countPastMark ran: then they are counted, with those past the mark, and the
+// mark moves past all.
 func (t txn) writeCounts(ctx context.Context) error {
 	if tl := t.tail; tl.read && (tl.counted || tl.n > 0 && tl.end+tl.n-tl.mark >= maxUncounted) {
 		if err := t.countPastMark(ctx); err != nil {
@@ -120,6 +107,6 @@ func (t txn) writeCounts(ctx context.Context) error {
 	return nil
 }
 
-// countsSQL reads the job counts, those past the count mark with them. A
-// count whose jobs all moved on stays as a row of 0.
+// countsSQL reads the job counts, those past the mark included; a count whose
+// jobs all moved on stays as a 0 row.
 const countsSQL = `SELECT state, type, n FROM job_counts_now WHERE n != 0`

@@ -11,13 +11,11 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The adapters below run the engine-neutral flow's statements (see
-// store.Querier) on the file: the readers' pool, and write transactions
-// on the writer connection, both through the statement cache.
+// The adapters below run the shared flow's statements (store.Querier) on the
+// readers and the writer, through the statement cache.
 
-// args turns the flow's arguments into the file's: an instant into Unix
-// milliseconds, a list into a JSON array (read by json_each). It copies in
-// before it changes it.
+// args turns the flow's arguments into the file's: instants to Unix
+// milliseconds, lists to JSON arrays (for json_each), copying in first.
 func args(in []any) []any {
 	out := in
 	for i, a := range in {
@@ -40,7 +38,6 @@ func args(in []any) []any {
 	return out
 }
 
-// jsonText is v as a JSON text: "[]" for an empty list.
 func jsonText[T any](v []T) string {
 	if len(v) == 0 {
 		return "[]"
@@ -52,7 +49,7 @@ func jsonText[T any](v []T) string {
 	return string(b)
 }
 
-// idsText is ids as a JSON array, written without reflection.
+// idsText is ids as a JSON array, without reflection.
 func idsText(ids []int64) string {
 	b := make([]byte, 0, 8*len(ids)+2)
 	b = append(b, '[')
@@ -65,7 +62,6 @@ func idsText(ids []int64) string {
 	return string(append(b, ']'))
 }
 
-// rows is *sql.Rows as store.Rows.
 type rows struct{ *sql.Rows }
 
 func (r rows) Close() { r.Rows.Close() }
@@ -81,7 +77,6 @@ func (r row) Scan(dest ...any) error {
 	return err
 }
 
-// wrap turns the results of database/sql into the flow's.
 func wrap(r *sql.Rows, err error) (store.Rows, error) {
 	if err != nil {
 		return nil, err
@@ -96,7 +91,7 @@ func affected(r sql.Result, err error) (int64, error) {
 	return r.RowsAffected()
 }
 
-// reader runs statements on the readers, each prepared once (readStmt).
+// reader runs statements on the readers, each prepared once.
 type reader struct{ s *Store }
 
 func (r reader) Query(ctx context.Context, query string, a ...any) (store.Rows, error) {
@@ -119,7 +114,6 @@ func (r reader) Exec(ctx context.Context, query string, a ...any) (int64, error)
 	return 0, errReadOnly
 }
 
-// Query, QueryRow and Exec run the flow's statements in t.
 func (t txn) Query(ctx context.Context, query string, a ...any) (store.Rows, error) {
 	return wrap(t.query(ctx, query, args(a)...))
 }
@@ -132,20 +126,18 @@ func (t txn) Exec(ctx context.Context, query string, a ...any) (int64, error) {
 	return affected(t.exec(ctx, query, args(a)...))
 }
 
-// Counts are the changes of t to the job counts (see counts.go).
 func (t txn) Counts() store.CountDeltas { return t.counts }
 
-// inTx runs fn in one IMMEDIATE transaction on the writer connection, in
-// the write turn, writes its changes to the job counts, and commits.
-// durable commits with synchronous=FULL, for the writes acknowledged
-// outside the process (see the package comment).
+// inTx runs fn in one IMMEDIATE transaction on the writer, in the write turn,
+// writes its count changes, and commits. durable commits with
+// synchronous=FULL, for writes acknowledged outside the process.
 func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (err error) {
 	if s.w == nil {
 		return errReadOnly
 	}
 	var misses []string
 	defer func() {
-		// Runs after the connection is released below: preparing needs it.
+		// After the connection is released below: preparing needs it.
 		if len(misses) > 0 {
 			s.keep(context.WithoutCancel(ctx), misses)
 		}
@@ -160,8 +152,7 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 			return err
 		}
 		defer func() {
-			// The connection is reused: put it back to the default even if
-			// ctx is done by now.
+			// The connection is reused: restore the default regardless.
 			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL"); rerr != nil && err == nil {
 				err = rerr
 			}
@@ -188,7 +179,6 @@ func (s *Store) inTx(ctx context.Context, durable bool, fn func(tx txn) error) (
 	return tx.tx.Commit()
 }
 
-// backend is what the engine gives the neutral flow (store.Backend).
 type backend struct{ s *Store }
 
 var _ store.Backend = backend{}
@@ -222,24 +212,19 @@ func (b backend) PurgeDone(ctx context.Context, tx store.Tx, before time.Time, n
 	return purgeDone(ctx, tx.(txn), before, n)
 }
 
-// LockMaintenance always succeeds: the file has one host, and its writers
-// take turns.
+// LockMaintenance always succeeds: the file's writers take turns.
 func (b backend) LockMaintenance(context.Context) (func(), bool, error) { return func() {}, true, nil }
 
-// Purged checkpoints the WAL and truncates it.
 func (b backend) Purged(ctx context.Context) error { return b.s.Checkpoint(ctx) }
 
-// Text stores any text as it is.
 func (b backend) Text(s string) string { return s }
 
-// Notify tells the watches of this store of a cancel request: they pass
-// over its own commits, and a pool of this process may hold the job.
-// Other processes see every commit through their watch of the file.
+// Notify tells this store's watches of a cancel request: they pass over its
+// own commits. Other processes see every commit by their file watch.
 func (b backend) Notify(cancel bool) {
 	if cancel {
 		b.s.signalCancel()
 	}
 }
 
-// errReadOnly is the error of a write on a store opened read-only.
 var errReadOnly = errors.New("database opened read-only")

@@ -13,10 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Enqueue adds a job unless one with the same key exists, in which case it
-// inserts nothing and returns the existing job's id, or existed and was
-// purged since (Enqueued.Purged). The commit is durable before Enqueue
-// returns.
+// Enqueue implements store.Producer.Enqueue; the commit is durable.
 func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, error) {
 	res, err := s.EnqueueBatch(ctx, []store.NewJob{j})
 	if err != nil {
@@ -25,9 +22,8 @@ func (s *Store) Enqueue(ctx context.Context, j store.NewJob) (store.Enqueued, er
 	return res[0], nil
 }
 
-// EnqueueBatch enqueues jobs in one transaction: all or none. Results are in
-// the order of jobs. Calls from many goroutines at once share transactions
-// (see group.go); each returns once its jobs are committed.
+// EnqueueBatch implements store.Producer.EnqueueBatch. Concurrent calls share
+// transactions (see group.go); each returns once its jobs commit.
 func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.Enqueued, error) {
 	now := s.clock.Now()
 	prepared, err := store.PrepareJobs(jobs, now)
@@ -40,25 +36,20 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	return s.enqueueGrouped(&enqueueCall{ctx: ctx, jobs: prepared, now: now, done: make(chan struct{}), turn: make(chan struct{})})
 }
 
-// generatedKeyGlob matches the keys store.RandomKey makes, and no key of a
-// schedule's jobs (those have at least two '|'). Purge does not keep them
-// in used_keys: nothing can enqueue the same one again.
+// generatedKeyGlob matches store.RandomKey's keys, not schedules' (those have
+// two '|' or more). Purge does not keep them in used_keys.
 var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 
-// insertJobSQL inserts a job unless its key is used: by a job (the unique
-// key) or by one since purged (used_keys, one look-up of its primary key).
-// Whether it did, and the new job's id, come from the count of changed rows
-// and the last rowid (insertedID) rather than from a RETURNING, which SQLite
-// answers through a table of its own.
+// insertJobSQL inserts a job unless its key is used, by a job or a purged one
+// (used_keys). Whether it did, and the id, come from the changed rows and
+// last rowid, not a RETURNING, which SQLite answers through a table.
 const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
 SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING`
 
-// inserted reads the result of an insert of jobs: how many rows it
-// inserted and the last rowid, which is the last of them when there are
-// any. The count of changed rows leaves out the trigger's rows, and the
-// last rowid is the job's once the trigger has run.
+// inserted reads an insert's row count and last rowid, the last inserted
+// job's (the count leaves out the trigger's rows).
 func inserted(r sql.Result) (n, last int64, err error) {
 	if n, err = r.RowsAffected(); err != nil || n == 0 {
 		return n, 0, err
@@ -71,35 +62,30 @@ const activeSeriesSQL = `SELECT 1 FROM jobs
 WHERE schedule = ? AND item = ? AND state IN ('pending', 'running') AND schedule IS NOT NULL
 LIMIT 1`
 
-// batchRows is how many jobs one multi-row INSERT carries. Larger batches
-// insert in statements of this size (prepared once), the rest row by row.
+// batchRows is how many jobs one multi-row INSERT carries.
 const batchRows = 100
 
 const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
-// insertBatchSQL inserts batchRows jobs in one statement, those whose key
-// is used excepted (see insertJobSQL). It has no RETURNING, for speed:
-// SQLite keeps the rows a RETURNING returns in a table of their own before
-// the first one reaches Go; insertBatch works out the ids instead.
+// insertBatchSQL inserts batchRows jobs, except those whose key is used. It
+// has no RETURNING, for speed: SQLite stages returned rows in a table first;
+// insertBatch works out the ids instead.
 var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING`
 
-// lastJobIDSQL reads the largest job id, from the end of the table.
 const lastJobIDSQL = `SELECT coalesce(max(id), 0) FROM jobs`
 
-// jobsAfterSQL reads the jobs with an id past one: those a statement
-// inserted, when the id is the largest before it.
+// jobsAfterSQL reads the jobs a statement inserted, past the largest id
+// before it.
 const jobsAfterSQL = `SELECT id, key FROM jobs WHERE id > ?`
 
 const jobIDsByKeySQL = `SELECT id, key FROM jobs WHERE key IN (SELECT value FROM json_each(?))`
 
-// insertJobs inserts prepared jobs inside tx, in order: a later job with the
-// key of an earlier one is not inserted, and SkipIfActive sees the jobs
-// inserted before it. A run of jobs without SkipIfActive goes in statements
-// of batchRows; the rest of the run, and jobs with SkipIfActive (each needs
-// its own look-up first), go row by row.
+// insertJobs inserts prepared jobs in tx, in order: a repeated key is not
+// inserted, and SkipIfActive sees the jobs before it. Runs without
+// SkipIfActive go batchRows per statement; the rest row by row.
 func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	if err := tx.readMark(ctx); err != nil {
 		return nil, err
@@ -135,12 +121,10 @@ func insertJobs(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 	return res, nil
 }
 
-// testHookInsert, when set by a test, is called before each row insertRows
-// inserts; an error fails the insert there.
-var testHookInsert func(store.NewJob) error
+var testHookInsert func(store.NewJob) error // set by tests: called before each insertRows row
 
-// insertRows inserts jobs one statement each, after the look-up of a job
-// that skips if active.
+// insertRows inserts jobs one statement each, a SkipIfActive job after its
+// look-up.
 func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	ins, err := tx.stmt(ctx, insertJobSQL)
 	if err != nil {
@@ -183,8 +167,8 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 	})
 }
 
-// skipIfActive records a skip of j, which skips if active, when a job of
-// its schedule's item is pending or running, and reports whether it did.
+// skipIfActive records a skip of j, and reports so, when a job of its
+// schedule's item is pending or running.
 func skipIfActive(ctx context.Context, tx txn, j store.NewJob, now time.Time) (bool, error) {
 	var one int
 	err := tx.queryRow(ctx, activeSeriesSQL, j.Schedule, j.Item).Scan(&one)
@@ -200,15 +184,11 @@ func skipIfActive(ctx context.Context, tx txn, j store.NewJob, now time.Time) (b
 	return true, nil
 }
 
-// insertBatch inserts batchRows jobs (without SkipIfActive) with one
-// statement, and looks up the ids of those whose key existed.
-//
-// A new job's id is one past the largest id of the table (SQLite gives a
-// row without one the largest rowid plus one until the largest possible),
-// and the statement inserts its rows in the order of its VALUES. So when
-// every job went in (the count of changed rows says so) and the last id is
-// the largest before plus their number, the jobs took the ids after it in
-// their order. Otherwise the jobs with an id past it are those inserted.
+// insertBatch inserts batchRows jobs without SkipIfActive in one statement
+// and looks up the ids of those whose key existed. New rows get the largest
+// rowid plus one, in VALUES order: if every job went in and the last id is
+// the largest before plus their number, they took the ids after it in order;
+// else the jobs past it are those inserted.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
 	args := make([]any, 0, len(jobs)*12)
 	for _, j := range jobs {
@@ -245,7 +225,6 @@ func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time
 	})
 }
 
-// nullMS is t in Unix milliseconds, or NULL for the zero time.
 func nullMS(t time.Time) sql.NullInt64 {
 	if t.IsZero() {
 		return sql.NullInt64{}
@@ -253,13 +232,11 @@ func nullMS(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
 }
 
-// Tx runs fn in one write transaction on the file, in the write turn, and
-// commits it when fn returns nil, durably; an error of fn rolls it back.
-// In it, fn runs the program's own statements on tx and enqueues jobs with
-// EnqueueTx: they commit or roll back together (a transactional outbox).
-// The jobs' counts are written, and the pools of this process woken, with
-// the commit. fn must not use s otherwise: the other writes of s wait for
-// the same connection, until fn returns.
+// Tx runs fn in one write transaction, in the write turn, committed durably
+// unless fn fails. fn runs the program's statements on tx and enqueues with
+// EnqueueTx, all committing together (a transactional outbox); this process's
+// pools wake at the commit. fn must not use s otherwise: s's other writes
+// wait for the same connection.
 func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return errReadOnly
@@ -276,21 +253,17 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return err
 }
 
-// callerTxs are the transactions of Store.Tx under way, by their *sql.Tx,
-// for EnqueueTx.
-var callerTxs sync.Map
+var callerTxs sync.Map // Store.Tx's transactions by *sql.Tx, for EnqueueTx
 
 // callerTx is a transaction of Store.Tx.
 type callerTx struct {
 	t        txn
 	s        *Store
-	enqueued *bool // a job was inserted: the pools are woken at the commit
+	enqueued *bool // a job was inserted: wake the pools at the commit
 }
 
-// EnqueueTx enqueues jobs inside tx, a transaction of Store.Tx, as
-// EnqueueBatch does: all or none (a failed call leaves tx as it was),
-// results in the order of jobs. They commit or roll back with the
-// caller's own writes in tx.
+// EnqueueTx enqueues jobs in tx, a transaction of Store.Tx, as EnqueueBatch
+// does; a failed call leaves tx as it was.
 func EnqueueTx(ctx context.Context, tx *sql.Tx, jobs ...store.NewJob) ([]store.Enqueued, error) {
 	v, ok := callerTxs.Load(tx)
 	if !ok {

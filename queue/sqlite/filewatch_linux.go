@@ -11,39 +11,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchFile watches the database at path (absolute) with inotify. The watch
-// is on the directory, not the files: a checkpoint may truncate the -wal
-// file, and the last connection to close deletes it; the next writer
-// creates it again. Only the -wal file matters: the file is in WAL mode
-// (Open sets it, and it persists), so every commit writes the -wal file,
-// and the main file is written by checkpoints, which change no data.
-// Events of other files in the directory are read and dropped. It fails when inotify is unavailable or the user's limit of
-// instances or watches is reached (fs.inotify.max_user_instances,
-// max_user_watches).
+// watchFile watches the database at path (absolute) with inotify, on the
+// directory: a checkpoint may truncate -wal, the last connection delete it.
+// Only -wal matters: in WAL mode every commit writes it. It fails when
+// inotify is unavailable or at the user's limits
+// (fs.inotify.max_user_instances, max_user_watches).
 func watchFile(path string) (*fileWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("inotify init: %w", err)
 	}
-	// SQLite follows a symbolic link to the database and keeps the -wal
-	// file beside its target.
+	// SQLite follows a symbolic link and keeps -wal beside its target.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
 	dir, base := filepath.Split(path)
 	const mask = unix.IN_MODIFY | unix.IN_CREATE | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO
-	// Paused, the watch of the directory stays, with a mask that no write
-	// to a file in it matches, so that the kernel makes no event of a
-	// busy writer's every pwrite. Removing the watch instead would queue
-	// IN_IGNORED, which reads as the directory gone; an empty mask is
-	// refused. The directory's removal ends the watch either way.
+	// Paused, the watch keeps a mask no file write matches, so a busy
+	// writer's pwrites make no events. Removing it would queue IN_IGNORED,
+	// read as the directory gone; an empty mask is refused.
 	const paused = unix.IN_DELETE_SELF
 	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("inotify watch %s: %w", dir, err)
 	}
 	// Non-blocking, the descriptor joins the runtime's poller: Read parks
-	// the goroutine instead of a thread, and Close wakes it.
+	// the goroutine, and Close wakes it.
 	f := os.NewFile(uintptr(fd), "inotify")
 	c := make(chan struct{}, 1)
 	var wg sync.WaitGroup
@@ -81,9 +74,8 @@ func watchFile(path string) (*fileWatch, error) {
 		if err != nil {
 			return err
 		}
-		// Through Control, which keeps the descriptor open for the call,
-		// and without Fd, which would make it blocking. The same path
-		// replaces the mask of the same watch.
+		// Control keeps the descriptor open; Fd would make it blocking.
+		// Adding the same path replaces the mask.
 		var aerr error
 		if err := rc.Control(func(fd uintptr) {
 			_, aerr = unix.InotifyAddWatch(int(fd), dir, m)
@@ -104,9 +96,8 @@ func watchFile(path string) (*fileWatch, error) {
 	}}, nil
 }
 
-// inotifyRelevant reports whether the events in b touch one of names, and
-// whether the watch is gone (the directory was deleted or unmounted). A
-// queue overflow counts as a hit: events were lost.
+// inotifyRelevant reports whether b's events touch one of names, and whether
+// the watch is gone. A queue overflow counts as a hit.
 func inotifyRelevant(b []byte, names [][]byte) (hit, gone bool) {
 	for len(b) >= unix.SizeofInotifyEvent {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))

@@ -9,30 +9,21 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Enqueues from many goroutines share transactions (group commit): the
-// writer connection does one transaction at a time, so while one runs, the
-// calls that arrive queue up, and the next transaction takes all of them.
-// Each call still returns only once the commit holding its jobs is done
-// (fsynced), and each is all or nothing on its
-// own: a savepoint per call undoes a failed call's rows alone. One
-// transaction per group instead of one per call is one WAL append and, for
-// fsynced enqueues, one fsync per group.
-//
-// The caller that finds no group being committed commits the next one; when
-// it is done, it hands the turn to the first call that arrived meanwhile,
-// whose caller commits the group after, and returns. No caller commits more
-// than one group.
+// Concurrent enqueues share transactions (group commit): calls arriving while
+// one commits queue, and the next transaction takes them all, for one WAL
+// append and one fsync. Each call returns once its commit is fsynced, and is
+// all or nothing by a savepoint of its own. The caller that finds no group
+// committing commits the next, then hands the turn to the first call that
+// arrived meanwhile; none commits two groups.
 
-// A savepoint per call in a group, and per EnqueueTx (see inSavepoint).
 const (
 	savepointSQL  = "SAVEPOINT enqueue_call"
 	rollbackToSQL = "ROLLBACK TO enqueue_call"
 	releaseSQL    = "RELEASE enqueue_call"
 )
 
-// inSavepoint runs fn in a savepoint of t: an error of fn (fnErr) undoes
-// its rows and its changes to the job counts alone, and t goes on. err is
-// a failure of the savepoint itself, which fails t.
+// inSavepoint runs fn in a savepoint of t: fn's error (fnErr) undoes its rows
+// and counts alone. err is the savepoint's own failure, which fails t.
 func (t txn) inSavepoint(ctx context.Context, fn func() error) (fnErr, err error) {
 	if _, err := t.exec(ctx, savepointSQL); err != nil {
 		return nil, err
@@ -52,26 +43,23 @@ func (t txn) inSavepoint(ctx context.Context, fn func() error) (fnErr, err error
 	return fnErr, err
 }
 
-// enqueueCall is one EnqueueBatch waiting for its group's commit.
 type enqueueCall struct {
 	ctx  context.Context
 	jobs []store.NewJob
 	now  time.Time
 	res  []store.Enqueued
 	err  error
-	done chan struct{} // closed once the call's group has committed
-	turn chan struct{} // closed when the call's caller is to commit the next group
+	done chan struct{} // closed once the call's group committed
+	turn chan struct{} // closed when the caller is to commit the next group
 }
 
-// groupQueue holds the calls waiting for the next group. busy is true from
-// the moment a caller starts committing a group until a caller finds no call
-// left to hand the turn to.
+// groupQueue holds the calls waiting for the next group; busy from when a
+// caller starts a group until one finds no call to hand the turn to.
 type groupQueue struct {
 	waiting []*enqueueCall
 	busy    bool
 }
 
-// enqueueGrouped runs c in a group transaction and waits for its result.
 func (s *Store) enqueueGrouped(c *enqueueCall) ([]store.Enqueued, error) {
 	s.groupMu.Lock()
 	s.group.waiting = append(s.group.waiting, c)
@@ -88,10 +76,8 @@ func (s *Store) enqueueGrouped(c *enqueueCall) ([]store.Enqueued, error) {
 		return s.commitTurn(c)
 	case <-c.ctx.Done():
 	}
-	// Cancelled. Still waiting, and not handed the turn: leave. Given the
-	// turn: commit anyway, the others wait for it (c itself is dropped, its
-	// context being done). Taken into a group: its rows may commit, so wait
-	// for the result.
+	// Cancelled. Not handed the turn yet: leave. Handed it: commit for
+	// the others. Taken into a group: its rows may commit, so wait.
 	s.groupMu.Lock()
 	select {
 	case <-c.turn:
@@ -111,8 +97,8 @@ func (s *Store) enqueueGrouped(c *enqueueCall) ([]store.Enqueued, error) {
 	return c.res, c.err
 }
 
-// commitTurn commits every waiting call, c among them, as one group, then
-// hands the turn on, and returns c's result.
+// commitTurn commits every waiting call as one group, hands the turn on, and
+// returns c's result.
 func (s *Store) commitTurn(c *enqueueCall) ([]store.Enqueued, error) {
 	s.groupMu.Lock()
 	calls := s.group.waiting
@@ -130,7 +116,6 @@ func (s *Store) commitTurn(c *enqueueCall) ([]store.Enqueued, error) {
 	return c.res, c.err
 }
 
-// commitGroup commits calls in one transaction and closes their done.
 func (s *Store) commitGroup(calls []*enqueueCall) {
 	defer func() {
 		for _, c := range calls {
@@ -146,9 +131,8 @@ func (s *Store) commitGroup(calls []*enqueueCall) {
 	if len(live) == 0 {
 		return
 	}
-	// A group outlives any one caller's cancellation: the others' jobs are
-	// in it. Its lock waits are bounded by the busy timeout. A call alone
-	// keeps its own context.
+	// A group outlives one caller's cancellation (others' jobs are in it);
+	// the busy timeout bounds its lock waits. A lone call keeps its ctx.
 	ctx := live[0].ctx
 	if len(live) > 1 {
 		ctx = context.WithoutCancel(ctx)

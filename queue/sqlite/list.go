@@ -6,10 +6,9 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// stateTerm is List's condition for each state. Done jobs are most of the
-// table and lie dense among the newest ids: walking the ids backwards finds
-// a page of them at once, so the term hides the column from the planner
-// (+state), which would otherwise sort every done job by id.
+// stateTerm is List's condition per state. Done jobs lie dense among the
+// newest ids, so a backward id walk finds a page at once; +state hides the
+// column from the planner, which would sort every done job.
 var stateTerm = map[store.State]string{
 	store.StatePending:   "state = 'pending'",
 	store.StateRunning:   "state = 'running'",
@@ -19,24 +18,20 @@ var stateTerm = map[store.State]string{
 }
 
 // stateIndex is the partial index a list of pending or running jobs reads:
-// those jobs are few among many done ones, which a walk of the ids would
-// pass over one by one. The planner, without statistics, prefers the walk.
+// they are few among done ones, which the planner, without statistics, would
+// walk past one by one.
 var stateIndex = map[store.State]string{
 	store.StatePending: "jobs_ready",
 	store.StateRunning: "jobs_lease",
 }
 
-// listQuery builds the read of the jobs f selects (see store.Base.List):
-// a list of one state walks that state's partial index, a list of all jobs
-// the ids, and a key prefix the unique key index, each stopping at the
-// limit. The conditions are fixed texts with ? placeholders; only which of
-// them appear varies.
+// listQuery builds the read of the jobs f selects (see store.Base.List) from
+// fixed conditions with ? placeholders.
 func listQuery(f store.Filter) (string, []any) {
 	var where []string
 	var args []any
 	if f.State != "" {
-		// The state as a literal (List checked it is one of five), so that
-		// the planner may use the partial index of that state.
+		// A literal, so the planner may use its partial index.
 		where = append(where, stateTerm[f.State])
 	}
 	if f.Type != "" {
@@ -46,15 +41,14 @@ func listQuery(f store.Filter) (string, []any) {
 		where, args = append(where, "schedule = ?"), append(args, f.Schedule)
 	}
 	if f.KeyPrefix != "" {
-		// A range on the key's unique index (not LIKE, whose wildcards and
-		// case folding a key may contain). Text compares by bytes, and no
-		// UTF-8 text continues a prefix with bytes above U+10FFFF's.
+		// A range on the key index (LIKE would read a key's wildcards).
+		// Text compares by bytes; no UTF-8 continues a prefix past
+		// U+10FFFF's.
 		where = append(where, "key >= ? AND key < ?")
 		args = append(args, f.KeyPrefix, f.KeyPrefix+"\U0010FFFF")
 	}
 	if (f.Type != "" || f.Schedule != "") && f.KeyPrefix == "" {
-		// The newest ListScanBound jobs of the walk a list of the state
-		// alone would make, then the type and schedule among them.
+		// The newest ListScanBound jobs of the state's walk, filtered.
 		inner, innerArgs := stateOnly(f.State, f.BeforeID)
 		return `SELECT ` + jobColumns + ` FROM (` + inner + ` ORDER BY id DESC LIMIT ?) WHERE ` +
 				strings.Join(where[min(len(where), stateTerms(f)):], " AND ") + ` ORDER BY id DESC LIMIT ?`,
@@ -73,9 +67,8 @@ func listQuery(f store.Filter) (string, []any) {
 	return query + ` ORDER BY id DESC LIMIT ?`, append(args, f.Limit)
 }
 
-// stateOnly is the walk of a list of state alone (every job when state is
-// empty), below the id before when it is not zero, without its ORDER BY
-// and LIMIT.
+// stateOnly is the walk of a list of state alone (all for ""), below a
+// non-zero before, without ORDER BY and LIMIT.
 func stateOnly(state store.State, before int64) (string, []any) {
 	query := `SELECT ` + jobColumns + ` FROM jobs`
 	if ix := stateIndex[state]; ix != "" {
@@ -95,8 +88,6 @@ func stateOnly(state store.State, before int64) (string, []any) {
 	return query, args
 }
 
-// stateTerms is how many of listQuery's conditions are the state's: the
-// first, if f has one.
 func stateTerms(f store.Filter) int {
 	if f.State != "" {
 		return 1

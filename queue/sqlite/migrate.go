@@ -66,8 +66,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Most opens find the schema current: check without the write lock,
-	// which a busy daemon and many CLI processes contend for.
+	// Most opens find the schema current: check without the contended
+	// write lock.
 	var v int
 	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
@@ -88,8 +88,8 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 }
 
-// applyNext applies the first migration the file lacks in tx, or reports
-// that it lacks none.
+// applyNext applies in tx the first migration the file lacks, or reports none
+// is left.
 func applyNext(ctx context.Context, tx txn, ms []migration) (done bool, err error) {
 	var v int
 	if err := tx.queryRow(ctx, "PRAGMA user_version").Scan(&v); err != nil {
@@ -105,8 +105,7 @@ func applyNext(ctx context.Context, tx txn, ms []migration) (done bool, err erro
 	if _, err := tx.exec(ctx, m.sql); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
 	}
-	// user_version is part of the database header, so it commits or rolls
-	// back with the migration's statements.
+	// user_version is in the header, so it commits with the migration.
 	if _, err := tx.exec(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
 	}
@@ -127,9 +126,8 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	return nil
 }
 
-// schema is what a file opened read-only lacks of the current schema: a
-// read-only open migrates nothing, so a file last written by an older
-// program keeps its older tables, and the reads make do without.
+// schema is what a read-only file lacks of the current schema: unmigrated, an
+// older program's file keeps its older tables, and reads make do.
 type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
@@ -137,9 +135,7 @@ type schema struct {
 	noPoolConfig bool // pools record no config
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
-	// counts says how the file keeps its job counts: countsMarked,
-	// countsTable or countsNone.
-	counts int
+	counts       int  // how job counts are kept: countsMarked, countsTable or countsNone
 }
 
 // How a file keeps its job counts.
@@ -149,8 +145,8 @@ const (
 	countsMarked        // job_counts and the jobs past the count mark
 )
 
-// schemaSQL reads, in one statement, which of the tables, views and
-// columns that later migrations added the file has.
+// schemaSQL reads in one statement which later tables, views and columns the
+// file has.
 const schemaSQL = `SELECT
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'version'),
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'retried_at'),
@@ -160,7 +156,6 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now')`
 
-// readSchema reads what the file on db lacks.
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
 	var versions, retried, alarmKey, poolConfig, pools, config, counts int
 	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts); err != nil {
@@ -178,10 +173,9 @@ func isBusy(err error) bool {
 
 const sqliteBusy = 5 // SQLITE_BUSY
 
-// retryBusy runs fn until it does not fail with SQLITE_BUSY, for up to the
-// write wait. While another process creates the file or switches it to
-// WAL, SQLite can return SQLITE_BUSY at once, without calling the busy
-// handler that the busy timeout configures.
+// retryBusy runs fn while it fails with SQLITE_BUSY, up to the write wait:
+// while another process creates the file or switches it to WAL, SQLite may
+// return it at once, without the busy handler.
 func (s *Store) retryBusy(ctx context.Context, fn func(context.Context) error) error {
 	deadline := s.clock.Monotonic() + max(s.cfg.BusyTimeout, s.cfg.WriteWait)
 	wait := time.Millisecond

@@ -11,19 +11,17 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// presenceSQL records that a pool runs, the types it has handlers for and
-// the versions it accepts of them. A row deleted by hand, or by a pool that
-// took this one for long gone, is written again.
+// presenceSQL records a running pool's row, rewriting one deleted by hand or
+// by a pool that took it for gone.
 const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
 	config_sha256 = excluded.config_sha256, config_at = excluded.config_at`
 
-// forgetPoolsSQL deletes the rows of pools gone for store.PresenceKept.
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < ?`
 
-// present writes owner's row at now, as p says. The first write of a pool
-// also forgets the pools gone for store.PresenceKept.
+// present writes owner's row as p says; a pool's first write also forgets
+// pools gone for store.PresenceKept.
 func (s *Store) present(ctx context.Context, tx txn, owner string, p *store.Presence, now time.Time) error {
 	if p.First {
 		if _, err := tx.exec(ctx, forgetPoolsSQL, ms(now.Add(-store.PresenceKept))); err != nil {
@@ -38,7 +36,6 @@ func (s *Store) present(ctx context.Context, tx txn, owner string, p *store.Pres
 	return nil
 }
 
-// configAt is pr.ConfigAt as stored: 0 without a config.
 func configAt(pr store.Process) int64 {
 	if pr.Config == "" || pr.ConfigAt.IsZero() {
 		return 0
@@ -46,21 +43,16 @@ func configAt(pr store.Process) int64 {
 	return ms(pr.ConfigAt)
 }
 
-// livePoolsSQL reads what the live pools take. A file written by a program
-// older than job versions has no versions column (opened read-only, it is
-// not migrated): see livePoolsOldSQL.
+// livePoolsSQL reads what the live pools take; livePoolsOldSQL on a read-only
+// file without job versions.
 const (
 	livePoolsSQL    = `SELECT types, versions FROM pools WHERE seen_at >= ?`
 	livePoolsOldSQL = `SELECT types, '{}' FROM pools WHERE seen_at >= ?`
 )
 
-// waitingSQL reads every ready job once (as Stats does), through the claim
-// index: the type index would make SQLite walk every job of every type.
-// It counts, by type and version, the jobs that no live pool takes: ?2
-// and ?3 are what they take together, in the form of claimableJobs.
-// Unhandled runs it only when some job may wait: a type with pending jobs
-// and no handler, a pending job of another version than 1, or a pool that
-// takes some type at other versions than 1 alone.
+// waitingSQL counts, by type and version, the ready jobs no live pool takes
+// (?2 and ?3, as in claimableJobs), through the claim index: the type index
+// would walk every job. Unhandled runs it only when a job may wait.
 const waitingSQL = `SELECT type, version, count(*), min(run_at) FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ?1
 	AND NOT (version = 1 AND type IN (SELECT value FROM json_each(?2))
@@ -72,27 +64,24 @@ const waitingOldSQL = `SELECT type, 1, count(*), min(run_at) FROM jobs INDEXED B
 WHERE state = 'pending' AND run_at <= ?1 AND type NOT IN (SELECT value FROM json_each(?2))
 GROUP BY type ORDER BY type`
 
-// unhandledSQL finds, from the job counts, the types with pending jobs
-// that no live pool has a handler for: usually none, and then Unhandled
-// reads no job, unless versionedSQL finds one.
+// unhandledSQL finds from the job counts the pending types no live pool
+// handles: usually none.
 const unhandledSQL = `SELECT count(*) FROM job_counts_now
 WHERE state = 'pending' AND n > 0
 	AND type NOT IN (SELECT value FROM json_each(?1))`
 
-// unhandledUnmarkedSQL is unhandledSQL on a file older than the count
-// mark, opened read-only.
+// unhandledUnmarkedSQL is unhandledSQL on a read-only file without the count
+// mark.
 const unhandledUnmarkedSQL = `SELECT count(*) FROM job_counts
 WHERE state = 'pending' AND n > 0
 	AND type NOT IN (SELECT value FROM json_each(?1))`
 
-// versionedSQL tells whether a pending job of another version than 1
-// exists, from the partial index of those: none, the common case, reads
-// nothing.
+// versionedSQL tells, from their partial index, whether a pending job of
+// another version exists.
 const versionedSQL = `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_versioned WHERE state = 'pending' AND version <> 1)`
 
-// Unhandled reports which ready jobs wait for a handler (see
-// store.FindUnhandled). A file written before pools were recorded, opened
-// read-only, knows none.
+// Unhandled implements store.JobViews.Unhandled; a read-only file older than
+// the pools table knows none.
 func (s *Store) Unhandled(ctx context.Context) (store.Unhandled, error) {
 	if s.schema.noPools {
 		return store.Unhandled{}, nil
@@ -100,7 +89,6 @@ func (s *Store) Unhandled(ctx context.Context) (store.Unhandled, error) {
 	return store.FindUnhandled(ctx, unhandledReads{s}, s.clock.Now())
 }
 
-// unhandledReads are the reads of Unhandled (see store.UnhandledReads).
 type unhandledReads struct{ s *Store }
 
 func (u unhandledReads) LivePools(ctx context.Context, since time.Time) ([]store.PoolTypes, error) {
@@ -124,8 +112,8 @@ func (u unhandledReads) LivePools(ctx context.Context, since time.Time) ([]store
 	})
 }
 
-// MayWait reads the job counts and, when every pending type is handled,
-// the partial index of the pending jobs of other versions than 1.
+// MayWait reads the job counts and, when every pending type is handled, the
+// index of pending jobs of other versions.
 func (u unhandledReads) MayWait(ctx context.Context, handled []string) (bool, error) {
 	sc := u.s.schema
 	if sc.counts == countsNone {
@@ -152,8 +140,7 @@ func (u unhandledReads) Waiting(ctx context.Context, now time.Time, handled []st
 	return store.Read(reader(u).Query(ctx, waitingSQL, now, u.s.types.json(plain), pairsJSON(pairs)))
 }
 
-// presenceVersionsJSON returns a pool's versions as a JSON object: "{}"
-// for none, the common case.
+// presenceVersionsJSON returns a pool's versions as a JSON object.
 func presenceVersionsJSON(vs store.Versions) string {
 	if len(vs) == 0 {
 		return "{}"
@@ -165,12 +152,8 @@ func presenceVersionsJSON(vs store.Versions) string {
 	return string(b)
 }
 
-// typesCache keeps the JSON arrays of the type lists a pool passes at every
-// transaction and wake (its handled types, and those without a
-// concurrency limit), for throughput: the statements take the list as one
-// JSON argument, read by json_each, and a busy pool asks many times a
-// second with lists that change only when it registers a handler.
-// Comparing a list with a cached one costs less than encoding it.
+// typesCache keeps the JSON arrays of the type lists a busy pool passes,
+// unchanged, many times a second: comparing costs less than encoding.
 type typesCache struct {
 	mu   sync.Mutex
 	last [2]typesJSON // the two lists last asked for; next is replaced first
@@ -182,7 +165,6 @@ type typesJSON struct {
 	json  string
 }
 
-// json returns types as a JSON array ("[]" for none).
 func (c *typesCache) json(types []string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

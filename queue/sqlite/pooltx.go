@@ -10,8 +10,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// CommitPoolTx commits one transaction of a pool's loop: results, reclaim,
-// heartbeat, presence and claim, in that order (see store.PoolTx).
+// CommitPoolTx implements store.PoolProtocol.CommitPoolTx.
 func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	var res store.PoolTxResult
 	err := s.inTx(ctx, false, func(tx txn) error {
@@ -49,51 +48,41 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 
 const heartbeatSQL = `UPDATE jobs SET lease_until = ? WHERE owner = ? AND state = 'running'`
 
-// The outcome statements are fenced on (id, owner, attempt, running): a
-// worker whose lease was reclaimed, and maybe claimed again elsewhere,
-// changes nothing.
+// The outcome statements are fenced on (id, owner, attempt, running), so a
+// worker whose lease was reclaimed changes nothing.
 const (
 	finishRetrySQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, last_error = ?
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 	finishDeadSQL = `UPDATE jobs SET state = 'dead', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ?
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
-	// A released attempt is given back: shutdown interrupted it, so it does
-	// not count against max_attempts.
+	// A released attempt, cut by shutdown, does not count.
 	finishReleasedSQL = `UPDATE jobs SET state = 'pending', owner = NULL, lease_until = NULL, run_at = ?, attempt = attempt - 1
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
-	// finishCancelledSQL records an attempt stopped by a cancel.
 	finishCancelledSQL = `UPDATE jobs SET state = 'cancelled', owner = NULL, lease_until = NULL, finished_at = ?, last_error = ?
 WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 )
 
-// settleCancelledSQL ends cancelled the jobs that a retry or a release at
-// shutdown made pending although their cancel had been requested, before
-// their pool noticed it: a cancelled job never runs again.
+// settleCancelledSQL ends cancelled the jobs a retry or release made pending
+// after a cancel request: a cancelled job never runs again.
 const settleCancelledSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1
 WHERE id IN (SELECT value FROM json_each(?2)) AND state = 'pending' AND cancel_requested_at IS NOT NULL
 RETURNING type`
 
-// finishDonePrefix starts the statements that complete jobs in a group:
+// finishDonePrefix starts the statements that complete a group of jobs:
 //
 //	WITH d(id, attempt, finished, worker) AS (VALUES (?, ?, ?, ?), ...)
 //	UPDATE jobs SET state = 'done', owner = d.worker, ... FROM d
 //	WHERE jobs.id = d.id AND jobs.attempt = d.attempt AND jobs.owner = ? AND jobs.state = 'running'
 //
-// fenced like the other outcome statements. Its parameters are anonymous:
-// the driver looks up the name of every parameter it binds, which costs a
-// walk of the list of named ones. A done job keeps the name of the worker
-// that ran it in owner: with started_at and finished_at, the row itself is
-// the record of its successful attempt (see Attempts), so that a
-// completion writes one row, not two.
+// fenced like the others, with anonymous parameters (the driver looks up each
+// named one). A done job keeps its worker in owner, so its row records the
+// successful attempt and a completion writes one row.
 const finishDonePrefix = "WITH d(id, attempt, finished, worker) AS (VALUES "
 
-// finishDoneRows are the group sizes of the completion statements, largest
-// first: a group of n jobs runs as statements of these sizes, the last one
-// padded with rows of NULLs, which match nothing. Each size is one text,
-// prepared once.
+// finishDoneRows are the completion statements' group sizes, largest first,
+// the last padded with NULL rows; each size is prepared once.
 var finishDoneRows = []int{128, 32, 8, 1}
 
-// finishDoneSQL returns the completion statement for n jobs.
 func finishDoneSQL(n int) string {
 	var b strings.Builder
 	b.WriteString(finishDonePrefix)
@@ -109,24 +98,20 @@ FROM d WHERE jobs.id = d.id AND jobs.attempt = d.attempt AND jobs.owner = ? AND 
 	return b.String()
 }
 
-// doneHeldSQL tells whether a completion took effect: the job is done, by
-// that worker, at that attempt. It is asked only when a group completion
+// doneHeldSQL tells whether a completion took effect, asked when a group
 // changed fewer rows than it carried.
 const doneHeldSQL = `SELECT count(*) FROM jobs WHERE id = ? AND attempt = ? AND owner = ? AND state = 'done'`
 
-// insertAttemptsSQL records many attempts in one statement. A stale
-// result may come after its job was done by another pool and purged: its
-// attempt is not recorded (the job's attempts went with it), rather than
-// failing the transaction, and every one of the pool after it, on the
-// foreign key.
+// insertAttemptsSQL records many attempts in one statement. A stale result's
+// job may be purged since: its attempt is dropped rather than fail every
+// later transaction of the pool on the foreign key.
 const insertAttemptsSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error, output)
 SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7 FROM json_each(?)
 WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = value->>0)`
 
-// finish records results in tx. It returns, for each result, whether the
-// fence held; a result that lost its lease is recorded as a stale attempt.
-// Completions, the common case, take one statement per group and write no
-// attempt row unless the attempt printed something.
+// finish records results in tx and returns whether each fence held; a lost
+// lease records a stale attempt. Completions go one statement per group, with
+// an attempt row only for output.
 func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
@@ -171,8 +156,7 @@ func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]boo
 	return ok, nil
 }
 
-// finishOther records r, of an outcome other than done, and reports
-// whether its fence held.
+// finishOther records r, not done, and reports whether its fence held.
 func finishOther(ctx context.Context, tx txn, r store.Result) (bool, error) {
 	j := r.Job
 	var q string
@@ -198,8 +182,8 @@ func finishOther(ctx context.Context, tx txn, r store.Result) (bool, error) {
 	return n == 1, nil
 }
 
-// finishDone completes the results rs[i] for i in done, in groups, setting
-// ok[i] where the fence held.
+// finishDone completes rs[i], i in done, in groups, setting ok[i] where the
+// fence held.
 func finishDone(ctx context.Context, tx txn, owner string, rs []store.Result, done []int, ok []bool) error {
 	for len(done) > 0 {
 		size := finishDoneRows[len(finishDoneRows)-1]
@@ -235,8 +219,7 @@ func finishDone(ctx context.Context, tx txn, owner string, rs []store.Result, do
 	return nil
 }
 
-// doneHeld asks, of a group of completions of which some fence failed,
-// which took effect.
+// doneHeld asks which completions of a short group took effect.
 func doneHeld(ctx context.Context, tx txn, rs []store.Result, group []int, ok []bool) error {
 	for _, i := range group {
 		r := rs[i]
@@ -252,8 +235,7 @@ func doneHeld(ctx context.Context, tx txn, rs []store.Result, group []int, ok []
 	return nil
 }
 
-// settleCancelled applies settleCancelledSQL to the jobs of rs that went
-// back to pending (ok[i]: the fence held).
+// settleCancelled applies settleCancelledSQL to the results made pending.
 func settleCancelled(ctx context.Context, tx txn, rs []store.Result, ok []bool, now time.Time) error {
 	var ids []int64
 	for i, r := range rs {

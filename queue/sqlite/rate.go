@@ -7,27 +7,22 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statements of a claim within a rate limit (see
-// store.ClaimRatedType). The claim holds the write turn, so no other
-// process reads a bucket between its read and its write.
+// The statements of a claim within a rate limit (store.ClaimRatedType). The
+// claim holds the write turn, so no other process reads a bucket between its
+// read and its write.
 const (
-	// rateCandidatesSQL reads the next ready jobs of one type in claim
-	// order, with their payloads (?1 now, ?2 the type, ?3 how many, ?4 the
-	// versions accepted, a JSON array).
+	// rateCandidatesSQL reads a type's next ready jobs and payloads (?1
+	// now, ?2 type, ?3 how many, ?4 versions).
 	rateCandidatesSQL = `SELECT id, payload FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ?1 AND type = ?2 AND version IN (SELECT value FROM json_each(?4))
 ORDER BY priority DESC, run_at, id
 LIMIT ?3`
-	// rateBucketsSQL reads the TATs of a type's buckets of the keys in a
-	// JSON array.
 	rateBucketsSQL = `SELECT key, tat FROM rate_limits WHERE type = ?1 AND key IN (SELECT value FROM json_each(?2))`
-	// rateWriteSQL sets a bucket's TAT.
-	rateWriteSQL = `INSERT INTO rate_limits (type, key, tat) VALUES (?1, ?2, ?3)
+	rateWriteSQL   = `INSERT INTO rate_limits (type, key, tat) VALUES (?1, ?2, ?3)
 ON CONFLICT (type, key) DO UPDATE SET tat = excluded.tat`
 	// ratePauseSQL raises a bucket's TAT to at least ?3.
 	ratePauseSQL = `INSERT INTO rate_limits (type, key, tat) VALUES (?1, ?2, ?3)
 ON CONFLICT (type, key) DO UPDATE SET tat = max(tat, excluded.tat)`
-	// claimIDsSQL claims the pending jobs of a JSON array of ids.
 	claimIDsSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = ?1, lease_until = ?2, started_at = ?3, finished_at = NULL
 WHERE id IN (SELECT value FROM json_each(?4)) AND state = 'pending'
 RETURNING ` + claimColumns
@@ -54,10 +49,8 @@ func (c claimer) WriteBuckets(ctx context.Context, typ string, keys []string, ta
 	return nil
 }
 
-// msUp is t in Unix milliseconds, rounded up: a bucket's TAT is stored no
-// earlier than it is, so that its next start, read back, is never early
-// (rounded down, a limit whose period is no whole number of milliseconds
-// would let one start too many into its window).
+// msUp is t in Unix milliseconds, rounded up so a TAT read back never lets
+// one start too many into its window.
 func msUp(t time.Time) int64 {
 	m := t.UnixMilli()
 	if time.UnixMilli(m).Before(t) {
@@ -66,8 +59,7 @@ func msUp(t time.Time) int64 {
 	return m
 }
 
-// PauseRate raises the TAT of the bucket of typ and key to at least tat
-// (see store.RateLimit.PauseTAT).
+// PauseRate implements store.PoolProtocol.PauseRate.
 func (s *Store) PauseRate(ctx context.Context, typ, key string, tat time.Time) error {
 	return s.inTx(ctx, false, func(tx txn) error {
 		_, err := tx.exec(ctx, ratePauseSQL, typ, key, msUp(tat))

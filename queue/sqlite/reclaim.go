@@ -11,10 +11,8 @@ import (
 const expiredSQL = `SELECT id, attempt, max_attempts, owner, coalesce(started_at, 0) FROM jobs
 WHERE state = 'running' AND lease_until < ?`
 
-// reclaimJobSQL returns an expired lease to pending, or to dead when no
-// attempt is left, or to cancelled when a cancel was requested (see
-// RequestCancel). The attempt stays spent: the worker may have run the job to
-// the end before it vanished.
+// reclaimJobSQL returns an expired lease to pending, dead or cancelled. The
+// attempt stays spent: the worker may have run the job to the end.
 const reclaimJobSQL = `UPDATE jobs SET
 	state = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' WHEN attempt >= max_attempts THEN 'dead' ELSE 'pending' END,
 	finished_at = CASE WHEN cancel_requested_at IS NOT NULL OR attempt >= max_attempts THEN ?1 ELSE NULL END,
@@ -25,11 +23,10 @@ RETURNING type, state`
 const reclaimAttemptSQL = `INSERT INTO attempts (job_id, attempt, worker, started_at, finished_at, outcome, error)
 VALUES (?, ?, ?, ?, ?, 'lease_expired', ?)`
 
-// latestLeaseSQL reads the latest end of a running job's lease.
 const latestLeaseSQL = `SELECT max(lease_until) FROM jobs WHERE state = 'running'`
 
-// reclaimExpired takes back the leases expired at now, as the store's
-// Leases judge them across steps of the clock.
+// reclaimExpired takes back the leases expired at now, as the store's Leases
+// judge them.
 func (s *Store) reclaimExpired(ctx context.Context, tx txn, now time.Time) ([]store.Reclaimed, error) {
 	expired, err := store.Expired(ctx, s.Base, tx, now)
 	if err != nil {
@@ -38,8 +35,8 @@ func (s *Store) reclaimExpired(ctx context.Context, tx txn, now time.Time) ([]st
 	return reclaim(ctx, tx, now, expired)
 }
 
-// reclaim takes back the leases that end before expired, as at now: a
-// read of them, then a statement and an attempt row each.
+// reclaim takes back the leases ending before expired, recording an attempt
+// for each.
 func reclaim(ctx context.Context, tx txn, now, expired time.Time) ([]store.Reclaimed, error) {
 	var started []int64
 	rs, err := store.Collect(store.Read(wrap(tx.query(ctx, expiredSQL, ms(expired)))), func(r store.Row) (store.Reclaimed, error) {

@@ -6,15 +6,12 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statements of the engine-neutral flow (store.Statements), in
-// SQLite's dialect: instants are INTEGER Unix milliseconds, lists JSON
-// arrays read by json_each. Where a statement names its index (INDEXED
-// BY), the planner, which has no statistics, would otherwise choose one
-// that reads every job.
+// The shared flow's statements (store.Statements) in SQLite's dialect:
+// instants are Unix milliseconds, lists JSON arrays. INDEXED BY keeps the
+// planner, which has no statistics, off indexes that read every job.
 
 const jobColumns = store.JobColumns
 
-// queries are the flow's statements on a database of the current schema.
 var queries = store.Statements{
 	Ping: `SELECT (SELECT max(id) FROM jobs), (SELECT count(*) FROM cursors)`,
 
@@ -22,8 +19,7 @@ var queries = store.Statements{
 	JobByKey:     `SELECT ` + jobColumns + ` FROM jobs WHERE key = ?`,
 	Dead:         `SELECT ` + jobColumns + ` FROM jobs WHERE state = 'dead' ORDER BY id LIMIT ?`,
 	ScheduleJobs: `SELECT ` + jobColumns + ` FROM jobs WHERE schedule = ? ORDER BY scheduled_at DESC, id DESC LIMIT ?`,
-	// Per schedule, its newest job by instant (then id), walking
-	// jobs_schedule_at once per schedule.
+	// One walk of jobs_schedule_at per schedule.
 	LastRuns: `SELECT ` + jobColumns + ` FROM jobs WHERE id IN (
 SELECT (SELECT j.id FROM jobs j WHERE j.schedule = s.schedule ORDER BY j.scheduled_at DESC, j.id DESC LIMIT 1)
 FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
@@ -40,16 +36,14 @@ FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
 
-	// Two seeks of jobs_schedule_finished per schedule: its newest done
-	// job and its newest dead one.
+	// Two seeks of jobs_schedule_finished per schedule.
 	Finishes: `SELECT n.value,
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'done' AND finished_at IS NOT NULL),
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'dead' AND finished_at IS NOT NULL)
 FROM json_each(?) n`,
 	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = ? AND scheduled_at = ? GROUP BY state`,
-	// The walk of jobs_schedule_at, whose entries of one schedule's
-	// manual runs (scheduled_at NULL) are in id order, down from the
-	// run's last id, to the span-th job with the run's key suffix.
+	// Walks jobs_schedule_at's manual runs (scheduled_at NULL, in id
+	// order) down from the run's last id.
 	ManualRunStates: `SELECT state, count(*) FROM (
 SELECT state FROM jobs
 WHERE schedule = ?1 AND scheduled_at IS NULL AND id <= ?2 AND substr(key, -length(?4)) = ?4
@@ -69,17 +63,14 @@ GROUP BY state`,
 	CursorsByName: `SELECT schedule, at, paused, paused_at FROM cursors ORDER BY schedule`, // the primary key's order: bytes
 
 	AlarmMarks: `SELECT schedule, late_at, missed_at, misfire_at, dead_at FROM alarm_marks`,
-	// The range of jobs_schedule_at; the first start comes from the
-	// attempts of each job found (attempts_job).
+	// A jobs_schedule_at range; first starts from attempts_job.
 	InstantJobs: `SELECT ` + jobColumns + `, (SELECT min(a.started_at) FROM attempts a WHERE a.job_id = jobs.id)
 FROM jobs WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? ORDER BY scheduled_at, item, id LIMIT ?`,
-	// jobs_dead_finished holds dead jobs only.
 	DeadJobs: `SELECT ` + jobColumns + ` FROM jobs
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`,
 	SkipsBetween: `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORDER BY scheduled_at, item LIMIT ?`,
 	OpenAlarms: openAlarmsSQL,
-	// jobs_schedule_at from the newest instant back to the first done job.
 	LastSuccess: `SELECT finished_at FROM jobs
 WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,
 
@@ -99,7 +90,6 @@ ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = exclu
 	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
 	CloseAlarms: `UPDATE alarms SET open = 0 WHERE open = 1 AND id IN (SELECT value FROM json_each(?))`,
-	// The marks move forward only.
 	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (schedule) DO UPDATE SET late_at = max(late_at, excluded.late_at),
@@ -109,16 +99,13 @@ dead_at = max(dead_at, excluded.dead_at), updated_at = excluded.updated_at`,
 	Leave: `DELETE FROM pools WHERE owner = ?`,
 	PurgeSkips: `DELETE FROM skips WHERE (schedule, item, scheduled_at) IN (
 SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`,
-	// The alarms table holds alarms only, so it is scanned rather than
-	// indexed by age. An open alarm stays until its recovery closes it;
-	// a purged one is not raised again, because the marks keep the
-	// evaluation from judging its instant twice.
+	// Alarms are scanned, not indexed by age. A purged one is not raised
+	// again: the marks keep its instant from being judged twice.
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < ?`,
 }
 
-// statements returns the flow's statements as the file can answer them
-// (see schema).
+// statements returns the flow's statements as the file can answer them.
 func (s *Store) statements() *store.Statements {
 	sc := s.schema
 	q := queries
@@ -162,9 +149,8 @@ func (sc schema) jobs(q string) string {
 	return strings.ReplaceAll(q, jobColumns, cols)
 }
 
-// attemptsSQL lists a job's attempt rows and, for a done job whose
-// successful attempt has no row of its own (it printed nothing, see
-// finish), that attempt as the job row records it.
+// attemptsSQL lists a job's attempt rows, and a done job's silent success
+// from its row.
 const attemptsSQL = `SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, output, 0 AS synthetic, id
 FROM attempts WHERE job_id = ?1
 UNION ALL
@@ -173,20 +159,17 @@ FROM jobs WHERE id = ?1 AND state = 'done' AND NOT EXISTS (
 	SELECT 1 FROM attempts a WHERE a.job_id = jobs.id AND a.attempt = jobs.attempt AND a.outcome = 'done')
 ORDER BY attempt, synthetic, id`
 
-// countEveryJobSQL counts every job: for a file written by a program that
-// kept no job_counts, opened read-only.
+// countEveryJobSQL counts every job, for a read-only file without job_counts.
 const countEveryJobSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state, type`
 
-// readySinceSQL walks the ready jobs once, through the claim index.
 const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ? GROUP BY type`
 
-// poolsSQL reads the pools' rows; a config_at of 0 is none.
 const poolsSQL = `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, nullif(config_at, 0)
 FROM pools ORDER BY seen_at DESC LIMIT 100`
 
-// openAlarmsSQL reads the open alarms with their jobs' states, and whether
-// a notification job of each is still to end: one seek of jobs_alarm.
+// openAlarmsSQL reads open alarms with their jobs' states, and whether a
+// notification is still to end (a jobs_alarm seek).
 var openAlarmsSQL = `SELECT ` + openAlarmColumns + `, j.state, j.finished_at,
 	EXISTS (SELECT 1 FROM jobs n WHERE n.alarm_key = a.key AND n.state IN ('pending', 'running'))
 FROM alarms a LEFT JOIN jobs j ON j.id = a.job_id WHERE a.open = 1 ORDER BY a.id LIMIT ?`
@@ -194,8 +177,7 @@ FROM alarms a LEFT JOIN jobs j ON j.id = a.job_id WHERE a.open = 1 ORDER BY a.id
 var openAlarmColumns = store.Qualified("a", store.AlarmColumns)
 
 // retrySQL revives dead jobs with as many fresh attempts as they had at
-// first (max_attempts - attempt_base), however often they were revived
-// before; retried_at records the operator's retry.
+// first, however often revived.
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, retried_at = ?1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND (?2 = 0 OR id = ?2)
@@ -206,7 +188,7 @@ const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1,
 WHERE id = ?3 AND state = 'pending'
 RETURNING type`
 
-// cancelRunningSQL records the request on a running job; a second request
-// keeps the first one's time and author.
+// cancelRunningSQL marks a running job; a second request keeps the first's
+// time and author.
 const cancelRunningSQL = `UPDATE jobs SET cancel_requested_at = coalesce(cancel_requested_at, ?1), cancelled_by = coalesce(cancelled_by, ?2)
 WHERE id = ?3 AND state = 'running'`

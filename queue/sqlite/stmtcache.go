@@ -9,13 +9,10 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// The statement cache exists for throughput: parsing SQL costs more than
-// running a claim or a completion, so the statements are prepared once on
-// the writer connection and kept. Every statement of a write transaction
-// goes through it (txn's exec, query and queryRow).
+// The statement cache is for throughput: parsing costs more than running a
+// claim or a completion, so every statement of a write transaction is
+// prepared once on the writer and kept.
 
-// hotSQL lists the statements prepared once at Open on the writer
-// connection.
 var hotSQL = []string{
 	insertJobSQL, insertBatchSQL, lastJobIDSQL, jobsAfterSQL, jobIDsByKeySQL, activeSeriesSQL, insertSkipSQL,
 	cursorSQL, insertCursorSQL, moveCursorSQL, moveCursorsSQL, moveCursorsCountSQL,
@@ -27,8 +24,7 @@ var hotSQL = []string{
 }
 
 // cacheable reports whether a statement not prepared at Open is worth
-// preparing once and keeping: the claim statements and their look-ahead, one
-// text per limit, and the completion statements, one text per group size.
+// keeping: claims, one text per limit, and completions, per group size.
 func cacheable(query string) bool {
 	return strings.HasPrefix(query, claimPrefix) || strings.HasPrefix(query, finishDonePrefix) ||
 		strings.HasPrefix(query, claimWindowPrefix)
@@ -36,9 +32,8 @@ func cacheable(query string) bool {
 
 const claimPrefix = "UPDATE jobs SET state = 'running', attempt = attempt + 1,"
 
-// prepare fills s.stmts. It must run before any transaction: with a single
-// writer connection, preparing on the DB while a transaction holds that
-// connection would wait for ever.
+// prepare fills s.stmts before any transaction: preparing on the one writer
+// connection while a transaction holds it would wait for ever.
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = make(map[string]*sql.Stmt, len(hotSQL))
 	for _, q := range hotSQL {
@@ -51,24 +46,18 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// txn is a write transaction on the writer connection whose statements come
-// from the statement cache where it has them. A cacheable statement it lacks
-// is prepared in the transaction this once and noted in misses, for inTx to
-// prepare and keep once the connection is free again.
+// txn is a write transaction on the writer, using cached statements. One it
+// lacks is prepared in place and noted in misses, for inTx to keep.
 type txn struct {
 	tx     *sql.Tx
 	s      *Store
 	misses *[]string
-	// counts are the transaction's changes to job_counts, by its inserts,
-	// UPDATE and DELETE statements, written by inTx before the commit.
-	counts store.CountDeltas
-	// tail is what the transaction knows of the count mark (see
-	// countPastMark).
-	tail *countTail
+	counts store.CountDeltas // job_counts changes, written by inTx before commit
+	tail   *countTail        // what it knows of the count mark
 }
 
-// stmt returns query prepared in the transaction, from the cache if it can.
-// Closing it leaves the cached statement prepared.
+// stmt returns query prepared in the transaction, from the cache if it can;
+// closing it leaves the cached one.
 func (t txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	t.s.stmtMu.RLock()
 	st, ok := t.s.stmts[query]
@@ -82,8 +71,8 @@ func (t txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return t.tx.PrepareContext(ctx, query)
 }
 
-// keep prepares queries on the writer and caches them. It must not run
-// inside a transaction (see prepare).
+// keep prepares queries on the writer and caches them, outside a transaction
+// (see prepare).
 func (s *Store) keep(ctx context.Context, queries []string) {
 	for _, query := range queries {
 		s.stmtMu.RLock()
@@ -106,7 +95,6 @@ func (s *Store) keep(ctx context.Context, queries []string) {
 	}
 }
 
-// exec runs a statement from the cache in the transaction.
 func (t txn) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
@@ -115,7 +103,6 @@ func (t txn) exec(ctx context.Context, query string, args ...any) (sql.Result, e
 	return st.ExecContext(ctx, args...)
 }
 
-// query runs a query from the cache in the transaction.
 func (t txn) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
@@ -124,22 +111,17 @@ func (t txn) query(ctx context.Context, query string, args ...any) (*sql.Rows, e
 	return st.QueryContext(ctx, args...)
 }
 
-// queryRow runs a one-row query from the cache in the transaction.
 func (t txn) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	st, err := t.stmt(ctx, query)
 	if err != nil {
-		// A *sql.Row cannot be built with an error outside database/sql;
-		// the unprepared path reports the same error on Scan.
+		// No *sql.Row carries an error: the unprepared path reports it.
 		return t.tx.QueryRowContext(ctx, query, args...)
 	}
 	return st.QueryRowContext(ctx, args...)
 }
 
-// readStmt returns query prepared on the readers, preparing it the first
-// time. It exists for speed: a pool's loop looks at when to wake next
-// (NextWake, NextReadyAfter) at most of its turns, and parsing that SQL
-// again each time cost as much as running it. Only those fixed texts go
-// through it.
+// readStmt returns query prepared on the readers at first use: a pool reads
+// when to wake at most turns, and parsing costs as much as reading.
 func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmtMu.RLock()
 	st, ok := s.readStmts[query]

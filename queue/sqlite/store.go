@@ -25,52 +25,45 @@ type Config struct {
 	Clock       clock.Clock   // Default: clock.Real{}.
 	Logger      *slog.Logger  // Default: discard.
 	BusyTimeout time.Duration // How long SQLite's busy handler waits for a lock. Default: 5s.
-	// WriteWait bounds how long a write transaction waits for its turn
-	// among the processes writing the file (see turnLock); past it the
-	// write fails with an error saying so. Default: 2m.
+	// WriteWait bounds a write's wait for its turn among the file's
+	// writers (see turnLock). Default: 2m.
 	WriteWait time.Duration
-	// ReadOnly opens the file for reads only: no migration, no writes.
-	ReadOnly bool
-	// PurgeBatch is how many rows one purge transaction deletes: small
-	// enough that a writer waiting behind it waits briefly. Default: 1000.
+	ReadOnly  bool // no migration, no writes
+	// PurgeBatch is the rows one purge transaction deletes, so a waiting
+	// writer waits briefly. Default: 1000.
 	PurgeBatch int
-	// PurgePause is the rest between two purge transactions, at least as
-	// long as the transaction took, so that writers of other processes,
-	// whose busy handlers poll, get the lock. Default: 20ms; negative: none.
+	// PurgePause is the rest between purge transactions, at least as long
+	// as the last, so other processes' polling busy handlers get the lock.
+	// Default: 20ms; negative: none.
 	PurgePause time.Duration
-	// NoFileWatch makes Watch poll every WatchConfig.Poll instead of
-	// watching the file's directory with inotify: for tests of the poll,
-	// and file systems whose writers inotify does not see.
+	// NoFileWatch makes Watch poll instead of using inotify: for tests,
+	// and file systems whose writers inotify misses.
 	NoFileWatch bool
 }
 
-// Store is the queue's rows in one SQLite file: it implements
-// store.Engine. It is safe for concurrent use by many goroutines, and
-// several processes may open the same file.
+// Store is the queue's rows in one SQLite file; it implements store.Engine.
+// It is safe for concurrent use; several processes may open the file.
 type Store struct {
-	*store.Base // the engine-neutral flow, on the statements of statements.go
+	*store.Base // the shared flow, on statements.go's statements
 
 	path  string
 	abs   string
 	cfg   Config
 	clock clock.Clock
 	log   *slog.Logger
-	w     *sql.DB // the single writer connection
+	w     *sql.DB // the one writer connection
 	r     *sql.DB // read-only pool
 	ckpt  *sql.DB // one connection for background checkpoints
 	turn  *turnLock
 
-	stmtMu sync.RWMutex
-	stmts  map[string]*sql.Stmt // prepared on w
-	// readStmts are the reads prepared on r, each the first time it runs.
-	// Under stmtMu.
-	readStmts map[string]*sql.Stmt
+	stmtMu    sync.RWMutex
+	stmts     map[string]*sql.Stmt // prepared on w
+	readStmts map[string]*sql.Stmt // prepared on r at first use; under stmtMu
 
 	mu sync.Mutex
-	// cancelAsked is closed, and replaced, when RequestCancel marks a
-	// running job: a pool of this process may hold its lease, and the
-	// watches, which pass over this process's own commits, pass it on
-	// (see Watch). Under mu.
+	// cancelAsked is closed and replaced when RequestCancel marks a
+	// running job, for this process's watches, which pass over its own
+	// commits. Under mu.
 	cancelAsked chan struct{}
 
 	groupMu sync.Mutex
@@ -79,17 +72,13 @@ type Store struct {
 	types  typesCache // the JSON arrays of the pool's type lists
 	schema schema     // what an old file opened read-only lacks
 
-	// watchFileFunc, when set (by tests, before Watch), stands in for
-	// watchFile.
-	watchFileFunc func(path string) (*fileWatch, error)
+	watchFileFunc func(path string) (*fileWatch, error) // set by tests before Watch
 }
 
-// The engine implements every role.
 var _ store.Engine = (*Store)(nil)
 
-// Open opens the store in the SQLite file at path, creating it and applying
-// missing migrations as needed. It refuses a file written by a newer schema
-// (store.ErrSchemaTooNew).
+// Open opens the store in the SQLite file at path, creating and migrating it
+// as needed; a newer schema is store.ErrSchemaTooNew.
 func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -123,8 +112,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	}
 	s := &Store{path: path, abs: abs, cfg: cfg, clock: cfg.Clock, log: cfg.Logger, cancelAsked: make(chan struct{})}
 	if err := s.open(ctx); err != nil {
-		// Everything the open got so far, the write turn's lock files
-		// that a migration took among them.
+		// Close what the open got, the write turn's lock files among it.
 		s.closeDBs()
 		return nil, fmt.Errorf("open queue %s: %w", path, err)
 	}
@@ -134,8 +122,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 }
 
 // open opens s's connections, migrates the file or reads what its schema
-// lacks, and prepares the statements. On error, s holds what it opened,
-// for closeDBs.
+// lacks, and prepares statements; on error s holds what to close.
 func (s *Store) open(ctx context.Context) (err error) {
 	cfg, abs := s.cfg, s.abs
 	if !cfg.ReadOnly {
@@ -143,8 +130,8 @@ func (s *Store) open(ctx context.Context) (err error) {
 			return err
 		}
 		s.turn = newTurnLock(abs, cfg.Clock)
-		// One connection: writers in this process queue for it in Go instead
-		// of meeting SQLITE_BUSY, and a statement prepared once stays prepared.
+		// One connection: this process's writers queue for it in Go, not
+		// on SQLITE_BUSY, and prepared statements stay prepared.
 		if s.w, err = sql.Open("sqlite", dsn(abs, cfg.BusyTimeout, false)); err != nil {
 			return err
 		}
@@ -178,23 +165,20 @@ func (s *Store) open(ctx context.Context) (err error) {
 	return err
 }
 
-// dsn builds the connection string. Pragmas live here so that every pooled
-// connection gets them; a PRAGMA run with Exec reaches one connection only.
-// synchronous=NORMAL is the per-connection default: see the package comment
-// for the writes that switch to FULL.
+// dsn builds the connection string. Pragmas live here so every pooled
+// connection gets them. synchronous=NORMAL is the default; the package
+// comment lists the writes that switch to FULL.
 func dsn(path string, busy time.Duration, readOnly bool) string {
 	v := url.Values{}
 	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 	v.Add("_pragma", "journal_mode(WAL)")
 	v.Add("_pragma", "foreign_keys(1)")
 	v.Add("_pragma", "synchronous(NORMAL)")
-	// Statement journals and sorts stay in memory: a big materialisation
-	// otherwise writes its statement journal to a temporary file.
+	// Keep statement journals and sorts of large inserts off temp files.
 	v.Add("_pragma", "temp_store(MEMORY)")
-	// A running Pool checkpoints the WAL in the background (passive, on a
-	// connection of its own), so the writer seldom reaches this threshold
-	// and commits without copying pages back and syncing the database file.
-	// Processes without a pool (the CLI) still checkpoint past it.
+	// A running Pool checkpoints in the background, so the writer seldom
+	// reaches this and commits without copying pages back; processes
+	// without a pool (the CLI) checkpoint past it.
 	v.Add("_pragma", "wal_autocheckpoint(10000)")
 	if readOnly {
 		v.Add("_pragma", "query_only(1)")
@@ -207,7 +191,7 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 // Name returns the database file's path as given to Open.
 func (s *Store) Name() string { return s.path }
 
-// Clock returns the clock of Config: the store's time.
+// Clock returns the store's clock (Config.Clock).
 func (s *Store) Clock() clock.Clock { return s.clock }
 
 // Close closes the database. Pools using s must have returned from Run.
@@ -238,13 +222,11 @@ func (s *Store) closeDBs() error {
 	return errors.Join(errs...)
 }
 
-// createPrivate creates an empty file with mode 0600 if none exists at path,
-// whatever the umask, and reports whether it did. The database and its
-// backups hold job output and errors; SQLite gives the -wal and -shm files
-// the mode of the database file. An existing file keeps the mode its owner
-// gave it. O_EXCL also means that the descriptor closed here is never one of
-// a file this process's SQLite connections hold locks on (closing such a
-// descriptor would drop those POSIX locks).
+// createPrivate creates an empty 0600 file at path, whatever the umask,
+// unless one exists (which keeps its mode), and reports whether it did. The
+// database and backups hold job output; -wal and -shm get its mode. O_EXCL
+// also ensures the descriptor closed here is not of a file our SQLite
+// connections lock (closing it would drop their POSIX locks).
 func createPrivate(path string) (bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
@@ -253,7 +235,7 @@ func createPrivate(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// The umask can only narrow 0600; Chmod makes it exactly 0600.
+	// The umask can only narrow 0600; Chmod makes it exact.
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
 		os.Remove(path)
@@ -266,16 +248,14 @@ func createPrivate(path string) (bool, error) {
 	return true, nil
 }
 
-// cancelSignal returns the channel that the next cancel request of a
-// running job through s closes.
+// cancelSignal returns the channel the next cancel request through s closes.
 func (s *Store) cancelSignal() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cancelAsked
 }
 
-// signalCancel tells the watches of s that a running job was asked to
-// cancel, by a commit of s they pass over.
+// signalCancel tells s's watches that a running job was asked to cancel.
 func (s *Store) signalCancel() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

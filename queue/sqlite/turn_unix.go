@@ -15,19 +15,14 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// turnLock gives the processes that write one database their turns in
-// order. SQLite's busy handler is not fair: a waiting writer sleeps and
-// polls, and a process that commits and begins again at once (the daemon)
-// can win every poll until the waiter's busy timeout runs out. Instead,
-// every write transaction first takes the write turn, an flock(2) on
-// <db>-lock, and waiters block in the kernel rather than poll.
-//
-// The turn is handed over through a gate, a second flock on <db>-gate: a
-// writer takes the gate, then the turn, then lets the gate go. The gate's
-// holder is therefore the only process ever waiting for the turn, so a
-// writer that finishes and comes straight back queues at the gate behind
-// the waiters instead of taking the turn again. A process that dies holding
-// either lock loses it with its file descriptors.
+// turnLock gives the processes writing one database their turns in order.
+// SQLite's busy handler is not fair: a waiter polls, and a process that
+// commits and begins again at once (the daemon) can win every poll until the
+// waiter times out. So every write first takes the turn, an flock(2) on
+// <db>-lock, and waiters block in the kernel. The turn is handed over through
+// a gate, an flock on <db>-gate taken before the turn and let go after: only
+// the gate's holder waits for the turn, so a writer coming straight back
+// queues behind the waiters. A dying process loses both.
 type turnLock struct {
 	clock clock.Clock
 	db    string // path of the database file
@@ -43,13 +38,11 @@ func newTurnLock(db string, clk clock.Clock) *turnLock {
 	return &turnLock{clock: clk, db: db, gate: db + "-gate", turn: db + "-lock"}
 }
 
-// errTurnTimeout is returned when a write waited longer than its bound for
-// its turn.
+// errTurnTimeout is returned when a write waited past its bound.
 var errTurnTimeout = errors.New("timed out waiting for the write turn")
 
-// lock waits up to wait for the write turn and returns the function that
-// gives it back. One caller at a time per turnLock: the queue's single
-// writer connection already serialises the writers of a process.
+// lock waits up to wait for the write turn and returns its release. One
+// caller at a time: the single writer connection serialises a process.
 func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -63,8 +56,7 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 			return noTurn(err)
 		}
 	}
-	// Uncontended: nobody waits at the gate and nobody writes. Four
-	// system calls, no goroutine.
+	// Uncontended: four system calls, no goroutine.
 	if flockNB(l.gateFile) {
 		ok := flockNB(l.turnFile)
 		unix.Flock(int(l.gateFile.Fd()), unix.LOCK_UN)
@@ -76,10 +68,8 @@ func (l *turnLock) lock(ctx context.Context, wait time.Duration) (unlock func(),
 	return l.wait(ctx, wait)
 }
 
-// noTurn decides what a write does when the lock files cannot be opened.
-// Where the directory is read-only or not ours to write, nobody can create
-// them, so no process takes turns: the write goes ahead and SQLite decides
-// (a read-only database says so, as it did before writers took turns).
+// noTurn decides a write's fate when the lock files cannot be opened: where
+// nobody can create them, nobody takes turns, and SQLite decides.
 func noTurn(err error) (func(), error) {
 	if errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 		return func() {}, nil
@@ -87,13 +77,11 @@ func noTurn(err error) (func(), error) {
 	return nil, err
 }
 
-// wait blocks in the kernel for the gate and then the turn, on file
-// descriptors of its own. A blocked flock cannot be interrupted, so a wait
-// given up (ctx done, bound reached) goes on in its goroutine until it gets
-// the turn, and then closes them, which gives the turn back at once. Nobody
-// waits for that goroutine: it holds nothing but its own descriptors, and
-// it ends as soon as the process holding the turn commits (or exits);
-// waiting for it would let another process's transaction delay Close.
+// wait blocks in the kernel for the gate, then the turn, on descriptors of
+// its own. A blocked flock cannot be interrupted, so a wait given up goes on
+// in its goroutine until it gets the turn, then gives it back. Nobody waits
+// for it: it holds only its descriptors, and waiting would let another
+// process delay Close.
 func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error) {
 	gate, err := openLockFile(l.gate, l.db)
 	if err != nil {
@@ -137,7 +125,6 @@ func (l *turnLock) wait(ctx context.Context, wait time.Duration) (func(), error)
 	}
 }
 
-// close releases the file descriptors of the uncontended path.
 func (l *turnLock) close() error {
 	l.mu.Lock()
 	var errs []error
@@ -149,12 +136,10 @@ func (l *turnLock) close() error {
 	return errors.Join(errs...)
 }
 
-// openLockFile opens (creating, mode 0600) a lock file beside the database
-// db. It is never the database file itself: closing a descriptor of that
-// would drop SQLite's POSIX locks. Like SQLite with its -wal and -shm files,
-// a process running as root gives a lock file it creates the database
-// file's owner, so that the daemon's user (systemd's DynamicUser, say) can
-// still open it after root ran a command first.
+// openLockFile opens (creating, 0600) a lock file beside db, never db itself,
+// whose descriptor's closing would drop SQLite's POSIX locks. As SQLite does
+// for -wal, root gives a file it creates db's owner, so the daemon's user can
+// open it after root ran a command.
 func openLockFile(path, db string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {

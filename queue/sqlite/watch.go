@@ -10,19 +10,13 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// Watch sends on changed when another connection commits to the file,
-// which is how a pool notices a job enqueued, or a cancel asked, by another
-// process without polling the jobs table. It reads PRAGMA data_version (a
-// read of shared memory) when inotify reports a write to the file on the
-// database's directory, and every settleStep instead while the file is
-// busy with writes; or every w.Poll where it cannot watch the file (other
-// systems, inotify limits reached, Config.NoFileWatch): it logs so once.
-// Under inotify it still reads every w.Safety.
-//
-// Commits through s also write the file, and change the watch
-// connection's data_version too; the writer connection's tells them
-// apart, so they do not send on changed, except a cancel request on a
-// running job (RequestCancel), which a pool of this process may hold.
+// Watch sends on changed when another connection commits to the file, so a
+// pool notices other processes' enqueues and cancels without polling. It
+// reads PRAGMA data_version (shared memory) when inotify reports a write in
+// the directory, every settleStep while the file is busy, and every w.Safety;
+// or every w.Poll where it cannot watch, logging so once. s's own commits,
+// told apart by the writer's version, do not send, except a cancel request,
+// which a pool of this process may hold.
 func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- struct{}, started func()) {
 	var once sync.Once
 	start := func() {
@@ -33,8 +27,7 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 		})
 	}
 	defer start()
-	// The file watch starts before the first read of data_version: a
-	// commit between the two is then seen by one or the other.
+	// The file watch starts first, so a commit in between is seen.
 	wt := &watcher{s: s, ctx: ctx, cfg: w, changed: changed, lastWrite: -1}
 	wt.openFileWatch()
 	defer wt.closeFileWatch()
@@ -47,8 +40,7 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	}
 	defer versions.close()
 	wt.versions = versions
-	// Taken before the first read, and again only once it fired: a
-	// request between two reads closes the one held.
+	// Taken before the first read, and again only after it fired.
 	wt.cancelAsked = s.cancelSignal()
 	for {
 		seen, own, ok := wt.read()
@@ -65,26 +57,20 @@ func (s *Store) Watch(ctx context.Context, w store.WatchConfig, changed chan<- s
 	}
 }
 
-// watchState is what the watch does between two reads.
 type watchState int
 
 const (
-	// listening: it waits for the file watch's report of a write (or the
-	// poll's timer, without a file watch).
-	listening watchState = iota
-	// settling: a write was reported, or a commit of this process showed,
-	// and another process's commit may follow it and not show at once
-	// (see settleFor): it reads again, sooner first, then later.
+	listening watchState = iota // waits for a reported write (or the poll's timer)
+	// settling: a write was reported or an own commit showed, and another
+	// process's commit may follow unseen: it reads again, sooner, then
+	// later (see settleFor).
 	settling
-	// busy: writes keep coming, so the file watch is paused and the watch
-	// reads every settleStep instead, whatever the rate of writes. This
-	// exists for speed: a pool of this process that commits many times a
-	// millisecond writes the WAL many times a commit, and an event for
-	// each would wake the file watch's goroutine and this one.
+	// busy: writes keep coming, so the file watch is paused and it reads
+	// every settleStep: a pool committing many times a millisecond would
+	// wake two goroutines per WAL write.
 	busy
 )
 
-// watcher is the state of one Watch.
 type watcher struct {
 	s       *Store
 	ctx     context.Context
@@ -93,25 +79,21 @@ type watcher struct {
 
 	fw       *fileWatch      // nil: polling
 	written  <-chan struct{} // fw's reports of writes; nil: none
-	poll     time.Duration   // the period of the read on a timer
+	poll     time.Duration   // period of the timed read
 	versions *versions
 
-	state watchState
-	timer <-chan time.Time // the read every poll
-	next  <-chan time.Time // the next read of settling or busy
-	// settleStart is when settling began, by the monotonic clock, and
-	// settleN how many reads it made.
-	settleStart time.Duration
-	settleN     int
-	quiet       int // reads in a row, while busy, that saw no change
-	// lastWrite is when the watch took the last write's report (negative:
-	// none since it was last busy), and burstStart the first of those since
-	// the last gap of a settleStep.
+	state       watchState
+	timer       <-chan time.Time // the read every poll
+	next        <-chan time.Time // the next read of settling or busy
+	settleStart time.Duration    // when settling began (monotonic)
+	settleN     int              // reads made while settling
+	quiet       int              // reads in a row, while busy, that saw no change
+	// lastWrite is when a write was last reported (negative: none since
+	// busy), burstStart the first since a settleStep gap.
 	burstStart, lastWrite time.Duration
 	cancelAsked           <-chan struct{}
 }
 
-// openFileWatch watches the file, or says why it polls.
 func (wt *watcher) openFileWatch() {
 	s := wt.s
 	wt.poll = wt.cfg.Poll
@@ -138,21 +120,19 @@ func (wt *watcher) closeFileWatch() {
 	}
 }
 
-// stopFileWatch ends the use of the file watch after err: the watch polls.
+// stopFileWatch stops using the file watch after err: the watch polls.
 func (wt *watcher) stopFileWatch(err error) {
 	wt.s.log.InfoContext(wt.ctx, "database file watch ended, polling for other writers", "interval", wt.cfg.Poll, "err", err)
 	wt.closeFileWatch()
 	wt.written, wt.poll, wt.timer, wt.state = nil, wt.cfg.Poll, nil, listening
 }
 
-// settle enters settling, its reads counted from n.
 func (wt *watcher) settle(at time.Duration, n int) {
 	wt.state, wt.settleStart, wt.settleN = settling, at, n
 }
 
-// read reads data_version, and sends on changed when it shows another
-// connection's commit (seen); own is a change that was this process's
-// own commit. It returns false once ctx is done.
+// read reads data_version and sends on changed for another connection's
+// commit (seen); own is this process's. False once ctx is done.
 func (wt *watcher) read() (seen, own, ok bool) {
 	seen, own, err := wt.versions.read()
 	if err != nil {
@@ -174,8 +154,8 @@ func (wt *watcher) send() {
 	}
 }
 
-// afterRead moves the watch on from what a read saw: it sets the next
-// read's timer, or returns true to read again at once.
+// afterRead sets the next read's timer after a read, or returns true to read
+// again at once.
 func (wt *watcher) afterRead(seen, own bool) bool {
 	clk := wt.s.clock
 	if wt.state == busy {
@@ -185,10 +165,8 @@ func (wt *watcher) afterRead(seen, own bool) bool {
 	case seen:
 		wt.state = listening
 	case own:
-		// This process's commit showed. Another process's, written just
-		// after it, would show within its fsync: a few slower reads cover
-		// it without reading every settleStep behind a busy pool's every
-		// commit.
+		// Own commit. Another's, written just after, shows within its
+		// fsync: a few slower reads cover it.
 		wt.settle(clk.Monotonic(), settleFast)
 		wt.next = clk.After(settleDelay(wt.settleN + 1))
 	case wt.state == settling && clk.Monotonic()-wt.settleStart < settleFor:
@@ -203,10 +181,9 @@ func (wt *watcher) afterRead(seen, own bool) bool {
 	return false
 }
 
-// afterBusyRead moves a busy watch on: it reads every settleStep until
-// settleFast reads in a row saw no change, then listens again and reads
-// once more at once (a write made while it was paused made no event), and
-// settles as after a commit of its own.
+// afterBusyRead reads every settleStep until settleFast reads saw no change,
+// then listens again, reads at once (paused writes made no event), and
+// settles.
 func (wt *watcher) afterBusyRead(changed bool) bool {
 	clk := wt.s.clock
 	switch {
@@ -230,9 +207,8 @@ func (wt *watcher) afterBusyRead(changed bool) bool {
 	return false
 }
 
-// wait waits for the next read: a write reported, the next read's timer,
-// the poll's, or a cancel request of this process. It returns false once
-// ctx is done.
+// wait waits for a reported write, a timer, or a cancel request of this
+// process; false once ctx is done.
 func (wt *watcher) wait() bool {
 	for {
 		select {
@@ -244,7 +220,7 @@ func (wt *watcher) wait() bool {
 				return true
 			}
 			if wt.state == busy {
-				continue // a write reported before the pause: the reads see it
+				continue // reported before the pause: the reads see it
 			}
 			wt.written1()
 			return true
@@ -261,11 +237,9 @@ func (wt *watcher) wait() bool {
 	}
 }
 
-// written1 takes the report of one write: it starts a read at once, and
-// again until the commit shows; once writes have kept coming, less than a
-// settleStep apart, for busyAfter, the watch is busy. The few commits of
-// a job run now and then (enqueue, claim, completion) stay events, which
-// cost less so.
+// written1 takes one write's report: read at once, and until the commit
+// shows; once writes keep coming under a settleStep apart for busyAfter, the
+// watch is busy.
 func (wt *watcher) written1() {
 	now := wt.s.clock.Monotonic()
 	if wt.lastWrite < 0 || now-wt.lastWrite >= settleStep {
@@ -283,17 +257,14 @@ func (wt *watcher) written1() {
 	wt.state, wt.quiet = busy, 0
 }
 
-// errWatchEnded is why Watch polls after the file watch ended on its own.
 var errWatchEnded = errors.New("the watch of the directory ended")
 
-// A write to the WAL comes before its commit is visible (after the fsync,
-// when the WAL index in shared memory is updated, which makes no event): a
-// read right after the event may still see the old version. settleFor is
-// how long the watch reads data_version again after a write it saw,
-// waiting for the commit to show; settleDelay(n) is the wait before the
-// n-th read: settleStep for the first settleFast, then four times longer
-// each time up to a second. busyAfter is how long writes keep coming
-// before the watch is busy.
+// A WAL write comes before its commit is visible (the shared-memory index is
+// updated after the fsync, with no event), so a read right after may see the
+// old version. settleFor is how long the watch rereads after a write;
+// settleDelay(n) the wait before the n-th read: settleStep for the first
+// settleFast, then four times longer each, up to a second. busyAfter is how
+// long writes keep coming before the watch is busy.
 const (
 	settleFor  = 5 * time.Second
 	settleStep = time.Millisecond
@@ -308,20 +279,17 @@ func settleDelay(n int) time.Duration {
 	return min(settleStep<<min(2*(n-settleFast), 10), time.Second)
 }
 
-// versions reads PRAGMA data_version on a connection of the readers, to
-// see commits to the file, and on the writer connection, whose version
-// changes only with commits of other connections: every write of the
-// Store goes through it. A change seen on the readers' connection that the
-// writer's does not share was this process's own commit, which needs no
-// wake.
+// versions reads PRAGMA data_version on a reader, to see commits, and on the
+// writer, whose version changes only with others' commits (every Store write
+// goes through it): a change only the reader sees was this process's own.
 type versions struct {
 	conn        *sql.Conn
 	read1, ownW *sql.Stmt
 	last, lastW int64
 }
 
-// openVersions prepares the reads of data_version once: they are read
-// after every write to the file, a busy pool's own commits included.
+// openVersions prepares the data_version reads once: they follow every write,
+// a busy pool's own included.
 func (s *Store) openVersions(ctx context.Context) (*versions, error) {
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
@@ -349,12 +317,11 @@ func (v *versions) close() {
 }
 
 // read reads the versions: seen is another connection's commit, own this
-// process's. A failed read of the writer's version counts as seen: better
-// a look too many than a job missed.
+// process's. A failed writer read counts as seen: better a look too many.
 func (v *versions) read() (seen, own bool, err error) {
 	var cur int64
-	// Without ctx: a cancellable query costs the driver a goroutine, and
-	// the watch's select notices ctx anyway.
+	// Without ctx: a cancellable query costs a goroutine, and the watch's
+	// select notices ctx anyway.
 	if err := v.read1.QueryRowContext(context.Background()).Scan(&cur); err != nil {
 		return false, false, err
 	}

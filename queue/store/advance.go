@@ -9,13 +9,11 @@ import (
 
 // The beat's writes, on every engine.
 
-// Advance inserts a.Jobs (idempotently, by key) and a.Skips and moves the
-// schedule's cursor from a.From to a.To, in one transaction (see
-// BeatProtocol). The pause is part of the compare-and-set, so a beat that
-// read before a pause commits nothing after it. The commit need not
-// survive a power loss unless a.Resume: the rows roll back together with
-// the cursor, and are materialised again under the same keys; a resume is
-// acknowledged to a person.
+// Advance implements BeatProtocol.Advance. The pause is part of the
+// compare-and-set, so a beat that read before a pause commits nothing after
+// it. Only a resume, which a person awaits, is durable: a lost commit rolls
+// back rows and cursor together, and they are materialised again under the
+// same keys.
 func (e *Base) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	if err := CheckAdvance(a); err != nil {
 		return nil, err
@@ -44,11 +42,9 @@ func (e *Base) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 	return res, nil
 }
 
-// casCursor moves a's cursor from a.From to a.To inside tx, or creates it
-// at a.To when a.From is zero, if the stored cursor is a.From with the
-// pause state a.Paused; otherwise it writes nothing and returns
-// ErrCursorMoved. Two beats moving one cursor at once both compare it
-// with what they read, and one of them wins.
+// casCursor moves a's cursor from a.From to a.To, or creates it at a.To for a
+// zero a.From, if it is a.From with pause a.Paused; else it writes nothing
+// and returns ErrCursorMoved.
 func (e *Base) casCursor(ctx context.Context, tx Tx, a Advance, now time.Time) error {
 	if a.From.IsZero() {
 		if a.Paused {
@@ -68,8 +64,7 @@ func (e *Base) casCursor(ctx context.Context, tx Tx, a Advance, now time.Time) e
 }
 
 // lostCAS tells why a's compare-and-set failed: ErrCursorMoved, or
-// ErrPausedMoved when only the pause state differs from the one read. Any
-// other error is a failed read.
+// ErrPausedMoved when only the pause differs.
 func (e *Base) lostCAS(ctx context.Context, tx Tx, a Advance) error {
 	var at Time
 	var paused bool
@@ -85,21 +80,12 @@ func (e *Base) lostCAS(ctx context.Context, tx Tx, a Advance) error {
 	return ErrCursorMoved
 }
 
-// AdvanceBatch commits many Advances in few transactions, each Advance
-// still all or nothing with its own compare-and-set of the cursor: an
-// Advance whose schedule's cursor moved, or whose pause state changed,
-// since it was read writes nothing and its result's Err wraps
-// ErrCursorMoved, while the others in its transaction commit. Results are
-// in the order of advs, one each.
-//
-// The Advances commit in the order of their schedules' names, in
-// transactions of up to AdvanceBatchRows rows; each transaction is
-// committed as Advance commits (durable only if one of its Advances
-// resumes), so a crash loses a transaction's rows and cursor moves
-// together. Once a transaction fails, it and the Advances after it have
-// that error as their Err and nothing of them is written. The error is
-// non-nil, and nothing written, only for a call that could write nothing:
-// a schedule twice.
+// AdvanceBatch implements BeatProtocol.AdvanceBatch: a failed compare-and-set
+// writes nothing of its Advance, its Err wrapping ErrCursorMoved, while the
+// others commit. Advances commit by schedule name, in transactions of up to
+// AdvanceBatchRows rows, each as durable as Advance's, so a crash loses rows
+// and cursor moves together. Once a transaction fails, it and the later
+// Advances get its error. The call fails only for a schedule named twice.
 func (e *Base) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResult, error) {
 	now := e.clock.Now()
 	return BatchAdvances(advs, now, func(prepared []Advance, idx []int, res []AdvanceResult) error {
@@ -107,10 +93,9 @@ func (e *Base) AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResul
 	})
 }
 
-// commitAdvances commits advs[i] for i in idx, in the order of their
-// names, in one transaction and, if it commits, sets their results in res.
-// It first settles every cursor's compare-and-set, then inserts the jobs
-// and skips of the winners only, the jobs of many schedules together.
+// commitAdvances commits advs[i], for i in idx, in one transaction and sets
+// their results in res: every cursor first, then the winners' jobs and skips
+// together.
 func (e *Base) commitAdvances(ctx context.Context, advs []Advance, idx []int, res []AdvanceResult, now time.Time) error {
 	durable := false
 	names := make([]string, len(idx))
@@ -160,11 +145,9 @@ func (e *Base) commitAdvances(ctx context.Context, advs []Advance, idx []int, re
 	return nil
 }
 
-// settleCursors compares and moves the cursors of advs[idx[k]] in tx, and
-// sets won[k] for those that moved, out[k].Err for the others. The usual
-// step, a running schedule's cursor moving on, is left to the engine's
-// MoveCursors, many at once; a new cursor and a resume take Advance's
-// compare-and-set.
+// settleCursors compares and moves advs[idx[k]]'s cursors, setting won[k] or
+// out[k].Err. Running schedules moving on go to the engine's MoveCursors,
+// many at once; a new cursor or a resume to casCursor.
 func (e *Base) settleCursors(ctx context.Context, tx Tx, advs []Advance, idx []int, out []AdvanceResult, won []bool, now time.Time) error {
 	var usual []int // positions in idx
 	for k, i := range idx {
@@ -209,9 +192,8 @@ func (e *Base) settleCursors(ctx context.Context, tx Tx, advs []Advance, idx []i
 	return nil
 }
 
-// winnersJobs returns the jobs of the Advances that won their
-// compare-and-set, in order. A fan-out of many items is one Advance: when
-// it is alone, its jobs are not copied.
+// winnersJobs returns the winners' jobs in order, not copying a lone winner's
+// (a large fan-out).
 func winnersJobs(advs []Advance, idx []int, won []bool) []NewJob {
 	n, with, last := 0, 0, -1
 	for k, i := range idx {

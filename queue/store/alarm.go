@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// AlarmKind says what an alarm reports. The store keeps the kind opaque
-// but for Open: it decides nothing from it.
+// AlarmKind says what an alarm reports; the store decides nothing from it but
+// Open.
 type AlarmKind string
 
 // Alarm kinds.
@@ -21,16 +21,12 @@ const (
 	AlarmRecovered AlarmKind = "recovered" // a run succeeded after a late, missed or dead alarm
 )
 
-// NotifyKeyPrefix starts the dedup key of every notification job: the job
-// that hands an alarm to a notify task (see NotifyKey). What tells a
-// notification job from others is its AlarmKey.
+// NotifyKeyPrefix starts every notification job's dedup key (see NotifyKey);
+// such a job is told by its AlarmKey.
 const NotifyKeyPrefix = "alarm:"
 
-// AlarmKey returns the unique key of an alarm: the schedule, the fan-out
-// item, the instant (Unix milliseconds) and the kind, separated by "|".
-// The alarm of a job that stands for no instant (a manual run) has
-// "run:" and the job's id in place of the instant. At most one alarm with
-// a given key is ever stored.
+// AlarmKey returns an alarm's unique key: schedule, item, instant (Unix ms,
+// or "run:" and the job id for a manual run) and kind, joined by "|".
 func AlarmKey(schedule, item string, at time.Time, jobID int64, kind AlarmKind) string {
 	instant := "run:" + strconv.FormatInt(jobID, 10)
 	if !at.IsZero() {
@@ -39,9 +35,7 @@ func AlarmKey(schedule, item string, at time.Time, jobID int64, kind AlarmKind) 
 	return schedule + "|" + item + "|" + instant + "|" + string(kind)
 }
 
-// NotifyKey returns the dedup key of the notification job of the alarm
-// with key alarmKey for task: NotifyKeyPrefix, the alarm's key, "|" and
-// the task.
+// NotifyKey returns the dedup key of alarmKey's notification for task.
 func NotifyKey(alarmKey, task string) string {
 	return NotifyKeyPrefix + alarmKey + "|" + task
 }
@@ -53,17 +47,14 @@ type NewAlarm struct {
 	Item        string
 	ScheduledAt time.Time // the instant; zero for a manual run's job
 	Kind        AlarmKind
-	JobID       int64  // the job concerned; 0 when none (misfire)
-	Error       string // the job's last error, if any
-	// Detail is what the alarm says, kept with it (the payload of its
-	// notifications). Empty means {}.
-	Detail json.RawMessage
-	// Notify are the notification jobs enqueued with the alarm, in its
-	// transaction, only when the alarm is new. Their AlarmKey is the
-	// alarm's key.
+	JobID       int64           // the job concerned; 0 when none (misfire)
+	Error       string          // the job's last error, if any
+	Detail      json.RawMessage // what the alarm says, its notifications' payload; empty means {}
+	// Notify are the notification jobs enqueued with a new alarm, its key
+	// as their AlarmKey.
 	Notify []NewJob
-	// Resolves are the ids of open alarms this one closes (a recovered
-	// alarm closes the alarms it follows), whether it is new or not.
+	// Resolves are the ids of open alarms it closes (a recovery closes
+	// those it follows), new or not.
 	Resolves []int64
 }
 
@@ -78,29 +69,23 @@ type Alarm struct {
 	JobID       int64
 	Error       string
 	Detail      json.RawMessage
-	// Open is true for a late, missed or dead alarm no recovered alarm
-	// has closed yet.
-	Open     bool
-	RaisedAt time.Time
+	Open        bool // late, missed or dead, and not yet closed by a recovery
+	RaisedAt    time.Time
 }
 
-// OpenAlarm is an open alarm with the job it concerns as it stands now.
+// OpenAlarm is an open alarm with its job as it stands now.
 type OpenAlarm struct {
 	Alarm
-	// JobState is the job's state; empty when the job no longer exists
-	// (only a done job is purged).
-	JobState      State
+	JobState      State // empty when the job was purged (done)
 	JobFinishedAt time.Time
-	// Notifying is true while a notification job of the alarm has not
-	// ended (it is pending, retrying or running): its recovery waits, so
-	// that a receiver never gets the recovery before the alarm.
+	// Notifying is true while a notification job has not ended: the
+	// recovery waits, so a receiver never gets it before the alarm.
 	Notifying bool
 }
 
-// AlarmMark is how far a schedule's alarms were evaluated: the instants up
-// to Late were judged for late starts, up to Missed for missed deadlines,
-// the misfire skips up to Misfire, and the dead jobs that finished up to
-// Dead. Marks only move forward.
+// AlarmMark is how far a schedule's alarms were evaluated: instants up to
+// Late for late starts and Missed for deadlines, misfire skips up to Misfire,
+// dead jobs up to Dead. Marks only move forward.
 type AlarmMark struct {
 	Schedule string
 	Late     time.Time
@@ -109,26 +94,23 @@ type AlarmMark struct {
 	Dead     time.Time
 }
 
-// AlarmBatch is one transaction of the alarms' evaluation: the alarms to
-// raise and the marks to move.
+// AlarmBatch is one transaction of the alarms' evaluation.
 type AlarmBatch struct {
 	Alarms []NewAlarm
 	Marks  []AlarmMark
 }
 
-// InstantJob is a job of an instant, as the alarms' evaluation reads it.
+// InstantJob is an instant's job as the alarms' evaluation reads it.
 type InstantJob struct {
 	*Job
-	// FirstStartedAt is when the job's first attempt started; zero when
-	// it never started.
-	FirstStartedAt time.Time
+	FirstStartedAt time.Time // when its first attempt started, or zero
 }
 
 // MaxAlarmRows bounds the rows of one read of the alarms' evaluation.
 const MaxAlarmRows = 10000
 
-// PrepareAlarms checks alarms and fills their keys and details, and the
-// defaults of their notification jobs at now.
+// PrepareAlarms checks alarms and fills keys, details and notification
+// defaults at now.
 func PrepareAlarms(alarms []NewAlarm, now time.Time) ([]NewAlarm, error) {
 	out := make([]NewAlarm, len(alarms))
 	for i, a := range alarms {
@@ -164,8 +146,7 @@ func PrepareAlarms(alarms []NewAlarm, now time.Time) ([]NewAlarm, error) {
 	return out, nil
 }
 
-// OpensAlarm reports whether an alarm of kind k stays open until a
-// recovered alarm closes it.
+// OpensAlarm reports whether kind k stays open until a recovery closes it.
 func OpensAlarm(k AlarmKind) bool {
 	return k == AlarmLate || k == AlarmMissed || k == AlarmDead
 }

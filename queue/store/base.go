@@ -10,12 +10,9 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// Base is the part of an engine that is the same on every engine: the flow
-// of its reads and writes, in terms of the statements the engine gives it
-// (Statements), run on its connections and in its transactions (Backend).
-// An engine embeds a *Base, whose methods implement most of Engine, and
-// adds what it does its own way: enqueues, the pool's transaction and
-// wake-ups, the watch, and whatever it shadows for speed.
+// Base is what every engine shares: the flow of reads and writes over its
+// Statements and Backend. An engine embeds a *Base, which implements most of
+// Engine, and adds its own enqueues, pool transaction and watch.
 type Base struct {
 	b      Backend
 	q      *Statements
@@ -28,63 +25,56 @@ type Base struct {
 	waiters map[chan struct{}]struct{}
 }
 
-// Backend is what an engine gives Base: its connections and transactions,
-// and the few steps of a flow that it takes its own way.
+// Backend is what an engine gives Base: connections, transactions, and the
+// steps it takes its own way.
 type Backend interface {
 	// Reader runs statements outside a write transaction.
 	Reader() Querier
-	// InTx runs fn in one write transaction, writes the job counts fn
-	// changed (Tx.Counts), and commits. durable asks for a commit that
-	// survives a power loss, where the engine lets a write choose.
+	// InTx runs fn in one write transaction, writes fn's count changes
+	// (Tx.Counts), and commits; durable asks to survive power loss, where the
+	// engine lets a write choose.
 	InTx(ctx context.Context, durable bool, fn func(Tx) error) error
-	// InsertJobs inserts prepared jobs (see PrepareJobs) in tx, as
-	// EnqueueBatch does, and counts them in tx.
+	// InsertJobs inserts and counts prepared jobs (see PrepareJobs) in tx.
 	InsertJobs(ctx context.Context, tx Tx, jobs []NewJob, now time.Time) ([]Enqueued, error)
 	// InsertSkips records skips in tx.
 	InsertSkips(ctx context.Context, tx Tx, skips []Skip, now time.Time) error
-	// LockCursors locks the cursors of schedules, sorted by name, for
-	// the compare-and-sets of an AdvanceBatch; an engine whose writers
-	// hold the whole database need not.
+	// LockCursors locks schedules' cursors by name for an AdvanceBatch; an
+	// engine whose writers hold the whole database need not.
 	LockCursors(ctx context.Context, tx Tx, schedules []string) error
-	// MoveCursors compares and moves the cursors of advs, each of a
-	// running schedule moving on, in tx, and returns the schedules whose
-	// cursor it moved.
+	// MoveCursors compares and moves advs' cursors (running schedules moving
+	// on) and returns the schedules it moved.
 	MoveCursors(ctx context.Context, tx Tx, advs []*Advance, now time.Time) (map[string]bool, error)
-	// Reclaim takes back, in tx, the leases that end before expired, as at
-	// now, and counts the jobs it moves in tx.
+	// Reclaim takes back and counts the leases ending before expired.
 	Reclaim(ctx context.Context, tx Tx, now, expired time.Time) ([]Reclaimed, error)
-	// PurgeDone deletes up to n done jobs finished before before, keeps
-	// their keys used, and counts them in tx; it returns how many.
+	// PurgeDone deletes and counts up to n done jobs finished before before,
+	// keeping their keys used.
 	PurgeDone(ctx context.Context, tx Tx, before time.Time, n int) (int64, error)
-	// LockMaintenance takes the right to maintain the database, for
-	// Maintain; ok is false when another process holds it. unlock gives
-	// it back.
+	// LockMaintenance takes the right to maintain the database; ok is false
+	// when another process holds it.
 	LockMaintenance(ctx context.Context) (unlock func(), ok bool, err error)
 	// Purged runs after a purge, for the engine's own upkeep.
 	Purged(ctx context.Context) error
 	// Text makes s a text the engine stores as it is.
 	Text(s string) string
-	// Notify tells the other processes on the database of a commit that
-	// made a job ready, or, with cancel, that asked a running job to stop.
+	// Notify tells other processes of a commit that made a job ready, or,
+	// with cancel, that asked a running job to stop.
 	Notify(cancel bool)
 }
 
 // PurgeConfig tunes the purge of Maintain.
 type PurgeConfig struct {
 	Batch int // rows deleted per transaction
-	// Pause is the rest between two full batches, at least as long as the
-	// batch took, so that the writers of other processes get their turn.
-	// Zero: none.
+	// Pause is the rest between full batches, at least as long as the last,
+	// so other processes' writers get their turn. Zero: none.
 	Pause time.Duration
 }
 
-// NewBase returns the Base of an engine that runs q's statements on b,
-// decides with c, and logs to log.
+// NewBase returns the Base of an engine running q's statements on b.
 func NewBase(b Backend, q *Statements, c clock.Clock, log *slog.Logger, purge PurgeConfig) *Base {
 	return &Base{b: b, q: q, clock: c, leases: NewLeases(c), log: log, purge: purge, waiters: map[chan struct{}]struct{}{}}
 }
 
-// Subscribe returns a channel that receives a value (coalesced) after each
+// Subscribe returns a channel that receives a coalesced value after each
 // commit of this engine that makes a job ready, and a func that removes it.
 func (e *Base) Subscribe() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
@@ -98,11 +88,11 @@ func (e *Base) Subscribe() (<-chan struct{}, func()) {
 	}
 }
 
-// The functions below are the Base's for the engine that embeds it: as
-// functions, not methods, they are not the engine's methods.
+// The functions below are for the engine embedding the Base: as functions,
+// they do not become its methods.
 
-// Wake tells the subscribers of e's engine, and the other processes on
-// the database, that a commit made a job ready.
+// Wake tells e's subscribers and other processes that a commit made a job
+// ready.
 func Wake(e *Base) {
 	e.mu.Lock()
 	for ch := range e.waiters {
@@ -115,11 +105,8 @@ func Wake(e *Base) {
 	e.b.Notify(false)
 }
 
-// capText caps s (see CapText) as the engine stores it.
 func (e *Base) capText(s string) string { return e.b.Text(CapText(s)) }
 
-// latestLease reads the latest end of a running job's lease on q, for
-// Leases.Margin.
 func (e *Base) latestLease(ctx context.Context, q Querier) func() (time.Time, error) {
 	return func() (time.Time, error) {
 		var t Time
@@ -130,9 +117,8 @@ func (e *Base) latestLease(ctx context.Context, q Querier) func() (time.Time, er
 	}
 }
 
-// Expired returns the instant before which a lease has expired at now, as
-// e's Leases judge it across steps of its clock, reading on q when they
-// must.
+// Expired returns the instant before which a lease has expired at now, as e's
+// Leases judge it across clock steps.
 func Expired(ctx context.Context, e *Base, q Querier, now time.Time) (time.Time, error) {
 	margin, err := e.leases.Margin(now, e.latestLease(ctx, q))
 	if err != nil {
@@ -141,9 +127,8 @@ func Expired(ctx context.Context, e *Base, q Querier, now time.Time) (time.Time,
 	return now.Add(-margin), nil
 }
 
-// WakeTimes reads, on q, query and its args: when the next job a pool
-// takes becomes ready, and when the earliest lease of another owner ends,
-// which it moves to when reclaim takes it (see Leases).
+// WakeTimes runs query on q for when the next job a pool takes becomes ready
+// and when another owner's earliest lease ends (see Leases).
 func WakeTimes(ctx context.Context, e *Base, q Querier, query string, args ...any) (ready, lease time.Time, err error) {
 	now := e.clock.Now()
 	expired, err := Expired(ctx, e, q, now)
@@ -160,8 +145,7 @@ func WakeTimes(ctx context.Context, e *Base, q Querier, query string, args ...an
 	return r.Time, l.Time, nil
 }
 
-// ReadyAfter reads, on q, query and its args: the earliest run_at of the
-// jobs it selects; zero when none.
+// ReadyAfter runs query on q for the earliest run_at it selects, or zero.
 func ReadyAfter(ctx context.Context, q Querier, query string, args ...any) (time.Time, error) {
 	var r Time
 	if err := q.QueryRow(ctx, query, args...).Scan(&r); err != nil {

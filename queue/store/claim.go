@@ -7,47 +7,38 @@ import (
 	"time"
 )
 
-// Claimer is what a claim needs of an engine's write transaction: the
-// statements of a claim, each in the engine's dialect. The flow of a claim
+// Claimer is a claim's statements in an engine's write transaction; the flow
 // (ClaimJobs) is the same on every engine.
 type Claimer interface {
-	// ClaimReady claims up to n ready jobs of types, at the versions
-	// versions accepts, in claim order, and counts them.
+	// ClaimReady claims and counts up to n ready jobs of types and versions,
+	// in claim order.
 	ClaimReady(ctx context.Context, types []string, versions Versions, n int) ([]*Job, error)
-	// LastAttempts reads, in claim order, whether each of the next n jobs
-	// that ClaimReady would take is on its last attempt.
+	// LastAttempts reads whether each of the next n jobs ClaimReady would
+	// take is on its last attempt.
 	LastAttempts(ctx context.Context, types []string, versions Versions, n int) ([]bool, error)
-	// Unclaim gives claimed jobs back as they were: same place in the
-	// claim order, attempt not spent; and counts them.
+	// Unclaim gives back and counts claimed jobs as they were.
 	Unclaim(ctx context.Context, jobs []*Job) error
 	RateClaimer
 }
 
-// RateClaimer is what the claim of a type with a rate limit needs of an
-// engine's write transaction (see ClaimRatedType).
+// RateClaimer is a rate-limited type's claim statements (see ClaimRatedType).
 type RateClaimer interface {
-	// RateCandidates reads the next window ready jobs of r.Type, of the
-	// versions r accepts, in claim order: id and payload.
+	// RateCandidates reads id and payload of r's next window ready jobs.
 	RateCandidates(ctx context.Context, r RatedClaim, window int) Reading
-	// RateBuckets reads the buckets of typ's keys (sorted), locked for the
-	// transaction where other writers could read them meanwhile: key and
-	// TAT.
+	// RateBuckets reads key and TAT of typ's buckets of keys (sorted), locked
+	// where other writers could read them.
 	RateBuckets(ctx context.Context, typ string, keys []string) Reading
-	// ClaimIDs claims the pending jobs of ids, and counts them.
+	// ClaimIDs claims and counts the pending jobs of ids.
 	ClaimIDs(ctx context.Context, ids []int64) ([]*Job, error)
-	// WriteBuckets sets the TATs of typ's buckets of keys, never earlier
-	// than tats says.
+	// WriteBuckets sets typ's buckets' TATs to tats.
 	WriteBuckets(ctx context.Context, typ string, keys []string, tats map[string]time.Time) error
 }
 
-// ClaimJobs takes the jobs c asks for, on every engine in this order:
-// the jobs of the types without a limit (stopping before a job on its
-// last attempt past the workers' share, with StopBeforeLast), then those
-// of each type with a concurrency limit within its room, in the order of
-// the types' names, then the prefetched jobs from one on its last attempt
-// on are given back (gaveBack), then the types with a rate limit within
-// their buckets. rateWait is when a job that a rate limit held back may
-// start (zero: none was).
+// ClaimJobs takes what c asks, in this order: unlimited types (with
+// StopBeforeLast, stopping before a last attempt past the workers' share);
+// each concurrency-limited type by name, within its room; giving back
+// prefetched jobs from a last attempt on (gaveBack); rate-limited types
+// within their buckets. rateWait is when a held-back job may start, or zero.
 func ClaimJobs(ctx context.Context, tx Claimer, c *Claim, now time.Time) (jobs []*Job, gaveBack bool, rateWait time.Time, err error) {
 	if c.N <= 0 {
 		return nil, false, time.Time{}, nil
@@ -96,9 +87,8 @@ func ClaimJobs(ctx context.Context, tx Claimer, c *Claim, now time.Time) (jobs [
 	return jobs, gaveBack, rateWait, nil
 }
 
-// stopBeforeLast returns how many of n jobs to take, given whether each of
-// the first ones is on its last attempt, so that none past the first keep
-// is on its last attempt, nor after one that is.
+// stopBeforeLast returns how many of n jobs to take so that none past the
+// first keep is on its last attempt, nor after one that is.
 func stopBeforeLast(last []bool, n, keep int) int {
 	for i, l := range last {
 		if l && i >= keep {
@@ -108,9 +98,8 @@ func stopBeforeLast(last []bool, n, keep int) int {
 	return n
 }
 
-// KeepClaimed puts the jobs a claim of n took in claim order and gives back
-// the prefetched ones from the first on its last attempt on (see
-// PrefetchCut); gaveBack reports that it did.
+// KeepClaimed sorts a claim's jobs and gives back the prefetched ones from a
+// last attempt on (see PrefetchCut), reporting gaveBack.
 func KeepClaimed(ctx context.Context, tx Claimer, jobs []*Job, n, prefetch int) (kept []*Job, gaveBack bool, err error) {
 	SortClaimOrder(jobs)
 	cut := PrefetchCut(jobs, n, prefetch)
@@ -123,10 +112,9 @@ func KeepClaimed(ctx context.Context, tx Claimer, jobs []*Job, n, prefetch int) 
 	return jobs[:cut], true, nil
 }
 
-// ClaimRatedType claims, for a type with a rate limit, up to room of its
-// ready jobs that their buckets allow at now, in claim order, and moves
-// those buckets, which no other writer reads meanwhile. wait is the
-// earliest next start of a bucket that held a ready job back (zero: none).
+// ClaimRatedType claims up to room ready jobs of a rate-limited type that
+// their buckets allow at now, and moves those buckets. wait is the earliest
+// next start of a bucket that held one back, or zero.
 func ClaimRatedType(ctx context.Context, tx RateClaimer, r RatedClaim, room int, now time.Time) (jobs []*Job, wait time.Time, err error) {
 	cands, err := Collect(tx.RateCandidates(ctx, r, r.Window(room)), func(row Row) (RateCandidate, error) {
 		var id int64

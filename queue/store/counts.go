@@ -11,13 +11,11 @@ type CountKey struct {
 	State State
 }
 
-// CountDeltas are the changes one transaction makes to the job counts that
-// an engine keeps beside the jobs (so that Stats reads a few rows, not
-// every job): an engine adds to them as its statements change jobs' states
-// and writes them, aggregated, once before the commit.
+// CountDeltas are a transaction's changes to the job counts an engine keeps
+// so Stats reads a few rows, not every job; written once, before the commit.
 type CountDeltas map[CountKey]int64
 
-// Move records n jobs of type typ moving from state from to state to.
+// Move records n jobs of typ moving from state from to state to.
 func (d CountDeltas) Move(typ string, from, to State, n int64) {
 	if n == 0 || from == to {
 		return
@@ -26,7 +24,7 @@ func (d CountDeltas) Move(typ string, from, to State, n int64) {
 	d[CountKey{typ, to}] += n
 }
 
-// Add records n jobs of type typ entering state (n < 0: leaving it).
+// Add records n jobs of typ entering state (n < 0: leaving it).
 func (d CountDeltas) Add(typ string, state State, n int64) {
 	if n != 0 {
 		d[CountKey{typ, state}] += n
@@ -39,10 +37,8 @@ type CountDelta struct {
 	N int64
 }
 
-// Sorted returns the changes that are not zero, by type then state: the
-// order in which an engine whose counts other transactions also write
-// locks them, so that two transactions never wait for each other in a
-// cycle.
+// Sorted returns the non-zero changes by type, then state: the order engines
+// lock counts in, so no two transactions wait in a cycle.
 func (d CountDeltas) Sorted() []CountDelta {
 	out := make([]CountDelta, 0, len(d))
 	for k, n := range d {

@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-// The flow above the engines reads and writes rows through the interfaces
-// below, which an engine implements over its driver: a statement is SQL
-// text of the engine's dialect, its arguments Go values. An engine turns a
-// time.Time argument into the way it stores instants (truncated to the
-// millisecond), and a []string or []int64 into its list parameter.
+// The flow reads and writes rows through the interfaces below, which an
+// engine implements over its driver. It stores a time.Time argument as its
+// instants (to the millisecond), a []string or []int64 as a list.
 
 // Rows is a result being read, as *sql.Rows and pgx.Rows are.
 type Rows interface {
@@ -22,8 +20,7 @@ type Rows interface {
 	Close()
 }
 
-// Row is the result of a read of one row. Scan returns ErrNoRows when the
-// read found none.
+// Row is a read of one row. Scan returns ErrNoRows when there is none.
 type Row interface {
 	Scan(dest ...any) error
 }
@@ -31,8 +28,7 @@ type Row interface {
 // ErrNoRows is returned by Row.Scan when the read found no row.
 var ErrNoRows = errors.New("no rows in result set")
 
-// Querier runs statements: on a connection of the engine's readers, or in
-// a transaction.
+// Querier runs statements on a reader connection or in a transaction.
 type Querier interface {
 	Query(ctx context.Context, sql string, args ...any) (Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) Row
@@ -40,21 +36,20 @@ type Querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (int64, error)
 }
 
-// Tx is a write transaction: its statements, and the changes they make to
-// the job counts, which the engine writes before the commit.
+// Tx is a write transaction: its statements, and their job count changes,
+// which the engine writes before the commit.
 type Tx interface {
 	Querier
 	Counts() CountDeltas
 }
 
-// Reading is the result of a query and its error, as Querier.Query returns
-// them: Read(q.Query(ctx, ...)).
+// Reading is a query's result and error: Read(q.Query(ctx, ...)).
 type Reading struct {
 	rows Rows
 	err  error
 }
 
-// Read holds the result of a query for Collect or Each.
+// Read holds a query's result for Collect or Each.
 func Read(rows Rows, err error) Reading { return Reading{rows, err} }
 
 // Collect reads every row of r with scan, and closes it.
@@ -71,8 +66,8 @@ func Collect[T any](r Reading, scan func(Row) (T, error)) ([]T, error) {
 	return out, nil
 }
 
-// Each calls fn with every row of r until fn returns false or an error,
-// and closes it.
+// Each calls fn with r's rows until fn returns false or an error, and closes
+// r.
 func (r Reading) Each(fn func(Row) (bool, error)) error {
 	if r.err != nil {
 		return r.err
@@ -87,9 +82,8 @@ func (r Reading) Each(fn func(Row) (bool, error)) error {
 	return r.rows.Err()
 }
 
-// MoveTypes reads the type of each row of a statement RETURNING type and
-// records the rows in d as moved from state from to state to, or deleted
-// when to is empty; it returns how many, and closes rows.
+// MoveTypes records each row's type (RETURNING type) in d as moved from from
+// to to, or deleted for an empty to; it returns the count.
 func MoveTypes(r Reading, d CountDeltas, from, to State) (int64, error) {
 	var n int64
 	err := r.Each(func(r Row) (bool, error) {
@@ -108,8 +102,8 @@ func MoveTypes(r Reading, d CountDeltas, from, to State) (int64, error) {
 	return n, err
 }
 
-// Time scans an instant as an engine stores it: Unix milliseconds
-// (SQLite), a timestamp (PostgreSQL), or NULL, which is the zero time.
+// Time scans an instant as stored: Unix milliseconds (SQLite), a timestamp
+// (PostgreSQL), or NULL for the zero time.
 type Time struct{ time.Time }
 
 // Scan implements sql.Scanner.
@@ -129,7 +123,7 @@ func (t *Time) Scan(src any) error {
 
 var _ sql.Scanner = (*Time)(nil)
 
-// OrNull is t as an argument of a nullable instant: nil for the zero time.
+// OrNull is t as a nullable instant argument: nil for the zero time.
 func OrNull(t time.Time) any {
 	if t.IsZero() {
 		return nil
@@ -137,7 +131,7 @@ func OrNull(t time.Time) any {
 	return t
 }
 
-// TextOrNull is s as an argument of a nullable text: nil for "".
+// TextOrNull is s as a nullable text argument: nil for "".
 func TextOrNull(s string) any {
 	if s == "" {
 		return nil
@@ -145,8 +139,8 @@ func TextOrNull(s string) any {
 	return s
 }
 
-// CapText caps an attempt's error or output text at MaxOutput bytes: its
-// head and its tail.
+// CapText caps an attempt's error or output at MaxOutput bytes, keeping head
+// and tail.
 func CapText(s string) string {
 	if len(s) > MaxOutput {
 		return s[:MaxOutput/2] + "\n…\n" + s[len(s)-MaxOutput/2:]

@@ -8,8 +8,8 @@ import (
 // State is a job's place in its life cycle.
 type State string
 
-// The states of a job. A job moves pending -> running -> done, or back to
-// pending for a retry, or to dead when it must not run again without a person.
+// The states of a job: pending -> running -> done, back to pending for a
+// retry, or dead when it must not run again without a person.
 const (
 	StatePending   State = "pending"
 	StateRunning   State = "running"
@@ -32,37 +32,25 @@ const DefaultMaxAttempts = 5
 
 // NewJob describes a job to enqueue. Only Type is required.
 type NewJob struct {
-	// Key is the job's dedup key: at most one job with a given key ever
-	// exists. Empty means a fresh random key.
-	Key string
-	// Type selects the handler that runs the job.
-	Type string
-	// Payload is the job's JSON input. Empty means {}.
-	Payload json.RawMessage
-	// Priority orders ready jobs: higher runs first. Default 0.
-	Priority int
-	// RunAt is the earliest start. Zero means now.
-	RunAt time.Time
-	// MaxAttempts limits how often the job runs. Zero means DefaultMaxAttempts.
-	MaxAttempts int
-	// Schedule names the recurring schedule the job came from; empty for
-	// one-off jobs. The queue treats it as an opaque label.
-	Schedule string
-	// Item names the fan-out item within Schedule ("" when there is none).
-	Item string
-	// ScheduledAt is the instant the job stands for; zero when none.
-	ScheduledAt time.Time
-	// Version is the version of the payload's format, which decides which
-	// pools may run the job: those that accept it for Type (see
-	// Claim.Versions). Zero means 1.
+	// Key is the dedup key: at most one job with a key ever exists. Empty
+	// means a fresh random key.
+	Key         string
+	Type        string          // selects the handler
+	Payload     json.RawMessage // JSON input; empty means {}
+	Priority    int             // higher runs first among ready jobs
+	RunAt       time.Time       // earliest start; zero means now
+	MaxAttempts int             // zero means DefaultMaxAttempts
+	Schedule    string          // opaque label of the recurring schedule; "" for one-off jobs
+	Item        string          // fan-out item within Schedule, or ""
+	ScheduledAt time.Time       // the instant the job stands for, or zero
+	// Version is the payload format's version; only pools accepting it
+	// for Type run the job (see Claim.Versions). Zero means 1.
 	Version int
-	// SkipIfActive, with Schedule set, makes the enqueue record a skip with
-	// reason SkipOverlap instead of inserting when a pending or running job of
-	// the same Schedule and Item exists.
+	// SkipIfActive, with Schedule, records a SkipOverlap skip instead of
+	// inserting while a job of the same Schedule and Item is pending or
+	// running.
 	SkipIfActive bool
-	// AlarmKey, on a notification job, is the key of the alarm the job
-	// hands to a notify task; empty for every other job.
-	AlarmKey string
+	AlarmKey     string // the alarm a notification job hands to a notify task
 }
 
 // Job is a stored job.
@@ -86,20 +74,17 @@ type Job struct {
 	CreatedAt   time.Time
 	StartedAt   time.Time // start of the latest attempt
 	FinishedAt  time.Time // when the job reached done or dead
-	// RetriedAt is when an operator last made the dead job pending again
-	// (Retry, RetryAllDead); zero when none has. Its give_up_after budget
-	// counts from it when it is the later start.
+	// RetriedAt is when an operator last made the dead job pending, or
+	// zero; its give_up_after budget counts from it when later.
 	RetriedAt time.Time
-	// AlarmKey is the key of the alarm a notification job carries; empty
-	// for every other job (see NewJob.AlarmKey).
-	AlarmKey string
+	AlarmKey  string // see NewJob.AlarmKey
 
 	output []byte
 }
 
-// SetOutput records what the current attempt printed, kept with the attempt
-// in the history (the tail, capped at MaxOutput bytes). A handler calls it
-// before returning; it is not safe to call from other goroutines.
+// SetOutput records the current attempt's output, whose tail (at most
+// MaxOutput bytes) the history keeps. A handler calls it before returning; it
+// is not safe for concurrent use.
 func (j *Job) SetOutput(b []byte) {
 	if len(b) > MaxOutput {
 		b = b[len(b)-MaxOutput:]
@@ -159,6 +144,6 @@ type Skip struct {
 	RecordedAt  time.Time
 }
 
-// LastAttempt reports whether the job, claimed, runs its last attempt: a
+// LastAttempt reports whether the claimed job runs its last attempt, so a
 // failure or a lost lease makes it dead.
 func (j *Job) LastAttempt() bool { return j.Attempt >= j.MaxAttempts }

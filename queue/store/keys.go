@@ -2,14 +2,11 @@ package store
 
 import "fmt"
 
-// The results of an insert of jobs, the same on every engine: what a job
-// whose key was taken gets.
+// The results of an insert of jobs, alike on every engine.
 
-// AssignInserted returns the results of an insert of jobs that inserted
-// the jobs of ids, by key: the first job with an inserted key is Inserted,
-// a repeat of it later in jobs gets its id and is not. The other jobs get
-// their keys alone, for ResolveKeys. count is called with the type of each
-// job inserted.
+// AssignInserted returns an insert's results from the ids it inserted, by
+// key: a key's first job is Inserted, a repeat gets its id only, others their
+// key alone, for ResolveKeys. count gets each inserted job's type.
 func AssignInserted(jobs []NewJob, ids map[string]int64, count func(typ string)) []Enqueued {
 	res := make([]Enqueued, len(jobs))
 	fresh := make(map[string]bool, len(ids)) // inserted, not yet reported
@@ -31,10 +28,8 @@ func AssignInserted(jobs []NewJob, ids map[string]int64, count func(typ string))
 	return res
 }
 
-// ResolveKeys completes the results of the jobs an insert did not insert
-// and whose id it does not know: lookup returns the ids of the jobs that
-// hold their keys, and a key no job holds belongs to a job purged since
-// (Purged).
+// ResolveKeys fills in the ids of jobs not inserted from lookup; a key no job
+// holds belongs to a job purged since (Purged).
 func ResolveKeys(res []Enqueued, lookup func(keys []string) (map[string]int64, error)) error {
 	var missing []string
 	for _, r := range res {

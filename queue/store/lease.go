@@ -7,43 +7,34 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 )
 
-// Leases judges leases by a store's clock, across steps of its wall
-// clock. A lease is a duration written as the instant it ends, by the
-// clock as it stood then. After the clock steps forward by D, every lease
-// written before looks D shorter than it is: a store that compared it
-// with its clock alone would take it from a live owner, who heartbeats in
-// time by elapsed time. So from the first reading that shows the step
-// until every lease written before it has ended by the clock as it stood
-// before, a lease counts as expired only once it is D past its end: live
-// owners renew theirs meanwhile, by the clock as it stands. A backward
-// step makes leases look longer: they are taken back late, never early,
-// and nothing is held for it.
-//
-// A store opened after the step has no earlier reading to compare with:
-// it judges leases by its clock alone. Leases is safe for concurrent use.
+// Leases judges leases by a store's clock across its wall-clock steps. A
+// lease is stored as its end, by the clock then. After a forward step of D,
+// older leases look D shorter and would be taken from live owners, who
+// heartbeat by elapsed time; so until every older lease has ended by the old
+// clock, a lease expires D past its end. A backward step makes leases look
+// longer: taken late, never early. A store opened after a step cannot see it.
+// Leases is safe for concurrent use.
 type Leases struct {
 	clock clock.Clock
 
 	mu    sync.Mutex
 	steps clock.Steps
-	owed  time.Duration // forward steps read but not yet held (latest failed)
+	owed  time.Duration // forward steps read, not yet held (latest failed)
 	held  time.Duration // forward steps held
 	until time.Time     // the latest lease written before them
 }
 
-// NewLeases returns a Leases on c, reading it once: a later step shows.
+// NewLeases returns a Leases on c, reading it once so a later step shows.
 func NewLeases(c clock.Clock) *Leases {
 	l := &Leases{clock: c}
 	l.steps.Read(c)
 	return l
 }
 
-// Margin returns by how much, at now, a lease must be past its end to count
-// as expired: zero, or the forward steps of the clock held (see Leases).
-// A store takes back the leases that end before now minus Margin, and
-// expects the next one to expire Margin after its end. latest returns the
-// latest end of a running job's lease (zero for none); Margin calls it only
-// after the clock stepped forward, and fails with it.
+// Margin returns how far past its end a lease must be at now to count as
+// expired: zero, or the forward steps held. latest returns the latest running
+// lease's end (zero for none); Margin calls it only after a forward step, and
+// fails with it.
 func (l *Leases) Margin(now time.Time, latest func() (time.Time, error)) (time.Duration, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6,11 +6,9 @@ import (
 	"time"
 )
 
-// Maintain reclaims expired leases, then purges what is older than retain
-// (see PoolProtocol), and logs the counts. Where the engine lets one
-// process at a time maintain the database, it returns Skipped while
-// another does: an efficiency only, since reclaims and purges by several
-// processes at once are still correct.
+// Maintain implements PoolProtocol.Maintain and logs the counts. Skipped
+// while another process maintains is an efficiency only: concurrent reclaims
+// and purges are correct.
 func (e *Base) Maintain(ctx context.Context, retain time.Duration) (MaintenanceReport, error) {
 	var rep MaintenanceReport
 	unlock, ok, err := e.b.LockMaintenance(ctx)
@@ -33,9 +31,7 @@ func (e *Base) Maintain(ctx context.Context, retain time.Duration) (MaintenanceR
 	return rep, nil
 }
 
-// reclaim returns running jobs whose lease expired to pending, or to dead
-// when they have no attempt left, or to cancelled when a cancel was
-// requested, and records the lost attempts.
+// reclaim takes back expired leases and records the lost attempts.
 func (e *Base) reclaim(ctx context.Context) (int, error) {
 	var rs []Reclaimed
 	err := e.b.InTx(ctx, false, func(tx Tx) error {
@@ -60,13 +56,10 @@ func (e *Base) reclaim(ctx context.Context) (int, error) {
 	return len(rs), nil
 }
 
-// purgeBefore deletes done jobs finished before before, with their
-// attempts, closed alarms raised before it, skip records older than it,
-// and the buckets of rate limits that are full again, in batches, each its
-// own transaction, so that other writers interleave. Dead, pending and
-// running jobs are kept. The key of a purged job enqueued with a key of its
-// own stays used, moved in the transaction that deletes the job: an
-// enqueue under it inserts nothing, as before the purge.
+// purgeBefore purges what is older than before in batches of one transaction
+// each, so other writers interleave. Dead, pending and running jobs stay. A
+// purged job's key moves to the used keys in the deleting transaction, so an
+// enqueue under it still inserts nothing.
 func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips int64, err error) {
 	if jobs, err = e.purgeBatches(ctx, func(tx Tx) (int64, error) {
 		return e.b.PurgeDone(ctx, tx, before, e.purge.Batch)
@@ -83,7 +76,7 @@ func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips i
 	}); err != nil {
 		return jobs, skips, fmt.Errorf("purge alarms: %w", err)
 	}
-	// Rate limits' buckets that are full again: as if they had no row.
+	// Full buckets: as if they had no row.
 	if err := e.b.InTx(ctx, false, func(tx Tx) error {
 		_, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now())
 		return err
@@ -93,9 +86,8 @@ func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips i
 	return jobs, skips, e.b.Purged(ctx)
 }
 
-// purgeBatches runs batch, a transaction each, until it deletes fewer than
-// a full batch, resting between two as PurgeConfig.Pause says, and returns
-// how many rows it deleted.
+// purgeBatches runs batch, a transaction each, resting PurgeConfig.Pause
+// between, until one deletes less than a full batch.
 func (e *Base) purgeBatches(ctx context.Context, batch func(Tx) (int64, error)) (int64, error) {
 	var total int64
 	for {

@@ -7,11 +7,10 @@ import (
 	"time"
 )
 
-// The operator's writes, on every engine. Each is acknowledged to a person
-// or a program: its commit is durable.
+// The operator's writes, on every engine. Each is acknowledged to someone, so
+// its commit is durable.
 
-// Retry makes the dead job id pending again, to run at once with a fresh
-// set of attempts. It returns ErrNotFound if no dead job has that id.
+// Retry implements Operator.Retry.
 func (e *Base) Retry(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return fmt.Errorf("retry job %d: %w", id, ErrNotFound)
@@ -26,14 +25,12 @@ func (e *Base) Retry(ctx context.Context, id int64) error {
 	return nil
 }
 
-// RetryAllDead makes every dead job pending again and returns how many.
+// RetryAllDead implements Operator.RetryAllDead.
 func (e *Base) RetryAllDead(ctx context.Context) (int64, error) { return e.retry(ctx, 0) }
 
-// retry revives the dead job id, or every dead job for id 0, with as many
-// fresh attempts as it had at first; the attempts spent stay counted, so
-// that the history stays in order and a late result of an old attempt
-// stays fenced off. The retry's instant starts the job's give_up_after
-// budget again.
+// retry revives the dead job id, or all for id 0, with as many fresh attempts
+// as at first. Spent attempts stay counted, so the history stays in order and
+// an old attempt's late result stays fenced off.
 func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := e.b.InTx(ctx, true, func(tx Tx) error {
@@ -50,15 +47,10 @@ func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 	return n, nil
 }
 
-// RequestCancel cancels job id on behalf of by (a person or program, for
-// the record) and returns the state the job was in. A pending job is
-// cancelled at once. A running job is marked, and the processes on the
-// database told: the pool holding its lease, in any of them, cancels the
-// attempt's context with a *CancelledError and records the job cancelled;
-// if that pool is gone, the job ends cancelled when its lease is
-// reclaimed. A running job may still end done (or dead) if it finishes
-// before its pool notices. A job already done, dead or cancelled is left
-// as it is. The error wraps ErrNotFound when no job has that id.
+// RequestCancel implements Operator.RequestCancel. The pool holding a running
+// job's lease cancels the attempt's context with a *CancelledError; the job
+// may still end done or dead if it finishes first. A finished job is left as
+// it is.
 func (e *Base) RequestCancel(ctx context.Context, id int64, by string) (State, error) {
 	var st State
 	by = e.b.Text(by)
@@ -89,10 +81,8 @@ func (e *Base) RequestCancel(ctx context.Context, id int64, by string) (State, e
 	return st, nil
 }
 
-// SaveConfig stores data, read from the file at path, as the configuration
-// the daemon now runs, replacing the one stored before. After a power loss
-// an operator's command must not fall back to an older configuration than
-// the one the daemon ran.
+// SaveConfig implements Operator.SaveConfig. It is durable: after power loss
+// a command must not fall back to an older configuration.
 func (e *Base) SaveConfig(ctx context.Context, path string, data []byte) (*StoredConfig, error) {
 	c := &StoredConfig{Path: path, Data: data, SHA256: ConfigSHA256(data), LoadedAt: e.clock.Now().Truncate(time.Millisecond).UTC()}
 	if data == nil {
@@ -108,8 +98,7 @@ func (e *Base) SaveConfig(ctx context.Context, path string, data []byte) (*Store
 	return c, nil
 }
 
-// SetPaused pauses or resumes a schedule durably. A schedule without a
-// cursor gets one at now.
+// SetPaused implements BeatProtocol.SetPaused.
 func (e *Base) SetPaused(ctx context.Context, schedule string, paused bool) error {
 	now := e.clock.Now()
 	var pausedAt any
@@ -126,7 +115,7 @@ func (e *Base) SetPaused(ctx context.Context, schedule string, paused bool) erro
 	return nil
 }
 
-// Leave deletes owner's pool row: the pool stopped claiming.
+// Leave implements PoolProtocol.Leave.
 func (e *Base) Leave(ctx context.Context, owner string) error {
 	err := e.b.InTx(ctx, false, func(tx Tx) error {
 		_, err := tx.Exec(ctx, e.q.Leave, owner)

@@ -4,15 +4,13 @@ import "time"
 
 // WatchConfig tunes PoolProtocol.Watch.
 type WatchConfig struct {
-	Poll   time.Duration // the period of the look when changes cannot be told
-	Safety time.Duration // the period of the look under the notices
+	Poll   time.Duration // look period when changes cannot be told
+	Safety time.Duration // look period under the notices
 }
 
-// PoolTx is one transaction of a pool's loop, in this order: record
-// Results (fenced), reclaim expired leases when Reclaim, extend the leases
-// of the owner's running jobs to Heartbeat when it is not zero, write the
-// pool's row when Presence is not nil, and claim when Claim is not nil.
-// All of it commits, or none.
+// PoolTx is one transaction of a pool's loop, all or nothing, in order:
+// record Results (fenced); reclaim if Reclaim; extend the owner's leases to a
+// non-zero Heartbeat; write the row if Presence; claim if Claim.
 type PoolTx struct {
 	Owner     string
 	Now       time.Time
@@ -25,27 +23,21 @@ type PoolTx struct {
 
 // PoolTxResult is what a PoolTx did.
 type PoolTxResult struct {
-	// Fenced tells, for each of PoolTx.Results, whether its fence held: the
-	// job was still running under that owner and attempt. A result whose
-	// fence failed changed nothing but was recorded as a stale attempt.
+	// Fenced tells per Result whether its fence held (the job still ran under
+	// that owner and attempt); a failed one records a stale attempt.
 	Fenced    []bool
 	Reclaimed []Reclaimed
-	// Claimed are the jobs claimed, in claim order (priority descending,
-	// then run_at, then id), now running under the owner with a lease to
-	// Now + Claim.Lease.
-	Claimed []*Job
-	// GaveBack reports that the claim gave back prefetched jobs from one on
-	// its last attempt on (see Claim.Prefetch).
-	GaveBack bool
-	// RateWait is when a ready job that a rate limit held back may start:
-	// the earliest next start of the buckets that held one back (see
-	// Claim.Rated). Zero when none was held back.
+	// Claimed are in claim order (priority descending, run_at, id), leased to
+	// the owner until Now + Claim.Lease.
+	Claimed  []*Job
+	GaveBack bool // prefetched jobs were given back (see Claim.Prefetch)
+	// RateWait is the earliest next start of a bucket that held back a
+	// ready job (see Claim.Rated), or zero.
 	RateWait time.Time
 }
 
-// Result is the end of one attempt, to be recorded by a PoolTx. The outcome
-// statements are fenced on (id, owner, attempt, running): a worker whose
-// lease was reclaimed, and maybe claimed again elsewhere, changes nothing.
+// Result is an attempt's end, for a PoolTx to record, fenced on (id, owner,
+// attempt, running): a worker whose lease was reclaimed changes nothing.
 type Result struct {
 	Job      *Job    // as claimed: ID, Owner and Attempt are the fence
 	Worker   string  // the worker that ran it, recorded with the attempt
@@ -55,44 +47,36 @@ type Result struct {
 	RetryAt  time.Time // for retry: when to run again
 	Started  time.Time
 	Finished time.Time
-	// TimedOut reports that the type's timeout ended the attempt. Engines
-	// do not store it: it is for the pool's observers.
-	TimedOut bool
+	TimedOut bool // the type's timeout ended it; not stored, for observers
 }
 
 // Presence is a pool's row in the pools table.
 type Presence struct {
-	Types []string // the types it has handlers for
-	// Versions are the payload versions it runs of Types (see Versions).
-	Versions Versions
+	Types    []string // the types it has handlers for
+	Versions Versions // the payload versions it runs
 	Process  Process
-	// First is set on the pool's first write: it also deletes the rows of
-	// pools gone for PresenceKept.
-	First bool
+	First    bool // the pool's first write, which also forgets pools gone for PresenceKept
 }
 
-// Claim asks for up to N ready jobs (run_at ≤ PoolTx.Now, pending) of Types,
-// plus up to Limited[t] of each limited type t, N overall, of the versions
-// Versions accepts. Jobs of other types or versions are passed over and
-// stay pending, their attempts unspent.
+// Claim asks for up to N jobs ready at PoolTx.Now: of Types, plus up to
+// Limited[t] of each limited type t, of accepted Versions. Others stay
+// pending, attempts unspent.
 type Claim struct {
 	Lease    time.Duration
 	N        int
 	Types    []string
 	Limited  map[string]int
 	Versions Versions
-	// Prefetch is how many of the N are claimed ahead of a free worker.
-	// A crash spends the attempt of every claimed job, started or not, so
-	// past the first N − Prefetch jobs the claim keeps only the jobs before
-	// the first one on its last attempt and gives the rest back
-	// (PoolTxResult.GaveBack).
+	// Prefetch is how many of the N are claimed ahead of a free worker. A
+	// crash spends every claimed job's attempt, so past the first N−Prefetch
+	// the claim keeps only the jobs before the first one on its last attempt
+	// and gives the rest back (PoolTxResult.GaveBack).
 	Prefetch int
-	// StopBeforeLast makes the claim look at the ready jobs before taking
-	// them, so that it stops before a job on its last attempt instead of
-	// taking and giving back the jobs from it on.
+	// StopBeforeLast reads the ready jobs first, to stop before a last
+	// attempt rather than take and give back.
 	StopBeforeLast bool
-	// Rated are the types with a rate limit, in no other list, claimed
-	// after the others within N, each within its buckets (see RateLimit).
+	// Rated are the rate-limited types, in no other list, claimed last within
+	// N and their buckets (see RateLimit).
 	Rated []RatedClaim
 }
 
@@ -111,10 +95,9 @@ type CancelRequest struct {
 	By      string
 }
 
-// AttemptRows returns the attempts to record of the results rs of a
-// PoolTx whose fences held as ok says: a result that lost its lease as a
-// stale attempt. A completion that printed nothing has none: the job's row
-// records it.
+// AttemptRows returns the attempt rows of results rs, ok telling whose fence
+// held: a lost lease records a stale attempt, a silent completion none (the
+// job's row records it).
 func AttemptRows(rs []Result, ok []bool) []Attempt {
 	var out []Attempt
 	for i, r := range rs {

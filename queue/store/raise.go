@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// RaiseAlarms commits b in one transaction (see AlarmProtocol). The commit
-// need not survive a power loss: the alarms are lost with the marks that
-// passed them, and the next evaluation raises them again.
+// RaiseAlarms implements AlarmProtocol.RaiseAlarms. Its commit need not
+// survive power loss: the alarms are lost with the marks that passed them,
+// and the next evaluation raises them again.
 func (e *Base) RaiseAlarms(ctx context.Context, b AlarmBatch) ([]Alarm, error) {
 	now := e.clock.Now()
 	alarms, err := PrepareAlarms(b.Alarms, now)
@@ -43,10 +43,9 @@ func (e *Base) RaiseAlarms(ctx context.Context, b AlarmBatch) ([]Alarm, error) {
 	return raised, nil
 }
 
-// raise inserts a in tx unless an alarm with its key exists, enqueues its
-// notifications when it inserted it, and closes the alarms it resolves. It
-// returns the alarm when it inserted it, and whether a notification job
-// was inserted.
+// raise inserts a unless its key exists, enqueues its notifications if
+// inserted, and closes what it resolves. It returns a if inserted, and
+// whether a notification was.
 func (e *Base) raise(ctx context.Context, tx Tx, a NewAlarm, now time.Time) ([]Alarm, bool, error) {
 	var raised []Alarm
 	notified := false
@@ -56,7 +55,7 @@ func (e *Base) raise(ctx context.Context, tx Tx, a NewAlarm, now time.Time) ([]A
 		a.JobID, errText, string(a.Detail), OpensAlarm(a.Kind), now).Scan(&id)
 	switch {
 	case errors.Is(err, ErrNoRows):
-		// Raised before, by this process or another.
+		// Raised before, by any process.
 	case err != nil:
 		return nil, false, fmt.Errorf("insert alarm %s: %w", a.Key, err)
 	default:

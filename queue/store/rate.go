@@ -7,40 +7,35 @@ import (
 	"time"
 )
 
-// RateLimit bounds how often jobs of one type start, across every pool on
-// the database: one start per Every on average, and at most Burst at once
-// after a quiet spell. With Burst 1 the starts are at least Every apart, so
-// that "10 per minute" (Every 6s) never starts more than 10 in any minute.
+// RateLimit bounds how often jobs of one type start, across every pool on the
+// database: one start per Every on average, at most Burst at once after a
+// quiet spell; with Burst 1 starts are at least Every apart.
 //
-// Each limit is a bucket of the rate_limits table, one per type, or per
-// type and key when Key is set, holding one instant: the bucket's
-// theoretical arrival time (TAT) of the generic cell rate algorithm. A
-// start at now is allowed when TAT − (Burst−1)×Every ≤ now, and moves TAT
-// to max(TAT, now) + Every. A bucket whose TAT is past is full (Burst
-// starts allowed), the same as no row at all, so rows with a past TAT are
-// deleted by the purge.
+// A limit is a rate_limits row per type (or type and key) holding the
+// bucket's theoretical arrival time (TAT) of the generic cell rate algorithm.
+// A start at now is allowed when TAT − (Burst−1)×Every ≤ now, and moves TAT
+// to max(TAT, now) + Every. A past TAT is a full bucket, like no row, so the
+// purge deletes it.
 type RateLimit struct {
 	Every time.Duration // at least 1ns
 	Burst int           // at least 1
-	// Key, when set, gives each job's bucket from its id and payload: a
-	// limit per key (a customer, an account). A claim calls it inside its
-	// transaction, for each of the up to RateWindow ready jobs it reads, so
-	// it must be quick; it must be safe for concurrent use. An error means
-	// that the job has no bucket: the claim takes it, within its room,
-	// without spending a start of any bucket, for the pool to fail it
-	// without running it.
+	// Key, when set, gives each job's bucket from its id and payload (a
+	// customer, an account). A claim calls it in its transaction for up to
+	// RateWindow ready jobs: it must be quick and safe for concurrent use. An
+	// error leaves the job bucketless: claimed without spending a start, for
+	// the pool to fail it unrun.
 	Key func(id int64, payload json.RawMessage) (string, error)
 }
 
-// tolerance is how far ahead of now a bucket's TAT may be for a start to
-// be allowed: the room for Burst−1 starts beyond the one.
+// tolerance is how far ahead of now a TAT may be for a start: room for
+// Burst−1 more.
 func (l RateLimit) tolerance() time.Duration { return time.Duration(max(l.Burst, 1)-1) * l.Every }
 
 // NextStart is when a bucket at tat allows its next start.
 func (l RateLimit) NextStart(tat time.Time) time.Time { return tat.Add(-l.tolerance()) }
 
-// take spends one start of a bucket at tat at now: ok reports that it was
-// allowed, and next is the bucket's TAT after it.
+// take spends a start of a bucket at tat at now, if allowed; next is the TAT
+// after it.
 func (l RateLimit) take(tat, now time.Time) (next time.Time, ok bool) {
 	if l.NextStart(tat).After(now) {
 		return tat, false
@@ -51,22 +46,19 @@ func (l RateLimit) take(tat, now time.Time) (next time.Time, ok bool) {
 	return tat.Add(l.Every), true
 }
 
-// PauseTAT is the TAT that stops a bucket's starts until until: the limit
-// of a type or key pauses when the remote side asks to slow down
-// (a RetryAfter). The first start after it is alone, then one per Every.
+// PauseTAT is the TAT that stops a bucket's starts until until, when the
+// remote side asks to slow down; then one start, one per Every after.
 func (l RateLimit) PauseTAT(until time.Time) time.Time { return until.Add(l.tolerance()) }
 
-// RatedClaim is a type with a rate limit in a Claim: at most Room of its
-// ready jobs are claimed, in claim order, each only if its bucket allows.
+// RatedClaim is a rate-limited type in a Claim: at most Room of its ready
+// jobs are claimed, in claim order, each only if its bucket allows.
 type RatedClaim struct {
-	Type  string
-	Limit RateLimit
-	// Versions are the payload versions of Type the pool runs (nil: [1]):
-	// jobs of others are passed over, and spend no start.
-	Versions []int
-	// Room is how many of its jobs may start now: the pool's free workers
-	// (a rate-limited job is never claimed ahead of a worker, so that it
-	// starts when it is counted) and its concurrency limit's room.
+	Type     string
+	Limit    RateLimit
+	Versions []int // payload versions of Type the pool runs (nil: [1])
+	// Room is how many may start now: within the pool's free workers (never
+	// ahead of one, so a start is counted when it happens) and its
+	// concurrency limit.
 	Room int
 }
 
@@ -78,9 +70,8 @@ func (r RatedClaim) AcceptedVersions() []int {
 	return r.Versions
 }
 
-// Window is how many ready jobs of r.Type a claim of room of them reads:
-// without a key one bucket decides, so the next room jobs and one more, to
-// tell whether the bucket held one back; with a key, RateWindow.
+// Window is how many ready jobs a claim of room reads: room and one more to
+// tell whether the one bucket held one back, or RateWindow with a key.
 func (r RatedClaim) Window(room int) int {
 	if r.Limit.Key != nil {
 		return RateWindow
@@ -88,12 +79,10 @@ func (r RatedClaim) Window(room int) int {
 	return room + 1
 }
 
-// ClaimRated claims the types of rated in turn with claim, each within its
-// Room and within n jobs in all counting jobs, those claimed before it. It
-// returns jobs with the new ones, in claim order, and the earliest wait
-// that claim reported (zero: none). Rate-limited types come last in a
-// claim and are never prefetched, so that giving back prefetched jobs
-// (PrefetchCut) never gives back a job whose start a bucket counted.
+// ClaimRated claims rated's types in turn, each within its Room and n jobs in
+// all, and returns jobs with the new ones in claim order, and the earliest
+// wait. Rate-limited types come last and are never prefetched, so PrefetchCut
+// never gives back a job whose start a bucket counted.
 func ClaimRated(jobs []*Job, rated []RatedClaim, n int, claim func(r RatedClaim, room int) ([]*Job, time.Time, error)) ([]*Job, time.Time, error) {
 	var wait time.Time
 	before := len(jobs)
@@ -117,22 +106,19 @@ func ClaimRated(jobs []*Job, rated []RatedClaim, n int, claim func(r RatedClaim,
 	return jobs, wait, nil
 }
 
-// RateWindow is how many ready jobs of a type with a keyed limit a claim
-// reads to find those whose keys' buckets allow a start: jobs of a key
-// behind RateWindow ready jobs of keys at their limit wait until those
-// move.
+// RateWindow is how many ready jobs of a keyed limit a claim reads: a key
+// behind RateWindow jobs of keys at their limit waits until those move.
 const RateWindow = 1000
 
-// RateCandidate is a ready job of a rated type, in claim order, with its
-// bucket's key, or NoKey when the limit's Key failed for it.
+// RateCandidate is a rated type's ready job and its bucket's key, or NoKey
+// when Key failed.
 type RateCandidate struct {
 	ID    int64
 	Key   string
 	NoKey bool
 }
 
-// Candidate is the job id, of payload, as a candidate of r's claim: its
-// key read from the payload when the limit is per key.
+// Candidate is job id as a candidate of r's claim, keyed from payload.
 func (r RatedClaim) Candidate(id int64, payload string) RateCandidate {
 	c := RateCandidate{ID: id}
 	if r.Limit.Key != nil {
@@ -144,7 +130,7 @@ func (r RatedClaim) Candidate(id int64, payload string) RateCandidate {
 }
 
 // RateKeys returns the distinct keys of cands, sorted: the buckets a claim
-// reads, in the order a claim locks them.
+// reads, in lock order.
 func RateKeys(cands []RateCandidate) []string {
 	keys := make([]string, 0, len(cands))
 	for _, c := range cands {
@@ -156,12 +142,10 @@ func RateKeys(cands []RateCandidate) []string {
 	return slices.Compact(keys)
 }
 
-// TakeRated picks, among cands in claim order, the jobs whose buckets
-// allow a start at now, and those without a bucket (NoKey), at most room
-// of them. tats holds the buckets' TATs by key (a missing key is a full
-// bucket); it is updated in place for the buckets that gave starts, which
-// changed lists. wait is the earliest next start of a bucket that held a
-// candidate back, zero when none did.
+// TakeRated picks up to room of cands in claim order: those whose bucket
+// allows a start at now, and those without one. It updates tats (by key,
+// missing: full) for the buckets that gave starts, which changed lists. wait
+// is the earliest next start of a bucket that held one back, or zero.
 func TakeRated(l RateLimit, now time.Time, cands []RateCandidate, tats map[string]time.Time, room int) (picked []int64, changed []string, wait time.Time) {
 	seen := map[string]bool{}
 	for _, c := range cands {

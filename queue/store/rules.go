@@ -13,16 +13,14 @@ import (
 	"time"
 )
 
-// The rules below are the same on every engine: an engine applies them to
-// its arguments before it writes anything.
+// The rules below are the same on every engine, applied before it writes.
 
 // ErrPausedMoved is ErrCursorMoved for a schedule paused or resumed since
 // its cursor was read.
 var ErrPausedMoved = fmt.Errorf("schedule paused or resumed since its cursor was read: %w", ErrCursorMoved)
 
-// PrepareJobs validates jobs (their payloads with CheckPayload) and fills
-// their defaults: a fresh key (RandomKey), the payload {},
-// DefaultMaxAttempts, and now as run_at.
+// PrepareJobs validates jobs (payloads with CheckPayload) and fills their
+// defaults: a RandomKey, the payload {}, DefaultMaxAttempts, run_at now.
 func PrepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 	out := make([]NewJob, len(jobs))
 	for i, j := range jobs {
@@ -57,12 +55,10 @@ func PrepareJobs(jobs []NewJob, now time.Time) ([]NewJob, error) {
 	return out, nil
 }
 
-// RandomKey returns the key of a job enqueued without one: "job|", then
-// the enqueue time in nanoseconds and 64 random bits in hex (32 digits).
-// Keys made in time order land at the end of the key index, so a batch of
-// new jobs writes one or two of its pages instead of one per job. Nothing
-// else makes a key of that form, so an engine need not remember a purged
-// job's generated key as used: it cannot be enqueued again.
+// RandomKey returns a job's key when enqueued without one: "job|", the time
+// in nanoseconds and 64 random bits, in hex. Keys in time order land at the
+// end of the key index, so a batch writes one or two of its pages. No other
+// key has this form, so a purged job's need not be kept used.
 func RandomKey(now time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixNano()))
@@ -84,23 +80,20 @@ func CheckAdvance(a Advance) error {
 	return nil
 }
 
-// AdvanceBatchRows bounds the rows (jobs, skips and the cursor) of the
-// Advances that one AdvanceBatch transaction commits, so that a tick of
-// many schedules does not hold the writer from the pools for long. An
-// Advance larger than that on its own gets a transaction of its own; an
+// AdvanceBatchRows bounds the rows (jobs, skips, cursor) of one AdvanceBatch
+// transaction, so a tick of many schedules does not hold the writer long. An
 // Advance is never split.
 const AdvanceBatchRows = 5000
 
-// CommitAdvances commits the prepared Advances advs[i], for i in idx, in
-// one transaction, and on commit sets their results in res.
+// CommitAdvances commits the prepared advs[i], i in idx, in one transaction
+// and sets their results in res.
 type CommitAdvances func(advs []Advance, idx []int, res []AdvanceResult) error
 
-// BatchAdvances is AdvanceBatch's rules, the same on every engine: it
-// refuses a schedule named twice, checks each Advance and fills its jobs'
-// defaults at now (an invalid one gets its own Err and is left out), and
-// hands the others to commit in the order of their schedules' names (see
-// byScheduleName), in groups of up to AdvanceBatchRows rows. Once a group
-// fails, it and the groups after it get that error.
+// BatchAdvances is AdvanceBatch's rules: it refuses a schedule named twice,
+// checks each Advance and fills its jobs' defaults (an invalid one gets its
+// own Err), and hands the rest to commit by schedule name in groups of up to
+// AdvanceBatchRows rows. Once a group fails, it and the later groups get that
+// error.
 func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]AdvanceResult, error) {
 	seen := make(map[string]bool, len(advs))
 	for _, a := range advs {
@@ -152,15 +145,10 @@ func BatchAdvances(advs []Advance, now time.Time, commit CommitAdvances) ([]Adva
 	return res, nil
 }
 
-// byScheduleName returns the indexes of advs in the order of their
-// schedules' names.
-//
-// The order is for speed. The indexes that a tick writes into at one place
-// per schedule (the jobs' keys, which begin with the schedule's name, and
-// the indexes on (schedule, ...)) are in this order, so a transaction of
-// Advances sorted by name writes one run of neighbouring pages of each,
-// and the next transaction the run after it; in the order of a file, every
-// transaction would dirty pages all over each index, and commit them all.
+// byScheduleName returns advs' indexes by schedule name, for speed: a tick's
+// index writes (keys begin with the schedule's name, indexes on schedule)
+// then fall in one run of neighbouring pages per transaction, not all over
+// each index.
 func byScheduleName(advs []Advance) []int {
 	order := make([]int, len(advs))
 	for i := range order {
@@ -170,9 +158,8 @@ func byScheduleName(advs []Advance) []int {
 	return order
 }
 
-// SortClaimOrder puts claimed jobs in claim order: priority descending,
-// then run_at, then id. A claim's RETURNING yields rows in no promised
-// order; a pool starts them in this one.
+// SortClaimOrder puts claimed jobs in claim order (priority descending,
+// run_at, id), which a RETURNING does not promise.
 func SortClaimOrder(jobs []*Job) {
 	sort.SliceStable(jobs, func(a, b int) bool {
 		if jobs[a].Priority != jobs[b].Priority {
@@ -185,13 +172,10 @@ func SortClaimOrder(jobs []*Job) {
 	})
 }
 
-// PrefetchCut returns how many of jobs, claimed in claim order for a
-// Claim of n jobs of which prefetch ahead of a free worker, the claim
-// keeps; the rest go back. A crash spends the attempt of every claimed
-// job, started or not (the lease cannot tell), so a job on its last
-// attempt is not prefetched: past the n-prefetch jobs for free workers,
-// the claim keeps the jobs before the first such job. It returns
-// len(jobs) when nothing goes back.
+// PrefetchCut returns how many of a claim's jobs, in claim order, to keep
+// when prefetch of n are ahead of a free worker (len(jobs): all). A crash
+// spends every claimed job's attempt, started or not, so past the first
+// n-prefetch it keeps those before the first on its last attempt.
 func PrefetchCut(jobs []*Job, n, prefetch int) int {
 	keep := max(n-prefetch, 0)
 	if prefetch <= 0 || len(jobs) <= keep {
@@ -203,8 +187,8 @@ func PrefetchCut(jobs []*Job, n, prefetch int) int {
 	return len(jobs)
 }
 
-// CheckLimit checks the limit of an operator's read of up to limit rows
-// (ListSkips, Alarms): 1 to MaxList. what names the read in the error.
+// CheckLimit checks an operator's read limit: 1 to MaxList. what names the
+// read in the error.
 func CheckLimit(what string, limit int) error {
 	if limit < 1 || limit > MaxList {
 		return fmt.Errorf("%s: limit %d: want 1 to %d", what, limit, MaxList)
@@ -212,32 +196,22 @@ func CheckLimit(what string, limit int) error {
 	return nil
 }
 
-// Bounds of a job's payload, the same at every enqueue: a payload is shown
-// in listings and JSON output, decoded by task templates and merged into
-// notifications, so one stored row must not be too large or too deep for
-// any of them.
+// Bounds of a payload: it is listed, shown as JSON, decoded by templates and
+// merged into notifications, so it must not be too large or deep.
 const (
-	// MaxPayloadSize bounds a payload, in bytes.
-	MaxPayloadSize = 1 << 20
-	// MaxPayloadDepth bounds the nesting of a payload's objects and
-	// arrays: {"a": [1]} is two levels.
-	MaxPayloadDepth = 32
+	MaxPayloadSize  = 1 << 20 // bytes
+	MaxPayloadDepth = 32      // nesting of objects and arrays: {"a": [1]} is two
 )
 
+// The errors CheckPayload reports, the first two wrapped.
 var (
-	// ErrPayloadTooLarge is wrapped by the error of a payload over
-	// MaxPayloadSize.
-	ErrPayloadTooLarge = errors.New("payload too large")
-	// ErrPayloadTooDeep is wrapped by the error of a payload nested deeper
-	// than MaxPayloadDepth.
-	ErrPayloadTooDeep = errors.New("payload nested too deep")
-	// ErrPayloadNotJSON is wrapped by the error of a payload that is not
-	// JSON.
-	ErrPayloadNotJSON = errors.New("payload is not valid JSON")
+	ErrPayloadTooLarge = errors.New("payload too large")       // over MaxPayloadSize
+	ErrPayloadTooDeep  = errors.New("payload nested too deep") // over MaxPayloadDepth
+	ErrPayloadNotJSON  = errors.New("payload is not valid JSON")
 )
 
-// CheckPayload reports a payload that is over MaxPayloadSize, nested deeper
-// than MaxPayloadDepth, or not JSON.
+// CheckPayload reports a payload over MaxPayloadSize, deeper than
+// MaxPayloadDepth, or not JSON.
 func CheckPayload(p []byte) error {
 	if len(p) > MaxPayloadSize {
 		return fmt.Errorf("%w: %d bytes, more than %d (1 MiB)", ErrPayloadTooLarge, len(p), MaxPayloadSize)
@@ -251,8 +225,8 @@ func CheckPayload(p []byte) error {
 	return nil
 }
 
-// PayloadDepth returns the deepest nesting of objects and arrays in p, a
-// JSON text, skipping strings; it does not validate p.
+// PayloadDepth returns the deepest nesting of objects and arrays in JSON text
+// p, skipping strings, without validating p.
 func PayloadDepth(p []byte) int {
 	depth, deepest := 0, 0
 	for i := 0; i < len(p); i++ {

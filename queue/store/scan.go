@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// The column lists below are what the scanners after them read, in their
-// order: an engine's statements select them, so that one scanner reads the
-// rows of every engine.
+// The column lists below are what the scanners after them read, in order;
+// every engine selects them.
 
 // JobColumns are the columns of a Job, as ScanJob reads them.
 const JobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
@@ -32,7 +31,6 @@ func Qualified(table, columns string) string {
 // ScanJob reads a row of JobColumns.
 func ScanJob(r Row) (*Job, error) { return scanJob(r) }
 
-// scanJob reads a row of JobColumns, followed by the columns of extra.
 func scanJob(r Row, extra ...any) (*Job, error) {
 	var j Job
 	var payload string
@@ -47,8 +45,7 @@ func scanJob(r Row, extra ...any) (*Job, error) {
 	j.Payload = []byte(payload)
 	j.RunAt, j.Schedule, j.ScheduledAt, j.LeaseUntil = runAt.Time, schedule.String, scheduledAt.Time, leaseUntil.Time
 	if j.State == StateRunning {
-		// A done job keeps the worker that completed it in owner, for its
-		// attempt history (see Attempts); it holds no lease.
+		// A done job keeps its worker in owner, for its attempt history.
 		j.Owner = owner.String
 	}
 	j.CreatedAt, j.StartedAt, j.FinishedAt, j.RetriedAt = createdAt.Time, startedAt.Time, finishedAt.Time, retriedAt.Time
@@ -59,7 +56,6 @@ func scanJob(r Row, extra ...any) (*Job, error) {
 // ScanAlarm reads a row of AlarmColumns.
 func ScanAlarm(r Row) (Alarm, error) { return scanAlarm(r) }
 
-// scanAlarm reads a row of AlarmColumns, followed by the columns of extra.
 func scanAlarm(r Row, extra ...any) (Alarm, error) {
 	var a Alarm
 	var at, raised Time
@@ -72,8 +68,8 @@ func scanAlarm(r Row, extra ...any) (Alarm, error) {
 	return a, nil
 }
 
-// ScanOpenAlarm reads a row of AlarmColumns, then the alarm's job's state
-// and finish (NULL: no job) and whether a notification of it is under way.
+// ScanOpenAlarm reads AlarmColumns, then the job's state and finish (NULL: no
+// job) and whether a notification is under way.
 func ScanOpenAlarm(r Row) (OpenAlarm, error) {
 	var state sql.NullString
 	var finished Time
@@ -93,8 +89,8 @@ func ScanSkip(r Row) (Skip, error) {
 	return s, nil
 }
 
-// ScanInstantJob reads a row of JobColumns followed by the start of the
-// job's first recorded attempt (NULL: none).
+// ScanInstantJob reads JobColumns, then the job's first attempt start (NULL:
+// none).
 func ScanInstantJob(r Row) (InstantJob, error) {
 	var first Time
 	j, err := scanJob(r, &first)
@@ -105,8 +101,7 @@ func ScanInstantJob(r Row) (InstantJob, error) {
 }
 
 // firstStart is the earlier of a job's latest start and its first recorded
-// attempt's start: a successful attempt that printed nothing has no
-// attempt row.
+// one: a silent successful attempt has no attempt row.
 func firstStart(latest, recorded time.Time) time.Time {
 	if recorded.IsZero() || (!latest.IsZero() && latest.Before(recorded)) {
 		return latest
@@ -115,7 +110,7 @@ func firstStart(latest, recorded time.Time) time.Time {
 }
 
 // ScanAttempt reads job_id, attempt, worker, started_at, finished_at,
-// outcome, error, output, and two columns of order that it drops.
+// outcome, error, output, and drops two ordering columns.
 func ScanAttempt(r Row) (Attempt, error) {
 	var a Attempt
 	var started, finished Time
@@ -144,7 +139,7 @@ func ScanAlarmMark(r Row) (AlarmMark, error) {
 }
 
 // ScanPoolRow reads owner, pid, host, version, started_at, seen_at,
-// config_sha256 and config_at (NULL without a config).
+// config_sha256, config_at (NULL: none).
 func ScanPoolRow(r Row) (PoolRow, error) {
 	var p PoolRow
 	var started, seen, configAt Time

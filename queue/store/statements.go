@@ -1,9 +1,8 @@
 package store
 
-// Statements are the SQL texts of an engine that Base runs, each in the
-// engine's dialect, with the arguments and result columns that its field
-// names. An empty text is a statement the engine's database cannot answer
-// (an old schema opened read-only): the read finds nothing.
+// Statements are the SQL texts Base runs, in the engine's dialect, with the
+// arguments and columns their comments name. An empty text is one an old
+// schema opened read-only cannot answer: the read finds nothing.
 type Statements struct {
 	// Ping reads a little of the two tables the daemon lives on.
 	Ping string
@@ -13,8 +12,8 @@ type Statements struct {
 	JobByKey     string // key
 	Dead         string // limit: dead jobs, oldest first
 	ScheduleJobs string // schedule, limit: newest instant first
-	// LastRuns reads, per schedule, its newest job by instant, then id,
-	// manual runs last; LastManualRuns its newest manual run.
+	// LastRuns reads each schedule's newest job, manual runs last;
+	// LastManualRuns its newest manual run.
 	LastRuns, LastManualRuns string
 	// List builds the read of the jobs f selects, checked.
 	List func(f Filter) (string, []any)
@@ -27,14 +26,9 @@ type Statements struct {
 	CancelRequests string // owner: ScanCancelRequest's columns
 	LatestLease    string // the latest end of a running job's lease
 
-	// Finishes reads a list of schedule names: name, the newest finish of
-	// its done jobs and of its dead ones.
-	Finishes string
-	// InstantStates reads schedule, instant: state, count.
-	InstantStates string
-	// ManualRunStates reads schedule, last id, span, key suffix: state,
-	// count.
-	ManualRunStates string
+	Finishes        string // schedule names: name, newest done finish, newest dead finish
+	InstantStates   string // schedule, instant: state, count
+	ManualRunStates string // schedule, last id, span, key suffix: state, count
 
 	SkipsAll, SkipsOf string // [schedule,] limit: SkipColumns
 	SkipAt            string // schedule, item, instant: SkipColumns
@@ -45,9 +39,9 @@ type Statements struct {
 	LastConfig          string // path, data, sha256, loaded_at
 	Cursors             string // ScanCursor's columns
 	CursorsByName       string // the same, by the names' bytes
-	// CursorsReadFirst makes CursorsByName read every cursor before the
-	// first yield, so that the caller's writes meanwhile have the
-	// connections: on an engine whose readers are the writers' pool.
+	// CursorsReadFirst reads every cursor before CursorsByName yields,
+	// leaving connections to the caller's writes, for an engine whose
+	// readers share the writers' pool.
 	CursorsReadFirst bool
 
 	AlarmMarks   string // ScanAlarmMark's columns
@@ -68,7 +62,7 @@ type Statements struct {
 	// The beat's.
 	Cursor       string // schedule: at, paused
 	InsertCursor string // schedule, at, now: creates it, or nothing
-	// MoveCursor is the compare-and-set of one cursor: schedule, to, from,
+	// MoveCursor is one cursor's compare-and-set: schedule, to, from,
 	// paused, resume, now.
 	MoveCursor string
 

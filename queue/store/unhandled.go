@@ -9,24 +9,19 @@ import (
 
 // UnhandledReads are the reads of FindUnhandled, in an engine's dialect.
 type UnhandledReads interface {
-	// LivePools reads the types and versions of the pools seen since
-	// since.
+	// LivePools reads the types and versions of pools seen since since.
 	LivePools(ctx context.Context, since time.Time) ([]PoolTypes, error)
-	// MayWait tells, cheaply, whether a ready job may wait for a handler
-	// when the running pools take version 1 alone of the types handled: a
-	// type with pending jobs that is not handled, or a pending job of
-	// another version than 1. An engine that cannot tell cheaply says yes.
+	// MayWait tells cheaply whether a ready job may wait for a handler while
+	// the running pools take only version 1; yes if it cannot tell.
 	MayWait(ctx context.Context, handled []string) (bool, error)
-	// Waiting counts, by type and version, the jobs ready at now that no
-	// running pool takes (see Versions.Split of all over handled): type,
-	// version, count, and the oldest run_at.
+	// Waiting counts, by type and version, jobs ready at now that no running
+	// pool takes (Versions.Split of all over handled): type, version, count,
+	// oldest run_at.
 	Waiting(ctx context.Context, now time.Time, handled []string, all Versions) Reading
 }
 
-// FindUnhandled reports, from r's reads at now, which ready jobs wait for
-// a handler: the types that no running pool has registered, and the
-// versions of a registered type that none of them accepts. Usually there
-// are none, and it reads no job.
+// FindUnhandled reports, from r's reads at now, which ready jobs wait for a
+// handler. Usually none do, and it reads no job.
 func FindUnhandled(ctx context.Context, r UnhandledReads, now time.Time) (Unhandled, error) {
 	h := Unhandled{Known: true}
 	pools, err := r.LivePools(ctx, now.Add(-AliveWithin))
@@ -36,7 +31,7 @@ func FindUnhandled(ctx context.Context, r UnhandledReads, now time.Time) (Unhand
 	h.Pools = len(pools)
 	accepted := Accepted(pools)
 	handled := make([]string, 0, len(accepted))
-	all := Versions{} // what the pools take, as one pool that took it all
+	all := Versions{} // what the pools take, as if one pool took it all
 	for t, vs := range accepted {
 		handled = append(handled, t)
 		if len(vs) != 1 || vs[0] != 1 {
@@ -64,7 +59,6 @@ func FindUnhandled(ctx context.Context, r UnhandledReads, now time.Time) (Unhand
 	return h, nil
 }
 
-// wrapErr wraps err, if any, with what.
 func wrapErr(what string, err error) error {
 	if err == nil {
 		return nil

@@ -6,14 +6,12 @@ import (
 )
 
 // Versions maps job types to the payload versions (NewJob.Version) a pool
-// runs of them. A type it lacks is run at version 1 only: the common case,
-// in which a claim filters on the plain list of types and a job of any
-// other version of the type is passed over and stays pending, as a job of
-// a type without a handler is, for a pool that accepts it.
+// runs; a type it lacks runs at version 1 only. A job of another version
+// stays pending, like an unhandled type's, for a pool that accepts it.
 type Versions map[string][]int
 
-// Accepts reports whether a pool with these versions, given that it runs
-// typ at all, runs typ's jobs of version.
+// Accepts reports whether a pool with vs, running typ, runs its jobs of
+// version.
 func (vs Versions) Accepts(typ string, version int) bool {
 	if accepted, ok := vs[typ]; ok {
 		return slices.Contains(accepted, version)
@@ -21,7 +19,7 @@ func (vs Versions) Accepts(typ string, version int) bool {
 	return version == 1
 }
 
-// Of returns the versions of typ accepted: [1] when vs does not name it.
+// Of returns the versions of typ accepted: [1] when vs lacks it.
 func (vs Versions) Of(typ string) []int {
 	if accepted, ok := vs[typ]; ok {
 		return accepted
@@ -35,10 +33,8 @@ type TypeVersion struct {
 	Version int
 }
 
-// Split divides what a pool takes of types into the types whose jobs of
-// version 1 it takes (plain) and the (type, version) pairs of every other
-// version it takes, sorted. Without versions, plain is types itself and
-// pairs is nil: the claim of a pool that runs version 1 of everything is
+// Split divides types into those taken at version 1 (plain) and the sorted
+// (type, version) pairs of other versions. Without versions, plain is types:
 // a claim by type alone.
 func (vs Versions) Split(types []string) (plain []string, pairs []TypeVersion) {
 	if len(vs) == 0 {
@@ -63,15 +59,13 @@ func (vs Versions) Split(types []string) (plain []string, pairs []TypeVersion) {
 	return plain, pairs
 }
 
-// PoolTypes is what one running pool takes, as its row in the pools table
-// records it (see Presence).
+// PoolTypes is what one running pool takes, per its row (see Presence).
 type PoolTypes struct {
 	Types    []string
 	Versions Versions
 }
 
-// Accepted returns the union of what pools take: each type any of them
-// runs, with every version one of them accepts, sorted.
+// Accepted returns the union of what pools take, versions sorted.
 func Accepted(pools []PoolTypes) map[string][]int {
 	out := map[string][]int{}
 	for _, p := range pools {
@@ -89,12 +83,10 @@ func Accepted(pools []PoolTypes) map[string][]int {
 	return out
 }
 
-// MergeWaiting turns the ready jobs that no running pool takes, counted
-// by type and version (Waiting.Version set), into Unhandled.Waiting given
-// accepted, the union of what the running pools take (see Accepted): a
-// type that no pool runs is one entry of Version 0, its versions summed; a
-// type that some pool runs has an entry per version waiting, with the
-// versions the pools accept.
+// MergeWaiting turns ready jobs no running pool takes, counted by type and
+// version, into Unhandled.Waiting: a type no pool runs is one entry of
+// Version 0, versions summed; a type some pool runs has an entry per waiting
+// version, with the versions accepted.
 func MergeWaiting(byVersion []Waiting, accepted map[string][]int) []Waiting {
 	var out []Waiting
 	for _, w := range byVersion {

@@ -10,12 +10,11 @@ import (
 
 // The reads of JobViews, ScheduleViews and AlarmProtocol, on every engine.
 
-// read runs query on the engine's readers, for Collect or Each.
 func (e *Base) read(ctx context.Context, query string, args ...any) Reading {
 	return Read(e.b.Reader().Query(ctx, query, args...))
 }
 
-// Ping reads the database, cheaply: it fails when it cannot be read.
+// Ping fails when the database cannot be read. It is cheap.
 func (e *Base) Ping(ctx context.Context) error {
 	var maxID, cursors sql.NullInt64
 	if err := e.b.Reader().QueryRow(ctx, e.q.Ping).Scan(&maxID, &cursors); err != nil {
@@ -24,7 +23,6 @@ func (e *Base) Ping(ctx context.Context) error {
 	return nil
 }
 
-// job reads the one job of query, or ErrNotFound.
 func (e *Base) job(ctx context.Context, what, query string, arg any) (*Job, error) {
 	j, err := ScanJob(e.b.Reader().QueryRow(ctx, query, arg))
 	if errors.Is(err, ErrNoRows) {
@@ -46,7 +44,6 @@ func (e *Base) JobByKey(ctx context.Context, key string) (*Job, error) {
 	return e.job(ctx, key, e.q.JobByKey, key)
 }
 
-// jobs reads the jobs of query.
 func (e *Base) jobs(ctx context.Context, query string, args ...any) ([]*Job, error) {
 	js, err := Collect(e.read(ctx, query, args...), ScanJob)
 	if err != nil {
@@ -55,11 +52,9 @@ func (e *Base) jobs(ctx context.Context, query string, args ...any) ([]*Job, err
 	return js, nil
 }
 
-// List returns the jobs f selects, newest (highest id) first: a list of
-// one state walks that state's index, a list of all jobs the ids, a key
-// prefix the key index; each stops at the limit. A filter by type or
-// schedule keeps the matches among the newest ListScanBound jobs of that
-// walk (below BeforeID, for a later page).
+// List returns the jobs f selects, newest first, walking one state's index,
+// the ids, or the key index for a prefix. A type or schedule filter keeps
+// matches among the walk's newest ListScanBound jobs.
 func (e *Base) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if f.Limit == 0 {
 		f.Limit = 50
@@ -79,12 +74,11 @@ func (e *Base) Dead(ctx context.Context, limit int) ([]*Job, error) {
 	return e.jobs(ctx, e.q.Dead, limit)
 }
 
-// ScheduleJobs returns up to limit jobs of a schedule, newest instant first.
+// ScheduleJobs returns up to limit jobs of schedule, newest instant first.
 func (e *Base) ScheduleJobs(ctx context.Context, schedule string, limit int) ([]*Job, error) {
 	return e.jobs(ctx, e.q.ScheduleJobs, schedule, limit)
 }
 
-// bySchedule reads the jobs of query by their schedules.
 func (e *Base) bySchedule(ctx context.Context, what, query string) (map[string]*Job, error) {
 	js, err := e.jobs(ctx, query)
 	if err != nil {
@@ -97,22 +91,18 @@ func (e *Base) bySchedule(ctx context.Context, what, query string) (map[string]*
 	return out, nil
 }
 
-// LastRuns returns, per schedule, its newest job: the one of its latest
-// instant, or its newest manual run when it has no instant's job.
+// LastRuns implements ScheduleViews.LastRuns.
 func (e *Base) LastRuns(ctx context.Context) (map[string]*Job, error) {
 	return e.bySchedule(ctx, "last runs", e.q.LastRuns)
 }
 
-// LastManualRuns returns, per schedule, its newest job that stands for no
-// instant (a manual run).
+// LastManualRuns implements ScheduleViews.LastManualRuns.
 func (e *Base) LastManualRuns(ctx context.Context) (map[string]*Job, error) {
 	return e.bySchedule(ctx, "last manual runs", e.q.LastManualRuns)
 }
 
-// Attempts returns the attempts of a job by number, and those of one
-// number (an attempt given back at shutdown runs again under its number)
-// in the order they were recorded. A done job whose successful attempt has
-// no row of its own (it printed nothing) has it from the job's row.
+// Attempts implements JobViews.Attempts. An attempt given back at shutdown
+// runs again under its number.
 func (e *Base) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
 	as, err := Collect(e.read(ctx, e.q.Attempts, jobID), ScanAttempt)
 	if err != nil {
@@ -121,9 +111,8 @@ func (e *Base) Attempts(ctx context.Context, jobID int64) ([]Attempt, error) {
 	return as, nil
 }
 
-// Stats counts jobs by state and type, from the counts the engine keeps,
-// and measures the oldest ready job of each type, walking the ready jobs
-// once.
+// Stats counts jobs from the engine's counts and ages each type's oldest
+// ready job in one walk of the ready jobs.
 func (e *Base) Stats(ctx context.Context) (Stats, error) {
 	now := e.clock.Now()
 	st := Stats{Counts: map[State]map[string]int{}, Total: map[State]int{}, ReadySince: map[string]time.Time{}, At: now}
@@ -159,8 +148,7 @@ func (e *Base) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// Finishes returns, per schedule of schedules that has a job kept, when
-// its jobs last finished: two seeks of an index per schedule.
+// Finishes implements ScheduleViews.Finishes: two index seeks per schedule.
 func (e *Base) Finishes(ctx context.Context, schedules []string) (map[string]Finishes, error) {
 	out := make(map[string]Finishes, len(schedules))
 	err := e.read(ctx, e.q.Finishes, schedules).Each(func(r Row) (bool, error) {
@@ -184,7 +172,6 @@ func (e *Base) Finishes(ctx context.Context, schedules []string) (map[string]Fin
 	return out, nil
 }
 
-// countStates reads the (state, count) rows of query into an outcome.
 func (e *Base) countStates(ctx context.Context, o *InstantOutcome, query string, args ...any) error {
 	return e.read(ctx, query, args...).Each(func(r Row) (bool, error) {
 		var st State
@@ -196,8 +183,8 @@ func (e *Base) countStates(ctx context.Context, o *InstantOutcome, query string,
 	})
 }
 
-// Instant returns how the jobs of schedule's instant at stand: one range
-// of an index, as long as the schedule's fan-out.
+// Instant returns how schedule's jobs of instant at stand: one index range,
+// as long as the fan-out.
 func (e *Base) Instant(ctx context.Context, schedule string, at time.Time) (InstantOutcome, error) {
 	o := InstantOutcome{Schedule: schedule, ScheduledAt: at, States: map[State]int{}}
 	if err := e.countStates(ctx, &o, e.q.InstantStates, schedule, at); err != nil {
@@ -206,11 +193,8 @@ func (e *Base) Instant(ctx context.Context, schedule string, at time.Time) (Inst
 	return o, nil
 }
 
-// ManualRun returns how the jobs of one manual run stand: the newest span
-// jobs of schedule that stand for no instant, have an id up to lastID and
-// a key ending with keySuffix. Other jobs may have ids among the run's
-// (another writer's), so the read walks the schedule's manual runs down
-// from lastID, not a range of ids.
+// ManualRun implements ScheduleViews.ManualRun, walking the schedule's manual
+// runs down from lastID, not an id range.
 func (e *Base) ManualRun(ctx context.Context, schedule string, lastID int64, span int, keySuffix string) (InstantOutcome, error) {
 	o := InstantOutcome{Schedule: schedule, States: map[State]int{}}
 	if keySuffix == "" {
@@ -222,7 +206,6 @@ func (e *Base) ManualRun(ctx context.Context, schedule string, lastID int64, spa
 	return o, nil
 }
 
-// skips reads the skips of query.
 func (e *Base) skips(ctx context.Context, what, query string, args ...any) ([]Skip, error) {
 	out, err := Collect(e.read(ctx, query, args...), ScanSkip)
 	if err != nil {
@@ -231,8 +214,7 @@ func (e *Base) skips(ctx context.Context, what, query string, args ...any) ([]Sk
 	return out, nil
 }
 
-// ListSkips returns up to limit (1 to MaxList) skipped instants, newest
-// instant first: of schedule, or of every schedule when it is empty.
+// ListSkips implements ScheduleViews.ListSkips.
 func (e *Base) ListSkips(ctx context.Context, schedule string, limit int) ([]Skip, error) {
 	if err := CheckLimit("list skips", limit); err != nil {
 		return nil, err
@@ -243,9 +225,7 @@ func (e *Base) ListSkips(ctx context.Context, schedule string, limit int) ([]Ski
 	return e.skips(ctx, "list skips", e.q.SkipsOf, schedule, limit)
 }
 
-// SkipAt returns the skip of schedule's item at the instant at: one of that
-// item, or one of the whole schedule (item ""). It returns ErrNotFound when
-// the instant was not skipped, or its record was purged.
+// SkipAt implements ScheduleViews.SkipAt.
 func (e *Base) SkipAt(ctx context.Context, schedule, item string, at time.Time) (Skip, error) {
 	sk, err := ScanSkip(e.b.Reader().QueryRow(ctx, e.q.SkipAt, schedule, item, at))
 	if errors.Is(err, ErrNoRows) {
@@ -257,8 +237,7 @@ func (e *Base) SkipAt(ctx context.Context, schedule, item string, at time.Time) 
 	return sk, nil
 }
 
-// SkipSummary counts the skips of schedule's instants after since (at most
-// MaxSkipCount) and returns its newest skip: two bounded reads of one
+// SkipSummary implements ScheduleViews.SkipSummary: two bounded reads of one
 // index.
 func (e *Base) SkipSummary(ctx context.Context, schedule string, since time.Time) (SkipSummary, error) {
 	var sum SkipSummary
@@ -273,8 +252,6 @@ func (e *Base) SkipSummary(ctx context.Context, schedule string, since time.Time
 	return sum, nil
 }
 
-// optional is the result of a read of one row that may find none: nil
-// then.
 func optional[T any](v T, err error) (*T, error) {
 	switch {
 	case errors.Is(err, ErrNoRows):
@@ -285,8 +262,7 @@ func optional[T any](v T, err error) (*T, error) {
 	return &v, nil
 }
 
-// Alarms returns up to limit (1 to MaxList) alarms, newest first: of
-// schedule, or of every schedule when it is empty.
+// Alarms implements ScheduleViews.Alarms.
 func (e *Base) Alarms(ctx context.Context, schedule string, limit int) ([]Alarm, error) {
 	if err := CheckLimit("list alarms", limit); err != nil {
 		return nil, err
@@ -302,8 +278,7 @@ func (e *Base) Alarms(ctx context.Context, schedule string, limit int) ([]Alarm,
 	return out, nil
 }
 
-// LastConfig returns the configuration stored by the last SaveConfig, or
-// ErrNotFound when none was stored.
+// LastConfig returns the last SaveConfig's configuration, or ErrNotFound.
 func (e *Base) LastConfig(ctx context.Context) (*StoredConfig, error) {
 	if e.q.LastConfig == "" {
 		return nil, fmt.Errorf("last config: %w", ErrNotFound)
@@ -321,9 +296,8 @@ func (e *Base) LastConfig(ctx context.Context) (*StoredConfig, error) {
 	return c, nil
 }
 
-// Pools returns the recorded pools' rows, most recently seen first (at
-// most 100). A database that records no pools (an old one, read-only) has
-// none.
+// Pools implements JobViews.Pools; a database that records no pools (old,
+// read-only) has none.
 func (e *Base) Pools(ctx context.Context) ([]PoolRow, error) {
 	if e.q.Pools == "" {
 		return nil, nil
@@ -335,8 +309,7 @@ func (e *Base) Pools(ctx context.Context) ([]PoolRow, error) {
 	return out, nil
 }
 
-// RateTAT returns the TAT of the rate limit bucket of typ and key; zero
-// when it has no row (a full bucket).
+// RateTAT implements JobViews.RateTAT.
 func (e *Base) RateTAT(ctx context.Context, typ, key string) (time.Time, error) {
 	var tat Time
 	err := e.b.Reader().QueryRow(ctx, e.q.RateTAT, typ, key).Scan(&tat)
@@ -368,9 +341,8 @@ func (e *Base) Cursors(ctx context.Context) (map[string]Cursor, error) {
 	return out, nil
 }
 
-// CursorsByName calls yield with every schedule's cursor, in the byte
-// order of the schedules' names, until yield returns false. It yields them
-// as it reads them, or reads them all first (Statements.CursorsReadFirst).
+// CursorsByName implements BeatProtocol.CursorsByName, yielding as it reads,
+// or after reading all (Statements.CursorsReadFirst).
 func (e *Base) CursorsByName(ctx context.Context, yield func(Cursor) bool) error {
 	if !e.q.CursorsReadFirst {
 		return e.eachCursor(ctx, e.q.CursorsByName, yield)
@@ -387,8 +359,6 @@ func (e *Base) CursorsByName(ctx context.Context, yield func(Cursor) bool) error
 	return nil
 }
 
-// eachCursor calls yield with each cursor query reads, in one snapshot,
-// until yield returns false.
 func (e *Base) eachCursor(ctx context.Context, query string, yield func(Cursor) bool) error {
 	err := e.read(ctx, query).Each(func(r Row) (bool, error) {
 		c, err := ScanCursor(r)
@@ -413,8 +383,6 @@ func (e *Base) AlarmMarks(ctx context.Context) (map[string]AlarmMark, error) {
 	return out, nil
 }
 
-// alarmRows clamps the limit of a read of the alarms' evaluation to
-// MaxAlarmRows.
 func alarmRows(limit int) int {
 	if limit <= 0 || limit > MaxAlarmRows {
 		return MaxAlarmRows
@@ -422,9 +390,7 @@ func alarmRows(limit int) int {
 	return limit
 }
 
-// InstantJobs returns up to limit jobs of schedule whose instant is in
-// (after, through], oldest instant first, then by item, with the start of
-// their first attempts.
+// InstantJobs implements AlarmProtocol.InstantJobs.
 func (e *Base) InstantJobs(ctx context.Context, schedule string, after, through time.Time, limit int) ([]InstantJob, error) {
 	out, err := Collect(e.read(ctx, e.q.InstantJobs, schedule, after, through, alarmRows(limit)), ScanInstantJob)
 	if err != nil {
@@ -433,20 +399,17 @@ func (e *Base) InstantJobs(ctx context.Context, schedule string, after, through 
 	return out, nil
 }
 
-// DeadJobs returns up to limit dead jobs of any schedule that finished
-// after after, oldest first.
+// DeadJobs implements AlarmProtocol.DeadJobs.
 func (e *Base) DeadJobs(ctx context.Context, after time.Time, limit int) ([]*Job, error) {
 	return e.jobs(ctx, e.q.DeadJobs, after, alarmRows(limit))
 }
 
-// SkipsBetween returns up to limit skips of schedule for reason whose
-// instant is in (after, through], oldest first.
+// SkipsBetween implements AlarmProtocol.SkipsBetween.
 func (e *Base) SkipsBetween(ctx context.Context, schedule string, reason SkipReason, after, through time.Time, limit int) ([]Skip, error) {
 	return e.skips(ctx, "read skips of "+schedule, e.q.SkipsBetween, schedule, after, through, string(reason), alarmRows(limit))
 }
 
-// OpenAlarms returns up to limit open alarms, oldest first, with the state
-// of their jobs and whether a notification of each is under way.
+// OpenAlarms implements AlarmProtocol.OpenAlarms.
 func (e *Base) OpenAlarms(ctx context.Context, limit int) ([]OpenAlarm, error) {
 	out, err := Collect(e.read(ctx, e.q.OpenAlarms, alarmRows(limit)), ScanOpenAlarm)
 	if err != nil {
@@ -455,8 +418,7 @@ func (e *Base) OpenAlarms(ctx context.Context, limit int) ([]OpenAlarm, error) {
 	return out, nil
 }
 
-// LastSuccess returns when the newest instant of schedule that succeeded
-// finished; zero when none is kept.
+// LastSuccess implements AlarmProtocol.LastSuccess.
 func (e *Base) LastSuccess(ctx context.Context, schedule string) (time.Time, error) {
 	var at Time
 	err := e.b.Reader().QueryRow(ctx, e.q.LastSuccess, schedule).Scan(&at)
