@@ -18,7 +18,7 @@ import (
 type Producer interface {
 	// Enqueue adds a job unless one with its key exists; then it returns that
 	// job's id, or Purged: a key once used stays used. The commit is durable
-	// unless the engine was opened to trade that for speed.
+	// (it survives a power loss) before Enqueue returns.
 	Enqueue(ctx context.Context, j NewJob) (Enqueued, error)
 	// EnqueueBatch enqueues jobs in one transaction, all or none, results in
 	// order.
