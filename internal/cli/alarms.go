@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
@@ -89,20 +88,22 @@ type lastAlarmView struct {
 	RaisedAt string `json:"raised_at"`
 }
 
-// deadlineAlarms is how many newest alarms -status reads per schedule.
-const deadlineAlarms = 20
-
-// observeDeadline sets a schedule's deadline state from its newest alarms.
+// observeDeadline sets a schedule's deadline state by alarm.ReadDeadline,
+// the rule the metrics and the dashboard follow too.
 func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *scheduleStatus) error {
 	if a.cfg == nil {
 		return nil
 	}
 	s, ok := a.cfg.Schedule(ss.Name)
-	if !ok || (s.StartWithin == 0 && s.Deadline == 0) {
+	if !ok {
 		return nil
 	}
-	alarms, err := q.Alarms(ctx, ss.Name, deadlineAlarms)
-	if err != nil {
+	var lastRun time.Time
+	if ss.last != nil {
+		lastRun = ss.last.ScheduledAt
+	}
+	state, alarms, err := alarm.ReadDeadline(ctx, q, s, lastRun)
+	if err != nil || state == alarm.DeadlineNone {
 		return err
 	}
 	if len(alarms) > 0 {
@@ -110,19 +111,8 @@ func (a *app) observeDeadline(ctx context.Context, q *queue.Client, ss *schedule
 		ss.LastAlarm = &lastAlarmView{Kind: string(al.Kind), Item: al.Item, Instant: rfc3339(al.ScheduledAt, s.Location),
 			RaisedAt: rfc3339(al.RaisedAt, time.UTC)}
 	}
-	ss.DeadlineState = deadlineState(alarms, ss.LastRun, s.Location)
+	ss.DeadlineState = string(state)
 	return nil
-}
-
-// deadlineState is alarm.DeadlineStateOf of a schedule's alarms, newest
-// first, and its last run's instant as -status prints it in loc.
-func deadlineState(alarms []store.Alarm, lastRun *string, loc *time.Location) string {
-	var last time.Time
-	if lastRun != nil {
-		// Unparsable text leaves last zero: no run to compare.
-		last, _ = time.ParseInLocation(time.RFC3339, *lastRun, loc)
-	}
-	return string(alarm.DeadlineStateOf(alarms, last))
 }
 
 // printDeadlines prints -status's deadline section.

@@ -90,33 +90,3 @@ func TestAlarmsCommand(t *testing.T) {
 		t.Errorf("-alarms -state: exit %d, %s; want a usage error", code, errs)
 	}
 }
-
-// TestDeadlineState: the state -status derives from a schedule's newest
-// alarms.
-func TestDeadlineState(t *testing.T) {
-	t.Parallel()
-	at := time.Date(2026, 3, 1, 3, 0, 0, 0, time.UTC)
-	earlier := at.Add(-24 * time.Hour)
-	last := rfc3339(at, time.UTC)
-	al := func(kind store.AlarmKind, open bool, when time.Time) store.Alarm {
-		return store.Alarm{Kind: kind, Open: open, ScheduledAt: when}
-	}
-	tests := []struct {
-		name   string
-		alarms []store.Alarm
-		want   string
-	}{
-		{"none", nil, "on time"},
-		{"late", []store.Alarm{al(store.AlarmLate, true, at)}, "late"},
-		{"missed after late", []store.Alarm{al(store.AlarmMissed, true, at), al(store.AlarmLate, true, at)}, "missed"},
-		{"old miss still open", []store.Alarm{al(store.AlarmRecovered, false, at), al(store.AlarmMissed, true, earlier)}, "missed"},
-		{"recovered", []store.Alarm{al(store.AlarmRecovered, false, at), al(store.AlarmMissed, false, at)}, "recovered"},
-		{"recovered, newer run since", []store.Alarm{al(store.AlarmRecovered, false, earlier), al(store.AlarmMissed, false, earlier)}, "on time"},
-		{"dead only", []store.Alarm{al(store.AlarmDead, true, at)}, "on time"},
-	}
-	for _, tt := range tests {
-		if got := deadlineState(tt.alarms, &last, time.UTC); got != tt.want {
-			t.Errorf("%s: deadlineState = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}

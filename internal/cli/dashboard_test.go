@@ -36,7 +36,7 @@ func TestDaemonServesTheDashboard(t *testing.T) {
 		t.Fatalf("GET /: %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
 	}
 	body := scrape(t, base+"/")
-	for _, want := range []string{`<table id="schedules">`, `<tr data-schedule="yearly">`, `<tr data-schedule="broken">`} {
+	for _, want := range []string{`<table id="schedules">`, `<tr data-schedule="yearly"`, `<tr data-schedule="broken"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/ lacks %s:\n%s", want, body)
 		}
@@ -108,7 +108,7 @@ task = "ok"
 		t.Fatalf("POST /login = %d, want 303", resp.StatusCode)
 	}
 	resp, body := fetch(c.Get(base + "/"))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<tr data-schedule="yearly">`) || !strings.Contains(body, `<span id="who">ann</span>`) {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<tr data-schedule="yearly"`) || !strings.Contains(body, `<span id="who">ann</span>`) {
 		t.Fatalf("GET / after login = %d:\n%s", resp.StatusCode, body)
 	}
 	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
@@ -183,7 +183,7 @@ trusted_proxies = ["127.0.0.1", "10.0.0.0/8"]`, 1))
 		}
 	}
 	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "[::1]:" + port, "scheduler.example.com", "scheduler.example.com:443"} {
-		if code, body := get("/", host); code != http.StatusOK || !strings.Contains(body, `<tr data-schedule="yearly">`) {
+		if code, body := get("/", host); code != http.StatusOK || !strings.Contains(body, `<tr data-schedule="yearly"`) {
 			t.Errorf("GET / with Host %s = %d, want 200 with the schedules", host, code)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
+	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
@@ -47,6 +48,9 @@ var (
 		"The next instant of a schedule; absent while it is paused.", []string{labelSchedule}, nil)
 	descDeadline = prometheus.NewDesc("scheduler_schedule_deadline_timestamp_seconds",
 		"When the current run of a schedule must have succeeded by; absent when it has no deadline.", []string{labelSchedule}, nil)
+	descDeadlineState = prometheus.NewDesc("scheduler_schedule_deadline_state",
+		"1 for a schedule's deadline state (on time, late, missed, recovered; the rule of -status and the dashboard), 0 for the others; absent when it watches no start_within or deadline.",
+		[]string{labelSchedule, labelState}, nil)
 	descPaused = prometheus.NewDesc("scheduler_schedule_paused",
 		"1 while a schedule is paused, else 0.", []string{labelSchedule}, nil)
 	descDatabaseUp = prometheus.NewDesc("scheduler_database_up",
@@ -59,7 +63,7 @@ var (
 
 // Describe sends the collector's descriptions.
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descPaused, descDatabaseUp,
+	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descDeadlineState, descPaused, descDatabaseUp,
 		descDaemonsConfigs, descMaterialising} {
 		ch <- d
 	}
@@ -109,6 +113,10 @@ func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch c
 	if err != nil {
 		return err
 	}
+	deadlines, err := c.deadlineStates(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	now := c.clock.Now()
 	collectJobs(cfg, st, ch)
 	for _, s := range cfg.Schedules {
@@ -117,8 +125,45 @@ func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch c
 		ch <- prometheus.MustNewConstMetric(descLastCompletion, prometheus.GaugeValue, seconds(f.LastCompletion), s.Name)
 		cur, ok := cursors[s.Name]
 		c.collectSchedule(s, cur, ok, now, ch)
+		if state := deadlines[s.Name]; state != alarm.DeadlineNone {
+			for _, st := range alarm.DeadlineStates {
+				v := 0.0
+				if st == state {
+					v = 1
+				}
+				ch <- prometheus.MustNewConstMetric(descDeadlineState, prometheus.GaugeValue, v, s.Name, string(st))
+			}
+		}
 	}
 	return nil
+}
+
+// deadlineStates reads the deadline state of cfg's schedules that watch
+// one, by alarm.ReadDeadline.
+func (c *metricsCollector) deadlineStates(ctx context.Context, cfg *config.Config) (map[string]alarm.DeadlineState, error) {
+	out := map[string]alarm.DeadlineState{}
+	var last map[string]*queue.Job
+	for _, s := range cfg.Schedules {
+		if s.StartWithin == 0 && s.Deadline == 0 {
+			continue
+		}
+		if last == nil {
+			var err error
+			if last, err = c.q.LastRuns(ctx); err != nil {
+				return nil, err
+			}
+		}
+		var lastRun time.Time
+		if j := last[s.Name]; j != nil {
+			lastRun = j.ScheduledAt
+		}
+		state, _, err := alarm.ReadDeadline(ctx, c.q, s, lastRun)
+		if err != nil {
+			return nil, err
+		}
+		out[s.Name] = state
+	}
+	return out, nil
 }
 
 // collectJobs sends the jobs of every configured task and stored type by

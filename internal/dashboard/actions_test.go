@@ -28,7 +28,7 @@ func TestActions(t *testing.T) {
 		b.login(annLogin)
 
 		_, body := b.get("/")
-		row := between(t, body, `<tr data-schedule="nightly">`, `</tr>`)
+		row := between(t, body, `<tr data-schedule="nightly"`, `</tr>`)
 		for _, want := range []string{`data-action="trigger"`, `data-action="pause"`, `name="schedule" value="nightly"`, `name="back" value="/"`} {
 			if !strings.Contains(row, want) {
 				t.Errorf("nightly's row lacks %s:\n%s", want, row)
@@ -75,7 +75,7 @@ func TestActions(t *testing.T) {
 		}
 		logged("pause", "schedule=nightly")
 		_, page := b.get("/schedules/nightly")
-		if row := between(t, page, `<tr data-schedule="nightly">`, `</tr>`); !strings.Contains(row, `data-action="resume"`) || strings.Contains(row, `data-action="pause"`) {
+		if row := between(t, page, `<tr data-schedule="nightly"`, `</tr>`); !strings.Contains(row, `data-action="resume"`) || strings.Contains(row, `data-action="pause"`) {
 			t.Errorf("a paused schedule's row offers no resume, or still pause:\n%s", row)
 		}
 		if flash := act("resume", url.Values{"schedule": {"nightly"}}, "/"); !strings.Contains(flash, "Resumed nightly") {

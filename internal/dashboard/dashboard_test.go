@@ -39,7 +39,7 @@ func TestSchedulesPageShowsTheDatabase(t *testing.T) {
 		if strings.Contains(body, "<script>") || strings.Contains(body, " onclick=") || strings.Contains(body, " style=") {
 			t.Error("/ has an inline script, handler or style, which the CSP refuses")
 		}
-		row := between(t, body, `<tr data-schedule="nightly">`, `</tr>`)
+		row := between(t, body, `<tr data-schedule="nightly"`, `</tr>`)
 		if got := text(between(t, row, `<td class="expr"`, `</td>`)); !strings.Contains(got, "at 03:00, every day") || !strings.Contains(got, "Europe/Paris") {
 			t.Errorf("td.expr = %q, want the expression in words and the zone", got)
 		}
@@ -78,7 +78,7 @@ func TestSchedulesPageShowsTheDatabase(t *testing.T) {
 		if c := cells[2]; !strings.Contains(c.title, "after 2 attempts") {
 			t.Errorf("retried cell's title = %q, want its attempts", c.title)
 		}
-		fan := cellsOf(between(t, body, `<tr data-schedule="fan">`, `</tr>`))
+		fan := cellsOf(between(t, body, `<tr data-schedule="fan"`, `</tr>`))
 		if len(fan) != 1 || fan[0].outcome != outcomeDead || fan[0].href != fmt.Sprintf("/runs/%d", f.fanDead) {
 			t.Errorf("fan's strip = %+v, want one dead cell linking to zeta's job %d", fan, f.fanDead)
 		}
@@ -86,7 +86,7 @@ func TestSchedulesPageShowsTheDatabase(t *testing.T) {
 		if err := q.SetPaused(context.Background(), "nightly", true); err != nil {
 			t.Fatal(err)
 		}
-		row = between(t, mustGet(t, srv, "/"), `<tr data-schedule="nightly">`, `</tr>`)
+		row = between(t, mustGet(t, srv, "/"), `<tr data-schedule="nightly"`, `</tr>`)
 		if got := text(between(t, row, `<td class="state"`, `</td>`)); got != "paused" {
 			t.Errorf("td.state of a paused schedule = %q", got)
 		}

@@ -255,16 +255,19 @@ func between(t *testing.T, body, from, to string) string {
 	return rest
 }
 
-var cellRE = regexp.MustCompile(`<a class="cell [a-z]+" href="([^"]*)" data-instant="([^"]*)" data-outcome="([a-z]+)" title="([^"]*)"`)
+var cellRE = regexp.MustCompile(`<a class="cell [a-z]+( manual)?" href="([^"]*)" data-instant="([^"]*)" data-outcome="([a-z]+)"(?: data-manual="1")? title="([^"]*)"`)
 
 // cells are a strip's cells: instant, outcome, title and link.
-type cellSeen struct{ href, instant, outcome, title string }
+type cellSeen struct {
+	href, instant, outcome, title string
+	manual                        bool
+}
 
 func cellsOf(page string) []cellSeen {
 	var out []cellSeen
 	for _, m := range cellRE.FindAllStringSubmatch(page, -1) {
 		u := html.UnescapeString
-		out = append(out, cellSeen{href: u(m[1]), instant: u(m[2]), outcome: m[3], title: u(m[4])})
+		out = append(out, cellSeen{manual: m[1] != "", href: u(m[2]), instant: u(m[3]), outcome: m[4], title: u(m[5])})
 	}
 	return out
 }

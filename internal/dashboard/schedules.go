@@ -17,14 +17,6 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// Deadline states of a schedule (its td.deadline).
-const (
-	deadlineNone   = "-"
-	deadlineOK     = "ok"
-	deadlineLate   = "late"
-	deadlineMissed = "missed"
-)
-
 // scheduleRow is a schedule as the schedules page shows it.
 type scheduleRow struct {
 	Name       string
@@ -36,10 +28,69 @@ type scheduleRow struct {
 	Next       []When
 	Paused     bool
 	PausedAt   When
-	Deadline   string // deadlineOK, deadlineLate, deadlineMissed or deadlineNone
+	Deadline   string // alarm.DeadlineOf's state; "-" when it watches none
 	DeadlineAt When   // the deadline the beat watches; zero when none is known
 	Strip      []Cell
 	Forms      []Form // trigger, pause or resume, when the session may act
+	Running    count  // its running jobs, manual ones included
+	Dead       count  // its dead jobs, manual ones included
+	Open       []openAlarms
+	Trouble    string // what is wrong, in words; "" when nothing
+}
+
+// count is a bounded count of jobs: N, or at least N when More.
+type count struct {
+	N    int
+	More bool
+}
+
+// String is "3", or "1000+" when there may be more.
+func (c count) String() string {
+	if c.More {
+		return fmt.Sprintf("%d+", c.N)
+	}
+	return fmt.Sprintf("%d", c.N)
+}
+
+// openAlarms counts a schedule's open alarms of one kind.
+type openAlarms struct {
+	Kind string
+	N    int
+}
+
+// rowCount is how many running or dead jobs a row counts at most.
+const rowCount = 100
+
+// DeadlineClass is the deadline badge's CSS class: dl-on-time, ...
+func (r scheduleRow) DeadlineClass() string {
+	if r.Deadline == "-" {
+		return "dl-none"
+	}
+	return "dl-" + strings.ReplaceAll(r.Deadline, " ", "-")
+}
+
+// setTrouble sets r.Trouble from its dead jobs, open alarms and deadline
+// state, most severe first.
+func (r *scheduleRow) setTrouble() {
+	var parts []string
+	if r.Dead.N > 0 {
+		parts = append(parts, plural(r.Dead.N, "dead job"))
+	}
+	for _, o := range r.Open {
+		parts = append(parts, fmt.Sprintf("%d open %s", o.N, plural0(o.N, o.Kind+" alarm")))
+	}
+	if r.Deadline == string(alarm.DeadlineMissed) || r.Deadline == string(alarm.DeadlineLate) {
+		parts = append(parts, "deadline "+r.Deadline)
+	}
+	r.Trouble = strings.Join(parts, ", ")
+}
+
+// plural0 is noun, plural unless n is 1.
+func plural0(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
 }
 
 // SchedulesPage is how many schedules one page of / lists, as the page
@@ -104,6 +155,10 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 		}
 		rows[i].Forms = sess.ScheduleForms(rows[i].Name, rows[i].Paused)
 	}
+	// Trouble first; the pages still run by name.
+	slices.SortStableFunc(rows, func(a, b scheduleRow) int {
+		return boolRank(a.Trouble == "") - boolRank(b.Trouble == "")
+	})
 	data.Rows = rows
 	s.render(w, r, http.StatusOK, "schedules", "Schedules", "schedules", data)
 }
@@ -230,11 +285,12 @@ func schedulesPageOf(match []*config.Schedule, after, before string, hasBefore b
 // a SQLite store's reading connections.
 const parallelReads = 4
 
-// scheduleRow reads sc's row: its newest jobs, skips and alarms.
+// scheduleRow reads sc's row: its newest jobs, skips and alarms, and its
+// running and dead jobs.
 func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
-		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: deadlineNone}
+		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: "-"}
 	next, err := schedule.NextRuns(cfg, sc.Name, nextRuns, schedule.NextOptions{From: now, Cursor: cur.At})
 	if err != nil {
 		return row, scheduleData{}, err
@@ -246,32 +302,58 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 	if err != nil {
 		return row, scheduleData{}, err
 	}
-	if sc.StartWithin > 0 || sc.Deadline > 0 {
-		row.Deadline = deadlineState(alarms)
+	running, err := s.q.List(ctx, queue.Filter{Schedule: sc.Name, State: queue.StateRunning, Limit: rowCount})
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	dead, err := s.q.List(ctx, queue.Filter{Schedule: sc.Name, State: queue.StateDead, Limit: rowCount})
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	row.Running = count{N: len(running), More: len(running) == rowCount}
+	row.Dead = count{N: len(dead), More: len(dead) == rowCount}
+	row.Open = openAlarmsOf(alarms)
+	h, err := s.history(ctx, sc, alarms, append(running, dead...))
+	if err != nil {
+		return row, scheduleData{}, err
+	}
+	if state := alarm.DeadlineOf(sc, alarms, h.lastRun()); state != alarm.DeadlineNone {
+		row.Deadline = string(state)
 		if s.cfg.DeadlineFunc != nil {
 			if at, ok := s.cfg.DeadlineFunc(sc.Name); ok {
 				row.DeadlineAt = s.when(at, sc.Location)
 			}
 		}
 	}
-	h, err := s.history(ctx, sc, alarms)
-	if err != nil {
-		return row, scheduleData{}, err
-	}
+	row.setTrouble()
 	row.Strip = s.strip(sc, h.instants, "", true)
 	return row, scheduleData{history: h, alarms: alarms}, nil
 }
 
-// deadlineState is alarm.DeadlineStateOf of a schedule's newest alarms;
-// ok covers on time and recovered.
-func deadlineState(alarms []store.Alarm) string {
-	switch alarm.DeadlineStateOf(alarms, time.Time{}) {
-	case alarm.DeadlineMissed:
-		return deadlineMissed
-	case alarm.DeadlineLate:
-		return deadlineLate
+// openAlarmsOf counts the open alarms among alarms by kind, in the order
+// dead, missed, late, misfire.
+func openAlarmsOf(alarms []store.Alarm) []openAlarms {
+	n := map[store.AlarmKind]int{}
+	for _, al := range alarms {
+		if al.Open {
+			n[al.Kind]++
+		}
 	}
-	return deadlineOK
+	var out []openAlarms
+	for _, k := range []store.AlarmKind{store.AlarmDead, store.AlarmMissed, store.AlarmLate, store.AlarmMisfire} {
+		if n[k] > 0 {
+			out = append(out, openAlarms{Kind: string(k), N: n[k]})
+		}
+	}
+	return out
+}
+
+// boolRank is 0 for false, 1 for true.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // scheduleData is what a schedule's page reads beyond its row.

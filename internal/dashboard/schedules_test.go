@@ -46,19 +46,21 @@ func manyConfig(t testing.TB) *config.Config {
 }
 
 var (
-	rowNameRE = regexp.MustCompile(`<tr data-schedule="([^"]*)">`)
+	rowNameRE = regexp.MustCompile(`<tr data-schedule="([^"]*)"`)
 	nextRE    = regexp.MustCompile(`<a id="next" href="([^"]*)"`)
 	prevRE    = regexp.MustCompile(`<a id="prev" href="([^"]*)"`)
 	totalRE   = regexp.MustCompile(`<p id="total" class="sub" data-total="(\d+)">`)
 )
 
 // schedulesOn returns the schedules a page of / lists, in order, and its
-// a#next and a#prev links ("" when it has none).
+// a#next and a#prev links ("" when it has none). The pages run by name;
+// within a page those in trouble come first, so names are sorted here.
 func schedulesOn(t *testing.T, body string) (names []string, next, prev string) {
 	t.Helper()
 	for _, m := range rowNameRE.FindAllStringSubmatch(body, -1) {
 		names = append(names, html.UnescapeString(m[1]))
 	}
+	slices.Sort(names)
 	if m := nextRE.FindStringSubmatch(body); m != nil {
 		next = html.UnescapeString(m[1])
 	}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -31,12 +32,15 @@ type Cell struct {
 	Outcome string
 	Title   string // what happened, in words
 	Href    string // the run page
+	Manual  bool   // a manual run (trigger), placed at its creation
 }
 
 // instant is one instant of a schedule: its jobs, one per item, its
-// skips, and its missed or late alarms.
+// skips, and its missed or late alarms; or one manual run, at its
+// creation.
 type instant struct {
 	at     time.Time
+	manual bool
 	jobs   []*queue.Job
 	skips  []store.Skip
 	missed map[string]bool // items ("" for all) with a missed alarm
@@ -53,11 +57,24 @@ type history struct {
 	skips    []store.Skip
 }
 
-func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []store.Alarm) (history, error) {
+// history reads sc's newest jobs and skips into instants; manual runs
+// among them, or in extra (jobs of sc read otherwise, such as its running
+// and dead ones), are instants of their own.
+func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []store.Alarm, extra []*queue.Job) (history, error) {
 	limit := min(StripLen*max(len(sc.Items()), 1), queue.MaxList)
 	jobs, err := s.q.ScheduleJobs(ctx, sc.Name, limit)
 	if err != nil {
 		return history{}, fmt.Errorf("jobs of %s: %w", sc.Name, err)
+	}
+	seen := map[int64]bool{}
+	for _, j := range jobs {
+		seen[j.ID] = true
+	}
+	for _, j := range extra {
+		if !seen[j.ID] && j.ScheduledAt.IsZero() {
+			seen[j.ID] = true
+			jobs = append(jobs, j)
+		}
 	}
 	// ListSkips reads one index range; Skips sorts every skip.
 	skips, err := s.q.ListSkips(ctx, sc.Name, limit)
@@ -65,37 +82,39 @@ func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []stor
 		return history{}, err
 	}
 	byAt := map[int64]*instant{}
+	var all []*instant
 	get := func(at time.Time) *instant {
 		k := at.UnixMilli()
 		in := byAt[k]
 		if in == nil {
 			in = &instant{at: at, missed: map[string]bool{}, late: map[string]bool{}}
 			byAt[k] = in
+			all = append(all, in)
 		}
 		return in
 	}
 	for _, j := range jobs {
-		if !j.ScheduledAt.IsZero() {
-			in := get(j.ScheduledAt)
-			in.jobs = append(in.jobs, j)
+		if j.ScheduledAt.IsZero() {
+			all = append(all, &instant{at: j.CreatedAt, manual: true, jobs: []*queue.Job{j}})
+			continue
 		}
+		in := get(j.ScheduledAt)
+		in.jobs = append(in.jobs, j)
 	}
 	for _, sk := range skips {
 		in := get(sk.ScheduledAt)
 		in.skips = append(in.skips, sk)
 	}
-	keys := make([]int64, 0, len(byAt))
-	for k := range byAt {
-		keys = append(keys, k)
+	slices.SortStableFunc(all, func(a, b *instant) int {
+		if c := a.at.Compare(b.at); c != 0 || !a.manual || !b.manual {
+			return c
+		}
+		return cmp.Compare(a.jobs[0].ID, b.jobs[0].ID) // manual runs made at once, in order
+	})
+	if len(all) > StripLen {
+		all = all[len(all)-StripLen:]
 	}
-	slices.Sort(keys)
-	if len(keys) > StripLen {
-		keys = keys[len(keys)-StripLen:]
-	}
-	h := history{jobs: jobs, skips: skips}
-	for _, k := range keys {
-		h.instants = append(h.instants, byAt[k])
-	}
+	h := history{jobs: jobs, skips: skips, instants: all}
 	for _, al := range alarms {
 		if in := byAt[al.ScheduledAt.UnixMilli()]; in != nil && !al.ScheduledAt.IsZero() {
 			switch al.Kind {
@@ -107,6 +126,18 @@ func (s *server) history(ctx context.Context, sc *config.Schedule, alarms []stor
 		}
 	}
 	return h, nil
+}
+
+// lastRun is the newest instant among h's jobs, as the deadline rule
+// takes it (ScheduleViews.LastRuns); zero when none.
+func (h history) lastRun() time.Time {
+	var last time.Time
+	for _, j := range h.jobs {
+		if j.ScheduledAt.After(last) {
+			last = j.ScheduledAt
+		}
+	}
+	return last
 }
 
 // strip is the cells of instants for item (every item when all).
@@ -131,6 +162,9 @@ func (s *server) strip(sc *config.Schedule, instants []*instant, item string, al
 		missed := in.missed[""] || (all && len(in.missed) > 0) || in.missed[item]
 		late := in.late[""] || (all && len(in.late) > 0) || in.late[item]
 		c := s.cell(sc, in.at, jobs, skips, missed, late)
+		if in.manual {
+			c.Manual, c.Title = true, c.Instant.Text+": manual run, "+strings.TrimPrefix(c.Title, c.Instant.Text+": ")
+		}
 		if !all && len(jobs) == 0 {
 			c.Href = runHref(sc.Name, item, in.at)
 		}

@@ -2,8 +2,8 @@
 // as their start_within and deadline ask, and raises late, missed, dead,
 // misfire and recovered alarms, each once under its key, with one
 // notification job per notify task (payload config.AlarmPayload).
-// DeadlineStateOf sums a schedule's alarms up for -status and the
-// dashboard.
+// DeadlineOf is the one rule for a schedule's deadline state, which
+// -status, the metrics and the dashboard show.
 //
 // It owns the alarm marks and the judgement, not the beat's loop: the
 // beat calls Evaluate after each pass, and wakes early when Finished says
