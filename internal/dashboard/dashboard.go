@@ -35,7 +35,9 @@ type Config struct {
 	// SessionFunc tells who asks and may do what; nil: all read, none act.
 	SessionFunc func(r *http.Request) Session
 	// AgreementFunc returns the live daemons' configs as the beat last read
-	// them; while they differ every page says so. Nil or false: nothing.
+	// them; while they differ every page says so, and while the config file
+	// on disk does not load or is not what they run, every page has a
+	// banner saying what to do. Nil: neither.
 	AgreementFunc func() (schedule.Agreement, bool)
 	// Clock gives "now" for relative times. Default: the queue's clock.
 	Clock  clock.Clock
@@ -154,7 +156,22 @@ type page struct {
 	Now     When
 	Refresh int    // seconds between reloads by refresh.js; 0: none
 	Configs string // the live daemons' configs differ; empty while they agree
+	Banner  string // the config file on disk is broken or not what the daemons run
 	Data    any
+}
+
+// banner is every page's warning while the config file on disk does not
+// load or differs from what the live daemons run (schedule.CheckDisk).
+func (s *server) banner() string {
+	if s.cfg.AgreementFunc == nil {
+		return ""
+	}
+	cfg := s.cfg.ConfigFunc()
+	if cfg == nil || cfg.File == "" {
+		return ""
+	}
+	a, _ := s.cfg.AgreementFunc()
+	return schedule.CheckDisk(cfg.File, a).Warning()
 }
 
 // configsWarning is every page's warning while the daemons' configs differ.
@@ -178,7 +195,7 @@ func (s *server) configsWarning() string {
 // so that a failure halfway does not send half a page with a 200.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any) {
 	p := page{Title: title, Nav: nav, Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC), Refresh: 30,
-		Configs: s.configsWarning(), Data: data}
+		Configs: s.configsWarning(), Banner: s.banner(), Data: data}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", p); err != nil {
 		s.log.ErrorContext(r.Context(), "page not rendered", "page", name, "err", err)
@@ -199,7 +216,7 @@ type errorPage struct {
 // fail answers with an error page.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	p := page{Title: http.StatusText(status), Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC),
-		Data: errorPage{Status: status, Message: msg}}
+		Banner: s.banner(), Data: errorPage{Status: status, Message: msg}}
 	var buf bytes.Buffer
 	if err := s.pages["error"].ExecuteTemplate(&buf, "layout", p); err != nil {
 		http.Error(w, msg, status)
