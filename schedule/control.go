@@ -64,6 +64,24 @@ type TriggerOptions struct {
 	Now time.Time
 }
 
+// CheckTriggerPayload checks a trigger's payload as an operator gave it,
+// for -trigger -payload and the dashboard alike: within the bounds of
+// every enqueue (queue.CheckPayload) and a JSON object.
+func CheckTriggerPayload(p []byte) error {
+	// Checked before decoding, whose cost grows with depth.
+	if err := queue.CheckPayload(p); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
+		return err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(p, &obj); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if obj == nil {
+		return errors.New("not a JSON object: null")
+	}
+	return nil
+}
+
 // Trigger runs the schedule name now, outside its timetable: one job per
 // item (or opts.Item's), enqueued in one transaction with the dedup key
 // "schedule|item|manual|key". The jobs have a zero ScheduledAt, so a

@@ -30,13 +30,8 @@ func (a *app) triggerRun(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// Checked before decoding, whose cost grows with depth.
-		if err := queue.CheckPayload(text); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
+		if err := schedule.CheckTriggerPayload(text); err != nil {
 			return usagef("-payload: %v", err)
-		}
-		var obj map[string]any
-		if err := json.Unmarshal(text, &obj); err != nil {
-			return usagef("-payload: not a JSON object: %v", err)
 		}
 		payload = text
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,7 +69,11 @@ func (x *Actions) do(ctx context.Context, name string, form url.Values, who, add
 		if item != "" {
 			attrs = append(attrs, "item", item)
 		}
-		msg, err = x.scheduleAction(ctx, name, sched, item)
+		payload := strings.TrimSpace(form.Get("payload"))
+		if payload != "" {
+			attrs = append(attrs, "payload_bytes", len(payload))
+		}
+		msg, err = x.scheduleAction(ctx, name, sched, item, payload)
 	case ActionRetry, ActionCancel:
 		ref := form.Get("job")
 		attrs = append(attrs, "job_id", ref)
@@ -84,14 +89,23 @@ func (x *Actions) do(ctx context.Context, name string, form url.Values, who, add
 	return msg, true
 }
 
-func (x *Actions) scheduleAction(ctx context.Context, action, name, item string) (string, error) {
+// scheduleAction triggers, pauses or resumes schedule name; a trigger
+// runs item only when given, with payload merged over each job's.
+func (x *Actions) scheduleAction(ctx context.Context, action, name, item, payload string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("%s: no schedule given", action)
 	}
 	cfg, q := x.cfg.ConfigFunc(), x.cfg.Queue
 	switch action {
 	case ActionTrigger:
-		res, err := schedule.Trigger(ctx, q, cfg, name, schedule.TriggerOptions{Item: item, Now: q.Clock().Now()})
+		opts := schedule.TriggerOptions{Item: item, Now: q.Clock().Now()}
+		if payload != "" {
+			if err := schedule.CheckTriggerPayload([]byte(payload)); err != nil {
+				return "", fmt.Errorf("trigger %s not done: payload: %w", name, err)
+			}
+			opts.Payload = json.RawMessage(payload)
+		}
+		res, err := schedule.Trigger(ctx, q, cfg, name, opts)
 		if err != nil {
 			return "", err
 		}
@@ -102,6 +116,9 @@ func (x *Actions) scheduleAction(ctx context.Context, action, name, item string)
 		what := name
 		if item != "" {
 			what += " item " + item
+		}
+		if payload != "" {
+			what += " with the payload given"
 		}
 		if len(ids) == 1 {
 			return fmt.Sprintf("Triggered %s: job %s enqueued.", what, ids[0]), nil
@@ -192,6 +209,17 @@ func (s Session) ScheduleForms(name string, paused bool) []Form {
 	}
 	toggle.Schedule = name
 	return []Form{trigger, toggle}
+}
+
+// TriggerForm triggers schedule name, or one of its items, with a payload;
+// nil when the session may not act.
+func (s Session) TriggerForm(name string) *Form {
+	if !s.Actions {
+		return nil
+	}
+	f := s.form(ActionTrigger, "Trigger with this payload", "run "+name+" now with the payload merged over each job's")
+	f.Schedule = name
+	return &f
 }
 
 // ItemForms trigger one fan-out item; none when the session may not act.

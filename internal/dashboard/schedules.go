@@ -392,6 +392,7 @@ type schedulePage struct {
 	Row      scheduleRow
 	Item     string // the item asked for with ?item=; "" for all
 	Items    []itemStrip
+	ItemIDs  []string // every item's id, when it fans out
 	Runs     []runRow
 	Skips    []skipRow
 	Alarms   []alarmRow
@@ -431,6 +432,7 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
 	if one || len(sc.Items()) > 1 {
 		for _, it := range sc.Items() {
+			data.ItemIDs = append(data.ItemIDs, it.ID)
 			if one && it.ID != item {
 				continue
 			}
