@@ -117,6 +117,7 @@ func benchPages(b *testing.B, cfg *config.Config, db string) {
 		{"schedules-paused", "/?state=paused"},
 		{"schedules-alarm", "/?alarm=open"},
 		{"schedule", "/schedules/schedule0"},
+		{"daemons", "/daemons"},
 		{"schedule-items", "/schedules/fan"},
 		{"run-dead", fmt.Sprintf("/runs/%d", f.dead)},
 		{"run-pending", fmt.Sprintf("/runs/%d", f.pending)},

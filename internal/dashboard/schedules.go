@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,13 +33,14 @@ type scheduleRow struct {
 	DeadlineAt When   // the deadline the beat watches; zero when none is known
 	Strip      []Cell
 	Forms      []Form // trigger, pause or resume, when the session may act
-	Running    count  // its running jobs, manual ones included
-	Dead       count  // its dead jobs, manual ones included
+	Running    count  // its running jobs, manual ones included, among the newest read
+	Dead       count  // its dead jobs, manual ones included, among the newest read
 	Open       []openAlarms
 	Trouble    string // what is wrong, in words; "" when nothing
 }
 
-// count is a bounded count of jobs: N, or at least N when More.
+// count is a bounded count of jobs: N, or at least N when More (its read
+// was full).
 type count struct {
 	N    int
 	More bool
@@ -49,7 +51,7 @@ func (c count) String() string {
 	if c.More {
 		return fmt.Sprintf("%d+", c.N)
 	}
-	return fmt.Sprintf("%d", c.N)
+	return strconv.Itoa(c.N)
 }
 
 // openAlarms counts a schedule's open alarms of one kind.
@@ -58,8 +60,34 @@ type openAlarms struct {
 	N    int
 }
 
-// rowCount is how many running or dead jobs a row counts at most.
-const rowCount = 100
+// liveJobs are the newest running and dead jobs, by schedule, read once
+// for a page: two walks of those states' indexes, however many rows.
+type liveJobs struct {
+	running, dead         map[string][]*queue.Job
+	runningFull, deadFull bool // the read hit queue.MaxList: counts are at least
+}
+
+// readLive reads the newest queue.MaxList running and dead jobs.
+func (s *server) readLive(ctx context.Context) (liveJobs, error) {
+	l := liveJobs{running: map[string][]*queue.Job{}, dead: map[string][]*queue.Job{}}
+	for _, st := range []struct {
+		state queue.State
+		into  map[string][]*queue.Job
+		full  *bool
+	}{{queue.StateRunning, l.running, &l.runningFull}, {queue.StateDead, l.dead, &l.deadFull}} {
+		js, err := s.q.List(ctx, queue.Filter{State: st.state, Limit: queue.MaxList})
+		if err != nil {
+			return l, err
+		}
+		for _, j := range js {
+			if j.Schedule != "" {
+				st.into[j.Schedule] = append(st.into[j.Schedule], j)
+			}
+		}
+		*st.full = len(js) == queue.MaxList
+	}
+	return l, nil
+}
 
 // DeadlineClass is the deadline badge's CSS class: dl-on-time, ...
 func (r scheduleRow) DeadlineClass() string {
@@ -146,7 +174,12 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 	match := matchSchedules(cfg, cursors, f, alarmed)
 	shown, lo := schedulesPageOf(match, q.Get("after"), q.Get("before"), q.Has("before"))
 	data.setPages(f, match, shown, lo)
-	rows, errs := s.scheduleRows(ctx, cfg, shown, cursors)
+	live, err := s.readLive(ctx)
+	if err != nil {
+		s.failRead(w, r, "running and dead jobs", err)
+		return
+	}
+	rows, errs := s.scheduleRows(ctx, cfg, shown, cursors, live)
 	sess := s.cfg.SessionFunc(r)
 	for i, err := range errs {
 		if err != nil {
@@ -242,7 +275,7 @@ func (p *schedulesPage) setPages(f schedulesFilter, match, shown []*config.Sched
 
 // scheduleRows reads the shown rows a few at a time, on several
 // connections, rather than all in turn. errs holds each row's error.
-func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]store.Cursor) (rows []scheduleRow, errs []error) {
+func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*config.Schedule, cursors map[string]store.Cursor, live liveJobs) (rows []scheduleRow, errs []error) {
 	rows = make([]scheduleRow, len(shown))
 	errs = make([]error, len(shown))
 	sem := make(chan struct{}, parallelReads)
@@ -252,7 +285,7 @@ func (s *server) scheduleRows(ctx context.Context, cfg *config.Config, shown []*
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+			rows[i], _, errs[i] = s.scheduleRow(ctx, cfg, sc, cursors[sc.Name], live)
 		}()
 	}
 	wg.Wait()
@@ -287,7 +320,7 @@ const parallelReads = 4
 
 // scheduleRow reads sc's row: its newest jobs, skips and alarms, and its
 // running and dead jobs.
-func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor) (scheduleRow, scheduleData, error) {
+func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor, live liveJobs) (scheduleRow, scheduleData, error) {
 	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: "-"}
@@ -302,16 +335,9 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 	if err != nil {
 		return row, scheduleData{}, err
 	}
-	running, err := s.q.List(ctx, queue.Filter{Schedule: sc.Name, State: queue.StateRunning, Limit: rowCount})
-	if err != nil {
-		return row, scheduleData{}, err
-	}
-	dead, err := s.q.List(ctx, queue.Filter{Schedule: sc.Name, State: queue.StateDead, Limit: rowCount})
-	if err != nil {
-		return row, scheduleData{}, err
-	}
-	row.Running = count{N: len(running), More: len(running) == rowCount}
-	row.Dead = count{N: len(dead), More: len(dead) == rowCount}
+	running, dead := live.running[sc.Name], live.dead[sc.Name]
+	row.Running = count{N: len(running), More: live.runningFull && len(running) > 0}
+	row.Dead = count{N: len(dead), More: live.deadFull && len(dead) > 0}
 	row.Open = openAlarmsOf(alarms)
 	h, err := s.history(ctx, sc, alarms, append(running, dead...))
 	if err != nil {
@@ -422,7 +448,12 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 		s.failRead(w, r, "cursors", err)
 		return
 	}
-	row, sd, err := s.scheduleRow(ctx, cfg, sc, cursors[sc.Name])
+	live, err := s.readLive(ctx)
+	if err != nil {
+		s.failRead(w, r, "running and dead jobs", err)
+		return
+	}
+	row, sd, err := s.scheduleRow(ctx, cfg, sc, cursors[sc.Name], live)
 	if err != nil {
 		s.failRead(w, r, "schedule "+sc.Name, err)
 		return
