@@ -295,11 +295,14 @@ func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 	if err := json.Unmarshal([]byte(thenText), &then); err != nil {
 		return fmt.Errorf("read fan-in %d: %w", id, err)
 	}
-	payload := map[string]any{}
+	var payload map[string]any
 	if len(then.Payload) > 0 {
 		if err := json.Unmarshal(then.Payload, &payload); err != nil {
 			return fmt.Errorf("read fan-in %d: %w", id, err)
 		}
+	}
+	if payload == nil {
+		payload = map[string]any{}
 	}
 	lists := map[string][]string{}
 	err := Read(tx.Query(ctx, e.q.FanInMembers, id)).Each(func(r Row) (bool, error) {
