@@ -55,10 +55,9 @@ func ExampleClient_EnqueueFanIn() {
 	}
 	if _, err := q.EnqueueFanIn(ctx, f); err != nil {
 		fmt.Println(err)
-		return
+	} else {
+		fmt.Println(<-summary)
 	}
-	fmt.Println(<-summary)
-
 	stop()
 	<-done
 	// Output:
