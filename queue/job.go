@@ -20,6 +20,18 @@ type (
 	// Process describes a Pool's program; zero values in a PoolConfig
 	// select the process's own pid and host, and "dev".
 	Process = store.Process
+	// NewFanIn is jobs enqueued together with one job that runs once every
+	// one of them has ended (Client.EnqueueFanIn).
+	NewFanIn      = store.NewFanIn
+	FanIn         = store.FanIn         // a stored fan-in: its counts and state
+	FanInEnqueued = store.FanInEnqueued // what an EnqueueFanIn did
+	Require       = store.Require       // what a fan-in's members must achieve
+)
+
+// What a fan-in's members must achieve for its job to run.
+const (
+	RequireEnded = store.RequireEnded // every member ended, whatever its outcome
+	RequireDone  = store.RequireDone  // every member ended done; else the fan-in is skipped
 )
 
 // The states of a job.

@@ -38,12 +38,17 @@ func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, ru
 	if len(runs) > 0 {
 		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.Items()))
 	}
+	down := cfg.Downstream[s.Name]
 	for _, at := range runs {
 		at = at.UTC()
+		first := len(adv.Jobs)
 		for _, it := range s.Items() {
 			j := runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at)
 			j.SkipIfActive = s.Overlap == config.OverlapSkip
 			adv.Jobs = append(adv.Jobs, j)
+		}
+		if down != nil {
+			adv.FanIns = append(adv.FanIns, store.AdvanceFanIn{Spec: fanInSpec(cfg, s, down, at), First: first, N: len(adv.Jobs) - first})
 		}
 	}
 	for _, sk := range skips {

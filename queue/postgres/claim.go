@@ -30,7 +30,7 @@ func claimOf(versions bool) string {
 )
 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 FROM c WHERE jobs.id = c.id
-RETURNING ` + jobColumnsOf
+RETURNING ` + jobColumnsOf + `, jobs.fanin_id`
 }
 
 // acceptedJobs returns the filter of the jobs a pool takes, shared by the
@@ -151,7 +151,7 @@ func (c claimer) Unclaim(ctx context.Context, jobs []*store.Job) error {
 // collectClaimed reads a claim's rows, counting them as running.
 func collectClaimed(d store.CountDeltas, rows pgx.Rows, err error) ([]*store.Job, error) {
 	return store.Collect(store.Read(rows, err), func(r store.Row) (*store.Job, error) {
-		j, err := store.ScanJob(r)
+		j, err := store.ScanClaimedJob(r)
 		if err == nil {
 			d.Move(j.Type, store.StatePending, store.StateRunning, 1)
 		}

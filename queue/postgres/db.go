@@ -114,9 +114,17 @@ func (b backend) MoveCursors(ctx context.Context, tx store.Tx, advs []*store.Adv
 	return moveCursors(ctx, tx.(txn).q, advs, ts(now))
 }
 
+// Reclaim settles the fan-ins of the jobs it ends; a fan-in it fires wakes
+// the pools with the jobs it reclaimed.
 func (b backend) Reclaim(ctx context.Context, tx store.Tx, now, expired time.Time) ([]store.Reclaimed, error) {
 	t := tx.(txn)
-	return collectReclaimed(t.counts, store.Read(t.Query(ctx, reclaimSQL, now, expired)))
+	f := store.FanInDeltas{}
+	rs, err := collectReclaimed(t.counts, f, store.Read(t.Query(ctx, reclaimSQL, now, expired)))
+	if err != nil || len(f) == 0 {
+		return rs, err
+	}
+	_, err = store.SettleFanIns(ctx, b.s.Base, tx, f, now)
+	return rs, err
 }
 
 func (b backend) PurgeDone(ctx context.Context, tx store.Tx, before time.Time, n int) (int64, error) {

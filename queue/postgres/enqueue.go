@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
@@ -269,4 +271,38 @@ func nullStr(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// txBase runs the shared flow in a caller's transaction (EnqueueFanInTx):
+// it needs the statements and the inserts, which use only the transaction.
+var txBase = store.NewBase(backend{}, &queries, clock.Real{}, slog.New(slog.DiscardHandler), store.PurgeConfig{})
+
+// EnqueueFanInTx enqueues f in tx, the caller's transaction on the store's
+// database, as EnqueueTx does its jobs: f's members, f itself, or nothing
+// when a fan-in of its key exists.
+func EnqueueFanInTx(ctx context.Context, tx pgx.Tx, f store.NewFanIn) (store.FanInEnqueued, error) {
+	var schema string
+	var now time.Time
+	if err := tx.QueryRow(ctx, `SELECT current_schema(), clock_timestamp()`).Scan(&schema, &now); err != nil {
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in: %w", err)
+	}
+	now = ts(now)
+	spec, jobs, err := store.PrepareNewFanIn(f, now)
+	if err != nil {
+		return store.FanInEnqueued{}, err
+	}
+	t := txn{q: tx, counts: store.CountDeltas{}}
+	res, fired, err := store.EnqueueFanInTx(ctx, txBase, t, spec, jobs, now)
+	if err != nil {
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+	}
+	if err := writeCounts(ctx, tx, t.counts); err != nil {
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+	}
+	if store.Inserted(res.Jobs) || fired {
+		if _, err := tx.Exec(ctx, notifySQL, channelName(schema)); err != nil {
+			return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+		}
+	}
+	return res, nil
 }

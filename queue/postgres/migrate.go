@@ -30,11 +30,13 @@ func migrations() ([]migration, error) {
 	}
 	sort.Strings(names)
 	var out []migration
-	for i, name := range names {
+	// Numbers ascend, each used once; a number may be missing, reserved
+	// for a change made beside this one.
+	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
-		if err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration %s: want version %d", base, i+1)
+		if err != nil || v < 1 || len(out) > 0 && v <= out[len(out)-1].version {
+			return nil, fmt.Errorf("migration %s: want a number above the one before", base)
 		}
 		b, err := migrationFS.ReadFile(name)
 		if err != nil {
@@ -48,10 +50,10 @@ func migrations() ([]migration, error) {
 // SchemaVersion is the version of the schema this program writes.
 func SchemaVersion() int {
 	ms, err := migrations()
-	if err != nil {
+	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }
 
 // migrationLock keys, with the schema's hash, the migrations' advisory lock,
@@ -80,10 +82,13 @@ func (s *Store) migrate(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
 			return err
 		}
-		if have > len(ms) {
-			return fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
+		if last := ms[len(ms)-1].version; have > last {
+			return fmt.Errorf("schema version %d, this program knows %d: %w", have, last, store.ErrSchemaTooNew)
 		}
-		for _, m := range ms[have:] {
+		for _, m := range ms {
+			if m.version <= have {
+				continue
+			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %s: %w", m.name, err)
 			}
@@ -103,6 +108,7 @@ type schema struct {
 	noAlarmKey   bool // jobs name no alarm they notify
 	noCounts     bool // no job_counts: counting reads every job
 	noPoolConfig bool // pools record no config
+	noFanIns     bool // no fanins table
 }
 
 // schemaSQL reads what a read-only open must know: the schema's name, whether
@@ -112,7 +118,7 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
-	to_regclass('job_counts') IS NOT NULL,
+	to_regclass('job_counts') IS NOT NULL, to_regclass('fanins') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
 
 // readSchema is migrate for a read-only store: the schema must hold the
@@ -124,8 +130,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, counted, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &configured); err != nil {
+	var exists, versioned, retried, alarmKey, counted, fanIns, configured bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &fanIns, &configured); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -135,9 +141,9 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`, pgx.QueryExecModeSimpleProtocol).Scan(&have); err != nil {
 		return "", err
 	}
-	if have > len(ms) {
-		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
+	if last := ms[len(ms)-1].version; have > last {
+		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, last, store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns}
 	return name, nil
 }

@@ -19,7 +19,7 @@ import (
 // The count write comes last, in store.CountDeltas.Sorted order, so count
 // rows are held only while committing and never locked in opposite orders.
 func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
-	p := &poolTx{t: t, now: ts(t.Now), d: store.CountDeltas{}}
+	p := &poolTx{t: t, now: ts(t.Now), d: store.CountDeltas{}, f: store.FanInDeltas{}, base: s.Base}
 	if len(t.Results) > 0 {
 		var err error
 		if p.fin, err = newFinishing(t.Owner, t.Results); err != nil {
@@ -44,7 +44,7 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 		}
 		return store.PoolTxResult{}, err
 	}
-	if ready {
+	if ready || p.fired {
 		store.Wake(s.Base)
 	}
 	return p.res, nil
@@ -56,6 +56,9 @@ type poolTx struct {
 	expired time.Time // the reclaim's: see store.Leases
 	fin     *finishing
 	d       store.CountDeltas
+	f       store.FanInDeltas // moves of fan-in members
+	fired   bool              // a fan-in's job was enqueued
+	base    *store.Base
 	n       int          // jobs the first batch claims (see claimsInBatch)
 	claimed []*store.Job // what it claimed
 	res     store.PoolTxResult
@@ -69,6 +72,13 @@ func (p *poolTx) commit(ctx context.Context, conn *pgxpool.Conn) (ready bool, er
 	}
 	if err := p.claim(ctx, conn); err != nil {
 		return false, err
+	}
+	// Members' ends settle their fan-ins in this transaction; jobs of no
+	// fan-in leave f empty and cost no round trip.
+	if len(p.f) > 0 {
+		if p.fired, err = store.SettleFanIns(ctx, p.base, txn{q: conn, counts: p.d}, p.f, p.now); err != nil {
+			return false, err
+		}
 	}
 	if err := readBatch(conn.SendBatch(ctx, p.lastBatch()), p.readLast); err != nil {
 		return false, err
@@ -123,13 +133,13 @@ func (p *poolTx) readFirst(br pgx.BatchResults) error {
 	var err error
 	if p.fin != nil {
 		rows, qerr := br.Query()
-		if p.res.Fenced, err = p.fin.fenced(p.d, rows, qerr); err != nil {
+		if p.res.Fenced, err = p.fin.fenced(p.d, p.f, rows, qerr); err != nil {
 			return err
 		}
 	}
 	if t.Reclaim {
 		rows, qerr := br.Query()
-		if p.res.Reclaimed, err = collectReclaimed(p.d, store.Read(rows, qerr)); err != nil {
+		if p.res.Reclaimed, err = collectReclaimed(p.d, p.f, store.Read(rows, qerr)); err != nil {
 			return fmt.Errorf("reclaim: %w", err)
 		}
 	}
@@ -260,7 +270,7 @@ const finishSQL = `UPDATE jobs SET
 FROM unnest($1::text[], $3::bigint[], $4::int[], $5::text[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[])
 	AS r(owner, id, attempt, outcome, finished, worker, error, retry_at)
 WHERE jobs.id = r.id AND jobs.owner = r.owner AND jobs.attempt = r.attempt AND jobs.state = 'running'
-RETURNING r.id, r.attempt, jobs.type, jobs.state`
+RETURNING r.id, r.attempt, jobs.type, jobs.state, jobs.fanin_id`
 
 // insertAttemptsSQL records many attempts. A stale result's job may be purged
 // since: its attempt is dropped rather than fail every later transaction on
@@ -308,16 +318,21 @@ func newFinishing(owner string, rs []store.Result) (*finishing, error) {
 		args: []any{owners, ts(rs[n-1].Finished), ids, attempts, outcomes, finished, workers, errs, retryAt}}, nil
 }
 
-// fenced reads finishSQL's rows, whether each fence held, counting in d.
-func (f *finishing) fenced(d store.CountDeltas, rows pgx.Rows, err error) ([]bool, error) {
+// fenced reads finishSQL's rows, whether each fence held, counting in d
+// and the fan-in members' moves in fi.
+func (f *finishing) fenced(d store.CountDeltas, fi store.FanInDeltas, rows pgx.Rows, err error) ([]bool, error) {
 	held := map[fence]bool{}
 	err = store.Read(rows, err).Each(func(r store.Row) (bool, error) {
 		var fc fence
 		var typ string
 		var state store.State
-		err := r.Scan(&fc.id, &fc.attempt, &typ, &state)
+		var fanIn *int64
+		err := r.Scan(&fc.id, &fc.attempt, &typ, &state, &fanIn)
 		held[fc] = true
 		d.Move(typ, store.StateRunning, state, 1)
+		if fanIn != nil {
+			fi.Move(*fanIn, store.StateRunning, state)
+		}
 		return true, err
 	})
 	if err != nil {

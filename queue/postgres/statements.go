@@ -110,6 +110,22 @@ SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
 	// The marks keep a purged alarm from being raised again.
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
+
+	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	FanInIDByKey:     `SELECT id FROM fanins WHERE key = $1`,
+	AdoptMembers:     `UPDATE jobs SET fanin_id = $1 WHERE id = ANY($2)`,
+	SetFanInExpected: `UPDATE fanins SET expected = $1 WHERE id = $2`,
+	// The row's lock orders the transactions that end a fan-in's members;
+	// each adds to the counts the one before it committed.
+	MoveFanIn: `UPDATE fanins SET ended = ended + $1, done = done + $2, updated_at = $3 WHERE id = $4
+RETURNING expected, ended, done, require, state`,
+	FanInThen:     `SELECT then_job FROM fanins WHERE id = $1`,
+	FanInMembers:  `SELECT key, item, state FROM jobs WHERE fanin_id = $1 ORDER BY id`,
+	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = $1`,
+	SetFanInState: `UPDATE fanins SET state = $1, job_id = coalesce($2::bigint, job_id), updated_at = $3 WHERE id = $4`,
+	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = $1`,
+	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = $1 ORDER BY id DESC LIMIT $2`,
 }
 
 // statements returns the flow's statements as the schema can answer them.
@@ -124,6 +140,9 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noAlarmKey {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = alarms.key", "false", 1)
+	}
+	if sc.noFanIns {
+		q.FanInByKey, q.FanInsOf = "", ""
 	}
 	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
@@ -204,12 +223,12 @@ WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY sch
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, retried_at = $1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)
-RETURNING type`
+RETURNING type, fanin_id`
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1, cancel_requested_at = $1, cancelled_by = $2,
 	last_error = 'cancelled by ' || $2
 WHERE id = $3 AND state = 'pending'
-RETURNING type`
+RETURNING type, fanin_id`
 
 // cancelRunningSQL marks a running job; a second request keeps the first's
 // time and author.

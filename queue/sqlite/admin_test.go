@@ -44,7 +44,7 @@ func finishJob(t *testing.T, q *Store, key string, outcome Outcome, errText stri
 				tx.counts.Move(j.Type, StateRunning, StatePending, 1)
 			}
 		}
-		_, err = finish(ctx, tx, "test", rs)
+		_, err = finish(ctx, tx, "test", rs, store.FanInDeltas{})
 		return err
 	})
 	if err != nil {

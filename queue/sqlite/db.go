@@ -204,8 +204,16 @@ func (b backend) MoveCursors(ctx context.Context, tx store.Tx, advs []*store.Adv
 	return moveCursors(ctx, tx.(txn), advs, now)
 }
 
+// Reclaim settles the fan-ins of the jobs it ends; a fan-in it fires wakes
+// the pools with the jobs it reclaimed.
 func (b backend) Reclaim(ctx context.Context, tx store.Tx, now, expired time.Time) ([]store.Reclaimed, error) {
-	return reclaim(ctx, tx.(txn), now, expired)
+	f := store.FanInDeltas{}
+	rs, err := reclaim(ctx, tx.(txn), now, expired, f)
+	if err != nil || len(f) == 0 {
+		return rs, err
+	}
+	_, err = store.SettleFanIns(ctx, b.s.Base, tx, f, now)
+	return rs, err
 }
 
 func (b backend) PurgeDone(ctx context.Context, tx store.Tx, before time.Time, n int) (int64, error) {

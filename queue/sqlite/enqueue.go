@@ -287,3 +287,31 @@ func EnqueueTx(ctx context.Context, tx *sql.Tx, jobs ...store.NewJob) ([]store.E
 	*c.enqueued = *c.enqueued || store.Inserted(res)
 	return res, nil
 }
+
+// EnqueueFanInTx enqueues f in tx, a transaction of Store.Tx, as
+// Store.EnqueueFanIn does: f's members, f itself, or nothing when a fan-in
+// of its key exists. A failed call leaves tx as it was.
+func EnqueueFanInTx(ctx context.Context, tx *sql.Tx, f store.NewFanIn) (store.FanInEnqueued, error) {
+	v, ok := callerTxs.Load(tx)
+	if !ok {
+		return store.FanInEnqueued{}, errors.New("enqueue fan-in: not a transaction of Store.Tx")
+	}
+	c := v.(*callerTx)
+	now := c.s.clock.Now()
+	spec, jobs, err := store.PrepareNewFanIn(f, now)
+	if err != nil {
+		return store.FanInEnqueued{}, err
+	}
+	var res store.FanInEnqueued
+	var fired bool
+	failed, err := c.t.inSavepoint(ctx, func() error {
+		var err error
+		res, fired, err = store.EnqueueFanInTx(ctx, c.s.Base, c.t, spec, jobs, now)
+		return err
+	})
+	if err = cmp.Or(failed, err); err != nil {
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+	}
+	*c.enqueued = *c.enqueued || store.Inserted(res.Jobs) || fired
+	return res, nil
+}

@@ -44,9 +44,11 @@ func migrations() ([]migration, error) {
 		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	// Numbers ascend, each used once; a number may be missing, reserved
+	// for a change made beside this one.
 	for i, m := range ms {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected number %d", m.name, i+1)
+		if m.version < 1 || i > 0 && m.version == ms[i-1].version {
+			return nil, fmt.Errorf("migration %s: number %d used twice or not positive", m.name, m.version)
 		}
 	}
 	return ms, nil
@@ -55,10 +57,10 @@ func migrations() ([]migration, error) {
 // SchemaVersion is the schema version this program writes.
 func SchemaVersion() int {
 	ms, err := migrations()
-	if err != nil {
+	if err != nil || len(ms) == 0 {
 		return 0
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -72,7 +74,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if v == len(ms) {
+	if v == SchemaVersion() {
 		return nil
 	}
 	for {
@@ -95,13 +97,15 @@ func applyNext(ctx context.Context, tx txn, ms []migration) (done bool, err erro
 	if err := tx.queryRow(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return false, fmt.Errorf("read schema version: %w", err)
 	}
-	if v > len(ms) {
-		return false, fmt.Errorf("%w: file has version %d, this program knows up to %d", store.ErrSchemaTooNew, v, len(ms))
+	last := ms[len(ms)-1].version
+	if v > last {
+		return false, fmt.Errorf("%w: file has version %d, this program knows up to %d", store.ErrSchemaTooNew, v, last)
 	}
-	if v == len(ms) {
+	if v == last {
 		return true, nil
 	}
-	m := ms[v]
+	i := sort.Search(len(ms), func(i int) bool { return ms[i].version > v })
+	m := ms[i]
 	if _, err := tx.exec(ctx, m.sql); err != nil {
 		return false, fmt.Errorf("apply migration %s: %w", m.name, err)
 	}
@@ -135,6 +139,7 @@ type schema struct {
 	noPoolConfig bool // pools record no config
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
+	noFanIns     bool // no fanins table
 	counts       int  // how job counts are kept: countsMarked, countsTable or countsNone
 }
 
@@ -154,15 +159,16 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
-	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now')`
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fanins')`
 
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, alarmKey, poolConfig, pools, config, counts int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts); err != nil {
+	var versions, retried, alarmKey, poolConfig, pools, config, counts, fanIns int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts, &fanIns); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
 	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noPoolConfig: poolConfig == 0,
-		noPools: pools == 0, noConfig: config == 0, counts: counts}, nil
+		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts}, nil
 }
 
 // isBusy reports whether err is SQLite's "database is locked".

@@ -13,14 +13,23 @@ import (
 // CommitPoolTx implements store.PoolProtocol.CommitPoolTx.
 func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxResult, error) {
 	var res store.PoolTxResult
+	fired := false
 	err := s.inTx(ctx, false, func(tx txn) error {
-		res = store.PoolTxResult{}
+		res, fired = store.PoolTxResult{}, false
+		f := store.FanInDeltas{}
 		var err error
-		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results); err != nil {
+		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results, f); err != nil {
 			return err
 		}
 		if t.Reclaim {
-			if res.Reclaimed, err = s.reclaimExpired(ctx, tx, t.Now); err != nil {
+			if res.Reclaimed, err = s.reclaimExpired(ctx, tx, t.Now, f); err != nil {
+				return err
+			}
+		}
+		// Members' ends settle their fan-ins in the transaction that
+		// records them; jobs of no fan-in leave f empty.
+		if len(f) > 0 {
+			if fired, err = store.SettleFanIns(ctx, s.Base, tx, f, t.Now); err != nil {
 				return err
 			}
 		}
@@ -42,6 +51,9 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 	})
 	if err != nil {
 		return store.PoolTxResult{}, err
+	}
+	if fired {
+		store.Wake(s.Base)
 	}
 	return res, nil
 }
@@ -66,7 +78,7 @@ WHERE id = ? AND owner = ? AND attempt = ? AND state = 'running'`
 // after a cancel request: a cancelled job never runs again.
 const settleCancelledSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1
 WHERE id IN (SELECT value FROM json_each(?2)) AND state = 'pending' AND cancel_requested_at IS NOT NULL
-RETURNING type`
+RETURNING type, fanin_id`
 
 // finishDonePrefix starts the statements that complete a group of jobs:
 //
@@ -112,7 +124,7 @@ WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.id = value->>0)`
 // finish records results in tx and returns whether each fence held; a lost
 // lease records a stale attempt. Completions go one statement per group, with
 // an attempt row only for output.
-func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]bool, error) {
+func finish(ctx context.Context, tx txn, owner string, rs []store.Result, f store.FanInDeltas) ([]bool, error) {
 	if len(rs) == 0 {
 		return nil, nil
 	}
@@ -135,7 +147,12 @@ func finish(ctx context.Context, tx txn, owner string, rs []store.Result) ([]boo
 			return nil, err
 		}
 	}
-	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].Finished); err != nil {
+	for i, r := range rs {
+		if ok[i] && r.Job.FanInID != 0 {
+			f.Move(r.Job.FanInID, store.StateRunning, outcomeState(r.Outcome))
+		}
+	}
+	if err := settleCancelled(ctx, tx, rs, ok, rs[len(rs)-1].Finished, f); err != nil {
 		return nil, err
 	}
 	attempts := store.AttemptRows(rs, ok)
@@ -236,7 +253,7 @@ func doneHeld(ctx context.Context, tx txn, rs []store.Result, group []int, ok []
 }
 
 // settleCancelled applies settleCancelledSQL to the results made pending.
-func settleCancelled(ctx context.Context, tx txn, rs []store.Result, ok []bool, now time.Time) error {
+func settleCancelled(ctx context.Context, tx txn, rs []store.Result, ok []bool, now time.Time, f store.FanInDeltas) error {
 	var ids []int64
 	for i, r := range rs {
 		if ok[i] && (r.Outcome == store.OutcomeRetry || r.Outcome == store.OutcomeReleased) {
@@ -246,9 +263,23 @@ func settleCancelled(ctx context.Context, tx txn, rs []store.Result, ok []bool, 
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := store.MoveTypes(store.Read(wrap(tx.query(ctx, settleCancelledSQL, ms(now), idsText(ids)))), tx.counts, store.StatePending, store.StateCancelled)
+	_, err := store.MoveTypesFanIns(store.Read(wrap(tx.query(ctx, settleCancelledSQL, ms(now), idsText(ids)))), tx.counts, f, store.StatePending, store.StateCancelled)
 	if err != nil {
 		return fmt.Errorf("settle cancelled jobs: %w", err)
 	}
 	return nil
+}
+
+// outcomeState is the state a fenced result of outcome o leaves its job in,
+// before settleCancelled.
+func outcomeState(o store.Outcome) store.State {
+	switch o {
+	case store.OutcomeDone:
+		return store.StateDone
+	case store.OutcomeDead:
+		return store.StateDead
+	case store.OutcomeCancelled:
+		return store.StateCancelled
+	}
+	return store.StatePending
 }

@@ -103,6 +103,20 @@ SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`,
 	// again: the marks keep its instant from being judged twice.
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < ?`,
+
+	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	FanInIDByKey:     `SELECT id FROM fanins WHERE key = ?`,
+	AdoptMembers:     `UPDATE jobs SET fanin_id = ?1 WHERE id IN (SELECT value FROM json_each(?2))`,
+	SetFanInExpected: `UPDATE fanins SET expected = ? WHERE id = ?`,
+	MoveFanIn: `UPDATE fanins SET ended = ended + ?1, done = done + ?2, updated_at = ?3 WHERE id = ?4
+RETURNING expected, ended, done, require, state`,
+	FanInThen:     `SELECT then_job FROM fanins WHERE id = ?`,
+	FanInMembers:  `SELECT key, item, state FROM jobs WHERE fanin_id = ? ORDER BY id`,
+	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = ?`,
+	SetFanInState: `UPDATE fanins SET state = ?1, job_id = coalesce(?2, job_id), updated_at = ?3 WHERE id = ?4`,
+	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = ?`,
+	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = ? AND schedule IS NOT NULL ORDER BY id DESC LIMIT ?`,
 }
 
 // statements returns the flow's statements as the file can answer them.
@@ -115,6 +129,9 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noConfig {
 		q.LastConfig = ""
+	}
+	if sc.noFanIns {
+		q.FanInByKey, q.FanInsOf = "", ""
 	}
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, nullif(config_at, 0)", "'', NULL", 1)
@@ -181,12 +198,12 @@ var openAlarmColumns = store.Qualified("a", store.AlarmColumns)
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, retried_at = ?1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND (?2 = 0 OR id = ?2)
-RETURNING type`
+RETURNING type, fanin_id`
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1, cancel_requested_at = ?1, cancelled_by = ?2,
 	last_error = 'cancelled by ' || ?2
 WHERE id = ?3 AND state = 'pending'
-RETURNING type`
+RETURNING type, fanin_id`
 
 // cancelRunningSQL marks a running job; a second request keeps the first's
 // time and author.

@@ -31,6 +31,9 @@ func (e *Base) Advance(ctx context.Context, a Advance) ([]Enqueued, error) {
 		if res, err = e.b.InsertJobs(ctx, tx, jobs, now); err != nil {
 			return err
 		}
+		if err := e.insertFanIns(ctx, tx, a, res, now); err != nil {
+			return err
+		}
 		return e.b.InsertSkips(ctx, tx, a.Skips, now)
 	})
 	if err != nil {
@@ -124,6 +127,11 @@ func (e *Base) commitAdvances(ctx context.Context, advs []Advance, idx []int, re
 			if n := len(advs[i].Jobs); won[k] && n > 0 {
 				out[k].Jobs, r = r[:n:n], r[n:]
 			}
+			if won[k] {
+				if err := e.insertFanIns(ctx, tx, advs[i], out[k].Jobs, now); err != nil {
+					return err
+				}
+			}
 		}
 		var skips []Skip
 		for k, i := range idx {
@@ -212,4 +220,21 @@ func winnersJobs(advs []Advance, idx []int, won []bool) []NewJob {
 		}
 	}
 	return jobs
+}
+
+// insertFanIns inserts a's fan-ins over its jobs' results res, in tx.
+func (e *Base) insertFanIns(ctx context.Context, tx Tx, a Advance, res []Enqueued, now time.Time) error {
+	for _, f := range a.FanIns {
+		if f.First < 0 || f.N < 0 || f.First+f.N > len(res) {
+			return fmt.Errorf("advance %s: fan-in %q: members %d+%d out of %d jobs", a.Schedule, f.Spec.Key, f.First, f.N, len(res))
+		}
+		spec, err := PrepareFanIn(f.Spec, now)
+		if err != nil {
+			return fmt.Errorf("advance %s: %w", a.Schedule, err)
+		}
+		if _, _, err := InsertFanIn(ctx, e, tx, spec, res[f.First:f.First+f.N], now); err != nil {
+			return fmt.Errorf("advance %s: %w", a.Schedule, err)
+		}
+	}
+	return nil
 }

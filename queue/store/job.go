@@ -78,6 +78,9 @@ type Job struct {
 	// zero; its give_up_after budget counts from it when later.
 	RetriedAt time.Time
 	AlarmKey  string // see NewJob.AlarmKey
+	// FanInID is the fan-in the job is a member of (see NewFanIn), or 0;
+	// set on claimed jobs.
+	FanInID int64
 
 	output []byte
 }

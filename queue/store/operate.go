@@ -34,8 +34,13 @@ func (e *Base) RetryAllDead(ctx context.Context) (int64, error) { return e.retry
 func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := e.b.InTx(ctx, true, func(tx Tx) error {
+		now := e.clock.Now()
+		f := FanInDeltas{}
 		var err error
-		n, err = MoveTypes(Read(tx.Query(ctx, e.q.Retry, e.clock.Now(), id)), tx.Counts(), StateDead, StatePending)
+		if n, err = MoveTypesFanIns(Read(tx.Query(ctx, e.q.Retry, now, id)), tx.Counts(), f, StateDead, StatePending); err != nil {
+			return err
+		}
+		_, err = SettleFanIns(ctx, e, tx, f, now)
 		return err
 	})
 	if err != nil {
@@ -53,6 +58,7 @@ func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 // it is.
 func (e *Base) RequestCancel(ctx context.Context, id int64, by string) (State, error) {
 	var st State
+	fired := false
 	by = e.b.Text(by)
 	err := e.b.InTx(ctx, true, func(tx Tx) error {
 		if err := tx.QueryRow(ctx, e.q.CancelState, id).Scan(&st); err != nil {
@@ -64,7 +70,12 @@ func (e *Base) RequestCancel(ctx context.Context, id int64, by string) (State, e
 		now := e.clock.Now()
 		switch st {
 		case StatePending:
-			_, err := MoveTypes(Read(tx.Query(ctx, e.q.CancelPending, now, by, id)), tx.Counts(), StatePending, StateCancelled)
+			f := FanInDeltas{}
+			if _, err := MoveTypesFanIns(Read(tx.Query(ctx, e.q.CancelPending, now, by, id)), tx.Counts(), f, StatePending, StateCancelled); err != nil {
+				return err
+			}
+			var err error
+			fired, err = SettleFanIns(ctx, e, tx, f, now)
 			return err
 		case StateRunning:
 			_, err := tx.Exec(ctx, e.q.CancelRunning, now, by, id)
@@ -77,6 +88,9 @@ func (e *Base) RequestCancel(ctx context.Context, id int64, by string) (State, e
 	}
 	if st == StateRunning {
 		e.b.Notify(true)
+	}
+	if fired {
+		Wake(e)
 	}
 	return st, nil
 }

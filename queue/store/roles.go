@@ -23,6 +23,11 @@ type Producer interface {
 	// EnqueueBatch enqueues jobs in one transaction, all or none, results in
 	// order.
 	EnqueueBatch(ctx context.Context, jobs []NewJob) ([]Enqueued, error)
+	// EnqueueFanIn enqueues f's members and f itself in one durable
+	// transaction, all or none, unless a fan-in of its key exists: then it
+	// inserts nothing. f.Then is enqueued, once, in the transaction that
+	// ends the last member (see NewFanIn).
+	EnqueueFanIn(ctx context.Context, f NewFanIn) (FanInEnqueued, error)
 }
 
 // PoolProtocol is what a worker pool needs: its loop's transactions, when
@@ -185,6 +190,11 @@ type ScheduleViews interface {
 	// Alarms returns up to limit (1 to MaxList) alarms, newest first: of
 	// schedule, or all for "".
 	Alarms(ctx context.Context, schedule string, limit int) ([]Alarm, error)
+	// FanIn returns the fan-in of this key, or ErrNotFound.
+	FanIn(ctx context.Context, key string) (FanIn, error)
+	// FanInsOf returns up to limit fan-ins whose job is of schedule, newest
+	// first.
+	FanInsOf(ctx context.Context, schedule string, limit int) ([]FanIn, error)
 	// LastConfig returns the last SaveConfig's configuration, or ErrNotFound.
 	LastConfig(ctx context.Context) (*StoredConfig, error)
 }

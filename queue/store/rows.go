@@ -62,6 +62,15 @@ type Advance struct {
 	Resume   bool      // with Paused, also resume: the beat takes over from To
 	Jobs     []NewJob
 	Skips    []Skip
+	// FanIns gather runs of Jobs into fan-ins, committed with them.
+	FanIns []AdvanceFanIn
+}
+
+// AdvanceFanIn is a fan-in whose members are Advance.Jobs[First:First+N]:
+// those of them inserted (not skipped) join it.
+type AdvanceFanIn struct {
+	Spec     FanInSpec
+	First, N int
 }
 
 // AdvanceResult is what AdvanceBatch did with one Advance.

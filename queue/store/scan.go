@@ -31,6 +31,17 @@ func Qualified(table, columns string) string {
 // ScanJob reads a row of JobColumns.
 func ScanJob(r Row) (*Job, error) { return scanJob(r) }
 
+// ScanClaimedJob reads a row of JobColumns and the job's fan-in id (NULL:
+// none), as a claim returns it.
+func ScanClaimedJob(r Row) (*Job, error) {
+	var fanIn *int64
+	j, err := scanJob(r, &fanIn)
+	if err == nil && fanIn != nil {
+		j.FanInID = *fanIn
+	}
+	return j, err
+}
+
 func scanJob(r Row, extra ...any) (*Job, error) {
 	var j Job
 	var payload string

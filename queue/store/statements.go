@@ -76,4 +76,19 @@ type Statements struct {
 	PurgeSkips      string // before, limit
 	PurgeAlarms     string // before, limit
 	PurgeRateLimits string // now
+
+	// The fan-ins' (see NewFanIn).
+	InsertFanIn      string // key, require, then, type, schedule, item, instant, now: RETURNING id, or no row
+	FanInIDByKey     string // key: id
+	AdoptMembers     string // fan-in id, job ids
+	SetFanInExpected string // n, id
+	// MoveFanIn adds to a fan-in's counts: ended, done, now, id; RETURNING
+	// expected, ended, done, require, state.
+	MoveFanIn     string
+	FanInThen     string // id: then
+	FanInMembers  string // id: key, item, state
+	FanInInstant  string // id: schedule, item, instant
+	SetFanInState string // state, job id, now, id
+	FanInByKey    string // key: FanInColumns
+	FanInsOf      string // schedule, limit: FanInColumns, newest first
 }

@@ -115,6 +115,11 @@ var tests = []struct {
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
 	{"RateLimitKeyFails", testRateLimitKeyFails},
+	{"FanInFiresOnTheLastEnd", testFanInFiresOnTheLastEnd},
+	{"FanInRequireDone", testFanInRequireDone},
+	{"FanInCancelledAndReclaimed", testFanInCancelledAndReclaimed},
+	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
+	{"FanInRacingFinishers", testFanInRacingFinishers},
 }
 
 // suite is what a test of the suite gets: a way to open stores.

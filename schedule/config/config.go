@@ -41,6 +41,11 @@ type Config struct {
 	// Warnings are probable mistakes that load, in line order.
 	Warnings []*Error
 
+	// Downstream holds the schedules with after (see Schedule.After), by
+	// the upstream schedule they follow; they are not in Schedules, which
+	// the beat ticks.
+	Downstream map[string]*Schedule
+
 	byName map[string]*Schedule
 	poolOf map[string]string // task -> its pool
 }

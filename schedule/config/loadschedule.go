@@ -38,6 +38,7 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 		}
 	}
 	lines := map[string]int{}
+	var downstream []downstreamAt
 	for i := range raws {
 		if !ok[i] {
 			continue
@@ -52,9 +53,14 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 			continue
 		}
 		lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		if s.After != "" {
+			downstream = append(downstream, downstreamAt{s, i})
+			continue
+		}
 		cfg.Schedules = append(cfg.Schedules, s)
 		cfg.byName[s.Name] = s
 	}
+	l.linkDownstream(cfg, downstream)
 }
 
 func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
@@ -65,7 +71,11 @@ func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map
 	w := where{table: "schedule", job: job, path: []string{"schedule", elem(i)}}
 	s := &Schedule{CatchUp: cron.CatchUpLatest, CatchUpLimit: DefaultCatchUpLimit, Overlap: OverlapAllow}
 	l.loadName(raw, s, w)
-	l.loadCron(raw, s, cfg, w)
+	if present(raw.After) || present(raw.Require) {
+		l.loadAfter(raw, s, w)
+	} else {
+		l.loadCron(raw, s, cfg, w)
+	}
 	l.loadScheduleTask(raw, s, cfg, w)
 	l.loadItems(raw, s, cfg, templates, w)
 	l.loadCatchUp(raw, s, w)

@@ -84,6 +84,8 @@ type rawSchedule struct {
 	StartWithin  toml.Primitive `toml:"start_within"`
 	Deadline     toml.Primitive `toml:"deadline"`
 	Notify       toml.Primitive `toml:"notify"`
+	After        toml.Primitive `toml:"after"`
+	Require      toml.Primitive `toml:"require"`
 }
 
 // The keys each table may hold. TOML keys are case-sensitive but the

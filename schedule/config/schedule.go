@@ -64,6 +64,13 @@ type Schedule struct {
 	// Notify names the tasks that get a job per alarm (key notify).
 	// Default: Scheduler.Notify; an empty array: none.
 	Notify []string
+	// After names the upstream schedule whose instants this one follows
+	// (key after): one job per upstream instant, once every job of that
+	// instant has ended. A schedule has either Cron or After.
+	After string
+	// Require is what the upstream's jobs must achieve (key require):
+	// "ended" (default) or "done".
+	Require string
 
 	expr  *cron.Expr
 	items []Item
