@@ -115,6 +115,7 @@ var tests = []struct {
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
 	{"RateLimitKeyFails", testRateLimitKeyFails},
+	{"ActivityAndRunTimings", testActivityAndRunTimings},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
