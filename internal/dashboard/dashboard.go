@@ -106,8 +106,12 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &server{cfg: cfg, q: cfg.Queue, clock: cfg.Clock, log: cfg.Logger.With("component", "dashboard"),
 		pages: map[string]*template.Template{}}
-	for _, name := range []string{"schedules", "schedule", "run", "jobs", "alarms", "daemons", "error"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+	for _, name := range []string{"schedules", "schedule", "run", "jobs", "alarms", "daemons", "error", "charts"} {
+		files := []string{"templates/layout.html", "templates/" + name + ".html"}
+		if name == "schedule" || name == "charts" {
+			files = append(files, "templates/chart.html")
+		}
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
 		}
@@ -125,6 +129,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET /jobs", s.jobs)
 	mux.HandleFunc("GET /alarms", s.alarms)
 	mux.HandleFunc("GET /daemons", s.daemons)
+	mux.HandleFunc("GET /charts", s.charts)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/static/icon.svg", http.StatusMovedPermanently)
@@ -152,7 +157,7 @@ func headers(h http.Handler) http.Handler {
 // page is every template's data: the layout's fields and the page's own.
 type page struct {
 	Title   string
-	Nav     string // the nav link marked current: schedules, jobs, alarms or daemons
+	Nav     string // the nav link marked current: schedules, jobs, alarms, daemons or charts
 	Session Session
 	Now     When
 	Refresh int    // seconds between reloads by refresh.js; 0: none

@@ -427,6 +427,7 @@ type schedulePage struct {
 	Overlap  string
 	Start    string // start_within; "-" when none
 	Deadline string // deadline; "-" when none
+	Charts   scheduleCharts
 }
 
 func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
@@ -459,7 +460,12 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	row.Forms = s.cfg.SessionFunc(r).ScheduleForms(sc.Name, row.Paused)
-	data := schedulePage{Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
+	charts, err := s.scheduleCharts(ctx, sc)
+	if err != nil {
+		s.failRead(w, r, "charts of "+sc.Name, err)
+		return
+	}
+	data := schedulePage{Charts: charts, Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
 		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
 	if one || len(sc.Items()) > 1 {
 		for _, it := range sc.Items() {

@@ -76,6 +76,11 @@ GROUP BY state`,
 	OpenAlarms:   openAlarmsSQL,
 	LastSuccess:  lastSuccessSQL,
 
+	ActivityAll: activityAllSQL,
+	ActivityOf:  activityOfSQL,
+	Waiting:     queuedSQL,
+	RunTimings:  runTimingsSQL,
+
 	Retry:         retrySQL,
 	CancelState:   `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`,
 	CancelPending: cancelPendingSQL,

@@ -74,6 +74,11 @@ WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORD
 	LastSuccess: `SELECT finished_at FROM jobs
 WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,
 
+	ActivityAll: activityAllSQL,
+	ActivityOf:  activityOfSQL,
+	Waiting:     queuedSQL,
+	RunTimings:  runTimingsSQL,
+
 	Retry:         retrySQL,
 	CancelState:   `SELECT state FROM jobs WHERE id = ?`,
 	CancelPending: cancelPendingSQL,

@@ -157,6 +157,14 @@ type JobViews interface {
 	Unhandled(ctx context.Context) (Unhandled, error)
 	// RateTAT returns typ and key's bucket TAT; zero for no row (full).
 	RateTAT(ctx context.Context, typ, key string) (time.Time, error)
+	// Activity counts, per bucket of b, the jobs that ended in it by state:
+	// of schedule, or of all jobs for "", then with their start latency and
+	// the queue's depth (see Activity). It reads the jobs ended since
+	// b.From, by an index.
+	Activity(ctx context.Context, schedule string, b Buckets) ([]Activity, error)
+	// RunTimings returns schedule's newest limit (1 to MaxList) instants
+	// with jobs, oldest first, each timed from first start to last finish.
+	RunTimings(ctx context.Context, schedule string, limit int) ([]RunTiming, error)
 }
 
 // ScheduleViews are the reads of schedules' jobs, skips, alarms and the

@@ -51,6 +51,22 @@ type Statements struct {
 	OpenAlarms   string // limit: ScanOpenAlarm's columns
 	LastSuccess  string // schedule: finished_at
 
+	// The charts'. A bucket is (instant - from) / size in whole
+	// milliseconds, -1 before from.
+	// ActivityAll reads the jobs ended since from: from, size: bucket
+	// ended, state, bucket started (else ended), bucket due (run_at),
+	// LatencyClass of started_at - run_at (-1 when never started), count,
+	// greatest latency in ms.
+	ActivityAll string
+	ActivityOf  string // schedule, from, size: bucket ended, state, count
+	// Waiting reads the pending and running jobs due before through:
+	// from, size, through: bucket due, bucket started (StillWaiting when
+	// pending), count.
+	Waiting string
+	// RunTimings reads schedule's newest limit instants: schedule, limit:
+	// instant, first started_at, last finished_at, jobs, dead, ended.
+	RunTimings string
+
 	// The operator's writes.
 	Retry         string // now, id (0: every dead job): RETURNING type
 	CancelState   string // id: state, locked for the transaction

@@ -120,6 +120,7 @@ var tests = []struct {
 	{"FanInCancelledAndReclaimed", testFanInCancelledAndReclaimed},
 	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
 	{"FanInRacingFinishers", testFanInRacingFinishers},
+	{"ActivityAndRunTimings", testActivityAndRunTimings},
 }
 
 // suite is what a test of the suite gets: a way to open stores.

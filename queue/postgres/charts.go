@@ -1,0 +1,46 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+// The charts' reads (store.Statements.ActivityAll and the rest). A bucket
+// is (instant - from) / size in whole milliseconds, -1 before from.
+
+// bucketOf returns the bucket of instant x, with from $1 and size $2.
+func bucketOf(x string) string {
+	return strings.ReplaceAll(`CASE WHEN {x} >= $1::timestamptz THEN floor(extract(epoch FROM {x} - $1::timestamptz) * 1000 / $2::bigint)::bigint ELSE -1 END`, "{x}", x)
+}
+
+// latencyMS is a started job's start latency in milliseconds.
+const latencyMS = `(extract(epoch FROM started_at - run_at) * 1000)`
+
+// activityAllSQL is one index-only range of jobs_finished.
+var activityAllSQL = `SELECT ` + bucketOf("finished_at") + `, state, ` + bucketOf("coalesce(started_at, finished_at)") + `,
+` + bucketOf("run_at") + `, CASE WHEN started_at IS NULL THEN -1 ELSE ` + store.LatencyClass(latencyMS) + ` END,
+count(*), coalesce(max(` + latencyMS + `), 0)::bigint
+FROM jobs WHERE finished_at >= $1::timestamptz AND state IN ('done', 'dead', 'cancelled')
+GROUP BY 1, 2, 3, 4, 5`
+
+// activityOfSQL is three ranges of jobs_schedule_finished.
+const activityOfSQL = `SELECT floor(extract(epoch FROM finished_at - $2::timestamptz) * 1000 / $3::bigint)::bigint, state, count(*) FROM jobs
+WHERE schedule = $1 AND state IN ('done', 'dead', 'cancelled') AND finished_at >= $2::timestamptz
+GROUP BY 1, 2`
+
+// queuedSQL reads jobs_ready's due jobs and jobs_lease.
+var queuedSQL = `SELECT ` + bucketOf("run_at") + `, ` + strconv.Itoa(store.StillWaiting) + `::bigint, count(*) FROM jobs
+WHERE state = 'pending' AND run_at < $3 GROUP BY 1
+UNION ALL
+SELECT ` + bucketOf("run_at") + `, ` + bucketOf("started_at") + `, count(*) FROM jobs
+WHERE state = 'running' AND run_at < $3 GROUP BY 1, 2`
+
+// runTimingsSQL walks jobs_schedule_at down to the limit's instants, then
+// reads their jobs.
+const runTimingsSQL = `SELECT scheduled_at, min(started_at), max(finished_at), count(*)::bigint,
+count(*) FILTER (WHERE state = 'dead'), count(finished_at)
+FROM jobs WHERE schedule = $1 AND scheduled_at IN (
+SELECT DISTINCT scheduled_at FROM jobs WHERE schedule = $1 AND scheduled_at IS NOT NULL ORDER BY scheduled_at DESC LIMIT $2)
+GROUP BY scheduled_at ORDER BY scheduled_at`

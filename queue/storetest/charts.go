@@ -1,0 +1,140 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+// chartRun claims the only ready job of typ at claimAt and ends it with
+// outcome at endAt (or leaves it running for outcome ""), as a pool would.
+func chartRun(t *testing.T, q store.Engine, typ string, claimAt, endAt time.Time, outcome store.Outcome) {
+	t.Helper()
+	js := claim(t, q, "chart", claimAt, 24*time.Hour, 10, typ)
+	if len(js) != 1 {
+		t.Fatalf("claim %s at %s: %d jobs, want 1", typ, claimAt, len(js))
+	}
+	if outcome == "" {
+		return
+	}
+	r := store.Result{Job: js[0], Worker: "chart/w0", Outcome: outcome, Started: claimAt, Finished: endAt}
+	res, err := q.CommitPoolTx(context.Background(), store.PoolTx{Owner: "chart", Now: endAt, Results: []store.Result{r}})
+	if err != nil || !res.Fenced[0] {
+		t.Fatalf("end %s: %+v, %v", typ, res, err)
+	}
+}
+
+// testActivityAndRunTimings lays jobs across four hours (ended, retried
+// into a wait, cancelled while waiting, pending, running, and a schedule's
+// instants) and checks every bucket's counts, latencies and depth, and the
+// schedule's timings.
+func testActivityAndRunTimings(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	h := func(d time.Duration) time.Time { return t0.Add(d) }
+	enq := func(typ string, due time.Time) int64 {
+		return mustEnqueue(t, q, store.NewJob{Key: typ, Type: typ, RunAt: due, MaxAttempts: 1}).ID
+	}
+	// Before the window: counts nowhere.
+	enq("old", h(-2*time.Hour))
+	chartRun(t, q, "old", h(-2*time.Hour), h(-time.Hour), store.OutcomeDone)
+	enq("a", h(10*time.Minute))
+	enq("a2", h(40*time.Minute))
+	enq("b", h(20*time.Minute))
+	enq("f", h(-time.Hour))
+	enq("d", h(90*time.Minute))
+	e := enq("e", h(130*time.Minute))
+	var cursor time.Time
+	sched := func(at time.Time, typeItems ...string) {
+		t.Helper()
+		var jobs []store.NewJob
+		for _, ti := range typeItems {
+			jobs = append(jobs, store.NewJob{Key: fmt.Sprintf("s|%s|%d", ti, at.Unix()), Type: ti, Schedule: "s", Item: ti,
+				ScheduledAt: at, RunAt: at, MaxAttempts: 1})
+		}
+		if _, err := q.Advance(ctx, store.Advance{Schedule: "s", From: cursor, To: at, Jobs: jobs}); err != nil {
+			t.Fatalf("advance s to %s: %v", at, err)
+		}
+		cursor = at
+	}
+	sched(h(30*time.Minute), "c")
+	sched(h(3*time.Hour), "x", "y")
+	sched(h(210*time.Minute), "p")
+
+	chartRun(t, q, "a", h(10*time.Minute+2*time.Second), h(10*time.Minute+32*time.Second), store.OutcomeDone)
+	chartRun(t, q, "a2", h(40*time.Minute+200*time.Millisecond), h(41*time.Minute), store.OutcomeDone)
+	chartRun(t, q, "b", h(65*time.Minute), h(66*time.Minute), store.OutcomeDead)
+	chartRun(t, q, "c", h(121*time.Minute), h(122*time.Minute), store.OutcomeDone)
+	clk.Set(h(170 * time.Minute))
+	if err := cancelPending(ctx, q, e); err != nil {
+		t.Fatal(err)
+	}
+	chartRun(t, q, "x", h(185*time.Minute), h(187*time.Minute), store.OutcomeDone)
+	chartRun(t, q, "y", h(186*time.Minute), h(200*time.Minute), store.OutcomeDead)
+	chartRun(t, q, "f", h(210*time.Minute), time.Time{}, "")
+	clk.Set(h(220 * time.Minute))
+
+	got, err := q.Activity(ctx, "", store.Buckets{From: t0, Size: time.Hour, N: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := time.Millisecond
+	want := []store.Activity{
+		{Start: h(0), Done: 2, Started: 2, LatencyP50: 200 * ms, LatencyP95: 2 * time.Second, Depth: 3},
+		{Start: h(time.Hour), Dead: 1, Started: 1, LatencyP50: 45 * time.Minute, LatencyP95: 45 * time.Minute, Depth: 3},
+		{Start: h(2 * time.Hour), Done: 1, Cancelled: 1, Started: 1, LatencyP50: 91 * time.Minute, LatencyP95: 91 * time.Minute, Depth: 2},
+		// 5 and 6 minutes share a class: both percentiles are its greatest.
+		{Start: h(3 * time.Hour), Done: 1, Dead: 1, Started: 2, LatencyP50: 6 * time.Minute, LatencyP95: 6 * time.Minute, Depth: 2},
+	}
+	checkActivity(t, "all jobs", got, want)
+
+	got, err = q.Activity(ctx, "s", store.Buckets{From: t0, Size: time.Hour, N: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkActivity(t, "schedule s", got, []store.Activity{{Start: h(0)}, {Start: h(time.Hour)}, {Start: h(2 * time.Hour), Done: 1},
+		{Start: h(3 * time.Hour), Done: 1, Dead: 1}})
+
+	rts, err := q.RunTimings(ctx, "s", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRT := []store.RunTiming{
+		{ScheduledAt: h(3 * time.Hour), FirstStart: h(185 * time.Minute), LastFinish: h(200 * time.Minute), Jobs: 2, Dead: 1},
+		{ScheduledAt: h(210 * time.Minute), Jobs: 1},
+	}
+	if g, w := fmt.Sprint(rts), fmt.Sprint(wantRT); g != w {
+		t.Errorf("RunTimings(s, 2) = %s, want %s", g, w)
+	}
+	rts, err = q.RunTimings(ctx, "s", 10)
+	if err != nil || len(rts) != 3 || !rts[0].LastFinish.Equal(h(122*time.Minute)) {
+		t.Errorf("RunTimings(s, 10) = %v, %v; want 3 instants, the first ended at %s", rts, err, h(122*time.Minute))
+	}
+	for _, b := range []store.Buckets{{From: t0, Size: time.Hour}, {From: t0, Size: time.Microsecond, N: 1}, {Size: time.Hour, N: 1},
+		{From: t0, Size: time.Hour, N: store.MaxBuckets + 1}} {
+		if _, err := q.Activity(ctx, "", b); err == nil {
+			t.Errorf("Activity(%+v): no error", b)
+		}
+	}
+}
+
+func checkActivity(t *testing.T, what string, got, want []store.Activity) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("Activity of %s: %d buckets, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if !g.Start.Equal(w.Start) {
+			t.Errorf("Activity of %s: bucket %d starts %s, want %s", what, i, g.Start, w.Start)
+		}
+		g.Start, w.Start = time.Time{}, time.Time{}
+		if g != w {
+			t.Errorf("Activity of %s: bucket %d = %+v, want %+v", what, i, g, w)
+		}
+	}
+}
