@@ -20,11 +20,12 @@ type AttemptConfig struct {
 
 // AttemptResult is how one attempt ended, as a Pool would record it.
 type AttemptResult struct {
-	Outcome  Outcome   // OutcomeDone, OutcomeRetry or OutcomeDead
-	RetryAt  time.Time // with OutcomeRetry, when the next attempt may start
-	Output   string    // the attempt's output, through the type's RedactFunc
-	Err      error     // why it failed; nil when done
-	TimedOut bool      // the type's Timeout ended it
+	Outcome  Outcome       // OutcomeDone, OutcomeRetry or OutcomeDead
+	RetryAt  time.Time     // with OutcomeRetry, when the next attempt may start
+	RetryIn  time.Duration // with OutcomeRetry, RetryAt − Finished
+	Output   string        // the attempt's output, through the type's RedactFunc
+	Err      error         // why it failed; nil when done
+	TimedOut bool          // the type's Timeout ended it
 	Started  time.Time
 	Finished time.Time
 }
@@ -58,7 +59,9 @@ func RunAttempt(ctx context.Context, h Handler, j *Job, cfg AttemptConfig) Attem
 	var gaveUp error
 	r.Outcome, r.RetryAt, gaveUp = fate(err, j, tc, giveUpAt, r.Finished, cfg.Jitter)
 	r.Err = cmp.Or(gaveUp, err)
-	if r.Outcome != OutcomeRetry {
+	if r.Outcome == OutcomeRetry {
+		r.RetryIn = r.RetryAt.Sub(r.Finished)
+	} else {
 		r.RetryAt = time.Time{}
 	}
 	if tc.RedactFunc != nil {
