@@ -54,7 +54,7 @@ func Register[T any](p *Pool, jobType string, fn WorkFunc[T], tc TypeConfig) err
 		return fmt.Errorf("register %s: nil handler", jobType)
 	}
 	var zero T
-	jobType, err := typeOf(jobType, zero)
+	jobType, err := TypeOf(jobType, zero)
 	if err != nil {
 		return fmt.Errorf("register: %w", err)
 	}
@@ -67,7 +67,7 @@ func Register[T any](p *Pool, jobType string, fn WorkFunc[T], tc TypeConfig) err
 // a transaction of the caller. It fails for args that do not marshal, a
 // missing type, or an nj.Type that differs from args' Kind.
 func MarshalArgs(args any, nj NewJob) (NewJob, error) {
-	typ, err := typeOf(nj.Type, args)
+	typ, err := TypeOf(nj.Type, args)
 	if err != nil {
 		return NewJob{}, fmt.Errorf("marshal args: %w", err)
 	}
@@ -89,9 +89,9 @@ func (c *Client) EnqueueArgs(ctx context.Context, args any, nj NewJob) (Enqueued
 	return c.Enqueue(ctx, nj)
 }
 
-// typeOf returns the job type given, else the Kind of args; both must agree
-// when both are set.
-func typeOf(given string, args any) (string, error) {
+// TypeOf returns the job type of args: given, else the Kind of args (see
+// JobArgs). It fails when neither names one, or both do and differ.
+func TypeOf(given string, args any) (string, error) {
 	kind := kindOf(args)
 	switch {
 	case given == "" && kind == "":

@@ -136,7 +136,9 @@ func testRequireEnqueued(t *testing.T, engine string) {
 			[]string{`no job enqueued matching key "receipt|41", state "done"`}},
 		{"no such type", func(tb TB) { RequireEnqueued(tb, q, Want{Type: "invoice"}) },
 			[]string{`no job enqueued matching type "invoice"; no jobs of type "invoice" enqueued`}},
-		{"enqueued after all", func(tb TB) { RequireNotEnqueued(tb, q, Want{Type: "receipt", Payload: receipt{Order: 41, Email: "a@example.com"}}) },
+		{"enqueued after all", func(tb TB) {
+			RequireNotEnqueued(tb, q, Want{Type: "receipt", Payload: receipt{Order: 41, Email: "a@example.com"}})
+		},
 			[]string{`1 jobs enqueued matching type "receipt", payload {"order":41,"email":"a@example.com"}, want none; the newest: job 1 type "receipt"`}},
 	} {
 		msg := failure(t, c.fn)
