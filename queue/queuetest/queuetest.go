@@ -9,8 +9,11 @@
 //	res := queuetest.Work(t, handler, queuetest.Claimed(t, Receipt{Order: 42}, queue.NewJob{}), queuetest.Config{})
 //	// res.Outcome, res.RetryIn, res.Output, res.Err
 //
-// Package scheduletest runs a schedules.toml's beat the same way. See the
-// package's examples.
+// The helpers take a TB, which *testing.T has; the examples pass a stand-in,
+// as they have no test. ExampleWork runs a typed handler's attempts to
+// done, retry and dead; ExampleRequireEnqueued asserts a job in the
+// program's SQLite transaction and after its commit. Package
+// schedule/scheduletest runs a schedules.toml's beat the same way.
 package queuetest
 
 import (

@@ -11,7 +11,9 @@
 // Each Tick is the pass a daemon running since the previous Tick would make
 // at its instant: instants since then are due, late ones go through the
 // schedule's catch_up rule, and the alarms are judged after. Package
-// queuetest runs a handler on the jobs. See the package's examples.
+// queue/queuetest runs a handler on the jobs. ExampleBeat_Tick ticks a
+// fan-out schedule; Example_alarmNotify raises a late alarm and runs its Go
+// notify task on the notification.
 package scheduletest
 
 import (
