@@ -98,7 +98,7 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		err = Permanent(fmt.Errorf("unknown job type %q: no handler registered", j.Type))
 	} else {
 		p.busy.Add(1)
-		r.TimedOut, err = p.call(ctx, reg, j)
+		r.TimedOut, err = call(ctx, reg, j)
 		p.busy.Add(-1)
 	}
 	r.Finished = p.clock.Now()
@@ -114,18 +114,28 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		r.Outcome = OutcomeReleased
 		return r
 	}
-	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, reg.tc, p.cfg.jitter)
 	if re, ok := errors.AsType[*RetryError](err); ok && reg.tc.Rate.Starts > 0 && re.After > 0 {
 		p.pauseRate(ctx, reg.tc.Rate, j, r.Finished.Add(re.After))
 	}
-	r.Outcome = outcome
-	r.RetryAt = r.Finished.Add(delay)
-	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !r.RetryAt.Before(giveUpAt) {
-		// The retry would start when no attempt may.
-		r.Outcome = OutcomeDead
-		r.Error = (&GaveUpError{After: reg.tc.GiveUpAfter, Err: err}).Error()
+	var gaveUp error
+	r.Outcome, r.RetryAt, gaveUp = fate(err, j, reg.tc, giveUpAt, r.Finished, p.cfg.jitter)
+	if gaveUp != nil {
+		r.Error = gaveUp.Error()
 	}
 	return r
+}
+
+// fate is the outcome of an attempt of j that finished at finished with err,
+// and when it retries; a non-nil gaveUp replaces err when a retry would
+// start past giveUpAt, the end of the job's budget (zero: none).
+func fate(err error, j *Job, tc TypeConfig, giveUpAt, finished time.Time, jitter func(time.Duration) time.Duration) (outcome Outcome, retryAt time.Time, gaveUp error) {
+	outcome, delay := decide(err, j.Attempt, j.MaxAttempts, tc, jitter)
+	retryAt = finished.Add(delay)
+	if outcome == OutcomeRetry && !giveUpAt.IsZero() && !retryAt.Before(giveUpAt) {
+		// The retry would start when no attempt may.
+		return OutcomeDead, retryAt, &GaveUpError{After: tc.GiveUpAfter, Err: err}
+	}
+	return outcome, retryAt, nil
 }
 
 // pauseRate pauses the rate limit of j's type, or key, until until, as the
@@ -152,7 +162,7 @@ func (p *Pool) pauseRate(ctx context.Context, r Rate, j *Job, until time.Time) {
 
 // call runs the handler behind recover, under the type's timeout, and reports
 // whether the timeout ended a failed attempt.
-func (p *Pool) call(ctx context.Context, reg registered, j *Job) (timedOut bool, err error) {
+func call(ctx context.Context, reg registered, j *Job) (timedOut bool, err error) {
 	if reg.tc.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, reg.tc.Timeout, &TimeoutError{Timeout: reg.tc.Timeout})

@@ -35,5 +35,13 @@
 // new schedule, and one whose expression a reload changed, starts from
 // now: it catches nothing up.
 //
+// # Driving it by hand
+//
+// Run is the daemon's loop. RunOnce runs one pass at the clock's now, for
+// tests and tools; package scheduletest builds on it to tick a
+// schedules.toml's beat at chosen instants on a clock.Fake and report what
+// each pass enqueued, skipped and alarmed (see its examples: a fan-out
+// schedule, an alarm's notify task).
+//
 // ExampleNextN previews the runs of a loaded schedule.
 package schedule

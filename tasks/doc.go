@@ -20,6 +20,13 @@
 // The package knows nothing of cron, TOML or SQL. Handlers only report,
 // through their error, what the queue should do with a job.
 //
+// A Go task type is registered with Registry.Register (any queue.Handler)
+// or, typed, with Register: a queue.WorkFunc[T] that gets the job's
+// payload decoded into T and returns its output, named by T's Kind. A
+// binary of your own registers them in cmd/scheduler/app's Options.Tasks.
+// See Example (a Registry with Go, command and HTTP tasks), ExampleRegister
+// (a typed task) and ExampleCommand_Args.
+//
 // A command's Limits (memory, CPU time, open files) are setrlimit(2)
 // limits that the binary, started once more as a launcher, sets on itself
 // before it becomes the program: os/exec cannot set them for one child,

@@ -97,6 +97,23 @@ func (r *Registry) Register(name string, h queue.Handler) error {
 	return nil
 }
 
+// Register makes the typed handler fn the Go handler of the task called
+// name in r, as Registry.Register does: a [tasks.NAME] table with neither
+// command nor url then runs it, with the job's payload decoded into T (see
+// queue.WorkFunc). An empty name takes T's Kind (see queue.JobArgs); a name
+// that differs from it is an error.
+func Register[T any](r *Registry, name string, fn queue.WorkFunc[T]) error {
+	if fn == nil {
+		return fmt.Errorf("register task %q: handler is nil", name)
+	}
+	var zero T
+	typ, err := queue.TypeOf(name, zero)
+	if err != nil {
+		return fmt.Errorf("register task: %w", err)
+	}
+	return r.Register(typ, fn)
+}
+
 // KillRunning kills every running command and all it started, for a
 // program that must exit at once, and returns how many.
 func (r *Registry) KillRunning() int { return r.groups.KillAll() }

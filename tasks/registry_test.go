@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,43 @@ func TestRegistryHTTPFollowsRedirectsOnlyWhenAsked(t *testing.T) {
 		if got := h.(*HTTP).follow; got != follow {
 			t.Errorf("Handler(FollowRedirects: %v) follows redirects: %v", follow, got)
 		}
+	}
+}
+
+type thumbnailArgs struct {
+	Image string `json:"image"`
+	Width int    `json:"width"`
+}
+
+func (thumbnailArgs) Kind() string { return "thumbnail" }
+
+// TestRegisterTyped: Register names a typed handler by its arguments' Kind
+// or as given, and Handler returns it for a table with neither command nor
+// url; the job's payload reaches it decoded, its output is the job's.
+func TestRegisterTyped(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry(Config{})
+	fn := queue.WorkFunc[thumbnailArgs](func(ctx context.Context, j *queue.TypedJob[thumbnailArgs]) (string, error) {
+		return j.Args.Image + " at " + strconv.Itoa(j.Args.Width), nil
+	})
+	if err := Register(r, "", fn); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(r, "other", fn); err == nil || !strings.Contains(err.Error(), `differs from tasks.thumbnailArgs's Kind "thumbnail"`) {
+		t.Errorf("Register under another name = %v", err)
+	}
+	if err := Register[thumbnailArgs](r, "", nil); err == nil {
+		t.Error("Register of a nil handler succeeded")
+	}
+	h, err := r.Handler("thumbnail", Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &queue.Job{Type: "thumbnail", Payload: []byte(`{"image":"a.png","width":64}`), Attempt: 1, MaxAttempts: 1}
+	if err := h.Work(context.Background(), j); err != nil || string(j.Output()) != "a.png at 64" {
+		t.Errorf("Work = %v, output %q; want nil, a.png at 64", err, j.Output())
+	}
+	if got := r.Names(); !slices.Equal(got, []string{"thumbnail"}) {
+		t.Errorf("Names() = %q", got)
 	}
 }

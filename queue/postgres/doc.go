@@ -27,4 +27,14 @@
 //	watch.go       Watch: LISTEN on the schema's channel
 //	notify.go      the NOTIFY after a commit, one at a time per store
 //	clock.go       the server's clock, measured and followed
+//
+// # Examples
+//
+// ExampleEnqueueTx enqueues in the program's own pgx transaction. The
+// package's examples need a database: they run where
+// SCHEDULER_TEST_POSTGRES names one, as .ci/run always does, each on a
+// schema of its own, with their output checked. An example cannot skip
+// itself, and printing its expected output without a database would check
+// nothing, so without the variable the package's TestMain leaves the
+// examples out (-test.skip) and says so on stderr, as its tests skip.
 package postgres

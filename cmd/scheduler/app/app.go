@@ -5,6 +5,12 @@
 //
 // It exposes the command's internal/ packages to other modules, adding no
 // behaviour and knowing nothing of what the command does.
+//
+// A Go task type is registered in Options.Tasks, typed with tasks.Register
+// (a queue.WorkFunc[T] whose arguments are the job's payload) or untyped
+// with Registry.Register. ExampleRun checks a config that names one;
+// ExampleRun_typedTask runs the daemon, triggers a run and stops it.
+// docs/extending.md shows the whole main.
 package app
 
 import (
