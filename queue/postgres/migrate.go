@@ -101,6 +101,7 @@ type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
 	noAlarmKey   bool // jobs name no alarm they notify
+	noDiscarded  bool // jobs record no discard
 	noCounts     bool // no job_counts: counting reads every job
 	noPoolConfig bool // pools record no config
 }
@@ -112,6 +113,7 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'discarded_by' AND NOT attisdropped),
 	to_regclass('job_counts') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
 
@@ -124,8 +126,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, counted, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &configured); err != nil {
+	var exists, versioned, retried, alarmKey, discarded, counted, configured bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &configured); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -138,6 +140,6 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if have > len(ms) {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured}
 	return name, nil
 }

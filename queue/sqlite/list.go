@@ -15,6 +15,7 @@ var stateTerm = map[store.State]string{
 	store.StateDone:      "+state = 'done'",
 	store.StateDead:      "state = 'dead'",
 	store.StateCancelled: "state = 'cancelled'",
+	store.StateDiscarded: "state = 'discarded'",
 }
 
 // stateIndex is the partial index a list of pending or running jobs reads:

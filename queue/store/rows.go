@@ -107,6 +107,26 @@ type Filter struct {
 	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
 }
 
+// Discard selects the dead jobs Operator.Discard ends.
+type Discard struct {
+	IDs      []int64 // these jobs, at most MaxList; nil: every dead job
+	Schedule string  // without IDs: only the dead jobs of this schedule
+	By       string  // who discards, for the record (Job.DiscardedBy)
+}
+
+// Discarded is what Operator.Discard did.
+type Discarded struct {
+	IDs     []int64      // the jobs it discarded, in id order
+	Refused []RefusedJob // the jobs of Discard.IDs it left, in id order
+}
+
+// RefusedJob is a job an operator's action left as it was, and its state
+// then: "" when no such job exists.
+type RefusedJob struct {
+	ID    int64
+	State State
+}
+
 // InstantOutcome is how the jobs of one instant or manual run stand.
 type InstantOutcome struct {
 	Schedule    string
