@@ -29,6 +29,13 @@ var stateIndex = map[store.State]string{
 // listQuery builds the read of the jobs f selects (see store.Base.List) from
 // fixed conditions with ? placeholders.
 func listQuery(f store.Filter) (string, []any) {
+	if f.PayloadContains != "" {
+		inner := f
+		inner.PayloadContains, inner.Limit = "", store.PayloadScanBound
+		query, args := listQuery(inner)
+		return `SELECT ` + jobColumns + ` FROM (` + query + `) WHERE instr(payload, ?) > 0 ORDER BY id DESC LIMIT ?`,
+			append(args, f.PayloadContains, f.Limit)
+	}
 	var where []string
 	var args []any
 	if f.State != "" {

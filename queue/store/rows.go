@@ -28,7 +28,10 @@ const (
 	// any) a List by type or schedule looks at. Those filters have no
 	// index: one would cost every enqueue a write, for operators' lists.
 	ListScanBound = 100000
-	MaxSkipCount  = 10000 // cap of SkipSummary.Count
+	// PayloadScanBound is how many of the newest jobs the other filters
+	// select a List by payload text reads: payloads have no index.
+	PayloadScanBound = 10000
+	MaxSkipCount     = 10000 // cap of SkipSummary.Count
 )
 
 // A running pool renews its row in the pools table every PresenceEvery.
@@ -103,8 +106,11 @@ type Filter struct {
 	Type      string // the job type (the task's name)
 	Schedule  string // the schedule's name
 	KeyPrefix string // the dedup key starts with this
-	BeforeID  int64  // ids below this, for a list's next page; 0: from the newest
-	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
+	// PayloadContains keeps the jobs whose payload holds this text, byte for
+	// byte, among the newest PayloadScanBound jobs the other fields select.
+	PayloadContains string
+	BeforeID        int64 // ids below this, for a list's next page; 0: from the newest
+	Limit           int   // at most this many jobs, 1 to MaxList. Default: 50.
 }
 
 // Discard selects the dead jobs Operator.Discard ends.

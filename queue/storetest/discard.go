@@ -226,3 +226,59 @@ func testDiscardRacesRetry(t *testing.T, su *suite) {
 	}
 	checkCounts(t, a, "retry racing discard")
 }
+
+// testListByPayloadText: PayloadContains keeps the jobs whose payload holds
+// the text, byte for byte, with the other filters, newest first, among the
+// newest PayloadScanBound jobs those select.
+func testListByPayloadText(t *testing.T, su *suite) {
+	t.Parallel()
+	q, _ := su.open(t)
+	ctx := context.Background()
+	jobs := []store.NewJob{{Type: "t", Key: "old", Payload: []byte(`{"customer":"acme"}`), Schedule: "s"}}
+	for i := range store.PayloadScanBound {
+		jobs = append(jobs, store.NewJob{Type: "t", Key: fmt.Sprintf("filler-%05d", i), Schedule: "other"})
+	}
+	jobs = append(jobs,
+		store.NewJob{Type: "t", Key: "a", Payload: []byte(`{"customer":"acme","n":1}`), Schedule: "s"},
+		store.NewJob{Type: "u", Key: "b", Payload: []byte(`{"customer":"ACME"}`), Schedule: "s"},
+		store.NewJob{Type: "t", Key: "c", Payload: []byte(`{"customer":"acme-2"}`), Schedule: "s2"})
+	res, err := q.EnqueueBatch(ctx, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := map[string]int64{}
+	for i, r := range res {
+		id[jobs[i].Key] = r.ID
+	}
+	keys := func(f store.Filter) []string {
+		t.Helper()
+		js, err := q.List(ctx, f)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", f, err)
+		}
+		var out []string
+		for _, j := range js {
+			out = append(out, j.Key)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.Filter
+		want []string
+	}{
+		{"text", store.Filter{PayloadContains: `"acme`}, []string{"c", "a"}},
+		{"bytes, not case", store.Filter{PayloadContains: "ACME"}, []string{"b"}},
+		{"with a schedule", store.Filter{PayloadContains: "acme", Schedule: "s"}, []string{"a", "old"}},
+		{"with a type", store.Filter{PayloadContains: "customer", Type: "u"}, []string{"b"}},
+		{"with a key", store.Filter{PayloadContains: "acme", KeyPrefix: "c"}, []string{"c"}},
+		{"with a limit", store.Filter{PayloadContains: "acme", Limit: 1}, []string{"c"}},
+		{"below an id", store.Filter{PayloadContains: "acme", BeforeID: id["c"]}, []string{"a"}},
+		{"past the bound", store.Filter{PayloadContains: "acme", BeforeID: id["a"]}, nil},
+		{"wildcards are text", store.Filter{PayloadContains: "%"}, nil},
+	} {
+		if got := keys(tc.f); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: List(%+v) = %v, want %v", tc.name, tc.f, got, tc.want)
+		}
+	}
+}

@@ -74,6 +74,7 @@ var tests = []struct {
 	{"DiscardAllOfASchedule", testDiscardAllOfASchedule},
 	{"RetryTakesBackADiscard", testRetryTakesBackADiscard},
 	{"DiscardRacesRetry", testDiscardRacesRetry},
+	{"ListByPayloadText", testListByPayloadText},
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
 	{"ForwardStepTakesNoLiveLease", testForwardStepTakesNoLiveLease},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
