@@ -3,21 +3,30 @@
 -- (discarded_at, discarded_by); it counts as discarded, not dead, and stays
 -- until a retry by id takes the discard back. Like dead and cancelled jobs,
 -- the purge keeps it.
-ALTER TABLE jobs ADD COLUMN discarded_at INTEGER;
-ALTER TABLE jobs ADD COLUMN discarded_by TEXT;
-
--- The states' CHECK constraints of jobs and job_counts gain 'discarded'.
--- SQLite cannot change a CHECK constraint in place, and a rebuild of jobs
--- would copy every row and, with foreign keys on, cascade the drop of the
--- old table to the attempts. A constraint that only admits more values
--- changes nothing on disk: every row meets it. So the tables' definitions
--- are edited in sqlite_schema, the change SQLite's documentation gives for
--- constraints (https://sqlite.org/lang_altertable.html#otheralter), in
--- constant time whatever the number of jobs. The index created after it
--- bumps the schema cookie, so other connections read the new definitions;
--- RESET makes this one read them again.
+--
+-- The new columns and the new state are written into the tables'
+-- definitions in sqlite_schema, the change SQLite's documentation gives for
+-- what leaves the rows on disk as they are
+-- (https://sqlite.org/lang_altertable.html#otheralter), so the migration
+-- takes the same time however many jobs there are. Both leave every row as
+-- it is: a row without a trailing column reads it as NULL, as after ALTER
+-- TABLE ADD COLUMN, and a CHECK that only admits more values holds for every
+-- row. ALTER TABLE ADD COLUMN on a STRICT table would read every row to check
+-- it; a rebuild of jobs would copy every row and, with foreign keys on,
+-- cascade the drop of the old table to the attempts.
 PRAGMA writable_schema = ON;
-UPDATE sqlite_schema SET sql = replace(sql, '''dead'', ''cancelled'')', '''dead'', ''cancelled'', ''discarded'')')
-WHERE type = 'table' AND name IN ('jobs', 'job_counts');
+-- The columns go after the last one, before the table's constraint, where
+-- ADD COLUMN puts them.
+UPDATE sqlite_schema
+SET sql = replace(replace(sql, '''dead'', ''cancelled'')', '''dead'', ''cancelled'', ''discarded'')'),
+	'CHECK ((state = ''running'')', 'discarded_at INTEGER, discarded_by TEXT, CHECK ((state = ''running'')')
+WHERE type = 'table' AND name = 'jobs';
+UPDATE sqlite_schema
+SET sql = replace(sql, '''dead'', ''cancelled'')', '''dead'', ''cancelled'', ''discarded'')')
+WHERE type = 'table' AND name = 'job_counts';
+-- The index bumps the schema's version, so other connections read the new
+-- definitions; RESET makes this one read them again.
 CREATE INDEX jobs_discarded ON jobs (id) WHERE state = 'discarded';
 PRAGMA writable_schema = RESET;
+-- Fails, and so rolls the migration back, unless the columns are there.
+SELECT discarded_at, discarded_by FROM jobs LIMIT 0;
