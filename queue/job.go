@@ -16,7 +16,12 @@ type (
 	Outcome  = store.Outcome  // how an attempt ended
 	Enqueued = store.Enqueued // what an enqueue did with one NewJob
 	Filter   = store.Filter   // selects the jobs List returns
-	Stats    = store.Stats    // a snapshot of the queue for operators
+	// Discard selects the dead jobs Client.Discard ends; Discarded says
+	// what it did, RefusedJob names a job it left and its state.
+	Discard    = store.Discard
+	Discarded  = store.Discarded
+	RefusedJob = store.RefusedJob
+	Stats      = store.Stats // a snapshot of the queue for operators
 	// Process describes a Pool's program; zero values in a PoolConfig
 	// select the process's own pid and host, and "dev".
 	Process = store.Process
@@ -41,6 +46,7 @@ const (
 	StateDone      = store.StateDone
 	StateDead      = store.StateDead
 	StateCancelled = store.StateCancelled
+	StateDiscarded = store.StateDiscarded
 )
 
 // Attempt outcomes.

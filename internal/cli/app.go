@@ -103,4 +103,4 @@ func taskNames(cfg *config.Config) []string {
 }
 
 // jobStates are the states of a job, in the order -status prints them.
-var jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
+var jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled, queue.StateDiscarded}

@@ -179,11 +179,69 @@ func (a *app) retryDead(ctx context.Context) error {
 	}
 	if err := q.Retry(ctx, j.ID); err != nil {
 		if errors.Is(err, queue.ErrNotFound) {
-			return fmt.Errorf("job %d (%s) is %s, not dead: only a dead job can be retried", j.ID, j.Key, j.State)
+			return retryRefused(j.ID, j.Key, a.stateNow(ctx, q, j))
 		}
 		return err
 	}
+	if j.State == queue.StateDiscarded {
+		fmt.Fprintf(a.stdout, "job %d (%s) made pending: its discard by %s is taken back\n", j.ID, j.Key, j.DiscardedBy)
+		return nil
+	}
 	fmt.Fprintf(a.stdout, "job %d (%s) made pending\n", j.ID, j.Key)
+	return nil
+}
+
+// retryRefused is the error of a retry of a job in state st.
+func retryRefused(id int64, key string, st queue.State) error {
+	return fmt.Errorf("job %d (%s) is %s, not dead: only a dead or discarded job can be retried", id, key, st)
+}
+
+// stateNow is j's state as it is now: another operator may have changed it
+// since it was read. On a failure to look, it is the state read before.
+func (a *app) stateNow(ctx context.Context, q *queue.Client, j *queue.Job) queue.State {
+	if now, err := q.Job(ctx, j.ID); err == nil {
+		return now.State
+	}
+	return j.State
+}
+
+// discardDead is -discard: a dead job, every one, or every one of a
+// schedule, ended as discarded.
+func (a *app) discardDead(ctx context.Context) error {
+	q, err := a.openQueue(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	by := operator("discard")
+	if a.o.discard == "all" {
+		d, err := q.Discard(ctx, queue.Discard{Schedule: a.o.sched, By: by})
+		if err != nil {
+			return err
+		}
+		of := ""
+		if a.o.sched != "" {
+			of = " of " + a.o.sched
+		}
+		if len(d.IDs) == 0 {
+			fmt.Fprintf(a.stdout, "no dead jobs%s: nothing to discard\n", of)
+			return nil
+		}
+		fmt.Fprintf(a.stdout, "%s%s discarded\n", plural(len(d.IDs), "dead job"), of)
+		return nil
+	}
+	j, err := a.findJob(ctx, q, a.o.discard)
+	if err != nil {
+		return err
+	}
+	d, err := q.Discard(ctx, queue.Discard{IDs: []int64{j.ID}, By: by})
+	if err != nil {
+		return err
+	}
+	if len(d.Refused) > 0 {
+		return fmt.Errorf("job %d (%s) is %s, not dead: only a dead job can be discarded", j.ID, j.Key, d.Refused[0].State)
+	}
+	fmt.Fprintf(a.stdout, "job %d (%s) discarded\n", j.ID, j.Key)
 	return nil
 }
 
@@ -299,7 +357,7 @@ func (a *app) cancelJob(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := q.RequestCancel(ctx, j.ID, canceller())
+	st, err := q.RequestCancel(ctx, j.ID, operator("cancel"))
 	if err != nil {
 		return err
 	}
@@ -357,12 +415,12 @@ func (a *app) killGrace(jobType string) time.Duration {
 	return config.DefaultKillGrace
 }
 
-// canceller names who runs -cancel, for the job's record.
-func canceller() string {
+// operator names who runs -cancel or -discard (mode), for the job's record.
+func operator(mode string) string {
 	name := strconv.Itoa(os.Getuid())
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
 	host, _ := os.Hostname()
-	return fmt.Sprintf("%s@%s (scheduler -cancel, pid %d)", name, host, os.Getpid())
+	return fmt.Sprintf("%s@%s (scheduler -%s, pid %d)", name, host, mode, os.Getpid())
 }

@@ -65,12 +65,20 @@ func TestDeadListsNewestFirstAsJobsDoes(t *testing.T) {
 // only attempt dead, and returns its id.
 func makeDead(t *testing.T, q *queue.Client, key string) int64 {
 	t.Helper()
-	e, err := q.Enqueue(t.Context(), queue.NewJob{Type: "t", Key: key, MaxAttempts: 1})
+	return makeDeadJob(t, q, queue.NewJob{Type: "t", Key: key, MaxAttempts: 1})
+}
+
+// makeDeadJob enqueues j, claims it and records its only attempt dead,
+// and returns its id. It must be the only ready job of its type.
+func makeDeadJob(t *testing.T, q *queue.Client, j queue.NewJob) int64 {
+	t.Helper()
+	key := j.Key
+	e, err := q.Enqueue(t.Context(), j)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := q.Clock().Now()
-	r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{"t"}}})
+	r, err := q.Engine().CommitPoolTx(t.Context(), store.PoolTx{Owner: "node1-pool", Now: now, Claim: &store.Claim{Lease: time.Hour, N: 1, Types: []string{j.Type}}})
 	if err != nil || len(r.Claimed) != 1 || r.Claimed[0].ID != e.ID {
 		t.Fatalf("claim %s: %+v, %v", key, r.Claimed, err)
 	}

@@ -34,6 +34,7 @@ type options struct {
 	skip     bool
 	dead     bool
 	retry    string
+	discard  string
 	backfill string
 	from     string
 	to       string
@@ -54,7 +55,7 @@ type options struct {
 
 // modeFlags choose what the command does. Being given decides, not the
 // value: an empty -trigger "$NAME" is a usage error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "discard", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password"}
 
 // parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -99,7 +100,8 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.resume, "resume", "", "resume schedule `NAME`; missed instants follow its catch_up policy")
 	fs.BoolVar(&o.skip, "skip-missed", false, "with -resume: skip every instant missed while paused")
 	fs.BoolVar(&o.dead, "dead", false, "list dead jobs, newest first, with their last error")
-	fs.StringVar(&o.retry, "retry", "", "make dead job `ID or KEY` (or all) pending again with fresh attempts")
+	fs.StringVar(&o.retry, "retry", "", "make dead or discarded job `ID or KEY` (or all dead ones) pending again with fresh attempts")
+	fs.StringVar(&o.discard, "discard", "", "end dead job `ID or KEY` (or all, or with -schedule all of one schedule's) as discarded: kept for the record, no longer counted as dead, never run again unless retried")
 	fs.StringVar(&o.backfill, "backfill", "", "enqueue schedule `NAME`'s instants between -from and -to (idempotent)")
 	fs.StringVar(&o.from, "from", "", "with -backfill: the first instant `T`, or from the start of a date (2026-11-23) in the schedule's zone; with -next: list runs at or after it (RFC 3339, or 2026-11-01 or 2026-11-01T01:30 in the schedule's zone)")
 	fs.StringVar(&o.to, "to", "", "with -backfill: the last instant `T`, or to the end of a date (2026-11-25) in the schedule's zone; RFC 3339 or 2026-11-25T03:00")
@@ -175,6 +177,12 @@ func (o *options) validate() error {
 	if err := checkJobRef("retry", o.retry); err != nil {
 		return err
 	}
+	if err := checkJobRef("discard", o.discard); err != nil {
+		return err
+	}
+	if o.set["discard"] && o.set["schedule"] && o.discard != "all" {
+		return usagef("-schedule goes with -discard all, not with one job (-discard %s)", o.discard)
+	}
 	if o.n < 1 || o.n > schedule.MaxNextN {
 		return usagef("-n must be between 1 and %d", schedule.MaxNextN)
 	}
@@ -201,7 +209,7 @@ var modeCompanions = []companion{
 var listCompanions = []companion{
 	{"state", []string{"jobs"}},
 	{"task", []string{"jobs"}},
-	{"schedule", []string{"jobs", "skipped", "alarms"}},
+	{"schedule", []string{"jobs", "skipped", "alarms", "discard"}},
 	{"limit", []string{"jobs", "skipped", "alarms"}},
 	{"key", []string{"trigger", "jobs"}},
 }
@@ -252,10 +260,10 @@ const defaultListLimit = 50
 func (l *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&l.jobs, "jobs", false, "list jobs, newest first; narrow with -state, -task, -schedule and -key")
 	fs.BoolVar(&l.skipped, "skipped", false, "list skipped runs, newest instant first: of every schedule, or of the schedule NAME given after it")
-	fs.StringVar(&l.state, "state", "", "with -jobs: only jobs in `STATE` (pending, running, done, dead or cancelled)")
+	fs.StringVar(&l.state, "state", "", "with -jobs: only jobs in `STATE` ("+stateList()+")")
 	fs.StringVar(&l.task, "task", "", "with -jobs: only jobs of task `NAME`")
 	fs.BoolVar(&l.alarms, "alarms", false, "list alarms (late, missed, dead, misfire, recovered), newest first; narrow with -schedule")
-	fs.StringVar(&l.sched, "schedule", "", "with -jobs, -skipped or -alarms: only runs of schedule `NAME`")
+	fs.StringVar(&l.sched, "schedule", "", "with -jobs, -skipped, -alarms or -discard all: only runs of schedule `NAME`")
 	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs, -skipped or -alarms: print at most `N` rows (1 to 1000)")
 }
 
@@ -281,7 +289,7 @@ func (l *listOptions) check(set map[string]bool) error {
 		return usagef("-limit %d: want 1 to %d", l.limit, queue.MaxList)
 	}
 	if l.state != "" && !slices.Contains(jobStates, queue.State(l.state)) {
-		return usagef("-state %q: want pending, running, done, dead or cancelled", l.state)
+		return usagef("-state %q: want %s", l.state, stateList())
 	}
 	if l.skipName != "" && l.sched != "" && l.skipName != l.sched {
 		return usagef("-skipped %s and -schedule %s name different schedules", l.skipName, l.sched)
@@ -290,6 +298,15 @@ func (l *listOptions) check(set map[string]bool) error {
 		l.sched = l.skipName
 	}
 	return nil
+}
+
+// stateList is the job states in words: "pending, ..., dead or discarded".
+func stateList() string {
+	names := make([]string, len(jobStates))
+	for i, s := range jobStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // newLogger returns the logger -log-format and -log-level ask for.

@@ -76,7 +76,7 @@ func (a *app) listDead(ctx context.Context) error {
 		return err
 	}
 	if len(dead) == queue.MaxList {
-		fmt.Fprintf(a.stdout, "%d newest shown; older dead jobs are not listed (-retry all retries every one)\n", len(dead))
+		fmt.Fprintf(a.stdout, "%d newest shown; older dead jobs are not listed (-retry all retries every one, -discard all discards every one)\n", len(dead))
 	}
 	return nil
 }
@@ -153,6 +153,8 @@ func printJob(out io.Writer, v jobView) {
 	row("run at", v.RunAt)
 	row("created", v.CreatedAt)
 	row("retried at", v.RetriedAt)
+	row("discarded at", v.DiscardedAt)
+	row("discarded by", v.DiscardedBy)
 	row("started", v.StartedAt)
 	row("finished", v.FinishedAt)
 	row("lease until", v.LeaseUntil)
@@ -193,6 +195,8 @@ type jobView struct {
 	RunAt           string        `json:"run_at"`
 	CreatedAt       string        `json:"created_at"`
 	RetriedAt       string        `json:"retried_at,omitempty"` // the operator's latest -retry
+	DiscardedAt     string        `json:"discarded_at,omitempty"`
+	DiscardedBy     string        `json:"discarded_by,omitempty"`
 	StartedAt       string        `json:"started_at,omitempty"`
 	FinishedAt      string        `json:"finished_at,omitempty"`
 	LeaseUntil      string        `json:"lease_until,omitempty"`
@@ -221,7 +225,7 @@ func viewJob(j *queue.Job, cfg *config.Config) jobView {
 		Priority: j.Priority, Version: j.Version, Payload: payload, PayloadError: payloadErr, Schedule: j.Schedule, Item: j.Item, ScheduledAt: optTime(j.ScheduledAt),
 		RunAt: rfc3339(j.RunAt, time.UTC), CreatedAt: rfc3339(j.CreatedAt, time.UTC), StartedAt: optTime(j.StartedAt),
 		FinishedAt: optTime(j.FinishedAt), LeaseUntil: optTime(j.LeaseUntil), Owner: j.Owner, LastError: r.Attempt(j.Payload, j.LastError),
-		RetriedAt: optTime(j.RetriedAt),
+		RetriedAt: optTime(j.RetriedAt), DiscardedAt: optTime(j.DiscardedAt), DiscardedBy: j.DiscardedBy,
 	}
 }
 

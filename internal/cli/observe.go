@@ -121,7 +121,8 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusRep
 
 // stateSeverity orders states, most severe first: an instant with one
 // dead item is dead.
-var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateCancelled, queue.StateDone}
+// A discarded item failed: it is worse than a cancelled or done one.
+var stateSeverity = []queue.State{queue.StateDead, queue.StateRunning, queue.StatePending, queue.StateDiscarded, queue.StateCancelled, queue.StateDone}
 
 // stateCounts are o's jobs by state, as -status prints them.
 func stateCounts(o store.InstantOutcome) map[string]int {

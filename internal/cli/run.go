@@ -104,6 +104,8 @@ func (a *app) command(ctx context.Context) error {
 		return a.listDead(ctx)
 	case "retry":
 		return a.retryDead(ctx)
+	case "discard":
+		return a.discardDead(ctx)
 	case "backfill":
 		return a.backfillRange(ctx)
 	case "job":

@@ -24,7 +24,7 @@ var (
 	// alarmKinds label scheduler_alarms_raised_total.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
 	// jobStates label scheduler_jobs.
-	jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled}
+	jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled, queue.StateDiscarded}
 )
 
 // The outcome label's values: how an attempt ended.

@@ -34,8 +34,9 @@ type ActionsConfig struct {
 }
 
 // Actions are what a logged-in operator may do when [http] actions = true:
-// -trigger, -pause, -resume, -retry and -cancel, through the same
-// functions. Auth.Handler serves them once a request passed its checks.
+// -trigger, -pause, -resume, -retry, -cancel and -discard, through the same
+// functions, the retry and discard of a selection of jobs, and the retry of
+// a schedule's dead jobs. Auth.Handler serves them once a request passed its checks.
 // Actions is safe for concurrent use.
 type Actions struct {
 	cfg ActionsConfig
@@ -78,6 +79,21 @@ func (x *Actions) do(ctx context.Context, name string, form url.Values, who, add
 		ref := form.Get("job")
 		attrs = append(attrs, "job_id", ref)
 		msg, err = x.jobAction(ctx, name, ref, who, addr)
+	case ActionRetryJobs, ActionDiscardJobs:
+		var ids []int64
+		ids, err = selection(name, form)
+		if err != nil {
+			break
+		}
+		attrs = append(attrs, "job_ids", idList(ids))
+		if name == ActionRetryJobs {
+			msg, err = x.retryJobs(ctx, ids)
+		} else {
+			msg, err = x.discardJobs(ctx, ids, fmt.Sprintf("%s (dashboard, from %s)", who, addr))
+		}
+	case ActionRetryDead:
+		attrs = append(attrs, "schedule", form.Get("schedule"))
+		msg, err = x.retryDead(ctx, form.Get("schedule"), form)
 	default:
 		return "", false
 	}
@@ -157,7 +173,7 @@ func (x *Actions) jobAction(ctx context.Context, action, ref, who, addr string) 
 	if action == ActionRetry {
 		if err := q.Retry(ctx, id); err != nil {
 			if errors.Is(err, queue.ErrNotFound) {
-				return "", fmt.Errorf("job %d is %s, not dead: only a dead job can be retried", id, j.State)
+				return "", fmt.Errorf("job %d is %s, not dead: only a dead or discarded job can be retried", id, j.State)
 			}
 			return "", fmt.Errorf("retry job %d: %w", id, err)
 		}
@@ -240,7 +256,7 @@ func (s Session) JobForms(id int64, state string) []Form {
 	}
 	var f Form
 	switch queue.State(state) {
-	case queue.StateDead:
+	case queue.StateDead, queue.StateDiscarded:
 		f = s.form(ActionRetry, "Retry", fmt.Sprintf("make job %d pending again with fresh attempts", id))
 	case queue.StatePending, queue.StateRunning:
 		f = s.form(ActionCancel, "Cancel", fmt.Sprintf("cancel job %d; a running one is stopped by its daemon", id))

@@ -137,7 +137,7 @@ func (a *Auth) Handler(pages http.Handler, actions *Actions) http.Handler {
 		default:
 			msg, found := actions.do(r.Context(), r.PathValue("action"), r.PostForm, sess.who, a.clients.addr(r))
 			if !found {
-				http.Error(w, "no action "+r.PathValue("action")+": want trigger, pause, resume, retry or cancel", http.StatusNotFound)
+				http.Error(w, "no action "+r.PathValue("action")+": want trigger, pause, resume, retry, cancel, retry-jobs, discard-jobs or retry-dead", http.StatusNotFound)
 				return
 			}
 			a.setFlash(sess.id, msg)

@@ -132,6 +132,9 @@ func benchPages(b *testing.B, cfg *config.Config, db string) {
 		{"jobs-schedule-older", "/jobs?schedule=schedule3&before=500000"},
 		{"jobs-task-none", "/jobs?task=nosuchtask"},
 		{"jobs-key", "/jobs?key=bulk%7C99"},
+		{"jobs-payload", "/jobs?payload=nosuchtext"},
+		{"jobs-payload-schedule", "/jobs?schedule=schedule3&payload=nosuchtext"},
+		{"jobs-discarded", "/jobs?state=discarded"},
 		{"alarms", "/alarms"},
 	} {
 		b.Run(p.name, func(b *testing.B) {

@@ -24,7 +24,11 @@ type jobRow struct {
 	Created  When
 	Finished When
 	Key      string
-	Error    string // the last error of a dead job
+	Error    string // the last error of a dead or discarded job
+	// When is the list's one time: the finish of a finished job, else its
+	// instant, else its creation; WhenWhat says which.
+	When     When
+	WhenWhat string
 }
 
 // jobsFilter is the filter form of /jobs, as given.
@@ -33,6 +37,7 @@ type jobsFilter struct {
 	Task     string
 	Schedule string
 	Key      string
+	Payload  string // text the payload holds
 }
 
 // stateCount is one state's total from the job counts.
@@ -50,15 +55,17 @@ type jobsPage struct {
 	Older  string // the link to the next page; "" on the last
 	Newest string // the link to the first page; "" on it
 	Note   string // what a filter by task or schedule cannot see
+	// PayloadBound is how many jobs a payload search reads per page.
+	PayloadBound int
 }
 
 var jobStates = []string{string(queue.StatePending), string(queue.StateRunning), string(queue.StateDone),
-	string(queue.StateDead), string(queue.StateCancelled)}
+	string(queue.StateDead), string(queue.StateCancelled), string(queue.StateDiscarded)}
 
 func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := jobsFilter{State: q.Get("state"), Task: strings.TrimSpace(q.Get("task")), Schedule: strings.TrimSpace(q.Get("schedule")),
-		Key: q.Get("key")}
+		Key: q.Get("key"), Payload: q.Get("payload")}
 	if f.State != "" && !contains(jobStates, f.State) {
 		s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("state %q: want one of %s", f.State, strings.Join(jobStates, ", ")))
 		return
@@ -74,7 +81,7 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	js, err := s.q.List(ctx, queue.Filter{State: queue.State(f.State), Type: f.Task, Schedule: f.Schedule, KeyPrefix: f.Key,
-		BeforeID: before, Limit: JobsPage})
+		PayloadContains: f.Payload, BeforeID: before, Limit: JobsPage})
 	if err != nil {
 		s.failRead(w, r, "jobs", err)
 		return
@@ -85,23 +92,16 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 		s.failRead(w, r, "job counts", err)
 		return
 	}
-	data := jobsPage{Filter: f, States: jobStates}
+	data := jobsPage{Filter: f, States: jobStates, PayloadBound: store.PayloadScanBound}
 	for _, state := range jobStates {
 		data.Counts = append(data.Counts, stateCount{State: state, N: st.Total[queue.State(state)]})
 	}
 	for _, j := range js {
-		loc := s.zone(j.Schedule)
-		row := jobRow{ID: j.ID, State: string(j.State), Type: j.Type, Schedule: j.Schedule, Item: j.Item,
-			Instant: s.when(j.ScheduledAt, loc), Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
-			Created: s.when(j.CreatedAt, loc), Finished: s.when(j.FinishedAt, loc), Key: j.Key}
-		if j.State == queue.StateDead {
-			row.Error = orDash(firstLine(s.lastError(j), 160))
-		}
-		data.Rows = append(data.Rows, row)
+		data.Rows = append(data.Rows, s.jobRow(j))
 	}
 	link := func(before int64) string {
 		v := url.Values{}
-		for k, x := range map[string]string{"state": f.State, "task": f.Task, "schedule": f.Schedule, "key": f.Key} {
+		for k, x := range map[string]string{"state": f.State, "task": f.Task, "schedule": f.Schedule, "key": f.Key, "payload": f.Payload} {
 			if x != "" {
 				v.Set(k, x)
 			}
@@ -124,6 +124,26 @@ func (s *server) jobs(w http.ResponseWriter, r *http.Request) {
 		data.Note = fmt.Sprintf("A filter by task or schedule looks at the newest %d jobs of the walk (of the state, if one is chosen); older matches are not listed.", store.ListScanBound)
 	}
 	s.render(w, r, http.StatusOK, "jobs", "Jobs", "jobs", data)
+}
+
+// jobRow is j as a row of /jobs.
+func (s *server) jobRow(j *queue.Job) jobRow {
+	loc := s.zone(j.Schedule)
+	row := jobRow{ID: j.ID, State: string(j.State), Type: j.Type, Schedule: j.Schedule, Item: j.Item,
+		Instant: s.when(j.ScheduledAt, loc), Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+		Created: s.when(j.CreatedAt, loc), Finished: s.when(j.FinishedAt, loc), Key: j.Key}
+	switch {
+	case !j.FinishedAt.IsZero():
+		row.When, row.WhenWhat = row.Finished, "finished"
+	case !j.ScheduledAt.IsZero():
+		row.When, row.WhenWhat = row.Instant, "instant"
+	default:
+		row.When, row.WhenWhat = row.Created, "created"
+	}
+	if j.State == queue.StateDead || j.State == queue.StateDiscarded {
+		row.Error = orDash(firstLine(s.lastError(j), 160))
+	}
+	return row
 }
 
 // alarmRow is one alarm on /alarms or a schedule's page.

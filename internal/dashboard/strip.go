@@ -20,6 +20,7 @@ const (
 	outcomeMissed    = "missed" // the deadline passed before the run succeeded
 	outcomeRunning   = "running"
 	outcomePending   = "pending"
+	outcomeDiscarded = "discarded" // dead, then discarded by an operator: no success
 	outcomeCancelled = "cancelled"
 	outcomeSkipped   = "skipped"
 	outcomeRetried   = "retried" // done, after more than one attempt
@@ -198,6 +199,8 @@ func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skip
 		c.Outcome = outcomeRunning
 	case states[outcomePending] > 0:
 		c.Outcome = outcomePending
+	case states[outcomeDiscarded] > 0:
+		c.Outcome = outcomeDiscarded
 	case states[outcomeCancelled] > 0:
 		c.Outcome = outcomeCancelled
 	case len(skips) > 0:
@@ -218,13 +221,13 @@ func (s *server) cell(sc *config.Schedule, at time.Time, jobs []*queue.Job, skip
 		case j.State == queue.StateDead:
 			w += " after 1 attempt"
 		}
-		if j.State == queue.StateDead && j.LastError != "" {
+		if (j.State == queue.StateDead || j.State == queue.StateDiscarded) && j.LastError != "" {
 			w += ": " + firstLine(s.lastError(j), 80)
 		}
 		words = append(words, w)
 	case len(jobs) > 1:
 		var parts []string
-		for _, st := range []string{outcomeDone, outcomeCancelled, outcomePending, outcomeRunning, outcomeDead} {
+		for _, st := range []string{outcomeDone, outcomeCancelled, outcomeDiscarded, outcomePending, outcomeRunning, outcomeDead} {
 			if n := states[st]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, st))
 			}
@@ -262,10 +265,12 @@ func severity(st queue.State) int {
 		return 1
 	case queue.StatePending:
 		return 2
-	case queue.StateCancelled:
+	case queue.StateDiscarded:
 		return 3
+	case queue.StateCancelled:
+		return 4
 	}
-	return 4
+	return 5
 }
 
 // runHref is the link to the run of schedule's item at an instant.

@@ -9,6 +9,14 @@ import (
 
 // listQuery builds the read of the jobs f selects (see store.Base.List).
 func listQuery(f store.Filter) (string, []any) {
+	if f.PayloadContains != "" {
+		inner := f
+		inner.PayloadContains, inner.Limit = "", store.PayloadScanBound
+		query, args := listQuery(inner)
+		n := len(args)
+		return fmt.Sprintf(`SELECT `+jobColumns+` FROM (%s) p WHERE strpos(payload, $%d) > 0 ORDER BY id DESC LIMIT $%d`, query, n+1, n+2),
+			append(args, f.PayloadContains, f.Limit)
+	}
 	var where []string
 	var args []any
 	arg := func(v any) string {

@@ -106,6 +106,7 @@ type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
 	noAlarmKey   bool // jobs name no alarm they notify
+	noDiscarded  bool // jobs record no discard
 	noCounts     bool // no job_counts: counting reads every job
 	noPoolConfig bool // pools record no config
 	noFanIns     bool // no fanins table
@@ -118,6 +119,7 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'version' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'discarded_by' AND NOT attisdropped),
 	to_regclass('job_counts') IS NOT NULL, to_regclass('fanins') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
 
@@ -130,8 +132,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, counted, fanIns, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &fanIns, &configured); err != nil {
+	var exists, versioned, retried, alarmKey, discarded, counted, fanIns, configured bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &fanIns, &configured); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -144,6 +146,6 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if last := ms[len(ms)-1].version; have > last {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, last, store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns}
 	return name, nil
 }

@@ -42,10 +42,12 @@ WHERE s.name IS NOT NULL`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
 
-	// Two seeks of jobs_schedule_finished per schedule.
+	// Three seeks of jobs_schedule_finished per schedule: a discarded job
+	// ended when it went dead.
 	Finishes: `SELECT n.name,
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'done' AND finished_at IS NOT NULL),
-(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL)
+greatest((SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'dead' AND finished_at IS NOT NULL),
+	(SELECT max(finished_at) FROM jobs WHERE schedule = n.name AND state = 'discarded' AND finished_at IS NOT NULL))
 FROM unnest($1::text[]) AS n(name)`,
 	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = $1 AND scheduled_at = $2 GROUP BY state`,
 	// Walks jobs_schedule_at's manual runs down from the run's last id.
@@ -81,7 +83,13 @@ GROUP BY state`,
 	Waiting:     queuedSQL,
 	RunTimings:  runTimingsSQL,
 
-	Retry:         retrySQL,
+	Retry:          retrySQL,
+	RetryDiscarded: retryDiscardedSQL,
+	DiscardIDs: `UPDATE jobs SET state = 'discarded', discarded_at = $1, discarded_by = $2
+WHERE id = ANY($3::bigint[]) AND state = 'dead' RETURNING id, type`,
+	DiscardAll: `UPDATE jobs SET state = 'discarded', discarded_at = $1, discarded_by = $2
+WHERE state = 'dead' AND ($3::text = '' OR schedule = $3::text) RETURNING id, type`,
+	JobStates:     `SELECT id, state FROM jobs WHERE id = ANY($1::bigint[])`,
 	CancelState:   `SELECT state FROM jobs WHERE id = $1 FOR UPDATE`,
 	CancelPending: cancelPendingSQL,
 	CancelRunning: cancelRunningSQL,
@@ -149,7 +157,7 @@ func (s *Store) statements() *store.Statements {
 	if sc.noFanIns {
 		q.FanInByKey, q.FanInsOf = "", ""
 	}
-	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey {
+	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey || sc.noDiscarded {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
 			*p = sc.jobs(*p)
 		}
@@ -166,7 +174,8 @@ func (sc schema) jobs(q string) string {
 	for _, c := range []struct {
 		missing     bool
 		column, now string
-	}{{sc.noVersions, "version", "1"}, {sc.noRetriedAt, "retried_at", "NULL::timestamptz"}, {sc.noAlarmKey, "alarm_key", "NULL::text"}} {
+	}{{sc.noVersions, "version", "1"}, {sc.noRetriedAt, "retried_at", "NULL::timestamptz"}, {sc.noAlarmKey, "alarm_key", "NULL::text"},
+		{sc.noDiscarded, "discarded_at", "NULL::timestamptz"}, {sc.noDiscarded, "discarded_by", "NULL::text"}} {
 		if c.missing {
 			q = strings.ReplaceAll(q, "jobs."+c.column+",", c.now+",")
 			q = strings.ReplaceAll(q, ", jobs."+c.column, ", "+c.now)
@@ -228,6 +237,13 @@ WHERE schedule = $1 AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY sch
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = $1, retried_at = $1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND ($2::bigint = 0 OR id = $2::bigint)
+RETURNING type, fanin_id`
+
+// retryDiscardedSQL revives a discarded job as retrySQL does a dead one.
+const retryDiscardedSQL = `UPDATE jobs SET state = 'pending', run_at = $1, retried_at = $1, finished_at = NULL,
+	discarded_at = NULL, discarded_by = NULL,
+	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
+WHERE state = 'discarded' AND id = $2::bigint
 RETURNING type, fanin_id`
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = $1, cancel_requested_at = $1, cancelled_by = $2,

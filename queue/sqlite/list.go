@@ -15,6 +15,7 @@ var stateTerm = map[store.State]string{
 	store.StateDone:      "+state = 'done'",
 	store.StateDead:      "state = 'dead'",
 	store.StateCancelled: "state = 'cancelled'",
+	store.StateDiscarded: "state = 'discarded'",
 }
 
 // stateIndex is the partial index a list of pending or running jobs reads:
@@ -28,6 +29,13 @@ var stateIndex = map[store.State]string{
 // listQuery builds the read of the jobs f selects (see store.Base.List) from
 // fixed conditions with ? placeholders.
 func listQuery(f store.Filter) (string, []any) {
+	if f.PayloadContains != "" {
+		inner := f
+		inner.PayloadContains, inner.Limit = "", store.PayloadScanBound
+		query, args := listQuery(inner)
+		return `SELECT ` + jobColumns + ` FROM (` + query + `) WHERE instr(payload, ?) > 0 ORDER BY id DESC LIMIT ?`,
+			append(args, f.PayloadContains, f.Limit)
+	}
 	var where []string
 	var args []any
 	if f.State != "" {

@@ -136,6 +136,7 @@ type schema struct {
 	noVersions   bool // jobs have no version column: all are of version 1
 	noRetriedAt  bool // jobs record no operator's retry
 	noAlarmKey   bool // jobs name no alarm they notify
+	noDiscarded  bool // jobs record no discard
 	noPoolConfig bool // pools record no config
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
@@ -156,6 +157,7 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'version'),
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'retried_at'),
 	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'alarm_key'),
+	(SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'discarded_by'),
 	(SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
@@ -163,11 +165,11 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fanins')`
 
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, alarmKey, poolConfig, pools, config, counts, fanIns int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts, &fanIns); err != nil {
+	var versions, retried, alarmKey, discarded, poolConfig, pools, config, counts, fanIns int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &discarded, &poolConfig, &pools, &config, &counts, &fanIns); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
-	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noPoolConfig: poolConfig == 0,
+	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noDiscarded: discarded == 0, noPoolConfig: poolConfig == 0,
 		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts}, nil
 }
 

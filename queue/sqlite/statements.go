@@ -36,10 +36,14 @@ FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
 
-	// Two seeks of jobs_schedule_finished per schedule.
+	// Three seeks of jobs_schedule_finished per schedule: a discarded job
+	// ended when it went dead.
 	Finishes: `SELECT n.value,
 (SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'done' AND finished_at IS NOT NULL),
-(SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'dead' AND finished_at IS NOT NULL)
+(SELECT max(f) FROM (
+	SELECT max(finished_at) AS f FROM jobs WHERE schedule = n.value AND state = 'dead' AND finished_at IS NOT NULL
+	UNION ALL
+	SELECT max(finished_at) FROM jobs WHERE schedule = n.value AND state = 'discarded' AND finished_at IS NOT NULL))
 FROM json_each(?) n`,
 	InstantStates: `SELECT state, count(*) FROM jobs WHERE schedule = ? AND scheduled_at = ? GROUP BY state`,
 	// Walks jobs_schedule_at's manual runs (scheduled_at NULL, in id
@@ -79,7 +83,13 @@ WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY sche
 	Waiting:     queuedSQL,
 	RunTimings:  runTimingsSQL,
 
-	Retry:         retrySQL,
+	Retry:          retrySQL,
+	RetryDiscarded: retryDiscardedSQL,
+	DiscardIDs: `UPDATE jobs SET state = 'discarded', discarded_at = ?1, discarded_by = ?2
+WHERE id IN (SELECT value FROM json_each(?3)) AND state = 'dead' RETURNING id, type`,
+	DiscardAll: `UPDATE jobs SET state = 'discarded', discarded_at = ?1, discarded_by = ?2
+WHERE id IN (SELECT id FROM jobs INDEXED BY jobs_dead WHERE state = 'dead' AND (?3 = '' OR schedule = ?3)) RETURNING id, type`,
+	JobStates:     `SELECT id, state FROM jobs WHERE id IN (SELECT value FROM json_each(?))`,
 	CancelState:   `SELECT state FROM jobs WHERE id = ?`,
 	CancelPending: cancelPendingSQL,
 	CancelRunning: cancelRunningSQL,
@@ -144,7 +154,7 @@ func (s *Store) statements() *store.Statements {
 	if sc.noAlarmKey {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = a.key", "0", 1)
 	}
-	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey {
+	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey || sc.noDiscarded {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
 			*p = sc.jobs(*p)
 		}
@@ -167,6 +177,9 @@ func (sc schema) jobs(q string) string {
 	}
 	if sc.noAlarmKey {
 		cols = strings.Replace(cols, ", alarm_key", ", NULL", 1)
+	}
+	if sc.noDiscarded {
+		cols = strings.Replace(cols, ", discarded_at, discarded_by", ", NULL, NULL", 1)
 	}
 	return strings.ReplaceAll(q, jobColumns, cols)
 }
@@ -203,6 +216,13 @@ var openAlarmColumns = store.Qualified("a", store.AlarmColumns)
 const retrySQL = `UPDATE jobs SET state = 'pending', run_at = ?1, retried_at = ?1, finished_at = NULL,
 	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
 WHERE state = 'dead' AND (?2 = 0 OR id = ?2)
+RETURNING type, fanin_id`
+
+// retryDiscardedSQL revives a discarded job as retrySQL does a dead one.
+const retryDiscardedSQL = `UPDATE jobs SET state = 'pending', run_at = ?1, retried_at = ?1, finished_at = NULL,
+	discarded_at = NULL, discarded_by = NULL,
+	max_attempts = attempt + max_attempts - attempt_base, attempt_base = attempt
+WHERE state = 'discarded' AND id = ?2
 RETURNING type, fanin_id`
 
 const cancelPendingSQL = `UPDATE jobs SET state = 'cancelled', finished_at = ?1, cancel_requested_at = ?1, cancelled_by = ?2,

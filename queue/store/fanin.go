@@ -46,7 +46,7 @@ const SkipUpstreamFailed SkipReason = "upstream failed"
 
 // Terminal reports whether a job in state s has ended: its fan-in counts it.
 func Terminal(s State) bool {
-	return s == StateDone || s == StateDead || s == StateCancelled
+	return s == StateDone || s == StateDead || s == StateCancelled || s == StateDiscarded
 }
 
 // NewFanIn describes jobs enqueued together with a job that runs once every

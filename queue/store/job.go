@@ -9,19 +9,21 @@ import (
 type State string
 
 // The states of a job: pending -> running -> done, back to pending for a
-// retry, or dead when it must not run again without a person.
+// retry, or dead when it must not run again without a person. A person ends
+// a dead job discarded when it is not to run again (see Operator.Discard).
 const (
 	StatePending   State = "pending"
 	StateRunning   State = "running"
 	StateDone      State = "done"
 	StateDead      State = "dead"
 	StateCancelled State = "cancelled"
+	StateDiscarded State = "discarded"
 )
 
 // Valid reports whether s is one of the states above.
 func (s State) Valid() bool {
 	switch s {
-	case StatePending, StateRunning, StateDone, StateDead, StateCancelled:
+	case StatePending, StateRunning, StateDone, StateDead, StateCancelled, StateDiscarded:
 		return true
 	}
 	return false
@@ -81,6 +83,10 @@ type Job struct {
 	// FanInID is the fan-in the job is a member of (see NewFanIn), or 0;
 	// set on claimed jobs.
 	FanInID int64
+	// DiscardedAt and DiscardedBy say when and by whom the dead job was
+	// discarded; zero and "" unless it is discarded.
+	DiscardedAt time.Time
+	DiscardedBy string
 
 	output []byte
 }

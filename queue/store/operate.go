@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,7 +22,7 @@ func (e *Base) Retry(ctx context.Context, id int64) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("retry job %d: no dead job with that id: %w", id, ErrNotFound)
+		return fmt.Errorf("retry job %d: no dead or discarded job with that id: %w", id, ErrNotFound)
 	}
 	return nil
 }
@@ -30,14 +32,28 @@ func (e *Base) RetryAllDead(ctx context.Context) (int64, error) { return e.retry
 
 // retry revives the dead job id, or all for id 0, with as many fresh attempts
 // as at first. Spent attempts stay counted, so the history stays in order and
-// an old attempt's late result stays fenced off.
+// an old attempt's late result stays fenced off. A job named by id may also
+// be discarded: an operator takes back the discard.
 func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 	var n int64
 	err := e.b.InTx(ctx, true, func(tx Tx) error {
+		query, from := e.q.Retry, StateDead
+		if id > 0 {
+			var st State
+			if err := tx.QueryRow(ctx, e.q.CancelState, id).Scan(&st); err != nil {
+				if errors.Is(err, ErrNoRows) {
+					return nil
+				}
+				return err
+			}
+			if st == StateDiscarded {
+				query, from = e.q.RetryDiscarded, StateDiscarded
+			}
+		}
 		now := e.clock.Now()
 		f := FanInDeltas{}
 		var err error
-		if n, err = MoveTypesFanIns(Read(tx.Query(ctx, e.q.Retry, now, id)), tx.Counts(), f, StateDead, StatePending); err != nil {
+		if n, err = MoveTypesFanIns(Read(tx.Query(ctx, query, now, id)), tx.Counts(), f, from, StatePending); err != nil {
 			return err
 		}
 		_, err = SettleFanIns(ctx, e, tx, f, now)
@@ -50,6 +66,75 @@ func (e *Base) retry(ctx context.Context, id int64) (int64, error) {
 		Wake(e)
 	}
 	return n, nil
+}
+
+// Discard implements Operator.Discard, in one transaction: a discard and a
+// retry of the same job are one after the other, and the second finds the
+// job no longer dead.
+func (e *Base) Discard(ctx context.Context, d Discard) (Discarded, error) {
+	var out Discarded
+	if len(d.IDs) > MaxList {
+		return out, fmt.Errorf("discard jobs: %d ids: want at most %d", len(d.IDs), MaxList)
+	}
+	if d.IDs != nil && len(d.IDs) == 0 {
+		return out, nil
+	}
+	by := e.b.Text(d.By)
+	err := e.b.InTx(ctx, true, func(tx Tx) error {
+		out = Discarded{}
+		now := e.clock.Now()
+		var r Reading
+		if d.IDs == nil {
+			r = Read(tx.Query(ctx, e.q.DiscardAll, now, by, e.b.Text(d.Schedule)))
+		} else {
+			r = Read(tx.Query(ctx, e.q.DiscardIDs, now, by, d.IDs))
+		}
+		err := r.Each(func(row Row) (bool, error) {
+			var id int64
+			var typ string
+			if err := row.Scan(&id, &typ); err != nil {
+				return false, err
+			}
+			tx.Counts().Move(typ, StateDead, StateDiscarded, 1)
+			out.IDs = append(out.IDs, id)
+			return true, nil
+		})
+		if err != nil || d.IDs == nil {
+			return err
+		}
+		out.Refused, err = e.refused(ctx, tx, d.IDs, out.IDs)
+		return err
+	})
+	if err != nil {
+		return Discarded{}, fmt.Errorf("discard jobs: %w", err)
+	}
+	slices.Sort(out.IDs)
+	return out, nil
+}
+
+// refused returns the jobs of ids not in done, with their states.
+func (e *Base) refused(ctx context.Context, tx Tx, ids, done []int64) ([]RefusedJob, error) {
+	states := map[int64]State{}
+	err := Read(tx.Query(ctx, e.q.JobStates, ids)).Each(func(row Row) (bool, error) {
+		var id int64
+		var st State
+		if err := row.Scan(&id, &st); err != nil {
+			return false, err
+		}
+		states[id] = st
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []RefusedJob
+	for _, id := range ids {
+		if !slices.Contains(done, id) && !slices.ContainsFunc(out, func(r RefusedJob) bool { return r.ID == id }) {
+			out = append(out, RefusedJob{ID: id, State: states[id]})
+		}
+	}
+	slices.SortFunc(out, func(a, b RefusedJob) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // RequestCancel implements Operator.RequestCancel. The pool holding a running

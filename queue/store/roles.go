@@ -118,11 +118,17 @@ type AlarmProtocol interface {
 
 // Operator is the writes of whoever operates the queue.
 type Operator interface {
-	// Retry makes the dead job id pending, to run at once with fresh
-	// attempts, and sets its RetriedAt to now; or returns ErrNotFound.
+	// Retry makes the dead or discarded job id pending, to run at once with
+	// fresh attempts, and sets its RetriedAt to now; or returns ErrNotFound.
 	Retry(ctx context.Context, id int64) error
-	// RetryAllDead retries every dead job and returns how many.
+	// RetryAllDead retries every dead job and returns how many; discarded
+	// jobs stay as they are.
 	RetryAllDead(ctx context.Context) (int64, error)
+	// Discard ends the dead jobs d selects as discarded, recording d.By and
+	// now: they are kept, counted apart from dead ones, and never run
+	// again unless retried by id. A job d names that is not dead is left
+	// as it is and reported in Discarded.Refused.
+	Discard(ctx context.Context, d Discard) (Discarded, error)
 	// RequestCancel cancels job id on behalf of by and returns its prior
 	// state: a pending job at once; a running one is marked for its lease
 	// holder to stop, or ends cancelled when reclaimed. The error wraps

@@ -28,7 +28,10 @@ const (
 	// any) a List by type or schedule looks at. Those filters have no
 	// index: one would cost every enqueue a write, for operators' lists.
 	ListScanBound = 100000
-	MaxSkipCount  = 10000 // cap of SkipSummary.Count
+	// PayloadScanBound is how many of the newest jobs the other filters
+	// select a List by payload text reads: payloads have no index.
+	PayloadScanBound = 10000
+	MaxSkipCount     = 10000 // cap of SkipSummary.Count
 )
 
 // A running pool renews its row in the pools table every PresenceEvery.
@@ -112,8 +115,31 @@ type Filter struct {
 	Type      string // the job type (the task's name)
 	Schedule  string // the schedule's name
 	KeyPrefix string // the dedup key starts with this
-	BeforeID  int64  // ids below this, for a list's next page; 0: from the newest
-	Limit     int    // at most this many jobs, 1 to MaxList. Default: 50.
+	// PayloadContains keeps the jobs whose payload holds this text, byte for
+	// byte, among the newest PayloadScanBound jobs the other fields select.
+	PayloadContains string
+	BeforeID        int64 // ids below this, for a list's next page; 0: from the newest
+	Limit           int   // at most this many jobs, 1 to MaxList. Default: 50.
+}
+
+// Discard selects the dead jobs Operator.Discard ends.
+type Discard struct {
+	IDs      []int64 // these jobs, at most MaxList; nil: every dead job
+	Schedule string  // without IDs: only the dead jobs of this schedule
+	By       string  // who discards, for the record (Job.DiscardedBy)
+}
+
+// Discarded is what Operator.Discard did.
+type Discarded struct {
+	IDs     []int64      // the jobs it discarded, in id order
+	Refused []RefusedJob // the jobs of Discard.IDs it left, in id order
+}
+
+// RefusedJob is a job an operator's action left as it was, and its state
+// then: "" when no such job exists.
+type RefusedJob struct {
+	ID    int64
+	State State
 }
 
 // InstantOutcome is how the jobs of one instant or manual run stand.

@@ -11,7 +11,7 @@ import (
 
 // JobColumns are the columns of a Job, as ScanJob reads them.
 const JobColumns = `id, key, type, payload, state, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version, retried_at, alarm_key`
+scheduled_at, lease_until, owner, last_error, created_at, started_at, finished_at, version, retried_at, alarm_key, discarded_at, discarded_by`
 
 // AlarmColumns are the columns of an Alarm, as ScanAlarm reads them.
 const AlarmColumns = `id, key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at`
@@ -45,11 +45,11 @@ func ScanClaimedJob(r Row) (*Job, error) {
 func scanJob(r Row, extra ...any) (*Job, error) {
 	var j Job
 	var payload string
-	var schedule, owner, alarmKey sql.NullString
-	var runAt, scheduledAt, leaseUntil, createdAt, startedAt, finishedAt, retriedAt Time
+	var schedule, owner, alarmKey, discardedBy sql.NullString
+	var runAt, scheduledAt, leaseUntil, createdAt, startedAt, finishedAt, retriedAt, discardedAt Time
 	dest := append([]any{&j.ID, &j.Key, &j.Type, &payload, &j.State, &j.Attempt, &j.MaxAttempts, &j.Priority,
 		&runAt, &schedule, &j.Item, &scheduledAt, &leaseUntil, &owner, &j.LastError, &createdAt,
-		&startedAt, &finishedAt, &j.Version, &retriedAt, &alarmKey}, extra...)
+		&startedAt, &finishedAt, &j.Version, &retriedAt, &alarmKey, &discardedAt, &discardedBy}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -61,6 +61,7 @@ func scanJob(r Row, extra ...any) (*Job, error) {
 	}
 	j.CreatedAt, j.StartedAt, j.FinishedAt, j.RetriedAt = createdAt.Time, startedAt.Time, finishedAt.Time, retriedAt.Time
 	j.AlarmKey = alarmKey.String
+	j.DiscardedAt, j.DiscardedBy = discardedAt.Time, discardedBy.String
 	return &j, nil
 }
 

@@ -68,12 +68,19 @@ type Statements struct {
 	RunTimings string
 
 	// The operator's writes.
-	Retry         string // now, id (0: every dead job): RETURNING type
-	CancelState   string // id: state, locked for the transaction
-	CancelPending string // now, by, id: RETURNING type
-	CancelRunning string // now, by, id
-	SaveConfig    string // path, data, sha256, loaded_at
-	SetPaused     string // schedule, now, paused, paused_at
+	Retry string // now, id (0: every dead job): RETURNING type
+	// RetryDiscarded revives the discarded job id: now, id: RETURNING type.
+	RetryDiscarded string
+	// DiscardIDs ends the dead jobs of ids discarded: now, by, ids:
+	// RETURNING id, type. DiscardAll ends every dead job, or those of a
+	// schedule: now, by, schedule ("" for all): RETURNING id, type.
+	DiscardIDs, DiscardAll string
+	JobStates              string // ids: id, state
+	CancelState            string // id: state, locked for the transaction
+	CancelPending          string // now, by, id: RETURNING type
+	CancelRunning          string // now, by, id
+	SaveConfig             string // path, data, sha256, loaded_at
+	SetPaused              string // schedule, now, paused, paused_at
 
 	// The beat's.
 	Cursor       string // schedule: at, paused
