@@ -94,7 +94,10 @@ func CreateAtVersion(ctx context.Context, dsn string, v int) error {
 )`); err != nil {
 		return err
 	}
-	for _, m := range ms[:v] {
+	for _, m := range ms {
+		if m.version > v {
+			break
+		}
 		if _, err := conn.Exec(ctx, m.sql); err != nil {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}

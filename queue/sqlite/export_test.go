@@ -47,7 +47,10 @@ func CreateAtVersion(ctx context.Context, path string, v int) error {
 		return err
 	}
 	defer db.Close()
-	for _, m := range ms[:v] {
+	for _, m := range ms {
+		if m.version > v {
+			break
+		}
 		if _, err := db.ExecContext(ctx, m.sql); err != nil {
 			return fmt.Errorf("apply migration %s: %w", m.name, err)
 		}
