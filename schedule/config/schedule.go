@@ -64,6 +64,10 @@ type Schedule struct {
 	// Notify names the tasks that get a job per alarm (key notify).
 	// Default: Scheduler.Notify; an empty array: none.
 	Notify []string
+	// Renotify repeats an open incident's notice this often until it is
+	// acknowledged or resolved (key renotify, at least MinRenotify).
+	// Default: Scheduler.Renotify; zero ("0s"): no reminders.
+	Renotify time.Duration
 
 	expr  *cron.Expr
 	items []Item
