@@ -19,10 +19,10 @@ RETURNING ` + incidentColumns,
 	Remind: `UPDATE incidents SET reminders = reminders + 1, notified_at = $1
 WHERE id = $2 AND open AND acked_at IS NULL AND reminders = $3 RETURNING ` + incidentColumns,
 	Resolve: `UPDATE incidents SET open = false, resolved_at = $1
-WHERE schedule = $2 AND open AND last_at < $3 AND NOT EXISTS (
+WHERE schedule = $2 AND open AND last_at <= $3 AND NOT EXISTS (
 	SELECT 1 FROM jobs n WHERE n.alarm_key = 'incident:' || incidents.id AND n.state IN ('pending', 'running'))
 RETURNING ` + incidentColumns,
-	Waiting:      `SELECT count(*) FROM incidents WHERE schedule = $1 AND open AND last_at < $2`,
+	Waiting:      `SELECT count(*) FROM incidents WHERE schedule = $1 AND open AND last_at <= $2`,
 	Silenced:     `SELECT until_at FROM silences WHERE schedule = $1 AND until_at > $2`,
 	Acknowledge:  `UPDATE incidents SET acked_at = $1, acked_by = $2 WHERE id = $3 AND open AND acked_at IS NULL RETURNING ` + incidentColumns,
 	IncidentByID: `SELECT ` + incidentColumns + ` FROM incidents WHERE id = $1`,

@@ -18,10 +18,10 @@ RETURNING ` + incidentColumns,
 	Remind: `UPDATE incidents SET reminders = reminders + 1, notified_at = ?1
 WHERE id = ?2 AND open = 1 AND acked_at IS NULL AND reminders = ?3 RETURNING ` + incidentColumns,
 	Resolve: `UPDATE incidents SET open = 0, resolved_at = ?1
-WHERE schedule = ?2 AND open = 1 AND last_at < ?3 AND NOT EXISTS (
+WHERE schedule = ?2 AND open = 1 AND last_at <= ?3 AND NOT EXISTS (
 	SELECT 1 FROM jobs n WHERE n.alarm_key = 'incident:' || incidents.id AND n.state IN ('pending', 'running'))
 RETURNING ` + incidentColumns,
-	Waiting:      `SELECT count(*) FROM incidents WHERE schedule = ? AND open = 1 AND last_at < ?`,
+	Waiting:      `SELECT count(*) FROM incidents WHERE schedule = ? AND open = 1 AND last_at <= ?`,
 	Silenced:     `SELECT until_at FROM silences WHERE schedule = ? AND until_at > ?`,
 	Acknowledge:  `UPDATE incidents SET acked_at = ?, acked_by = ? WHERE id = ? AND open = 1 AND acked_at IS NULL RETURNING ` + incidentColumns,
 	IncidentByID: `SELECT ` + incidentColumns + ` FROM incidents WHERE id = ?`,

@@ -104,7 +104,7 @@ type AlarmBatch struct {
 	// Reminders are the incidents' reminders due.
 	Reminders []Reminder
 	// Successes are schedules' newest successes: each resolves the
-	// schedule's open incidents whose last occurrence is older.
+	// schedule's open incidents whose last occurrence is not newer.
 	Successes map[string]time.Time
 	// NoticeFunc returns the notification jobs of an incident's notice
 	// (type, payload, priority, attempts, version; the key is set); nil

@@ -173,7 +173,7 @@ type IncidentStatements struct {
 	// IncidentColumns of an open unacknowledged incident.
 	Remind string
 	// Resolve resolves a schedule's open incidents whose last occurrence
-	// is before a success and whose notifications ended: now, schedule,
+	// is not after a success and whose notifications ended: now, schedule,
 	// success; RETURNING IncidentColumns.
 	Resolve string
 	Waiting string // schedule, success: count of those left open by Resolve
