@@ -21,6 +21,7 @@ const (
 	ActionResume  = "resume"
 	ActionRetry   = "retry"
 	ActionCancel  = "cancel"
+	ActionAck     = "ack"
 )
 
 // ActionsConfig configures Actions. Queue and ConfigFunc are required.
@@ -33,7 +34,7 @@ type ActionsConfig struct {
 }
 
 // Actions are what a logged-in operator may do when [http] actions = true:
-// -trigger, -pause, -resume, -retry and -cancel, through the same
+// -trigger, -pause, -resume, -retry, -cancel and -ack, through the same
 // functions. Auth.Handler serves them once a request passed its checks.
 // Actions is safe for concurrent use.
 type Actions struct {
@@ -69,6 +70,10 @@ func (x *Actions) do(ctx context.Context, name string, form url.Values, who, add
 			attrs = append(attrs, "item", item)
 		}
 		msg, err = x.scheduleAction(ctx, name, sched, item)
+	case ActionAck:
+		ref := form.Get("incident")
+		attrs = append(attrs, "incident", ref)
+		msg, err = x.ackIncident(ctx, ref, who, addr)
 	case ActionRetry, ActionCancel:
 		ref := form.Get("job")
 		attrs = append(attrs, "job_id", ref)
@@ -170,6 +175,7 @@ type Form struct {
 	Schedule string
 	Item     string
 	Job      int64
+	Incident int64
 	CSRF     string
 	Back     string
 }

@@ -142,9 +142,10 @@ type alarmRow struct {
 
 // alarmsPage is the data of /alarms.
 type alarmsPage struct {
-	Schedule string
-	Rows     []alarmRow
-	More     bool
+	Schedule  string
+	Incidents []incidentRow // open first, then newest
+	Rows      []alarmRow
+	More      bool
 }
 
 func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
@@ -156,6 +157,10 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := alarmsPage{Schedule: name, More: len(alarms) == AlarmsPage}
+	if data.Incidents, err = s.incidentRows(ctx, name); err != nil {
+		s.failRead(w, r, "incidents", err)
+		return
+	}
 	for _, al := range alarms {
 		loc := s.zone(al.Schedule)
 		row := s.alarmRow(al, loc)
