@@ -21,7 +21,8 @@ type incidentRow struct {
 	AckedBy       string // empty: not acknowledged
 	AckedAt       When
 	Resolved      When
-	SilencedUntil When // zero: not silenced
+	SilencedUntil When     // zero: not silenced
+	Notified      []jobRow // its notification jobs, newest first
 }
 
 // incidentRows reads the newest incidents, open first, of schedule or all.
@@ -42,6 +43,10 @@ func (s *server) incidentRows(ctx context.Context, schedule string) ([]incidentR
 			AckedAt: s.when(in.AckedAt, loc), Resolved: s.when(in.ResolvedAt, loc)}
 		if sl, ok := silences[in.Schedule]; ok {
 			row.SilencedUntil = s.when(sl.Until, loc)
+		}
+		// One key index range: the notices' keys start with the incident's.
+		if row.Notified, err = s.notifications(ctx, store.NoticeKeyPrefix(in.ID), loc); err != nil {
+			return nil, fmt.Errorf("notifications of incident %d: %w", in.ID, err)
 		}
 		rows = append(rows, row)
 	}
