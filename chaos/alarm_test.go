@@ -112,8 +112,8 @@ func testAlarmAcrossDowntime(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.waitMsg("alarm raised", 1)
-	raised, err := time.Parse(time.RFC3339Nano, fmt.Sprint(d.entries("alarm raised")[0]["time"]))
+	d.waitMsg("incident opened", 1)
+	raised, err := time.Parse(time.RFC3339Nano, fmt.Sprint(d.entries("incident opened")[0]["time"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func testAlarmAcrossDowntime(t *testing.T, dsn string) {
 	if id, _ := missed["job_id"].(float64); id == 0 {
 		t.Errorf("missed payload has no job id: %v", missed)
 	}
-	e := d.entries("alarm raised")[0]
+	e := d.entries("incident opened")[0]
 	if e["level"] != "ERROR" || e["schedule"] != "nightly" || e["kind"] != "missed" || e["instant"] != instant.Format(time.RFC3339) {
 		t.Errorf("alarm log entry = %v, want an error naming nightly, missed and the instant", e)
 	}

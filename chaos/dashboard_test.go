@@ -537,14 +537,14 @@ func testDashboardPages(t *testing.T, b *browser) {
 			t.Errorf("/alarms: alarm %d reads %q, want it open: %v", a.ID, row, a.Open)
 		}
 	}
-	// Each notification job of an alarm is shown with it, linked.
+	// Each notification job is shown with its incident, linked.
 	notified := s.jobs("-task", "page-ops")
 	if len(notified) == 0 {
 		t.Errorf("no notification job ran for %d alarms", len(alarms))
 	}
 	for _, j := range notified {
-		if p.count(fmt.Sprintf(`table#alarms tr[data-alarm-id] a[href="/runs/%d"]`, j.ID)) == 0 {
-			t.Errorf("/alarms: the notification job %d (%s) is not shown with its alarm", j.ID, j.Key)
+		if p.count(fmt.Sprintf(`table#incidents tr[data-incident-id] a[href="/runs/%d"]`, j.ID)) == 0 {
+			t.Errorf("/alarms: the notification job %d (%s) is not shown with its incident", j.ID, j.Key)
 		}
 	}
 	p.screenshots("alarms")

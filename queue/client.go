@@ -23,12 +23,13 @@ type Config struct {
 // protocol is the pool's alone. To enqueue in a transaction of your own, use
 // the engine's EnqueueTx.
 type Client struct {
-	store.Producer      // enqueue
-	store.JobViews      // jobs, attempts, counts, pools
-	store.ScheduleViews // the schedules' jobs, skips, alarms, configuration
-	store.Operator      // retry, cancel, the running configuration
-	store.BeatProtocol  // the schedules' cursors, for package schedule
-	store.AlarmProtocol // the alarms' evaluation, for package schedule
+	store.Producer         // enqueue
+	store.JobViews         // jobs, attempts, counts, pools
+	store.ScheduleViews    // the schedules' jobs, skips, alarms, configuration
+	store.Operator         // retry, cancel, the running configuration
+	store.BeatProtocol     // the schedules' cursors, for package schedule
+	store.AlarmProtocol    // the alarms' evaluation, for package schedule
+	store.IncidentOperator // acknowledge, silence, the incidents
 
 	engine store.Engine
 	clock  clock.Clock
@@ -44,7 +45,7 @@ func New(e store.Engine, cfg Config) (*Client, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Client{Producer: e, JobViews: e, ScheduleViews: e, Operator: e, BeatProtocol: e, AlarmProtocol: e,
-		engine: e, clock: e.Clock(), log: cfg.Logger}, nil
+		IncidentOperator: e, engine: e, clock: e.Clock(), log: cfg.Logger}, nil
 }
 
 // Engine returns c's engine, for code playing a role the Client does not

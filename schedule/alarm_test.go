@@ -195,28 +195,28 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 		clk.Advance(time.Minute)
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		r.advance(time.Second)
-		// The recovery waits for the alarms' notifications: page-ops must
-		// not hear of the recovery before the alarm.
-		if got, want := alarmList(t, q), []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed"}; !equal(got, want) {
-			t.Fatalf("alarms with their notifications pending = %v, want %v", got, want)
-		}
-		runNext(t, q, clk, "page", queue.OutcomeDone)
-		runNext(t, q, clk, "page", queue.OutcomeDead) // ended, though it failed
-		r.advance(time.Second)
-		if got := alarmList(t, q); len(got) != 3 {
-			t.Fatalf("alarms with a notification pending = %v, want no recovery yet", got)
-		}
-		job := runNext(t, q, clk, "page", "") // running
-		r.advance(time.Second)
-		if got := alarmList(t, q); len(got) != 3 {
-			t.Fatalf("alarms with a notification running = %v, want no recovery yet", got)
-		}
-		finish(t, q, clk, job, queue.OutcomeDone)
-		r.advance(time.Second)
 		want := []string{"id=b@12:30:00 late", "id=b@12:30:00 dead", "id=b@12:30:00 missed", "id=b@12:30:00 recovered"}
 		if got := alarmList(t, q); !equal(got, want) {
 			t.Fatalf("alarms = %v, want %v", got, want)
 		}
+		// The resolutions wait for the incidents' notices: page-ops must
+		// not hear of a resolution before the incident.
+		if ns := notifications(t, q); len(ns) != 3 {
+			t.Fatalf("notifications with the notices pending = %+v, want the 3 first notices", ns)
+		}
+		runNext(t, q, clk, "page", queue.OutcomeDone)
+		runNext(t, q, clk, "page", queue.OutcomeDead) // ended, though it failed
+		r.advance(time.Second)
+		if ns := notifications(t, q); len(ns) != 5 || ns[3].Notice != "resolved" || ns[4].Notice != "resolved" {
+			t.Fatalf("notifications with the missed notice pending = %+v, want the late and dead incidents resolved alone", ns)
+		}
+		job := runNext(t, q, clk, "page", "") // running
+		r.advance(time.Second)
+		if ns := notifications(t, q); len(ns) != 5 {
+			t.Fatalf("notifications with a notice running = %+v, want no third resolution yet", ns)
+		}
+		finish(t, q, clk, job, queue.OutcomeDone)
+		r.advance(time.Second)
 		if got, want := rec.calls(), []string{"s late", "s dead", "s missed", "s recovered"}; !equal(got, want) {
 			t.Errorf("AlarmRaised events = %v, want %v", got, want)
 		}
@@ -224,22 +224,41 @@ func TestAlarmsLateDeadMissedRecovered(t *testing.T) {
 			t.Errorf("Deadline after recovery = %v, %v; want the next instant's", d, ok)
 		}
 		ns := notifications(t, q)
-		if len(ns) != 4 {
-			t.Fatalf("notifications = %+v, want 4", ns)
+		if len(ns) != 6 {
+			t.Fatalf("notifications = %+v, want 3 first notices and 3 resolutions", ns)
 		}
 		missed := ns[2]
 		wantMissed := config.AlarmPayload{Schedule: "s", Item: "id=b", Instant: "2026-03-01T12:30:00Z", Kind: "missed",
-			Deadline: "2026-03-01T12:40:00Z", LastSuccess: "2026-03-01T12:31:00Z", JobID: b.ID, LastError: "exit status 1"}
-		if missed != wantMissed {
+			Deadline: "2026-03-01T12:40:00Z", LastSuccess: "2026-03-01T12:31:00Z", JobID: b.ID, LastError: "exit status 1",
+			Incident: missed.Incident, IncidentKind: "missed", Notice: "first", Count: 1, First: "2026-03-01T12:40:00Z", Last: "2026-03-01T12:40:00Z"}
+		if missed != wantMissed || missed.Incident == 0 {
 			t.Errorf("missed payload = %+v, want %+v", missed, wantMissed)
 		}
 		if ns[0].Deadline != "2026-03-01T12:35:00Z" {
 			t.Errorf("late payload's deadline = %q, want the start_within 12:35", ns[0].Deadline)
 		}
-		for _, kind := range []string{"late", "dead", "missed", "recovered"} {
-			if !strings.Contains(logs.String(), `level=ERROR msg="alarm raised" component=beat schedule=s item="id=b" instant=2026-03-01T12:30:00Z kind=`+kind) {
-				t.Errorf("no error line for the %s alarm in:\n%s", kind, logs.String())
+		resolved := map[string]bool{}
+		for _, n := range ns[3:] {
+			if n.Kind != "recovered" || n.Notice != "resolved" || n.Count != 1 || n.LastSuccess != "2026-03-01T12:41:00Z" {
+				t.Errorf("resolution = %+v", n)
 			}
+			resolved[n.IncidentKind] = true
+		}
+		if len(resolved) != 3 {
+			t.Errorf("resolutions of %v, want late, dead and missed", resolved)
+		}
+		for line, level := range map[string]string{"kind=late incident=": "WARN", "kind=dead incident=": "ERROR", "kind=missed incident=": "ERROR"} {
+			if !strings.Contains(logs.String(), `level=`+level+` msg="incident opened" component=beat schedule=s `+line) {
+				t.Errorf("no %s line for the %s incident in:\n%s", level, line, logs.String())
+			}
+		}
+		for _, line := range []string{`level=INFO msg="alarm recovered" component=beat schedule=s item="id=b"`, `level=INFO msg="incident resolved" component=beat schedule=s kind=dead`} {
+			if !strings.Contains(logs.String(), line) {
+				t.Errorf("no line %s in:\n%s", line, logs.String())
+			}
+		}
+		if strings.Contains(logs.String(), "level=ERROR msg=\"alarm raised\"") {
+			t.Errorf("alarm raised at ERROR in:\n%s", logs.String())
 		}
 		// A notification that goes dead raises nothing: no loop.
 		runNext(t, q, clk, "page", queue.OutcomeDead)
@@ -285,18 +304,21 @@ func TestAlarmsAcrossDowntime(t *testing.T) {
 		if ns := notifications(t, q); len(ns) != 1 {
 			t.Errorf("notifications after a restart = %+v, want the one", ns)
 		}
-		// The late run succeeds: recovered, once, after the missed
-		// notification ended.
+		// The late run succeeds: recovered; the incident resolves once,
+		// after its first notice ended.
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		third.advance(time.Minute)
-		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
-			t.Errorf("alarms before the notification ran = %v, want %v", got, want)
+		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
+			t.Errorf("alarms = %v, want %v", got, want)
+		}
+		if ns := notifications(t, q); len(ns) != 1 {
+			t.Errorf("notifications before the first notice ran = %+v, want it alone", ns)
 		}
 		runNext(t, q, clk, "page", queue.OutcomeDone)
 		third.advance(time.Minute)
 		third.advance(time.Minute)
-		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
-			t.Errorf("alarms = %v, want %v", got, want)
+		if ns := notifications(t, q); len(ns) != 2 || ns[1].Notice != "resolved" || ns[1].Incident != ns[0].Incident {
+			t.Errorf("notifications = %+v, want the first notice and its resolution", ns)
 		}
 	})
 }
@@ -362,13 +384,16 @@ func TestAlarmsJudgeTheFinishNotTheState(t *testing.T) {
 		runNext(t, q, clk, "t", queue.OutcomeDone)
 		r = startBeat(t, q, cfg, clk)
 		r.advance(time.Minute)
-		if got, want := alarmList(t, q), []string{"13:00:00 missed"}; !equal(got, want) {
-			t.Errorf("alarms before the notification ran = %v, want %v", got, want)
+		if ns := notifications(t, q); len(ns) != 1 || ns[0].Kind != "missed" {
+			t.Errorf("notifications before the first notice ran = %+v, want the missed one", ns)
 		}
 		runNext(t, q, clk, "page", queue.OutcomeDone)
 		r.advance(time.Minute)
 		if got, want := alarmList(t, q), []string{"13:00:00 missed", "13:00:00 recovered"}; !equal(got, want) {
 			t.Errorf("alarms = %v, want %v", got, want)
+		}
+		if ns := notifications(t, q); len(ns) != 2 || ns[1].Notice != "resolved" {
+			t.Errorf("notifications = %+v, want the missed one and its resolution", ns)
 		}
 	})
 }
@@ -391,7 +416,8 @@ func TestAlarmsFirstJudgementCoversTheDowntime(t *testing.T) {
 }
 
 // TestAlarmsTwoBeatsRaiseOnce: two beats judging the same instants (two
-// daemons on one database) raise each alarm once, with one notification.
+// daemons on one database) raise each alarm once, counted on one incident
+// per kind, which notifies once.
 func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
@@ -416,8 +442,8 @@ func TestAlarmsTwoBeatsRaiseOnce(t *testing.T) {
 		if n := len(a.calls()) + len(b.calls()); n != 4 {
 			t.Errorf("AlarmRaised reported %d times by the two beats (%v, %v), want 4", n, a.calls(), b.calls())
 		}
-		if ns := notifications(t, q); len(ns) != 4 {
-			t.Errorf("notifications = %d, want 4", len(ns))
+		if ns := notifications(t, q); len(ns) != 2 {
+			t.Errorf("notifications = %d, want 2: the late and the missed incidents'", len(ns))
 		}
 	})
 }
@@ -467,14 +493,22 @@ func BenchmarkAlarmsPass(b *testing.B) {
 // TestJobFinishedWakesTheBeat: a dead job of a watched schedule, then its
 // success after a retry, are judged by the pass JobFinished asks for, at
 // the same instant of the clock, not at the beat's next wake (the
-// deadline, half an hour on); the recovery, which waits for the dead
-// alarm's notification, by the pass that the notification's end asks for.
+// deadline, half an hour on); the incident's resolution, which waits for
+// its first notice, by the pass that the notice's end asks for.
 func TestJobFinishedWakesTheBeat(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
 		r := startBeatWith(t, q, mustParse(t, hourlyWatched), BeatConfig{Clock: clk})
 		r.advance(time.Hour) // the 13:00 instant
 		j := runNext(t, q, clk, "t", queue.OutcomeDead)
+		// state is the alarms, then the notices sent.
+		state := func() []string {
+			out := alarmList(t, q)
+			for _, n := range notifications(t, q) {
+				out = append(out, "notice "+n.Notice)
+			}
+			return out
+		}
 		judged := func(ended func(), want ...string) {
 			t.Helper()
 			// A pass that the clock's move started may report first,
@@ -482,23 +516,24 @@ func TestJobFinishedWakesTheBeat(t *testing.T) {
 			for range 3 {
 				ended()
 				r.settle()
-				if got := alarmList(t, q); equal(got, want) {
+				if got := state(); equal(got, want) {
 					return
 				}
 			}
-			t.Fatalf("alarms = %v, want %v", alarmList(t, q), want)
+			t.Fatalf("alarms and notices = %v, want %v", state(), want)
 		}
 		ended := func(f queue.Finished) func() { return func() { r.b.JobFinished(f) } }
-		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDead}), "13:00:00 dead")
+		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDead}), "13:00:00 dead", "notice first")
 		if err := q.Retry(context.Background(), j.ID); err != nil {
 			t.Fatal(err)
 		}
 		runNext(t, q, clk, "t", queue.OutcomeDone)
-		// The recovery waits for the dead alarm's notification, whose end
+		// The resolution waits for the incident's first notice, whose end
 		// wakes the beat.
-		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDone}), "13:00:00 dead")
+		judged(ended(queue.Finished{Type: "t", Schedule: "s", Outcome: queue.OutcomeDone}), "13:00:00 dead", "13:00:00 recovered", "notice first")
 		runNext(t, q, clk, "page", queue.OutcomeDone)
-		judged(ended(queue.Finished{Type: "page", Notification: true, Outcome: queue.OutcomeDone}), "13:00:00 dead", "13:00:00 recovered")
+		judged(ended(queue.Finished{Type: "page", Notification: true, Outcome: queue.OutcomeDone}),
+			"13:00:00 dead", "13:00:00 recovered", "notice first", "notice resolved")
 	})
 }
 

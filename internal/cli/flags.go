@@ -49,13 +49,18 @@ type options struct {
 
 	listOptions // -jobs, -skipped, -alarms and their filters
 
+	ack        string        // -ack ID
+	silence    string        // -silence NAME
+	unsilence  string        // -unsilence NAME
+	silenceFor time.Duration // -for
+
 	set  map[string]bool // flags given explicitly
 	mode string          // the mode flag given, without its dash; "" runs the daemon
 }
 
 // modeFlags choose what the command does. Being given decides, not the
 // value: an empty -trigger "$NAME" is a usage error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "discard", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "discard", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password", "ack", "silence", "unsilence"}
 
 // parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -112,6 +117,10 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.BoolVar(&o.hashPass, "hash-password", false, "read a password or token from standard input (without echo from a terminal, else its first line) and print its hash for [http] token_hash or an [[http.user]]'s password_hash")
 	fs.StringVar(&o.http, "http", "", "the daemon serves the dashboard at /, /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
+	fs.StringVar(&o.ack, "ack", "", "acknowledge open incident `ID` (see -status): its reminders stop; who and when are recorded")
+	fs.StringVar(&o.silence, "silence", "", "suppress the notifications of schedule `NAME` for -for; its incidents are still recorded and counted")
+	fs.DurationVar(&o.silenceFor, "for", 0, "with -silence: how long, such as 2h")
+	fs.StringVar(&o.unsilence, "unsilence", "", "lift the silence of schedule `NAME`")
 	o.listOptions.define(fs)
 }
 
@@ -157,6 +166,9 @@ func (o *options) validate() error {
 	if err := checkCompanions(o.set, jsonCompanion); err != nil {
 		return err
 	}
+	if o.set["silence"] && (!o.set["for"] || o.silenceFor <= 0) {
+		return usagef("-silence needs -for with a positive duration, such as -for 2h (-unsilence NAME lifts a silence)")
+	}
 	if o.set["backfill"] && (!o.set["from"] || !o.set["to"]) {
 		return usagef("-backfill needs -from and -to")
 	}
@@ -201,6 +213,7 @@ var modeCompanions = []companion{
 	{"item", []string{"trigger"}},
 	{"n", []string{"next"}},
 	{"skip-missed", []string{"resume"}},
+	{"for", []string{"silence"}},
 	{"to", []string{"backfill"}},
 	{"from", []string{"backfill", "next"}},
 }
@@ -216,7 +229,7 @@ var listCompanions = []companion{
 
 // jsonCompanion is -json, with the modes that print JSON.
 var jsonCompanion = []companion{
-	{"json", []string{"status", "dead", "job", "next", "jobs", "skipped", "alarms"}},
+	{"json", []string{"status", "dead", "job", "next", "jobs", "skipped", "alarms", "ack", "silence", "unsilence"}},
 }
 
 // checkCompanions reports the first of cs given without any of its modes.

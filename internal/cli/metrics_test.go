@@ -160,6 +160,9 @@ func TestMetricsScrape(t *testing.T) {
 		`scheduler_alarms_raised_total{reason="dead",schedule="broken"}`: 1,
 		`scheduler_alarms_raised_total{reason="dead",schedule="yearly"}`: 0,
 		`scheduler_notifications_failed_total{task="page"}`:              1,
+		`scheduler_incidents_open{kind="dead",schedule="broken"}`:        1,
+		`scheduler_incidents_open{kind="late",schedule="broken"}`:        0,
+		`scheduler_schedule_silenced{schedule="broken"}`:                 0,
 		`scheduler_database_up`:                                          1,
 	}
 	var st statusReport

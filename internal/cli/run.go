@@ -120,6 +120,12 @@ func (a *app) command(ctx context.Context) error {
 		return a.listSkipped(ctx)
 	case "alarms":
 		return a.listAlarms(ctx)
+	case "ack":
+		return a.ackIncident(ctx)
+	case "silence":
+		return a.silenceSchedule(ctx, o.silence, o.silenceFor)
+	case "unsilence":
+		return a.silenceSchedule(ctx, o.unsilence, 0)
 	}
 	return fmt.Errorf("mode -%s has no command", o.mode)
 }

@@ -34,7 +34,11 @@ type statusReport struct {
 	Daemons           []daemonView        `json:"daemons"`          // pool rows, most recently seen first
 	DaemonAlive       bool                `json:"daemon_alive"`     // a daemon was seen within store.AliveWithin
 	Configs           *configsView        `json:"configs"`          // the configs of the live daemons
-	stats             queue.Stats
+	// Incidents are the newest incidents, open first; Silences the
+	// schedules whose notifications are silenced.
+	Incidents []incidentView `json:"incidents"`
+	Silences  []silenceView  `json:"silences"`
+	stats     queue.Stats
 }
 
 type waitingStatus struct {
@@ -140,6 +144,9 @@ func (a *app) gatherStatus(ctx context.Context, q *queue.Client) (*statusReport,
 	}
 	rep.Schedules = a.scheduleStatuses(last, manual, cursors)
 	if err := a.observeStatus(ctx, q, rep); err != nil {
+		return nil, err
+	}
+	if err := a.observeIncidents(ctx, q, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil

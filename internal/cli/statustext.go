@@ -22,6 +22,7 @@ func printStatus(out io.Writer, rep *statusReport) error {
 	printSchedules(w, rep)
 	printSkips(w, rep)
 	printDeadlines(w, rep)
+	printIncidents(w, rep)
 	return w.Flush()
 }
 

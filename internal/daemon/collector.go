@@ -57,6 +57,10 @@ var (
 		"1 when the scrape read the database, 0 when a read failed (the gauges read from it are then absent).", nil, nil)
 	descDaemonsConfigs = prometheus.NewDesc("scheduler_daemons_configs",
 		"Distinct configs the live daemons on the database run, as this daemon's beat last read their rows: 1 when they agree.", nil, nil)
+	descIncidentsOpen = prometheus.NewDesc("scheduler_incidents_open",
+		"Open incidents of a watched schedule, by kind (late, missed, dead, misfire): 1 from its first occurrence until a run succeeds, however many occur.", []string{labelSchedule, labelKind}, nil)
+	descSilenced = prometheus.NewDesc("scheduler_schedule_silenced",
+		"1 while scheduler -silence suppresses the schedule's notifications, else 0.", []string{labelSchedule}, nil)
 	descMaterialising = prometheus.NewDesc("scheduler_beat_materialising",
 		"1 while this daemon's beat materialises instants (its config is the newest among the live daemons'), 0 while it sits out.", nil, nil)
 )
@@ -64,7 +68,7 @@ var (
 // Describe sends the collector's descriptions.
 func (c *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobs, descOldestReady, descLastSuccess, descLastCompletion, descNextRun, descDeadline, descDeadlineState, descPaused, descDatabaseUp,
-		descDaemonsConfigs, descMaterialising} {
+		descDaemonsConfigs, descMaterialising, descIncidentsOpen, descSilenced} {
 		ch <- d
 	}
 }
@@ -111,6 +115,9 @@ func (c *metricsCollector) collect(ctx context.Context, cfg *config.Config, ch c
 	}
 	cursors, err := c.q.Cursors(ctx)
 	if err != nil {
+		return err
+	}
+	if err := c.collectIncidents(ctx, cfg, ch); err != nil {
 		return err
 	}
 	deadlines, err := c.deadlineStates(ctx, cfg)
@@ -164,6 +171,36 @@ func (c *metricsCollector) deadlineStates(ctx context.Context, cfg *config.Confi
 		out[s.Name] = state
 	}
 	return out, nil
+}
+
+// collectIncidents sends the open incidents of each watched schedule by
+// kind, 0 for none, and each schedule's silence.
+func (c *metricsCollector) collectIncidents(ctx context.Context, cfg *config.Config, ch chan<- prometheus.Metric) error {
+	open, err := c.q.OpenIncidents(ctx, store.MaxAlarmRows)
+	if err != nil {
+		return err
+	}
+	silences, err := c.q.Silences(ctx)
+	if err != nil {
+		return err
+	}
+	n := map[[2]string]int{}
+	for _, in := range open {
+		n[[2]string{in.Schedule, string(in.Kind)}]++
+	}
+	for _, s := range cfg.Schedules {
+		if s.Watched() {
+			for _, k := range incidentKinds {
+				ch <- prometheus.MustNewConstMetric(descIncidentsOpen, prometheus.GaugeValue, float64(n[[2]string{s.Name, k}]), s.Name, k)
+			}
+		}
+		silenced := 0.0
+		if _, ok := silences[s.Name]; ok {
+			silenced = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descSilenced, prometheus.GaugeValue, silenced, s.Name)
+	}
+	return nil
 }
 
 // collectJobs sends the jobs of every configured task and stored type by

@@ -23,6 +23,8 @@ var (
 	skipReasons = []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST}
 	// alarmKinds label scheduler_alarms_raised_total.
 	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
+	// incidentKinds label scheduler_incidents_open.
+	incidentKinds = []string{"late", "missed", "dead", "misfire"}
 	// jobStates label scheduler_jobs.
 	jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled, queue.StateDiscarded}
 )
@@ -44,6 +46,7 @@ const (
 	labelOutcome  = "outcome"
 	labelReason   = "reason"
 	labelPool     = "pool"
+	labelKind     = "kind"
 )
 
 // scrapeTimeout bounds the database reads of one scrape.

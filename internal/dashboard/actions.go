@@ -22,6 +22,7 @@ const (
 	ActionResume  = "resume"
 	ActionRetry   = "retry"
 	ActionCancel  = "cancel"
+	ActionAck     = "ack"
 )
 
 // ActionsConfig configures Actions. Queue and ConfigFunc are required.
@@ -34,9 +35,10 @@ type ActionsConfig struct {
 }
 
 // Actions are what a logged-in operator may do when [http] actions = true:
-// -trigger, -pause, -resume, -retry, -cancel and -discard, through the same
-// functions, the retry and discard of a selection of jobs, and the retry of
-// a schedule's dead jobs. Auth.Handler serves them once a request passed its checks.
+// -trigger, -pause, -resume, -retry, -cancel, -discard and -ack, through
+// the same functions, the retry and discard of a selection of jobs, and the
+// retry of a schedule's dead jobs. Auth.Handler serves them once a request
+// passed its checks.
 // Actions is safe for concurrent use.
 type Actions struct {
 	cfg ActionsConfig
@@ -75,6 +77,10 @@ func (x *Actions) do(ctx context.Context, name string, form url.Values, who, add
 			attrs = append(attrs, "payload_bytes", len(payload))
 		}
 		msg, err = x.scheduleAction(ctx, name, sched, item, payload)
+	case ActionAck:
+		ref := form.Get("incident")
+		attrs = append(attrs, "incident", ref)
+		msg, err = x.ackIncident(ctx, ref, who, addr)
 	case ActionRetry, ActionCancel:
 		ref := form.Get("job")
 		attrs = append(attrs, "job_id", ref)
@@ -203,6 +209,7 @@ type Form struct {
 	Schedule string
 	Item     string
 	Job      int64
+	Incident int64
 	CSRF     string
 	Back     string
 }

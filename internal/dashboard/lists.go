@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -162,9 +163,10 @@ type alarmRow struct {
 
 // alarmsPage is the data of /alarms.
 type alarmsPage struct {
-	Schedule string
-	Rows     []alarmRow
-	More     bool
+	Schedule  string
+	Incidents []incidentRow // open first, then newest
+	Rows      []alarmRow
+	More      bool
 }
 
 func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
@@ -176,23 +178,36 @@ func (s *server) alarms(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := alarmsPage{Schedule: name, More: len(alarms) == AlarmsPage}
+	if data.Incidents, err = s.incidentRows(ctx, name); err != nil {
+		s.failRead(w, r, "incidents", err)
+		return
+	}
 	for _, al := range alarms {
 		loc := s.zone(al.Schedule)
 		row := s.alarmRow(al, loc)
 		// One key index range: notification keys start with the alarm's.
-		js, err := s.q.List(ctx, queue.Filter{KeyPrefix: store.NotifyKeyPrefix + al.Key + "|", Limit: alarmNotifications})
-		if err != nil {
+		if row.Notified, err = s.notifications(ctx, store.NotifyKeyPrefix+al.Key+"|", loc); err != nil {
 			s.failRead(w, r, fmt.Sprintf("notifications of alarm %d", al.ID), err)
 			return
-		}
-		for _, j := range js {
-			row.Notified = append(row.Notified, jobRow{ID: j.ID, State: string(j.State), Type: j.Type,
-				Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
-				Error: firstLine(s.lastError(j), 120)})
 		}
 		data.Rows = append(data.Rows, row)
 	}
 	s.render(w, r, http.StatusOK, "alarms", "Alarms", "alarms", data)
+}
+
+// notifications reads the notification jobs whose keys start with prefix.
+func (s *server) notifications(ctx context.Context, prefix string, loc *time.Location) ([]jobRow, error) {
+	js, err := s.q.List(ctx, queue.Filter{KeyPrefix: prefix, Limit: alarmNotifications})
+	if err != nil {
+		return nil, err
+	}
+	var rows []jobRow
+	for _, j := range js {
+		rows = append(rows, jobRow{ID: j.ID, State: string(j.State), Type: j.Type,
+			Attempts: fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts), Finished: s.when(j.FinishedAt, loc),
+			Error: firstLine(s.lastError(j), 120)})
+	}
+	return rows, nil
 }
 
 func (s *server) alarmRow(al store.Alarm, loc *time.Location) alarmRow {

@@ -110,6 +110,7 @@ type schema struct {
 	noCounts     bool // no job_counts: counting reads every job
 	noPoolConfig bool // pools record no config
 	noFanIns     bool // no fanins table
+	noIncidents  bool // no incidents and silences tables
 }
 
 // schemaSQL reads what a read-only open must know: the schema's name, whether
@@ -121,7 +122,8 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'discarded_by' AND NOT attisdropped),
 	to_regclass('job_counts') IS NOT NULL, to_regclass('fanins') IS NOT NULL,
-	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped),
+	to_regclass('incidents') IS NOT NULL`
 
 // readSchema is migrate for a read-only store: the schema must hold the
 // tables, of a known version. It returns the schema's name. Its two
@@ -132,8 +134,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, discarded, counted, fanIns, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &fanIns, &configured); err != nil {
+	var exists, versioned, retried, alarmKey, discarded, counted, fanIns, configured, incidents bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &fanIns, &configured, &incidents); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -146,6 +148,6 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if last := ms[len(ms)-1].version; have > last {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, last, store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns, noIncidents: !incidents}
 	return name, nil
 }

@@ -109,6 +109,7 @@ WHERE schedule = $1 AND at = $3 AND paused = $4`,
 
 	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	Incidents:   incidentStatements,
 	CloseAlarms: `UPDATE alarms SET open = false WHERE open AND id = ANY($1)`,
 	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, $6)
@@ -156,6 +157,9 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noFanIns {
 		q.FanInByKey, q.FanInsOf = "", ""
+	}
+	if sc.noIncidents {
+		q.Incidents = store.IncidentStatements{}
 	}
 	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey || sc.noDiscarded {
 		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {

@@ -141,6 +141,7 @@ type schema struct {
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
 	noFanIns     bool // no fanins table
+	noIncidents  bool // no incidents and silences tables
 	counts       int  // how job counts are kept: countsMarked, countsTable or countsNone
 }
 
@@ -162,15 +163,16 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now'),
-	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fanins')`
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fanins'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'incidents')`
 
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, alarmKey, discarded, poolConfig, pools, config, counts, fanIns int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &discarded, &poolConfig, &pools, &config, &counts, &fanIns); err != nil {
+	var versions, retried, alarmKey, discarded, poolConfig, pools, config, counts, fanIns, incidents int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &discarded, &poolConfig, &pools, &config, &counts, &fanIns, &incidents); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
 	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noDiscarded: discarded == 0, noPoolConfig: poolConfig == 0,
-		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts}, nil
+		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts, noIncidents: incidents == 0}, nil
 }
 
 // isBusy reports whether err is SQLite's "database is locked".

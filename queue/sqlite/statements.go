@@ -104,6 +104,7 @@ ON CONFLICT (schedule) DO UPDATE SET paused = excluded.paused, paused_at = exclu
 
 	InsertAlarm: `INSERT INTO alarms (key, schedule, item, scheduled_at, kind, job_id, error, detail, open, raised_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	Incidents:   incidentStatements,
 	CloseAlarms: `UPDATE alarms SET open = 0 WHERE open = 1 AND id IN (SELECT value FROM json_each(?))`,
 	MoveMark: `INSERT INTO alarm_marks (schedule, late_at, missed_at, misfire_at, dead_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?)
@@ -147,6 +148,9 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noFanIns {
 		q.FanInByKey, q.FanInsOf = "", ""
+	}
+	if sc.noIncidents {
+		q.Incidents = store.IncidentStatements{}
 	}
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, nullif(config_at, 0)", "'', NULL", 1)

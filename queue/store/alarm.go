@@ -47,9 +47,12 @@ type NewAlarm struct {
 	Item        string
 	ScheduledAt time.Time // the instant; zero for a manual run's job
 	Kind        AlarmKind
-	JobID       int64           // the job concerned; 0 when none (misfire)
-	Error       string          // the job's last error, if any
-	Detail      json.RawMessage // what the alarm says, its notifications' payload; empty means {}
+	JobID       int64  // the job concerned; 0 when none (misfire)
+	Error       string // the job's last error, if any
+	// At is when it happened (a job's death, a limit passed, a skip); an
+	// incident's first and last times. Zero means now.
+	At     time.Time
+	Detail json.RawMessage // what the alarm says, its notifications' payload; empty means {}
 	// Notify are the notification jobs enqueued with a new alarm, its key
 	// as their AlarmKey.
 	Notify []NewJob
@@ -98,6 +101,15 @@ type AlarmMark struct {
 type AlarmBatch struct {
 	Alarms []NewAlarm
 	Marks  []AlarmMark
+	// Reminders are the incidents' reminders due.
+	Reminders []Reminder
+	// Successes are schedules' newest successes: each resolves the
+	// schedule's open incidents whose last occurrence is not newer.
+	Successes map[string]time.Time
+	// NoticeFunc returns the notification jobs of an incident's notice
+	// (type, payload, priority, attempts, version; the key is set); nil
+	// sends none. It is called in the transaction, maybe more than once.
+	NoticeFunc func(Notice) ([]NewJob, error)
 }
 
 // InstantJob is an instant's job as the alarms' evaluation reads it.

@@ -76,6 +76,11 @@ func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips i
 	}); err != nil {
 		return jobs, skips, fmt.Errorf("purge alarms: %w", err)
 	}
+	if _, err = e.purgeBatches(ctx, func(tx Tx) (int64, error) {
+		return tx.Exec(ctx, e.q.Incidents.PurgeIncidents, before, e.purge.Batch)
+	}); err != nil {
+		return jobs, skips, fmt.Errorf("purge incidents: %w", err)
+	}
 	// Full buckets: as if they had no row.
 	if err := e.b.InTx(ctx, false, func(tx Tx) error {
 		_, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now())

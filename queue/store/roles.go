@@ -97,6 +97,14 @@ type AlarmProtocol interface {
 	// close; marks only move forward. It returns the inserted alarms in
 	// b.Alarms order: each is raised once however many engines evaluate.
 	RaiseAlarms(ctx context.Context, b AlarmBatch) ([]Alarm, error)
+	// CommitAlarms is RaiseAlarms that also groups the new alarms into
+	// incidents and sends b's reminders and resolutions, each once, with
+	// their notification jobs unless the schedule is silenced (see
+	// Incident).
+	CommitAlarms(ctx context.Context, b AlarmBatch) (AlarmOutcome, error)
+	// OpenIncidents returns up to limit open incidents, oldest first, with
+	// whether a notification of each is under way.
+	OpenIncidents(ctx context.Context, limit int) ([]Incident, error)
 	// AlarmMarks returns every schedule's alarm marks, by schedule name.
 	AlarmMarks(ctx context.Context) (map[string]AlarmMark, error)
 	// InstantJobs returns up to limit jobs of schedule whose instant is in
@@ -137,6 +145,26 @@ type Operator interface {
 	// SaveConfig durably stores data, read from path, as the configuration
 	// the daemon runs.
 	SaveConfig(ctx context.Context, path string, data []byte) (*StoredConfig, error)
+}
+
+// IncidentOperator is the operator's reads and writes of incidents and
+// silences.
+type IncidentOperator interface {
+	// Incidents returns up to limit (1 to MaxList) incidents, open first,
+	// then newest first: of schedule, or all for "".
+	Incidents(ctx context.Context, schedule string, limit int) ([]Incident, error)
+	// Incident returns incident id, or an error wrapping ErrNotFound.
+	Incident(ctx context.Context, id int64) (Incident, error)
+	// Acknowledge records that by acknowledged the open incident id, which
+	// stops its reminders, and returns it; false when it was acknowledged
+	// before (it is unchanged). The error wraps ErrNotFound or
+	// ErrIncidentResolved.
+	Acknowledge(ctx context.Context, id int64, by string) (Incident, bool, error)
+	// Silence suppresses schedule's notifications until until on behalf of
+	// by; a zero until lifts its silence. Incidents are still recorded.
+	Silence(ctx context.Context, schedule string, until time.Time, by string) error
+	// Silences returns the silences in force, by schedule.
+	Silences(ctx context.Context) (map[string]Silence, error)
 }
 
 // JobViews are the reads of jobs, counts and pools.
@@ -230,6 +258,7 @@ type Engine interface {
 	PoolProtocol
 	BeatProtocol
 	AlarmProtocol
+	IncidentOperator
 	Operator
 	JobViews
 	ScheduleViews

@@ -93,6 +93,9 @@ type Statements struct {
 	InsertAlarm string // key, schedule, item, instant, kind, job, error, detail, open, now: RETURNING id
 	CloseAlarms string // ids
 	MoveMark    string // schedule, late, missed, misfire, dead, now
+	// Incidents are the incidents' and silences'; empty texts on a schema
+	// without them (reads find nothing).
+	Incidents IncidentStatements
 
 	// The pool's and maintenance's.
 	Leave           string // owner

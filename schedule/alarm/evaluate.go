@@ -19,6 +19,10 @@ const (
 	logKeyKind     = "kind"
 	logKeyJobID    = "job_id"
 	logKeyError    = "error"
+	logKeyIncident = "incident"
+	logKeyCount    = "count"
+	logKeyNotice   = "notice"
+	logKeyReminder = "reminder"
 )
 
 // deadLookback is how far before its dead mark an evaluation looks for
@@ -114,7 +118,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 			return Result{}, err
 		}
 	}
-	recovered, missed, err := e.judgeRecoveries(ctx, cfg)
+	recovered, missed, waits, err := e.judgeRecoveries(ctx, cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -127,20 +131,28 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 		}
 	}
 	defer func() { e.setDeadlines(deadlines) }()
-	if len(j.props) == 0 && len(j.marks) == 0 {
-		return Result{Next: j.next}, nil
-	}
-	raised, err := e.raise(ctx, cfg, now, j.props, j.marks)
+	plan, err := e.planIncidents(ctx, cfg, j)
 	if err != nil {
 		return Result{}, err
 	}
-	e.logRaised(ctx, cfg, raised, deadlines)
+	if len(j.props) == 0 && len(j.marks) == 0 && len(plan.reminders) == 0 && len(plan.successes) == 0 {
+		e.setRecoveryWaits(waits || plan.waits)
+		return Result{Next: j.next}, nil
+	}
+	out, err := e.raise(ctx, cfg, now, j.props, j.marks, plan)
+	if err != nil {
+		return Result{}, err
+	}
+	e.setRecoveryWaits(waits || plan.waits || out.Waiting)
+	wakeForReminders(cfg, j, out)
+	e.moveDeadlines(cfg, out.Raised, deadlines)
+	e.logOutcome(ctx, cfg, out)
 	for key, at := range e.deadSeen {
 		if now.Sub(at) > 2*deadLookback {
 			delete(e.deadSeen, key)
 		}
 	}
-	return Result{Next: j.next, Raised: raised}, nil
+	return Result{Next: j.next, Raised: out.Raised}, nil
 }
 
 // readDead reads dead jobs since the oldest dead mark of watched, up to
@@ -231,27 +243,18 @@ func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config
 	return nil
 }
 
-// logRaised logs each alarm raised. A missed alarm moves its schedule's
-// entry in deadlines back to its instant's deadline, if older.
-func (e *Evaluator) logRaised(ctx context.Context, cfg *config.Config, raised []store.Alarm, deadlines map[string]time.Time) {
+// moveDeadlines moves, for each missed alarm raised, its schedule's entry
+// in deadlines back to its instant's deadline, if older.
+func (e *Evaluator) moveDeadlines(cfg *config.Config, raised []store.Alarm, deadlines map[string]time.Time) {
 	for _, a := range raised {
-		instant := ""
-		if !a.ScheduledAt.IsZero() {
-			loc := time.UTC
-			if s, ok := cfg.Schedule(a.Schedule); ok {
-				loc = s.Location
-			}
-			instant = a.ScheduledAt.In(loc).Format(time.RFC3339)
+		if a.Kind != store.AlarmMissed {
+			continue
 		}
-		if a.Kind == store.AlarmMissed {
-			if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
-				if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {
-					deadlines[a.Schedule] = a.ScheduledAt.Add(s.Deadline)
-				}
+		if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
+			if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {
+				deadlines[a.Schedule] = a.ScheduledAt.Add(s.Deadline)
 			}
 		}
-		e.log.ErrorContext(ctx, "alarm raised", logKeySchedule, a.Schedule, logKeyItem, a.Item, logKeyInstant, instant,
-			logKeyKind, string(a.Kind), logKeyJobID, a.JobID, logKeyError, a.Error)
 	}
 }
 

@@ -15,6 +15,8 @@ type proposed struct {
 	a     store.NewAlarm
 	limit time.Time // the deadline of the payload
 	skips int
+	// succeeded is when a recovered alarm's job succeeded.
+	succeeded time.Time
 }
 
 // judgeInstants judges, item by item, the instants of s in (mark, cursor]
@@ -69,7 +71,7 @@ func (e *Evaluator) judgeInstants(ctx context.Context, cfg *config.Config, s *co
 		}
 		if bad {
 			out = append(out, proposed{s: s, limit: due, a: store.NewAlarm{Schedule: s.Name, Item: j.Item,
-				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job)}})
+				ScheduledAt: j.ScheduledAt, Kind: kind, JobID: j.ID, Error: alarmError(cfg, j.Job), At: due}})
 		}
 	}
 	return through, out, nil
@@ -113,7 +115,7 @@ func (e *Evaluator) judgeMisfires(ctx context.Context, s *config.Schedule, mark,
 		}
 		newest := skips[k-1]
 		p := proposed{s: s, skips: k - i, a: store.NewAlarm{Schedule: s.Name, Item: newest.Item,
-			ScheduledAt: newest.ScheduledAt, Kind: store.AlarmMisfire}}
+			ScheduledAt: newest.ScheduledAt, Kind: store.AlarmMisfire, At: newest.RecordedAt}}
 		if s.Deadline > 0 {
 			p.limit = newest.ScheduledAt.Add(s.Deadline)
 		}
@@ -132,7 +134,7 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 			continue
 		}
 		a := store.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: store.AlarmDead,
-			JobID: j.ID, Error: alarmError(cfg, j)}
+			JobID: j.ID, Error: alarmError(cfg, j), At: j.FinishedAt}
 		a.Key = alarmKey(a)
 		if _, ok := e.deadSeen[a.Key]; ok {
 			continue
@@ -148,16 +150,17 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 
 // judgeRecoveries raises a recovered alarm, closing them, for each
 // instant or manual run with open alarms whose job is done. It also
-// returns each schedule's oldest deadline still missed.
+// returns each schedule's oldest deadline still missed, and whether a
+// recovery waits.
 //
 // A recovery waits while a notification of an alarm it closes has not
 // ended: a pager must get the alarm before its recovery, or the alarm
 // would stay open there. That notification's end calls for an
 // evaluation (see Finished).
-func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, error) {
+func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]proposed, map[string]time.Time, bool, error) {
 	open, err := e.q.OpenAlarms(ctx, store.MaxAlarmRows)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	missed := map[string]time.Time{}
 	alarmed := map[string]bool{}
@@ -189,14 +192,13 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 			continue
 		}
 		a.Resolves = []int64{o.ID}
-		p := proposed{s: s, a: a}
+		p := proposed{s: s, a: a, succeeded: o.JobFinishedAt}
 		if s != nil && s.Deadline > 0 && !o.ScheduledAt.IsZero() {
 			p.limit = o.ScheduledAt.Add(s.Deadline)
 		}
 		byKey[a.Key] = len(out)
 		out = append(out, p)
 	}
-	e.setRecoveryWaits(len(notifying) > 0)
 	if len(notifying) > 0 {
 		ready := out[:0]
 		for _, p := range out {
@@ -206,5 +208,5 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 		}
 		out = ready
 	}
-	return out, missed, nil
+	return out, missed, len(notifying) > 0, nil
 }

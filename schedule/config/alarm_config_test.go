@@ -91,12 +91,20 @@ func TestLoadAlarmErrors(t *testing.T) {
 			`t.toml:9: schedule "a": field deadline: start_within 2h0m0s is not shorter than deadline 1h0m0s`},
 		{"defaults in conflict", "[scheduler]\nstart_within = \"2h\"\ndeadline = \"1h\"\n",
 			`t.toml:2: scheduler: field start_within: start_within 2h0m0s is not shorter than deadline 1h0m0s`},
+		{"renotify below a second", head + "notify = [\"ops\"]\nrenotify = \"500ms\"\n",
+			`t.toml:8: schedule "a": field renotify: duration 500ms is shorter than 1s ("0s" turns reminders off)`},
+		{"negative default renotify", "[scheduler]\nrenotify = \"-1h\"\n",
+			`t.toml:2: scheduler: field renotify: duration -1h0m0s is negative`},
+		{"renotify without notify", head + "renotify = \"1h\"\n",
+			`t.toml:7: schedule "a": field renotify: the schedule notifies no task: give it notify tasks, or drop renotify`},
+		{"renotify not a duration", head + "notify = [\"ops\"]\nrenotify = 3600\n",
+			`t.toml:8: schedule "a": field renotify: wrong type: want a string, got an integer`},
 		{"bad default deadline", "[scheduler]\ndeadline = \"soon\"\n",
 			`t.toml:2: scheduler: field deadline: "soon" is not a duration such as 90s or 1h30m`},
 		{"notify template reads a key alarms lack", "[tasks.page]\ncommand = [\"notify\", \"{{.schedule}}\", \"{{.customer}}\"]\n" + head + "notify = [\"page\"]\n",
-			`t.toml:2: task "page": field command: argument 2 "{{.customer}}": the payload of an alarm it is notified of has no key "customer"; it has deadline, instant, item, job_id, kind, last_error, last_success, schedule, skipped`},
+			`t.toml:2: task "page": field command: argument 2 "{{.customer}}": the payload of an alarm it is notified of has no key "customer"; it has count, deadline, first, incident, incident_kind, instant, item, job_id, kind, last, last_error, last_success, notice, schedule, skipped`},
 		{"default notify template misspelt, reported once", "[scheduler]\nnotify = [\"page\"]\n[tasks.page]\ncommand = [\"notify\", \"{{.schedul}}\"]\n" + head + "[[schedule]]\nname = \"b\"\ncron = \"@daily\"\ntask = \"t\"\nnotify = [\"page\"]\n",
-			`t.toml:4: task "page": field command: argument 1 "{{.schedul}}": the payload of an alarm it is notified of has no key "schedul" (did you mean "schedule"?); it has deadline, instant, item, job_id, kind, last_error, last_success, schedule, skipped`},
+			`t.toml:4: task "page": field command: argument 1 "{{.schedul}}": the payload of an alarm it is notified of has no key "schedul" (did you mean "schedule"?); it has count, deadline, first, incident, incident_kind, instant, item, job_id, kind, last, last_error, last_success, notice, schedule, skipped`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,4 +138,46 @@ task = "t"
 deadline = "1h"
 notify = ["page"]
 `)
+}
+
+// TestLoadRenotify: renotify defaults to [scheduler]'s, none when absent;
+// a schedule's own wins, and "0s" turns reminders off.
+func TestLoadRenotify(t *testing.T) {
+	t.Parallel()
+	const schedules = `[tasks.t]
+[tasks.ops]
+[[schedule]]
+name = "default"
+cron = "@daily"
+task = "t"
+notify = ["ops"]
+[[schedule]]
+name = "own"
+cron = "@daily"
+task = "t"
+notify = ["ops"]
+renotify = "15m"
+[[schedule]]
+name = "off"
+cron = "@daily"
+task = "t"
+notify = ["ops"]
+renotify = "0s"
+`
+	tests := []struct {
+		name, head, schedule string
+		want                 time.Duration
+	}{
+		{"no default", "", "default", 0},
+		{"no default, own", "", "own", 15 * time.Minute},
+		{"default", "[scheduler]\nrenotify = \"1h\"\n", "default", time.Hour},
+		{"default, own", "[scheduler]\nrenotify = \"1h\"\n", "own", 15 * time.Minute},
+		{"default, off", "[scheduler]\nrenotify = \"1h\"\n", "off", 0},
+	}
+	for _, tt := range tests {
+		cfg := mustParse(t, tt.head+schedules)
+		if s, _ := cfg.Schedule(tt.schedule); s.Renotify != tt.want {
+			t.Errorf("%s: %s's Renotify = %s, want %s", tt.name, tt.schedule, s.Renotify, tt.want)
+		}
+	}
 }

@@ -86,6 +86,8 @@ type Scheduler struct {
 	Deadline time.Duration
 	// Notify is the schedules' default notify (see Schedule.Notify).
 	Notify []string
+	// Renotify is the default Schedule.Renotify. Zero: none.
+	Renotify time.Duration
 }
 
 // Load reads, decodes and validates the file at path. A bad file yields a

@@ -27,7 +27,8 @@
 //	overlap = "skip"              # or "allow", the default
 //	start_within = "5m"           # late alarm; see Schedule.StartWithin
 //	deadline = "1h"               # missed alarm; see Schedule.Deadline
-//	notify = ["page-ops"]         # tasks that get each alarm (AlarmPayload)
+//	notify = ["page-ops"]         # tasks that get each incident's notices (AlarmPayload)
+//	renotify = "4h"               # remind while unacknowledged; see Schedule.Renotify
 //
 // Load reports every problem at once, each with file, line, table, name
 // and key, and returns no Config unless the whole file is valid.

@@ -114,6 +114,7 @@ func (l *loader) loadScheduler(p toml.Primitive, s *Scheduler) {
 	l.durationField(raw.StartWithin, &s.StartWithin, w.with("start_within"), time.Nanosecond)
 	l.durationField(raw.Deadline, &s.Deadline, w.with("deadline"), time.Nanosecond)
 	l.decode(raw.Notify, &s.Notify, w.with("notify"))
+	l.renotifyField(raw.Renotify, &s.Renotify, w.with("renotify"))
 	if s.StartWithin > 0 && s.Deadline > 0 && s.StartWithin >= s.Deadline {
 		l.errorf(w.with("start_within"), "start_within %s is not shorter than deadline %s", s.StartWithin, s.Deadline)
 	}

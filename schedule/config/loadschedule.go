@@ -210,7 +210,8 @@ func (l *loader) loadCatchUp(raw rawSchedule, s *Schedule, w where) {
 // the late alarm would add nothing.
 func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	s.StartWithin, s.Deadline = cfg.Scheduler.StartWithin, cfg.Scheduler.Deadline
-	s.Notify = cfg.Scheduler.Notify
+	s.Notify, s.Renotify = cfg.Scheduler.Notify, cfg.Scheduler.Renotify
+	l.renotifyField(raw.Renotify, &s.Renotify, w.with("renotify"))
 	l.durationField(raw.StartWithin, &s.StartWithin, w.with("start_within"), time.Nanosecond)
 	l.durationField(raw.Deadline, &s.Deadline, w.with("deadline"), time.Nanosecond)
 	if s.StartWithin > 0 && s.Deadline > 0 && s.StartWithin >= s.Deadline &&
@@ -221,14 +222,33 @@ func (l *loader) loadAlarms(raw rawSchedule, s *Schedule, cfg *Config, w where) 
 		}
 		l.errorf(w.with(field), "start_within %s is not shorter than deadline %s", s.StartWithin, s.Deadline)
 	}
-	if !present(raw.Notify) {
+	if present(raw.Notify) {
+		var notify []string
+		if l.decode(raw.Notify, &notify, w.with("notify")) {
+			s.Notify = notify
+			l.checkNotify(notify, cfg, w.with("notify"))
+		}
+	}
+	if present(raw.Renotify) && s.Renotify > 0 && len(s.Notify) == 0 {
+		l.errorf(w.with("renotify"), "the schedule notifies no task: give it notify tasks, or drop renotify")
+	}
+}
+
+// MinRenotify is the shortest renotify.
+const MinRenotify = time.Second
+
+// renotifyField decodes a renotify: zero turns reminders off, else at
+// least MinRenotify.
+func (l *loader) renotifyField(p toml.Primitive, dst *time.Duration, w where) {
+	var d duration
+	if !l.decode(p, &d, w) {
 		return
 	}
-	var notify []string
-	if l.decode(raw.Notify, &notify, w.with("notify")) {
-		s.Notify = notify
-		l.checkNotify(notify, cfg, w.with("notify"))
+	if d != 0 && time.Duration(d) < MinRenotify {
+		l.errorf(w, "duration %s is shorter than %s (\"0s\" turns reminders off)", time.Duration(d), MinRenotify)
+		return
 	}
+	*dst = time.Duration(d)
 }
 
 // checkNotify reports notify tasks undefined or named twice.

@@ -38,6 +38,7 @@ type rawScheduler struct {
 	StartWithin      toml.Primitive `toml:"start_within"`
 	Deadline         toml.Primitive `toml:"deadline"`
 	Notify           toml.Primitive `toml:"notify"`
+	Renotify         toml.Primitive `toml:"renotify"`
 }
 
 type rawTask struct {
@@ -86,6 +87,7 @@ type rawSchedule struct {
 	Notify       toml.Primitive `toml:"notify"`
 	After        toml.Primitive `toml:"after"`
 	Require      toml.Primitive `toml:"require"`
+	Renotify     toml.Primitive `toml:"renotify"`
 }
 
 // The keys each table may hold. TOML keys are case-sensitive but the

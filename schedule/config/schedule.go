@@ -71,6 +71,10 @@ type Schedule struct {
 	// Require is what the upstream's jobs must achieve (key require):
 	// "ended" (default) or "done".
 	Require string
+	// Renotify repeats an open incident's notice this often until it is
+	// acknowledged or resolved (key renotify, at least MinRenotify).
+	// Default: Scheduler.Renotify; zero ("0s"): no reminders.
+	Renotify time.Duration
 
 	expr  *cron.Expr
 	items []Item
