@@ -11,6 +11,28 @@ import (
 	"github.com/scheduler-run/scheduler/queue/sqlite"
 )
 
+// reportHandler makes a customer's report; globex's has no data.
+var reportHandler = queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
+	if j.Item == "globex" {
+		return queue.Permanent(fmt.Errorf("no data"))
+	}
+	return nil
+})
+
+// summaryHandler sends what a fan-in's summary job was given: its own
+// payload's fields and the items of the jobs that ended done and dead.
+func summaryHandler(summary chan<- string) queue.Handler {
+	return queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
+		var p struct {
+			Night      string
+			Done, Dead []string
+		}
+		_ = json.Unmarshal(j.Payload, &p)
+		summary <- fmt.Sprintf("night %s: done %v, dead %v", p.Night, p.Done, p.Dead)
+		return nil
+	})
+}
+
 // A fan-in enqueues a report per customer and a summary that runs once,
 // when the last report has ended, with the outcome of each.
 func ExampleClient_EnqueueFanIn() {
@@ -26,22 +48,9 @@ func ExampleClient_EnqueueFanIn() {
 	defer q.Close()
 
 	pool, _ := queue.NewPool(q, queue.PoolConfig{Workers: 2})
-	pool.Register("report", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
-		if j.Item == "globex" {
-			return queue.Permanent(fmt.Errorf("no data"))
-		}
-		return nil
-	}), queue.TypeConfig{})
+	pool.Register("report", reportHandler, queue.TypeConfig{})
 	summary := make(chan string)
-	pool.Register("summary", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
-		var p struct {
-			Night      string
-			Done, Dead []string
-		}
-		_ = json.Unmarshal(j.Payload, &p)
-		summary <- fmt.Sprintf("night %s: done %v, dead %v", p.Night, p.Done, p.Dead)
-		return nil
-	}), queue.TypeConfig{})
+	pool.Register("summary", summaryHandler(summary), queue.TypeConfig{})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error)
 	go func() { done <- pool.Run(runCtx) }()

@@ -1,6 +1,9 @@
 // Package examplet stands in for a test's *testing.T in the runnable
 // examples of queuetest and scheduletest, where Go gives none: a failure
 // panics, so the example fails with its message; Finish runs the cleanups.
+// It also gives the PostgreSQL examples their database: Main, for a
+// package's TestMain, leaves them out where SCHEDULER_TEST_POSTGRES is
+// unset, and PostgresURL hands each a schema of its own.
 package examplet
 
 import (

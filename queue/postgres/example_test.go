@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/scheduler-run/scheduler/internal/examplet"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 )
@@ -21,7 +22,7 @@ func (Receipt) Kind() string { return "receipt" }
 // on the queue's database (its schema in search_path).
 func ExampleEnqueueTx() {
 	ctx := context.Background()
-	dsn := exampleDSN() // the program's database URL
+	dsn := examplet.PostgresURL() // the program's database URL
 	s, err := postgres.Open(ctx, dsn, postgres.Config{})
 	if err != nil {
 		fmt.Println(err)

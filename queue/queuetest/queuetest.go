@@ -12,7 +12,8 @@
 // The helpers take a TB, which *testing.T has; the examples pass a stand-in,
 // as they have no test. ExampleWork runs a typed handler's attempts to
 // done, retry and dead; ExampleRequireEnqueued asserts a job in the
-// program's SQLite transaction and after its commit. Package
+// program's SQLite transaction and after its commit, and its PostgreSQL
+// twin the same in a pgx transaction. Package
 // schedule/scheduletest runs a schedules.toml's beat the same way.
 package queuetest
 

@@ -12,14 +12,9 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/scheduletest"
 )
 
-// A fan-out schedule: each instant makes one job per for_each item, its
-// payload the schedule's merged with the item's, its key the schedule, the
-// item and the instant. The first Tick starts the schedules a second before
-// its instant, as a daemon started then.
-func ExampleBeat_Tick() {
-	t := examplet.New() // in a test, the *testing.T
-	defer t.Finish()
-	b := scheduletest.Parse(t, `
+// nightlyReport is a fan-out schedule: a report per customer at 03:00 in
+// Istanbul.
+const nightlyReport = `
 [tasks.report]
 command = ["./report.sh", "{{.customer}}", "{{.format}}"]
 
@@ -30,7 +25,16 @@ timezone = "Europe/Istanbul"
 task = "report"
 payload = { format = "pdf" }
 for_each = [ { customer = "acme" }, { customer = "globex", format = "csv" } ]
-`, scheduletest.Config{})
+`
+
+// A fan-out schedule: each instant makes one job per for_each item, its
+// payload the schedule's merged with the item's, its key the schedule, the
+// item and the instant. The first Tick starts the schedules a second before
+// its instant, as a daemon started then.
+func ExampleBeat_Tick() {
+	t := examplet.New() // in a test, the *testing.T
+	defer t.Finish()
+	b := scheduletest.Parse(t, nightlyReport, scheduletest.Config{})
 
 	istanbul, _ := time.LoadLocation("Europe/Istanbul")
 	tick := b.Tick(time.Date(2026, 3, 2, 3, 0, 0, 0, istanbul))
@@ -45,14 +49,9 @@ for_each = [ { customer = "acme" }, { customer = "globex", format = "csv" } ]
 	// 0 jobs at noon
 }
 
-// An alarm's notify task written in Go: a typed handler of
-// config.AlarmPayload. When the 03:00 run has not started by 03:05, the
-// pass at 03:06 raises a late alarm and enqueues the page task's job, which
-// queuetest.Work runs.
-func Example_alarmNotify() {
-	t := examplet.New() // in a test, the *testing.T
-	defer t.Finish()
-	b := scheduletest.Parse(t, `
+// lateReport pages when the 03:00 report has not started within five
+// minutes.
+const lateReport = `
 [tasks.report]
 command = ["./report.sh"]
 
@@ -64,7 +63,16 @@ cron = "0 3 * * *"
 task = "report"
 start_within = "5m"
 notify = ["page"]
-`, scheduletest.Config{})
+`
+
+// An alarm's notify task written in Go: a typed handler of
+// config.AlarmPayload. When the 03:00 run has not started by 03:05, the
+// pass at 03:06 raises a late alarm and enqueues the page task's job, which
+// queuetest.Work runs.
+func Example_alarmNotify() {
+	t := examplet.New() // in a test, the *testing.T
+	defer t.Finish()
+	b := scheduletest.Parse(t, lateReport, scheduletest.Config{})
 
 	page := queue.WorkFunc[config.AlarmPayload](func(ctx context.Context, j *queue.TypedJob[config.AlarmPayload]) (string, error) {
 		a := j.Args

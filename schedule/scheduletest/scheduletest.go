@@ -1,8 +1,8 @@
 // Package scheduletest runs a schedules.toml's beat in a test, without a
 // daemon: load the file (or a string), then Tick at the instants of your
 // choice and see what each pass enqueued, skipped and alarmed, in a real
-// queue (a SQLite file in t.TempDir() unless you give one), with time
-// moved by a clock.Fake.
+// queue (a SQLite file in t.TempDir(), or the PostgreSQL database or SQLite
+// file that Config.DB names), with time moved by a clock.Fake.
 //
 //	b := scheduletest.Parse(t, `... [[schedule]] ...`, scheduletest.Config{})
 //	tick := b.Tick(time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC))
@@ -13,7 +13,8 @@
 // schedule's catch_up rule, and the alarms are judged after. Package
 // queue/queuetest runs a handler on the jobs. ExampleBeat_Tick ticks a
 // fan-out schedule; Example_alarmNotify raises a late alarm and runs its Go
-// notify task on the notification.
+// notify task on the notification; their _postgres twins do the same on
+// PostgreSQL.
 package scheduletest
 
 import (
@@ -24,7 +25,9 @@ import (
 	"time"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/sqlite"
 	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule"
@@ -42,10 +45,15 @@ type TB interface {
 
 // Config configures a Beat. Zero values select the defaults shown.
 type Config struct {
-	// Queue is where the passes write; its engine's clock must be Clock.
-	// Default: a queue on a SQLite file in t.TempDir(), closed when the
-	// test ends.
+	// Queue is where the passes write; its engine's clock must be Clock,
+	// and it must hold no jobs but the passes'. Default: a queue on DB.
 	Queue *queue.Client
+	// DB is the database of the default queue, opened on Clock and closed
+	// when the test ends: a postgres:// URL whose search_path names a
+	// schema of the test's own (PostgreSQL decides with Clock as it is,
+	// not the server's), or a SQLite file's path. Default: a SQLite file
+	// in t.TempDir().
+	DB string
 	// Clock is the beat's clock; each Tick sets it to its instant. Default:
 	// a new clock.Fake.
 	Clock *clock.Fake
@@ -99,7 +107,7 @@ func New(t TB, cfg *config.Config, c Config) *Beat {
 		c.Clock = clock.NewFake(time.Unix(0, 0).UTC())
 	}
 	if c.Queue == nil {
-		c.Queue = openSQLite(t, c.Clock)
+		c.Queue = openQueue(t, c.DB, c.Clock)
 	}
 	b, err := schedule.NewBeat(c.Queue, cfg, schedule.BeatConfig{Clock: c.Clock})
 	if err != nil {
@@ -108,10 +116,21 @@ func New(t TB, cfg *config.Config, c Config) *Beat {
 	return &Beat{t: t, q: c.Queue, clk: c.Clock, cfg: cfg, beat: b, seen: map[string]bool{}, alarm: map[int64]bool{}}
 }
 
-func openSQLite(t TB, clk clock.Clock) *queue.Client {
+// openQueue opens the queue on db, a PostgreSQL URL or a SQLite file
+// ("" for one in t.TempDir()), with clk, and closes it when the test ends.
+func openQueue(t TB, db string, clk clock.Clock) *queue.Client {
 	t.Helper()
 	ctx := context.Background()
-	e, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), sqlite.Config{Clock: clk})
+	if db == "" {
+		db = filepath.Join(t.TempDir(), "jobs.db")
+	}
+	var e store.Engine
+	var err error
+	if engine.IsPostgres(db) {
+		e, err = postgres.Open(ctx, db, postgres.Config{Clock: clk, LocalClock: true})
+	} else {
+		e, err = sqlite.Open(ctx, db, sqlite.Config{Clock: clk})
+	}
 	if err != nil {
 		t.Fatalf("open queue: %v", err)
 	}

@@ -1,7 +1,6 @@
 package scheduletest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
@@ -36,24 +34,14 @@ notify = ["page"]
 
 var engines = []string{"sqlite", "postgres"}
 
-// engineConfig is a Config on engine: the default (SQLite) or a PostgreSQL
-// schema of the test's own, on a fake clock.
+// engineConfig is a Config on engine: the default (SQLite) or, by its URL,
+// a PostgreSQL schema of the test's own.
 func engineConfig(t *testing.T, engine string) Config {
 	t.Helper()
 	if engine == "sqlite" {
 		return Config{}
 	}
-	clk := clock.NewFake(time.Unix(0, 0).UTC())
-	s, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Config{Clock: clk, LocalClock: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := queue.New(s, queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { q.Close() })
-	return Config{Queue: q, Clock: clk}
+	return Config{DB: pgtest.DSN(t)}
 }
 
 func keys(jobs []*queue.Job) string {
@@ -112,8 +100,8 @@ func TestTick(t *testing.T) {
 			if got, want := skips(tick), "nightly/@03-04T03:00:misfire nightly/@03-05T03:00:misfire nightly/@03-06T03:00:misfire"; got != want {
 				t.Errorf("Tick(after a gap) skips = %s, want %s", got, want)
 			}
-			if n := len(b.Queue().Engine().Name()); n == 0 {
-				t.Error("no queue")
+			if _, onPostgres := b.Queue().Engine().(*postgres.Store); onPostgres != (engine == "postgres") {
+				t.Errorf("the beat's queue is on %T, want %s", b.Queue().Engine(), engine)
 			}
 		})
 	}
@@ -141,6 +129,14 @@ func TestLoadAndBadInput(t *testing.T) {
 	}
 	if msg := failure(t, func(tb TB) { Load(tb, filepath.Join(t.TempDir(), "none.toml"), Config{}) }); !strings.Contains(msg, "none.toml") {
 		t.Errorf("Load of a missing file fails with %q", msg)
+	}
+	db := filepath.Join(t.TempDir(), "own.db")
+	Parse(t, nightly, Config{DB: db}).Tick(at)
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("Config.DB names a SQLite file, but: %v", err)
+	}
+	if msg := failure(t, func(tb TB) { Parse(tb, nightly, Config{DB: filepath.Join(t.TempDir(), "none", "jobs.db")}) }); !strings.HasPrefix(msg, "open queue: ") || !strings.Contains(msg, "none") {
+		t.Errorf("a DB that does not open fails with %q", msg)
 	}
 }
 

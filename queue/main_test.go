@@ -1,0 +1,15 @@
+package queue_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/scheduler-run/scheduler/internal/examplet"
+)
+
+// TestMain runs the PostgreSQL twins of the examples (named _postgres)
+// only where a test database is named (SCHEDULER_TEST_POSTGRES, which
+// .ci/run always sets); without one they are left out, saying so.
+func TestMain(m *testing.M) {
+	os.Exit(examplet.Main(m, "queue", "_postgres$"))
+}
