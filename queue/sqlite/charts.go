@@ -15,12 +15,31 @@ func bucketOf(x string) string {
 	return strings.ReplaceAll(`CASE WHEN {x} >= ?1 THEN ({x} - ?1) / ?2 ELSE -1 END`, "{x}", x)
 }
 
+// markTerm is a job's term of its hour's fingerprint: 1 and its offset in
+// the hour, in ms. Reading no more than finished_at and state keeps the
+// marks' pass cheap.
+func markTerm(offset string) string { return offset + ` + 1` }
+
 // activityAllSQL is one range of jobs_finished, which covers it.
 var activityAllSQL = `SELECT ` + bucketOf("finished_at") + `, state, ` + bucketOf("coalesce(started_at, finished_at)") + `,
 ` + bucketOf("run_at") + `, CASE WHEN started_at IS NULL THEN -1 ELSE ` + store.LatencyClass("(started_at - run_at)") + ` END,
-count(*), coalesce(max(started_at - run_at), 0)
-FROM jobs WHERE finished_at >= ?1 AND state IN ('done', 'dead', 'cancelled')
+count(*), coalesce(max(started_at - run_at), 0), sum(` + markTerm("(finished_at - ?1) % ?2") + `)
+FROM jobs WHERE finished_at >= ?3 AND finished_at < ?4 AND state IN ('done', 'dead', 'cancelled')
 GROUP BY 1, 2, 3, 4, 5`
+
+// chartMarksSQL counts each hour in a range of jobs_finished of its own,
+// in index order: no grouping, no sort.
+var chartMarksSQL = `WITH RECURSIVE h(t) AS (SELECT ?1 WHERE ?1 < ?3 UNION ALL SELECT t + ?2 FROM h WHERE t + ?2 < ?3)
+SELECT t, (SELECT coalesce(sum(` + markTerm("finished_at - h.t") + `), 0) FROM jobs
+	WHERE finished_at >= h.t AND finished_at < h.t + ?2 AND state IN ('done', 'dead', 'cancelled'))
+FROM h`
+
+const (
+	chartHoursSQL   = `SELECT hour, fingerprint, groups FROM chart_hours WHERE hour >= ? AND hour < ?`
+	putChartHourSQL = `INSERT INTO chart_hours (hour, fingerprint, groups) VALUES (?, ?, ?)
+ON CONFLICT (hour) DO UPDATE SET fingerprint = excluded.fingerprint, groups = excluded.groups`
+	purgeChartHoursSQL = `DELETE FROM chart_hours WHERE hour < ?`
+)
 
 // activityOfSQL is three ranges of jobs_schedule_finished.
 const activityOfSQL = `SELECT (finished_at - ?2) / ?3, state, count(*) FROM jobs
