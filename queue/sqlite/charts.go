@@ -16,8 +16,7 @@ func bucketOf(x string) string {
 }
 
 // markTerm is a job's term of its hour's fingerprint: 1 and its offset in
-// the hour, in ms. Reading no more than finished_at and state keeps the
-// marks' pass cheap.
+// the hour, in ms.
 func markTerm(offset string) string { return offset + ` + 1` }
 
 // activityAllSQL is one range of jobs_finished, which covers it.

@@ -16,7 +16,12 @@ import (
 // each hour from the jobs' index (one pass, no grouping), and an hour
 // whose kept fingerprint differs (a dead job retried, jobs purged, a job
 // finished late into a past hour) or is missing is grouped again from its
-// rows and kept anew. The chart is thus always what the rows say now.
+// rows and kept anew. The chart is thus always what the rows say now. The
+// fingerprint is the sum over the hour's ended jobs of 1 and their offset
+// in the hour: it misses only a change that keeps both, such as a job
+// leaving the hour as another ends in it at the same instant; a retry or
+// a purge takes a job out of its hour, and a job ends into a past hour
+// only when a clock steps back.
 
 const hourMS = int64(time.Hour / time.Millisecond)
 
