@@ -78,10 +78,14 @@ WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORD
 	LastSuccess: `SELECT finished_at FROM jobs
 WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,
 
-	ActivityAll: activityAllSQL,
-	ActivityOf:  activityOfSQL,
-	Waiting:     queuedSQL,
-	RunTimings:  runTimingsSQL,
+	ActivityAll:     activityAllSQL,
+	ActivityOf:      activityOfSQL,
+	Waiting:         queuedSQL,
+	ChartMarks:      chartMarksSQL,
+	ChartHours:      chartHoursSQL,
+	PutChartHour:    putChartHourSQL,
+	PurgeChartHours: purgeChartHoursSQL,
+	RunTimings:      runTimingsSQL,
 
 	Retry:          retrySQL,
 	RetryDiscarded: retryDiscardedSQL,
@@ -140,6 +144,10 @@ func (s *Store) statements() *store.Statements {
 	sc := s.schema
 	q := queries
 	q.Counts = [...]string{countsNone: countEveryJobSQL, countsTable: `SELECT state, type, n FROM job_counts WHERE n != 0`, countsMarked: countsSQL}[sc.counts]
+	if s.w == nil {
+		// Read-only: the charts read every job, keeping no hours.
+		q.ChartMarks, q.ChartHours, q.PutChartHour, q.PurgeChartHours = "", "", "", ""
+	}
 	if sc.noPools {
 		q.Pools = ""
 	}

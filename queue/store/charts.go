@@ -134,7 +134,7 @@ func (a *Activity) add(st State, n int) {
 	switch st {
 	case StateDone:
 		a.Done += n
-	case StateDead:
+	case StateDead, StateDiscarded: // a discarded job failed, as a dead one
 		a.Dead += n
 	case StateCancelled:
 		a.Cancelled += n
@@ -148,9 +148,13 @@ type latencies struct {
 	max [len(LatencyBounds) + 1]int64
 }
 
-// activityAll fills out from the ended jobs since b.From (one range of
-// jobs_finished) and the waiting ones.
+// activityAll fills out from the jobs ended since b.From and the waiting
+// ones.
 func (e *Base) activityAll(ctx context.Context, b Buckets, out []Activity) error {
+	gs, shift, err := e.endedGroups(ctx, b)
+	if err != nil {
+		return err
+	}
 	lat := make([]latencies, b.N)
 	depth := make([]int, b.N+1) // difference array over bucket ends
 	wait := func(due, left, n int) {
@@ -161,39 +165,30 @@ func (e *Base) activityAll(ctx context.Context, b Buckets, out []Activity) error
 			depth[hi] -= n
 		}
 	}
-	size := b.Size.Milliseconds()
-	err := e.read(ctx, e.q.ActivityAll, b.From, size).Each(func(r Row) (bool, error) {
-		var fb, lb, due, class, n int
-		var st State
-		var most int64
-		if err := r.Scan(&fb, &st, &lb, &due, &class, &n, &most); err != nil {
-			return false, err
-		}
+	for _, g := range gs {
+		fb, lb, due := int(g.Ended-shift), int(g.Started-shift), int(max(g.Due-shift, -1))
 		if fb >= 0 && fb < b.N {
-			out[fb].add(st, n)
+			out[fb].add(g.State, g.N)
 		}
-		wait(due, lb, n)
-		if class >= 0 && lb >= 0 && lb < b.N {
+		wait(due, lb, g.N)
+		if class := g.Class; class >= 0 && lb >= 0 && lb < b.N {
 			class = min(class, len(LatencyBounds))
 			l := &lat[lb]
-			l.n[class] += n
-			l.max[class] = max(l.max[class], most)
+			l.n[class] += g.N
+			l.max[class] = max(l.max[class], g.Most)
 		}
+	}
+	err = e.read(ctx, e.q.Waiting, b.From, b.Size.Milliseconds(), b.start(b.N)).Each(func(r Row) (bool, error) {
+		var due, left, n int
+		if err := r.Scan(&due, &left, &n); err != nil {
+			return false, err
+		}
+		if left == StillWaiting {
+			left = b.N
+		}
+		wait(due, left, n)
 		return true, nil
 	})
-	if err == nil {
-		err = e.read(ctx, e.q.Waiting, b.From, size, b.start(b.N)).Each(func(r Row) (bool, error) {
-			var due, left, n int
-			if err := r.Scan(&due, &left, &n); err != nil {
-				return false, err
-			}
-			if left == StillWaiting {
-				left = b.N
-			}
-			wait(due, left, n)
-			return true, nil
-		})
-	}
 	if err != nil {
 		return err
 	}
@@ -204,6 +199,34 @@ func (e *Base) activityAll(ctx context.Context, b Buckets, out []Activity) error
 		out[i].Started, out[i].LatencyP50, out[i].LatencyP95 = lat[i].percentiles()
 	}
 	return nil
+}
+
+// endedGroups returns the groups of the jobs ended since b.From, their
+// buckets counted from an origin shift buckets before b.From. Hourly
+// buckets take the hours that ended before the last bucket and before
+// now from the charts' hours (chartHours), the rest from the rows.
+func (e *Base) endedGroups(ctx context.Context, b Buckets) (gs []activityGroup, shift int64, err error) {
+	origin, live := b.From, b.From
+	if e.q.ChartMarks != "" && b.Size == time.Hour && b.From.UnixMilli()%hourMS == 0 {
+		origin = time.UnixMilli(0)
+		closed := e.clock.Now().Truncate(time.Hour)
+		if last := b.start(b.N - 1); last.Before(closed) {
+			closed = last
+		}
+		if closed.After(b.From) {
+			if gs, err = e.chartHours(ctx, b.From, closed); err != nil {
+				return nil, 0, err
+			}
+			live = closed
+		}
+	}
+	size := b.Size.Milliseconds()
+	err = e.read(ctx, e.q.ActivityAll, origin, size, live, endOfTime).Each(func(r Row) (bool, error) {
+		g, err := scanActivityGroup(r)
+		gs = append(gs, g)
+		return true, err
+	})
+	return gs, b.From.Sub(origin).Milliseconds() / size, err
 }
 
 // percentiles returns how many latencies l holds and their 50th and 95th

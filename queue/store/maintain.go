@@ -81,6 +81,14 @@ func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips i
 	}); err != nil {
 		return jobs, skips, fmt.Errorf("purge incidents: %w", err)
 	}
+	if e.q.PurgeChartHours != "" {
+		if err := e.b.InTx(ctx, false, func(tx Tx) error {
+			_, err := tx.Exec(ctx, e.q.PurgeChartHours, chartHoursBefore(before, e.clock.Now()))
+			return err
+		}); err != nil {
+			return jobs, skips, fmt.Errorf("purge chart hours: %w", err)
+		}
+	}
 	// Full buckets: as if they had no row.
 	if err := e.b.InTx(ctx, false, func(tx Tx) error {
 		_, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now())

@@ -53,12 +53,22 @@ type Statements struct {
 
 	// The charts'. A bucket is (instant - from) / size in whole
 	// milliseconds, -1 before from.
-	// ActivityAll reads the jobs ended since from: from, size: bucket
-	// ended, state, bucket started (else ended), bucket due (run_at),
-	// LatencyClass of started_at - run_at (-1 when never started), count,
-	// greatest latency in ms.
+	// ActivityAll reads the jobs ended in [lo, hi), in buckets from
+	// origin: origin, size, lo, hi: bucket ended, state, bucket started
+	// (else ended), bucket due (run_at), LatencyClass of started_at -
+	// run_at (-1 when never started), count, greatest latency in ms, and
+	// the sum of the rows' terms of ChartMarks' fingerprint.
 	ActivityAll string
 	ActivityOf  string // schedule, from, size: bucket ended, state, count
+	// The charts' hours (store.Base's cache of ActivityAll by the hour
+	// ended; empty where the store cannot keep it). ChartMarks reads each
+	// hour of [lo, hi), size long: lo, size, hi: hour start, fingerprint
+	// of the jobs ended in it (0 for none): the sum over them of 1 and
+	// their offset in the hour. ChartHours reads the kept hours in [lo,
+	// hi): hour, fingerprint, groups; PutChartHour keeps one: hour,
+	// fingerprint, groups; PurgeChartHours deletes those before an
+	// instant.
+	ChartMarks, ChartHours, PutChartHour, PurgeChartHours string
 	// Waiting reads the pending and running jobs due before through:
 	// from, size, through: bucket due, bucket started (StillWaiting when
 	// pending), count.

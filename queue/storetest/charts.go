@@ -138,3 +138,71 @@ func checkActivity(t *testing.T, what string, got, want []store.Activity) {
 		}
 	}
 }
+
+// testActivityFollowsRows reads the same hours again after the jobs
+// change under them (a dead job retried, a job finished late into a past
+// hour, done jobs purged): each read is what the rows say then, whatever
+// an earlier read kept.
+func testActivityFollowsRows(t *testing.T, su *suite) {
+	t.Parallel()
+	q, clk := su.open(t)
+	ctx := context.Background()
+	h := func(d time.Duration) time.Time { return t0.Add(d) }
+	ids := map[string]int64{}
+	for _, typ := range []string{"a", "b", "c", "late"} {
+		ids[typ] = mustEnqueue(t, q, store.NewJob{Key: typ, Type: typ, RunAt: h(0), MaxAttempts: 1}).ID
+	}
+	// The newest job, which a purge on SQLite keeps.
+	mustEnqueue(t, q, store.NewJob{Key: "tail", Type: "tail", RunAt: h(48 * time.Hour), MaxAttempts: 1})
+	chartRun(t, q, "a", h(10*time.Minute), h(11*time.Minute), store.OutcomeDone)
+	chartRun(t, q, "b", h(70*time.Minute), h(71*time.Minute), store.OutcomeDead)
+	chartRun(t, q, "c", h(130*time.Minute), h(131*time.Minute), store.OutcomeDone)
+	late := claim(t, q, "chart", h(20*time.Minute), 24*time.Hour, 1, "late")[0]
+	clk.Set(h(4 * time.Hour))
+	b := store.Buckets{From: t0, Size: time.Hour, N: 4}
+	read := func(what string) []store.Activity {
+		t.Helper()
+		got, err := q.Activity(ctx, "", b)
+		if err != nil {
+			t.Fatalf("Activity %s: %v", what, err)
+		}
+		return got
+	}
+	check := func(what string, done0, dead1, done2, depth1 int) {
+		t.Helper()
+		got := read(what)
+		if got[0].Done != done0 || got[1].Dead != dead1 || got[2].Done != done2 || got[1].Depth != depth1 {
+			t.Errorf("Activity %s: done %d, dead %d, done %d in hours 0, 1, 2, depth %d at the end of hour 1; want %d, %d, %d, %d",
+				what, got[0].Done, got[1].Dead, got[2].Done, got[1].Depth, done0, dead1, done2, depth1)
+		}
+	}
+	check("first", 1, 1, 1, 1)
+	check("again", 1, 1, 1, 1)
+
+	r := store.Result{Job: late, Worker: "chart/w0", Outcome: store.OutcomeDone, Started: h(20 * time.Minute), Finished: h(30 * time.Minute)}
+	if res, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: "chart", Now: h(4 * time.Hour), Results: []store.Result{r}}); err != nil || !res.Fenced[0] {
+		t.Fatalf("end late: %+v, %v", res, err)
+	}
+	check("after a late finish", 2, 1, 1, 1)
+
+	// A discarded job failed: it still counts as dead.
+	if d, err := q.Discard(ctx, store.Discard{IDs: []int64{ids["b"]}, By: "op"}); err != nil || len(d.IDs) != 1 {
+		t.Fatalf("Discard = %+v, %v", d, err)
+	}
+	check("after a discard", 2, 1, 1, 1)
+	// And so it does in buckets no kept hour holds.
+	if got, err := q.Activity(ctx, "", store.Buckets{From: h(time.Minute), Size: time.Hour, N: 4}); err != nil || got[1].Dead != 1 {
+		t.Errorf("Activity in unaligned buckets after a discard = %+v, %v; want 1 dead in the second", got, err)
+	}
+
+	if err := q.Retry(ctx, ids["b"]); err != nil {
+		t.Fatal(err)
+	}
+	check("after a retry", 2, 0, 1, 1)
+
+	clk.Set(h(2*time.Hour + 24*time.Hour))
+	if _, err := q.Maintain(ctx, 24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	check("after a purge", 0, 0, 1, 1)
+}

@@ -130,6 +130,7 @@ var tests = []struct {
 	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
 	{"FanInRacingFinishers", testFanInRacingFinishers},
 	{"ActivityAndRunTimings", testActivityAndRunTimings},
+	{"ActivityFollowsRows", testActivityFollowsRows},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
