@@ -106,7 +106,9 @@ func TestActions(t *testing.T) {
 			t.Errorf("no log line of the trigger by ci:\n%s", c.log.String())
 		}
 
-		var p struct{ WasPaused bool `json:"was_paused"` }
+		var p struct {
+			WasPaused bool `json:"was_paused"`
+		}
 		c.do("POST", "/api/v1/schedules/nightly/pause", actToken, "").decode(t, &p)
 		if cur, _ := q.Cursors(ctx); !cur["nightly"].Paused || p.WasPaused {
 			t.Errorf("pause: cursor %+v, answer %+v; want paused now", cur["nightly"], p)

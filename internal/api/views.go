@@ -35,20 +35,20 @@ type jobView struct {
 	Payload     json.RawMessage `json:"payload"`
 	// PayloadError says why Payload is a marker: a stored payload no
 	// enqueue would take.
-	PayloadError *string        `json:"payload_error"`
-	Schedule     *string        `json:"schedule"`
-	Item         *string        `json:"item"`
-	ScheduledAt  *string        `json:"scheduled_at"`
-	RunAt        *string        `json:"run_at"`
-	CreatedAt    *string        `json:"created_at"`
-	StartedAt    *string        `json:"started_at"`
-	FinishedAt   *string        `json:"finished_at"`
-	RetriedAt    *string        `json:"retried_at"`
-	DiscardedAt  *string        `json:"discarded_at"`
-	DiscardedBy  *string        `json:"discarded_by"`
-	Owner        *string        `json:"owner"`
-	LastError    *string        `json:"last_error"`
-	Attempts     []attemptView  `json:"attempts,omitempty"`
+	PayloadError *string       `json:"payload_error"`
+	Schedule     *string       `json:"schedule"`
+	Item         *string       `json:"item"`
+	ScheduledAt  *string       `json:"scheduled_at"`
+	RunAt        *string       `json:"run_at"`
+	CreatedAt    *string       `json:"created_at"`
+	StartedAt    *string       `json:"started_at"`
+	FinishedAt   *string       `json:"finished_at"`
+	RetriedAt    *string       `json:"retried_at"`
+	DiscardedAt  *string       `json:"discarded_at"`
+	DiscardedBy  *string       `json:"discarded_by"`
+	Owner        *string       `json:"owner"`
+	LastError    *string       `json:"last_error"`
+	Attempts     []attemptView `json:"attempts,omitempty"`
 	redactor     *config.Redactor
 }
 
