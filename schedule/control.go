@@ -31,6 +31,10 @@ var ErrUnknownItem = errors.New("unknown item")
 // be labelled as that item while running something else.
 var ErrPayloadSetsItemKey = errors.New("payload sets a for_each key")
 
+// ErrBackfillTooLarge is wrapped by Backfill's error for a range of more
+// than MaxBackfill instants or MaxBackfillJobs jobs.
+var ErrBackfillTooLarge = errors.New("backfill range too large")
+
 // Limits of Backfill and NextN.
 const (
 	MaxBackfill     = 10000   // instants of one Backfill
@@ -380,7 +384,7 @@ func Backfill(ctx context.Context, q *queue.Client, cfg *config.Config, name str
 	}
 	for ; !t.IsZero() && !t.After(to); t = s.Expr().Next(t) {
 		if len(instants) == limit {
-			return nil, fmt.Errorf("backfill %s: more than %d instants of %d items in range", name, limit, len(s.Items()))
+			return nil, fmt.Errorf("backfill %s: %w: more than %d instants of %d items in range", name, ErrBackfillTooLarge, limit, len(s.Items()))
 		}
 		instants = append(instants, t)
 	}

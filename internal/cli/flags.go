@@ -44,6 +44,7 @@ type options struct {
 	item     string
 	version  bool
 	hashPass bool
+	hashTok  bool
 	wait     time.Duration // how long an operator's write waits for its turn
 	http     string        // the daemon's metrics listener, over [http] listen
 
@@ -60,7 +61,7 @@ type options struct {
 
 // modeFlags choose what the command does. Being given decides, not the
 // value: an empty -trigger "$NAME" is a usage error, not the daemon.
-var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "discard", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password", "ack", "silence", "unsilence"}
+var modeFlags = []string{"check", "trigger", "status", "next", "pause", "resume", "dead", "retry", "discard", "backfill", "job", "backup", "cancel", "version", "jobs", "skipped", "alarms", "hash-password", "hash-token", "ack", "silence", "unsilence"}
 
 // parseFlags parses and checks the command line.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -115,6 +116,7 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.backup, "backup", "", "write a consistent copy of the SQLite database to `PATH` (VACUUM INTO), safe while the daemon runs; on PostgreSQL use pg_dump")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.hashPass, "hash-password", false, "read a password or token from standard input (without echo from a terminal, else its first line) and print its hash for [http] token_hash or an [[http.user]]'s password_hash")
+	fs.BoolVar(&o.hashTok, "hash-token", false, "read an API token (at least 32 random bytes, such as openssl rand -base64 32 prints) from the first line of standard input and print its hash for an [[api.token]]'s hash")
 	fs.StringVar(&o.http, "http", "", "the daemon serves the dashboard at /, /metrics and /healthz on `ADDR` (host:port, such as 127.0.0.1:9464), over [http] listen of the config")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a command's write waits for its turn while the daemon and other commands write; past it, the command fails")
 	fs.StringVar(&o.ack, "ack", "", "acknowledge open incident `ID` (see -status): its reminders stop; who and when are recorded")

@@ -35,7 +35,7 @@ func hashPassword(in io.Reader, stdout, stderr io.Writer) error {
 		}
 		password = first
 	} else {
-		line, err := readLine(in)
+		line, err := readLine(in, "-hash-password")
 		if err != nil {
 			return err
 		}
@@ -52,15 +52,15 @@ func hashPassword(in io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readLine reads one line from in, without its line ending.
-func readLine(in io.Reader) (string, error) {
+// readLine reads one line from in, without its line ending, for flag.
+func readLine(in io.Reader, flag string) (string, error) {
 	r := bufio.NewReaderSize(io.LimitReader(in, maxPassword+2), maxPassword+2)
 	line, err := r.ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("-hash-password: read standard input: %w", err)
+		return "", fmt.Errorf("%s: read standard input: %w", flag, err)
 	}
 	if !strings.HasSuffix(line, "\n") && len(line) > maxPassword {
-		return "", usagef("-hash-password: a line longer than %d bytes on standard input", maxPassword)
+		return "", usagef("%s: a line longer than %d bytes on standard input", flag, maxPassword)
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), nil
 }
@@ -72,7 +72,7 @@ func readHidden(f *os.File, stderr io.Writer, prompt string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("-hash-password: turn off the terminal's echo: %w", err)
 	}
-	line, err := readLine(f)
+	line, err := readLine(f, "-hash-password")
 	restore()
 	fmt.Fprintln(stderr)
 	return line, err

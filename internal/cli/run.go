@@ -24,7 +24,7 @@ type Options struct {
 	Tasks func(r *tasks.Registry) error
 	// Version is what -version prints. Empty derives it from the build.
 	Version string
-	// Stdin is what -hash-password and -payload - read. Nil: os.Stdin.
+	// Stdin is what -hash-password, -hash-token and -payload - read. Nil: os.Stdin.
 	Stdin io.Reader
 }
 
@@ -46,10 +46,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, signals <
 		fmt.Fprintln(stdout, "scheduler", buildVersion(opts.Version, info, ok))
 		return nil
 	}
-	if o.hashPass {
+	if o.hashPass || o.hashTok {
 		in := opts.Stdin
 		if in == nil {
 			in = os.Stdin
+		}
+		if o.hashTok {
+			return hashToken(in, stdout)
 		}
 		return hashPassword(in, stdout, stderr)
 	}

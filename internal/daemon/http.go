@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/internal/api"
 	"github.com/scheduler-run/scheduler/internal/dashboard"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
@@ -60,8 +61,9 @@ type httpServer struct {
 }
 
 // listenHTTP listens on addr and returns the server, not yet serving
-// /metrics, /healthz and, unless dash is nil, every other path to dash.
-func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog.Logger) (*httpServer, error) {
+// /metrics, /healthz, /api/ to apis and, unless dash is nil, every other
+// path to dash.
+func listenHTTP(addr string, m *metrics, h *health, apis, dash http.Handler, log *slog.Logger) (*httpServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen %s: %w", addr, err)
@@ -74,6 +76,7 @@ func listenHTTP(addr string, m *metrics, h *health, dash http.Handler, log *slog
 		Timeout:             scrapeTimeout + 5*time.Second,
 	}))
 	mux.Handle("GET /healthz", h)
+	mux.Handle("/api/", apis)
 	if dash != nil {
 		mux.Handle("/", dash)
 	}
@@ -126,7 +129,13 @@ func (d *Daemon) buildHTTP(clk clock.Clock) error {
 			return err
 		}
 	}
-	srv, err := listenHTTP(d.listen, d.met, d.health, site, d.log)
+	h := d.running.HTTP
+	h.Listen = d.listen
+	apis, err := api.New(api.Config{Queue: d.q, ConfigFunc: d.beat.Config, HTTP: h, Logger: d.log})
+	if err != nil {
+		return err
+	}
+	srv, err := listenHTTP(d.listen, d.met, d.health, apis, site, d.log)
 	if err != nil {
 		return err
 	}
@@ -147,13 +156,14 @@ func (d *Daemon) serveHTTP(ctx context.Context) (stop func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() { d.health.run(healthCtx) })
 	wg.Go(d.srv.serve)
-	paths := "/metrics /healthz"
+	paths := "/metrics /healthz " + api.Prefix
 	if d.site {
 		paths += " / (the dashboard)"
 	}
 	h := d.running.HTTP
 	d.log.Info("http listening", "listen", d.srv.Addr().String(), "paths", paths,
-		"dashboard_login", d.site && h.Credentials(), "dashboard_actions", d.site && h.Actions)
+		"dashboard_login", d.site && h.Credentials(), "dashboard_actions", d.site && h.Actions,
+		"api_tokens", len(d.beat.Config().API.Tokens))
 	return func() {
 		d.srv.shutdown(ctx)
 		stopHealth()

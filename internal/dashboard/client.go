@@ -132,3 +132,18 @@ func normalHost(h string) string {
 	}
 	return h
 }
+
+// Clients is the dashboard's view of where a request comes from and of
+// its Host, for the JSON API on the same listener: the same [http] hosts,
+// listen name and trusted_proxies decide for both.
+type Clients struct{ c clients }
+
+// NewClients returns the Clients of h.
+func NewClients(h config.HTTPSettings) Clients { return Clients{newClients(h)} }
+
+// Addr is the request's address without port, as the dashboard logs it.
+func (c Clients) Addr(r *http.Request) string { return c.c.addr(r) }
+
+// HostAllowed reports whether the request's Host names this server: an IP
+// address, localhost, the listen name or one of [http] hosts.
+func (c Clients) HostAllowed(r *http.Request) bool { return c.c.hostAllowed(r) }

@@ -35,6 +35,8 @@ type Config struct {
 	Schedules []*Schedule
 	// HTTP holds the [http] table.
 	HTTP HTTPSettings
+	// API holds the [api] table.
+	API APISettings
 	// Pools holds the [pools.NAME] tables, sorted by name. Other tasks
 	// run in the default pool (see PoolOf).
 	Pools []*Pool

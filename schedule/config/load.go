@@ -40,6 +40,7 @@ func (l *loader) load() *Config {
 	l.checkNotifyTemplates(cfg.Scheduler.Notify, cfg, templates)
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
 	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
+	l.loadAPI(l.table(raw.API, "api"), cfg)
 	l.loadPools(l.table(raw.Pools, "pools"), cfg)
 	l.checkKeys()
 	return cfg

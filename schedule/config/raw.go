@@ -14,6 +14,11 @@ type rawFile struct {
 	Schedule  toml.Primitive `toml:"schedule"`
 	HTTP      toml.Primitive `toml:"http"`
 	Pools     toml.Primitive `toml:"pools"`
+	API       toml.Primitive `toml:"api"`
+}
+
+type rawAPI struct {
+	Token toml.Primitive `toml:"token"`
 }
 
 type rawHTTP struct {
@@ -97,6 +102,7 @@ var (
 	taskKeys      = tomlKeys(rawTask{})
 	scheduleKeys  = tomlKeys(rawSchedule{})
 	httpKeys      = tomlKeys(rawHTTP{})
+	apiKeys       = tomlKeys(rawAPI{})
 	fileKeys      = tomlKeys(rawFile{})
 )
 
