@@ -120,6 +120,10 @@ var tests = []struct {
 	{"FanInCancelledAndReclaimed", testFanInCancelledAndReclaimed},
 	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
 	{"FanInRacingFinishers", testFanInRacingFinishers},
+	{"FanInSharedMembers", testFanInSharedMembers},
+	{"FanInChain", testFanInChain},
+	{"FanInSharedRacingFinishers", testFanInSharedRacingFinishers},
+	{"EnqueueWithFanIns", testEnqueueWithFanIns},
 	{"ActivityAndRunTimings", testActivityAndRunTimings},
 }
 
