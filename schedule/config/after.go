@@ -88,6 +88,28 @@ func (l *loader) linkDownstream(cfg *Config, downstream []downstreamAt) {
 			cfg.Downstream[s.After] = append(cfg.Downstream[s.After], s)
 		}
 	}
+	for _, f := range cfg.Followers() {
+		f.Location = cfg.Origin(f).Location // its instants are its origin's
+	}
+}
+
+// Origin returns the schedule with cron at the head of s's chain of after:
+// s itself when it has none, nil when the chain leads nowhere.
+func (c *Config) Origin(s *Schedule) *Schedule {
+	for range len(c.Downstream) + 1 {
+		if s.After == "" {
+			return s
+		}
+		up, ok := c.byName[s.After]
+		if !ok {
+			up, ok = c.Follower(s.After)
+		}
+		if !ok {
+			return nil
+		}
+		s = up
+	}
+	return nil
 }
 
 // cycle returns the cycle of after that name is in, from name to name

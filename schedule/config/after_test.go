@@ -51,6 +51,9 @@ task = "t"
 	if s, ok := cfg.Follower("c"); !ok || s.After != "b" {
 		t.Errorf("Follower(c) = %v, %v", s, ok)
 	}
+	if o := cfg.Origin(cfg.Downstream["b"][0]); o == nil || o.Name != "a" || cfg.Downstream["b"][0].Location != o.Location {
+		t.Errorf("Origin(c) = %v; want a, whose zone c shows its instants in", o)
+	}
 	if _, ok := cfg.Schedule("c"); ok {
 		t.Errorf("Schedule(c) found a schedule with after: the beat would tick it")
 	}
