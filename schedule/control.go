@@ -90,13 +90,20 @@ func CheckTriggerPayload(p []byte) error {
 // item (or opts.Item's), enqueued in one transaction with the dedup key
 // "schedule|item|manual|key". The jobs have a zero ScheduledAt, so a
 // command sees an empty SCHEDULER_SCHEDULED_AT. It runs even while the
-// schedule is paused and does not move its cursor.
+// schedule is paused and does not move its cursor. The fan-ins of the
+// schedules after it, keyed as manual runs too, commit with the jobs.
 func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name string, opts TriggerOptions) ([]queue.Enqueued, error) {
-	jobs, err := triggerJobs(cfg, name, opts)
+	jobs, key, err := triggerJobs(cfg, name, opts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := q.EnqueueBatch(ctx, jobs)
+	s, _ := cfg.Schedule(name)
+	var res []queue.Enqueued
+	if specs := fanIns(cfg, s, opts.Now.UTC(), key); specs != nil {
+		res, err = q.EnqueueWithFanIns(ctx, jobs, []store.AdvanceFanIn{{Specs: specs, N: len(jobs)}})
+	} else {
+		res, err = q.EnqueueBatch(ctx, jobs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trigger %s: %w", name, err)
 	}
@@ -105,23 +112,24 @@ func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name stri
 
 // CheckTrigger returns the error Trigger would before reaching the queue.
 func CheckTrigger(cfg *config.Config, name string, opts TriggerOptions) error {
-	_, err := triggerJobs(cfg, name, opts)
+	_, _, err := triggerJobs(cfg, name, opts)
 	return err
 }
 
-func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.NewJob, error) {
+// triggerJobs returns the jobs of a manual run and its key.
+func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.NewJob, string, error) {
 	s, err := find(cfg, name)
 	if err != nil {
-		return nil, fmt.Errorf("trigger: %w", err)
+		return nil, "", fmt.Errorf("trigger: %w", err)
 	}
 	if opts.Now.IsZero() {
-		return nil, fmt.Errorf("trigger %s: no time given", name)
+		return nil, "", fmt.Errorf("trigger %s: no time given", name)
 	}
 	items := s.Items()
 	if opts.Item != "" {
 		it, err := findItem(s, opts.Item)
 		if err != nil {
-			return nil, fmt.Errorf("trigger %s: %w", name, err)
+			return nil, "", fmt.Errorf("trigger %s: %w", name, err)
 		}
 		items = []config.Item{it}
 	}
@@ -130,10 +138,10 @@ func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.
 		// Checked before decoding, whose cost grows with depth; the
 		// decoder says best what is not JSON.
 		if err := queue.CheckPayload(opts.Payload); err != nil && !errors.Is(err, queue.ErrPayloadNotJSON) {
-			return nil, fmt.Errorf("trigger %s: %w", name, err)
+			return nil, "", fmt.Errorf("trigger %s: %w", name, err)
 		}
 		if extra, err = config.DecodeObject(opts.Payload); err != nil {
-			return nil, fmt.Errorf("trigger %s: %w", name, err)
+			return nil, "", fmt.Errorf("trigger %s: %w", name, err)
 		}
 	}
 	key := opts.Key
@@ -150,22 +158,22 @@ func triggerJobs(cfg *config.Config, name string, opts TriggerOptions) ([]queue.
 		if len(extra) > 0 {
 			for _, k := range slices.Sorted(maps.Keys(extra)) {
 				if it.Sets(k) {
-					return nil, fmt.Errorf("trigger %s: %w %q of item %s: the run would be labelled %s; pick the item with -item or leave %q out",
+					return nil, "", fmt.Errorf("trigger %s: %w %q of item %s: the run would be labelled %s; pick the item with -item or leave %q out",
 						name, ErrPayloadSetsItemKey, k, it.ID, it.ID, k)
 				}
 			}
 			var err error
 			if payload, err = it.Merge(extra); err != nil {
-				return nil, fmt.Errorf("trigger %s: %w", name, err)
+				return nil, "", fmt.Errorf("trigger %s: %w", name, err)
 			}
 			if err := queue.CheckPayload(payload); err != nil {
-				return nil, fmt.Errorf("trigger %s: the payload merged over item %q: %w", name, it.ID, err)
+				return nil, "", fmt.Errorf("trigger %s: the payload merged over item %q: %w", name, it.ID, err)
 			}
 		}
 		jobs[i] = runJob(s, task, it.ID, manualKey(s.Name, it.ID, key), payload, at)
 		jobs[i].ScheduledAt = time.Time{}
 	}
-	return jobs, nil
+	return jobs, key, nil
 }
 
 // findItem returns the item with ID name, or the one with a value name.
@@ -393,13 +401,23 @@ func Backfill(ctx context.Context, q *queue.Client, cfg *config.Config, name str
 	}
 	task := cfg.Tasks[s.Task]
 	jobs := make([]queue.NewJob, 0, len(instants)*len(s.Items()))
+	var groups []store.AdvanceFanIn
 	for _, at := range instants {
 		at = at.UTC()
+		first := len(jobs)
 		for _, it := range s.Items() {
 			jobs = append(jobs, runJob(s, task, it.ID, DedupKey(s.Name, it.ID, at), it.Payload, at))
 		}
+		if specs := fanIns(cfg, s, at, ""); specs != nil {
+			groups = append(groups, store.AdvanceFanIn{Specs: specs, First: first, N: len(jobs) - first})
+		}
 	}
-	res, err := q.EnqueueBatch(ctx, jobs)
+	var res []queue.Enqueued
+	if groups != nil {
+		res, err = q.EnqueueWithFanIns(ctx, jobs, groups)
+	} else {
+		res, err = q.EnqueueBatch(ctx, jobs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("backfill %s: %w", name, err)
 	}

@@ -9,12 +9,27 @@ import (
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
-// fanInSpec is the fan-in of up's instant at: the job of down, the schedule
-// after up, enqueued once every job of the instant has ended. The job
-// stands for the upstream instant (its ScheduledAt), so down's deadlines
-// count from it, and its payload names the upstream schedule and instant;
-// the store adds the lists of items done, dead and cancelled.
-func fanInSpec(cfg *config.Config, up, down *config.Schedule, at time.Time) store.FanInSpec {
+// fanIns returns the fan-ins of up's instant at, one per schedule after
+// up, each with those after it as its Next; nil when none follows up. A
+// downstream's job stands for the upstream instant (its ScheduledAt), so
+// its deadlines count from it, and its payload names the upstream schedule
+// and instant; the store adds the lists of items done, dead and cancelled.
+// A non-empty manual is the key of a manual run of up at at: the fan-ins
+// and jobs are keyed as manual runs and stand for no instant.
+func fanIns(cfg *config.Config, up *config.Schedule, at time.Time, manual string) []store.FanInSpec {
+	downs := cfg.Downstream[up.Name]
+	if len(downs) == 0 {
+		return nil
+	}
+	specs := make([]store.FanInSpec, len(downs))
+	for i, down := range downs {
+		specs[i] = fanInSpec(cfg, up, down, at, manual)
+		specs[i].Next = fanIns(cfg, down, at, manual)
+	}
+	return specs
+}
+
+func fanInSpec(cfg *config.Config, up, down *config.Schedule, at time.Time, manual string) store.FanInSpec {
 	items := down.Items()
 	payload := map[string]any{}
 	if len(items) > 0 {
@@ -25,8 +40,15 @@ func fanInSpec(cfg *config.Config, up, down *config.Schedule, at time.Time) stor
 	}
 	payload["upstream"] = up.Name
 	payload["instant"] = at.UTC().Format(time.RFC3339)
-	b, _ := json.Marshal(payload) // strings, numbers, maps and slices of TOML values
 	key := DedupKey(down.Name, "", at)
+	if manual != "" {
+		payload["manual"] = manual
+		key = manualKey(down.Name, "", manual)
+	}
+	b, _ := json.Marshal(payload) // strings, numbers, maps and slices of TOML values
 	then := runJob(down, cfg.Tasks[down.Task], "", key, b, at)
+	if manual != "" {
+		then.ScheduledAt = time.Time{}
+	}
 	return store.FanInSpec{Key: "fanin|" + key, Then: then, Require: store.Require(down.Require)}
 }

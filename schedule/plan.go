@@ -38,7 +38,6 @@ func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, ru
 	if len(runs) > 0 {
 		adv.Jobs = make([]queue.NewJob, 0, len(runs)*len(s.Items()))
 	}
-	down := cfg.Downstream[s.Name]
 	for _, at := range runs {
 		at = at.UTC()
 		first := len(adv.Jobs)
@@ -47,8 +46,8 @@ func buildAdvance(cfg *config.Config, s *config.Schedule, from, to time.Time, ru
 			j.SkipIfActive = s.Overlap == config.OverlapSkip
 			adv.Jobs = append(adv.Jobs, j)
 		}
-		if down != nil {
-			adv.FanIns = append(adv.FanIns, store.AdvanceFanIn{Spec: fanInSpec(cfg, s, down, at), First: first, N: len(adv.Jobs) - first})
+		if specs := fanIns(cfg, s, at, ""); specs != nil {
+			adv.FanIns = append(adv.FanIns, store.AdvanceFanIn{Specs: specs, First: first, N: len(adv.Jobs) - first})
 		}
 	}
 	for _, sk := range skips {

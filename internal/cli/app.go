@@ -82,6 +82,9 @@ func (a *app) zone(name string) *time.Location {
 		if s, ok := a.cfg.Schedule(name); ok {
 			return s.Location
 		}
+		if s, ok := a.cfg.Follower(name); ok {
+			return s.Location
+		}
 	}
 	return time.UTC
 }

@@ -15,6 +15,9 @@ import (
 // showNext is -next: a schedule's runs after now, or at or after -from.
 // "@every" runs count from the schedule's cursor, as the beat counts.
 func (a *app) showNext(ctx context.Context) error {
+	if f, ok := a.cfg.Follower(a.o.next); ok {
+		return a.showNextAfter(ctx, f)
+	}
 	s, err := a.schedule(a.o.next)
 	if err != nil {
 		return err
@@ -31,18 +34,59 @@ func (a *app) showNext(ctx context.Context) error {
 	for i, r := range runs {
 		out[i] = nextView{At: instant(r.At, s.Location), DST: r.DST, Note: r.Note}
 	}
+	return a.printNext(out)
+}
+
+func (a *app) printNext(out []nextView) error {
 	if a.o.json {
 		return writeJSON(a.stdout, out)
 	}
 	w := bufio.NewWriter(a.stdout)
 	for _, r := range out {
-		if r.DST != "" {
+		switch {
+		case r.Waiting != "":
+			fmt.Fprintf(w, "%s  %s\n", r.At, r.Waiting)
+		case r.DST != "":
 			fmt.Fprintf(w, "%s  %s: %s\n", r.At, r.DST, r.Note)
-		} else {
+		default:
 			fmt.Fprintln(w, r.At)
 		}
 	}
 	return w.Flush()
+}
+
+// showNextAfter is -next of a schedule with after: the upstream instant it
+// waits on, if any, then the next instants of the schedule at the head of
+// its chain, each of which it follows once their jobs have ended.
+func (a *app) showNextAfter(ctx context.Context, f *config.Schedule) error {
+	origin := a.cfg.Origin(f)
+	opts, err := a.nextOptions(ctx, origin)
+	if err != nil {
+		return err
+	}
+	runs, err := schedule.NextRuns(a.cfg, origin.Name, a.o.n, opts)
+	if err != nil {
+		return err
+	}
+	var out []nextView
+	if _, err := os.Stat(a.db); err == nil || isDSN(a.db) {
+		q, err := a.openQueue(ctx, false)
+		if err != nil {
+			return err
+		}
+		wait, err := fanInWait(ctx, q, f.Name, f.Location)
+		q.Close()
+		if err != nil {
+			return err
+		}
+		if wait != nil {
+			out = append(out, nextView{At: wait.Instant, Waiting: wait.String()})
+		}
+	}
+	for _, r := range runs {
+		out = append(out, nextView{At: instant(r.At, f.Location), Note: "after " + origin.Name})
+	}
+	return a.printNext(out)
 }
 
 // nextOptions is where -next counts from: now or -from, and the cursor
@@ -114,7 +158,10 @@ func (a *app) warnConfigDiffers(ctx context.Context, q *queue.Client) error {
 type nextView struct {
 	At   string `json:"at"`
 	DST  string `json:"dst,omitempty"`  // "moved" or "folded"
-	Note string `json:"note,omitempty"` // what the daylight-saving rule did
+	Note string `json:"note,omitempty"` // what the daylight-saving rule did, or whose instant a schedule with after follows
+	// Waiting is how many of the instant's jobs ended, for a schedule with
+	// after waiting on it.
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // parseFrom reads -next's -from: RFC 3339, or YYYY-MM-DD[THH:MM[:SS]] in loc.

@@ -99,6 +99,46 @@ type scheduleStatus struct {
 	// schedule with a start_within or deadline. LastAlarm is its newest.
 	DeadlineState string         `json:"deadline_state,omitempty"`
 	LastAlarm     *lastAlarmView `json:"last_alarm,omitempty"`
+	// After is the schedule this one follows; Waiting, its newest upstream
+	// instant whose jobs have not all ended.
+	After   *string       `json:"after,omitempty"`
+	Waiting *fanInWaiting `json:"waiting,omitempty"`
+}
+
+// fanInWaiting is an upstream instant a schedule with after waits on.
+type fanInWaiting struct {
+	Instant  string `json:"instant"` // "-" for a manual run
+	Ended    int    `json:"ended"`
+	Expected int    `json:"expected"`
+}
+
+func (w *fanInWaiting) String() string {
+	return fmt.Sprintf("waiting: %d of %d ended", w.Ended, w.Expected)
+}
+
+// fanInWait returns the newest of schedule's fan-ins still waiting, or nil.
+func fanInWait(ctx context.Context, q *queue.Client, schedule string, loc *time.Location) (*fanInWaiting, error) {
+	fs, err := q.FanInsOf(ctx, schedule, 1)
+	if err != nil || len(fs) == 0 || fs[0].State != store.FanInWaiting {
+		return nil, err
+	}
+	return &fanInWaiting{Instant: rfc3339(fs[0].ScheduledAt, loc), Ended: fs[0].Ended, Expected: fs[0].Expected}, nil
+}
+
+// setWaits fills the schedules with after with the upstream instant each
+// waits on.
+func (a *app) setWaits(ctx context.Context, q *queue.Client, rep *statusReport) error {
+	for i := range rep.Schedules {
+		s := &rep.Schedules[i]
+		if s.After == nil {
+			continue
+		}
+		var err error
+		if s.Waiting, err = fanInWait(ctx, q, s.Name, a.zone(s.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // showStatus is -status: what the database holds and the daemons do.
@@ -143,6 +183,9 @@ func (a *app) gatherStatus(ctx context.Context, q *queue.Client) (*statusReport,
 		return nil, err
 	}
 	rep.Schedules = a.scheduleStatuses(last, manual, cursors)
+	if err := a.setWaits(ctx, q, rep); err != nil {
+		return nil, err
+	}
 	if err := a.observeStatus(ctx, q, rep); err != nil {
 		return nil, err
 	}
@@ -250,6 +293,12 @@ func (a *app) scheduleStatuses(last, manual map[string]*queue.Job, cursors map[s
 					ss.NextRun = ptr(next)
 				}
 			}
+			ss.setLast(last[s.Name], manual[s.Name], s.Location)
+			out = append(out, ss)
+		}
+		for _, s := range a.cfg.Followers() {
+			seen[s.Name] = true
+			ss := scheduleStatus{Name: s.Name, After: ptr(s.After), Zone: ptr(s.Location.String()), Configured: true}
 			ss.setLast(last[s.Name], manual[s.Name], s.Location)
 			out = append(out, ss)
 		}

@@ -180,12 +180,21 @@ func printSchedules(w io.Writer, rep *statusReport) {
 	fmt.Fprintf(w, "\nSCHEDULE\tCRON\tLAST RUN\tOUTCOME\tLAST MANUAL RUN\tOUTCOME\tNEXT RUN\n")
 	for _, s := range rep.Schedules {
 		next := orDash(deref(s.NextRun))
-		if s.Paused {
+		cron := orDash(deref(s.Cron))
+		switch {
+		case s.Paused:
 			next = "paused"
-		} else if !s.Configured {
+		case !s.Configured:
 			next = "not in config"
+		case s.Waiting != nil:
+			next = s.Waiting.String()
+		case s.After != nil:
+			next = "after " + *s.After
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(deref(s.Cron)), orDash(deref(s.LastRun)),
+		if s.After != nil {
+			cron = "after " + *s.After
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cron, orDash(deref(s.LastRun)),
 			outcome(s.LastItems, s.LastStates, deref(s.LastState)),
 			orDash(deref(s.LastManualRun)), outcome(s.LastManualItems, s.LastManualStates, deref(s.LastManualState)), next)
 	}

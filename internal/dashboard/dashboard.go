@@ -106,10 +106,13 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &server{cfg: cfg, q: cfg.Queue, clock: cfg.Clock, log: cfg.Logger.With("component", "dashboard"),
 		pages: map[string]*template.Template{}}
-	for _, name := range []string{"schedules", "schedule", "run", "jobs", "alarms", "daemons", "error", "charts"} {
+	for _, name := range []string{"schedules", "schedule", "run", "jobs", "alarms", "daemons", "error", "charts", "after"} {
 		files := []string{"templates/layout.html", "templates/" + name + ".html"}
 		if name == "schedule" || name == "charts" {
 			files = append(files, "templates/chart.html")
+		}
+		if name == "schedule" || name == "after" {
+			files = append(files, "templates/chain.html")
 		}
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {

@@ -428,6 +428,7 @@ type schedulePage struct {
 	Start    string // start_within; "-" when none
 	Deadline string // deadline; "-" when none
 	Charts   scheduleCharts
+	Chain    []chainLink // the schedules after it, and after those
 }
 
 func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
@@ -435,6 +436,10 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 	cfg := s.cfg.ConfigFunc()
 	name := r.PathValue("name")
 	sc, ok := cfg.Schedule(name)
+	if f, after := cfg.Follower(name); !ok && after {
+		s.after(w, r, cfg, f)
+		return
+	}
 	if !ok {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no schedule named %q in %s", name, cfg.File))
 		return
@@ -467,6 +472,10 @@ func (s *server) schedule(w http.ResponseWriter, r *http.Request) {
 	}
 	data := schedulePage{Charts: charts, Row: row, Item: item, Notify: sc.Notify, Catchup: string(sc.CatchUp), Overlap: string(sc.Overlap),
 		Start: orNone(sc.StartWithin), Deadline: orNone(sc.Deadline)}
+	if data.Chain, err = s.chain(ctx, cfg, sc); err != nil {
+		s.failRead(w, r, "fan-ins", err)
+		return
+	}
 	if one || len(sc.Items()) > 1 {
 		for _, it := range sc.Items() {
 			data.ItemIDs = append(data.ItemIDs, it.ID)

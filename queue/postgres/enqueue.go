@@ -287,21 +287,21 @@ func EnqueueFanInTx(ctx context.Context, tx pgx.Tx, f store.NewFanIn) (store.Fan
 		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in: %w", err)
 	}
 	now = ts(now)
-	spec, jobs, err := store.PrepareNewFanIn(f, now)
+	specs, jobs, err := store.PrepareNewFanIn(f, now)
 	if err != nil {
 		return store.FanInEnqueued{}, err
 	}
 	t := txn{q: tx, counts: store.CountDeltas{}}
-	res, fired, err := store.EnqueueFanInTx(ctx, txBase, t, spec, jobs, now)
+	res, fired, err := store.EnqueueFanInTx(ctx, txBase, t, specs, jobs, now)
 	if err != nil {
-		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", specs[0].Key, err)
 	}
 	if err := writeCounts(ctx, tx, t.counts); err != nil {
-		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", specs[0].Key, err)
 	}
 	if store.Inserted(res.Jobs) || fired {
 		if _, err := tx.Exec(ctx, notifySQL, channelName(schema)); err != nil {
-			return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+			return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", specs[0].Key, err)
 		}
 	}
 	return res, nil

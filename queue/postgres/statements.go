@@ -129,17 +129,21 @@ SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
 
-	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at, share_of)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9::bigint) ON CONFLICT (key) DO NOTHING RETURNING id`,
 	FanInIDByKey:     `SELECT id FROM fanins WHERE key = $1`,
 	AdoptMembers:     `UPDATE jobs SET fanin_id = $1 WHERE id = ANY($2)`,
-	SetFanInExpected: `UPDATE fanins SET expected = $1 WHERE id = $2`,
+	SetFanInExpected: `UPDATE fanins SET expected = $1 WHERE id = $2 OR share_of = $2`,
 	// The row's lock orders the transactions that end a fan-in's members;
 	// each adds to the counts the one before it committed.
 	MoveFanIn: `UPDATE fanins SET ended = ended + $1, done = done + $2, updated_at = $3 WHERE id = $4
 RETURNING expected, ended, done, require, state`,
-	FanInThen:     `SELECT then_job FROM fanins WHERE id = $1`,
-	FanInMembers:  `SELECT key, item, state FROM jobs WHERE fanin_id = $1 ORDER BY id`,
+	// Sharers move under the lock MoveFanIn took on the fan-in they share.
+	MoveSharers: `UPDATE fanins SET ended = ended + $1, done = done + $2, updated_at = $3 WHERE share_of = $4
+RETURNING id, expected, ended, done, require, state`,
+	FanInThen: `SELECT then_job FROM fanins WHERE id = $1`,
+	FanInMembers: `SELECT key, item, state FROM jobs
+WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = $1) ORDER BY id`,
 	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = $1`,
 	SetFanInState: `UPDATE fanins SET state = $1, job_id = coalesce($2::bigint, job_id), updated_at = $3 WHERE id = $4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = $1`,

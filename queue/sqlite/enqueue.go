@@ -298,7 +298,7 @@ func EnqueueFanInTx(ctx context.Context, tx *sql.Tx, f store.NewFanIn) (store.Fa
 	}
 	c := v.(*callerTx)
 	now := c.s.clock.Now()
-	spec, jobs, err := store.PrepareNewFanIn(f, now)
+	specs, jobs, err := store.PrepareNewFanIn(f, now)
 	if err != nil {
 		return store.FanInEnqueued{}, err
 	}
@@ -306,11 +306,11 @@ func EnqueueFanInTx(ctx context.Context, tx *sql.Tx, f store.NewFanIn) (store.Fa
 	var fired bool
 	failed, err := c.t.inSavepoint(ctx, func() error {
 		var err error
-		res, fired, err = store.EnqueueFanInTx(ctx, c.s.Base, c.t, spec, jobs, now)
+		res, fired, err = store.EnqueueFanInTx(ctx, c.s.Base, c.t, specs, jobs, now)
 		return err
 	})
 	if err = cmp.Or(failed, err); err != nil {
-		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+		return store.FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", specs[0].Key, err)
 	}
 	*c.enqueued = *c.enqueued || store.Inserted(res.Jobs) || fired
 	return res, nil

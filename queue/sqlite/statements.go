@@ -124,15 +124,18 @@ SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < ? LIMIT ?)`,
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE open = 0 AND raised_at < ? LIMIT ?)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < ?`,
 
-	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8) ON CONFLICT (key) DO NOTHING RETURNING id`,
+	InsertFanIn: `INSERT INTO fanins (key, require, then_job, type, schedule, item, scheduled_at, created_at, updated_at, share_of)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9) ON CONFLICT (key) DO NOTHING RETURNING id`,
 	FanInIDByKey:     `SELECT id FROM fanins WHERE key = ?`,
 	AdoptMembers:     `UPDATE jobs SET fanin_id = ?1 WHERE id IN (SELECT value FROM json_each(?2))`,
-	SetFanInExpected: `UPDATE fanins SET expected = ? WHERE id = ?`,
+	SetFanInExpected: `UPDATE fanins SET expected = ?1 WHERE id = ?2 OR share_of = ?2`,
 	MoveFanIn: `UPDATE fanins SET ended = ended + ?1, done = done + ?2, updated_at = ?3 WHERE id = ?4
 RETURNING expected, ended, done, require, state`,
-	FanInThen:     `SELECT then_job FROM fanins WHERE id = ?`,
-	FanInMembers:  `SELECT key, item, state FROM jobs WHERE fanin_id = ? ORDER BY id`,
+	MoveSharers: `UPDATE fanins SET ended = ended + ?1, done = done + ?2, updated_at = ?3 WHERE share_of = ?4
+RETURNING id, expected, ended, done, require, state`,
+	FanInThen: `SELECT then_job FROM fanins WHERE id = ?`,
+	FanInMembers: `SELECT key, item, state FROM jobs
+WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = ?) ORDER BY id`,
 	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = ?`,
 	SetFanInState: `UPDATE fanins SET state = ?1, job_id = coalesce(?2, job_id), updated_at = ?3 WHERE id = ?4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = ?`,

@@ -221,20 +221,3 @@ func winnersJobs(advs []Advance, idx []int, won []bool) []NewJob {
 	}
 	return jobs
 }
-
-// insertFanIns inserts a's fan-ins over its jobs' results res, in tx.
-func (e *Base) insertFanIns(ctx context.Context, tx Tx, a Advance, res []Enqueued, now time.Time) error {
-	for _, f := range a.FanIns {
-		if f.First < 0 || f.N < 0 || f.First+f.N > len(res) {
-			return fmt.Errorf("advance %s: fan-in %q: members %d+%d out of %d jobs", a.Schedule, f.Spec.Key, f.First, f.N, len(res))
-		}
-		spec, err := PrepareFanIn(f.Spec, now)
-		if err != nil {
-			return fmt.Errorf("advance %s: %w", a.Schedule, err)
-		}
-		if _, _, err := InsertFanIn(ctx, e, tx, spec, res[f.First:f.First+f.N], now); err != nil {
-			return fmt.Errorf("advance %s: %w", a.Schedule, err)
-		}
-	}
-	return nil
-}

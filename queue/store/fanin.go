@@ -63,6 +63,12 @@ type NewFanIn struct {
 	// a zero RunAt, at once.
 	Then    NewJob
 	Require Require // zero means RequireEnded
+	// Also are further fan-ins over the same members, each with its own
+	// Key, Then and Require: several steps after one set of jobs.
+	Also []FanInSpec
+	// Next are fan-ins over Then's job, inserted with it when it is
+	// enqueued: a chain of steps, each once the one before it ended.
+	Next []FanInSpec
 }
 
 // FanInSpec is a fan-in's own part of a NewFanIn, without its members.
@@ -70,6 +76,9 @@ type FanInSpec struct {
 	Key     string
 	Then    NewJob
 	Require Require
+	// Next are fan-ins over Then's job, inserted with it when it is
+	// enqueued (see NewFanIn.Next).
+	Next []FanInSpec
 }
 
 // FanInEnqueued is what enqueueing a fan-in did.
@@ -174,29 +183,40 @@ func PrepareFanIn(s FanInSpec, now time.Time) (FanInSpec, error) {
 			return s, fmt.Errorf("fan-in %q: its job's payload is not a JSON object", s.Key)
 		}
 	}
+	next, err := PrepareFanIns(s.Next, now)
+	if err != nil {
+		return s, fmt.Errorf("fan-in %q: %w", s.Key, err)
+	}
+	s.Next = next
 	return s, nil
 }
 
-// InsertFanIn inserts the prepared fan-in s in tx, its members being
-// members[i] for the ids of those inserted: it adopts them and settles a
-// fan-in of none at once. It returns the fan-in's id and whether it was new;
-// an existing one is left as it is.
-func InsertFanIn(ctx context.Context, e *Base, tx Tx, s FanInSpec, members []Enqueued, now time.Time) (int64, bool, error) {
-	id, inserted, err := insertFanInRow(ctx, e, tx, s, now)
+// InsertFanIns inserts the prepared fan-ins specs over the same members in
+// tx, the members being members[i] for the ids of those inserted: the first
+// adopts them, the others share them, and a group of no member settles at
+// once. It returns the first's id and whether it was new; an existing
+// group is left as it is.
+func InsertFanIns(ctx context.Context, e *Base, tx Tx, specs []FanInSpec, members []Enqueued, now time.Time) (int64, bool, error) {
+	id, inserted, err := insertFanInRow(ctx, e, tx, specs[0], nil, now)
 	if err != nil || !inserted {
 		return id, false, err
+	}
+	for _, s := range specs[1:] {
+		if _, _, err := insertFanInRow(ctx, e, tx, s, &id, now); err != nil {
+			return id, false, err
+		}
 	}
 	return id, true, adoptMembers(ctx, e, tx, id, members, now)
 }
 
-func insertFanInRow(ctx context.Context, e *Base, tx Tx, s FanInSpec, now time.Time) (int64, bool, error) {
-	then, err := json.Marshal(s.Then)
+func insertFanInRow(ctx context.Context, e *Base, tx Tx, s FanInSpec, shareOf *int64, now time.Time) (int64, bool, error) {
+	then, err := json.Marshal(thenRecord{NewJob: s.Then, Next: s.Next})
 	if err != nil {
 		return 0, false, err
 	}
 	var id int64
 	err = tx.QueryRow(ctx, e.q.InsertFanIn, s.Key, string(s.Require), string(then), s.Then.Type,
-		TextOrNull(s.Then.Schedule), s.Then.Item, OrNull(s.Then.ScheduledAt), now).Scan(&id)
+		TextOrNull(s.Then.Schedule), s.Then.Item, OrNull(s.Then.ScheduledAt), now, shareOf).Scan(&id)
 	switch {
 	case errors.Is(err, ErrNoRows):
 		if err := tx.QueryRow(ctx, e.q.FanInIDByKey, s.Key).Scan(&id); err != nil {
@@ -234,9 +254,10 @@ func adoptMembers(ctx context.Context, e *Base, tx Tx, id int64, members []Enque
 }
 
 // SettleFanIns adds d's moves to their fan-ins in tx, in id order so that
-// transactions lock them in one order, and fires or skips each whose
-// members have all ended. It reports whether it enqueued a job: the caller
-// wakes the pools after the commit.
+// transactions lock them in one order, with those sharing their members
+// under their lock, and fires or skips each whose members have all ended.
+// It reports whether it enqueued a job: the caller wakes the pools after
+// the commit.
 func SettleFanIns(ctx context.Context, e *Base, tx Tx, d FanInDeltas, now time.Time) (bool, error) {
 	ids := make([]int64, 0, len(d))
 	for id := range d {
@@ -245,30 +266,56 @@ func SettleFanIns(ctx context.Context, e *Base, tx Tx, d FanInDeltas, now time.T
 	slices.Sort(ids)
 	fired := false
 	for _, id := range ids {
-		c := d[id]
-		var expected, ended, done int
-		var require Require
-		var state FanInState
-		err := tx.QueryRow(ctx, e.q.MoveFanIn, c.Ended, c.Done, now, id).Scan(&expected, &ended, &done, &require, &state)
-		if errors.Is(err, ErrNoRows) {
-			continue // purged
-		}
+		counts, err := moveGroup(ctx, e, tx, id, *d[id], now)
 		if err != nil {
-			return false, fmt.Errorf("count fan-in %d: %w", id, err)
+			return false, err
 		}
-		switch decide(require, state, expected, ended, done) {
-		case FanInFired:
-			if err := fire(ctx, e, tx, id, now); err != nil {
-				return false, err
-			}
-			fired = true
-		case FanInSkipped:
-			if err := skip(ctx, e, tx, id, now); err != nil {
-				return false, err
+		for _, c := range counts {
+			switch decide(c.require, c.state, c.expected, c.ended, c.done) {
+			case FanInFired:
+				if err := fire(ctx, e, tx, c.id, now); err != nil {
+					return false, err
+				}
+				fired = true
+			case FanInSkipped:
+				if err := skip(ctx, e, tx, c.id, now); err != nil {
+					return false, err
+				}
 			}
 		}
 	}
 	return fired, nil
+}
+
+// fanInCounts is a fan-in's counts after a move.
+type fanInCounts struct {
+	id                    int64
+	expected, ended, done int
+	require               Require
+	state                 FanInState
+}
+
+// moveGroup adds c to fan-in id's counts and to those of the fan-ins
+// sharing its members, and returns them all; none if id was purged.
+func moveGroup(ctx context.Context, e *Base, tx Tx, id int64, c FanInDelta, now time.Time) ([]fanInCounts, error) {
+	f := fanInCounts{id: id}
+	err := tx.QueryRow(ctx, e.q.MoveFanIn, c.Ended, c.Done, now, id).Scan(&f.expected, &f.ended, &f.done, &f.require, &f.state)
+	if errors.Is(err, ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("count fan-in %d: %w", id, err)
+	}
+	counts, err := Collect(Read(tx.Query(ctx, e.q.MoveSharers, c.Ended, c.Done, now, id)), func(r Row) (fanInCounts, error) {
+		var s fanInCounts
+		err := r.Scan(&s.id, &s.expected, &s.ended, &s.done, &s.require, &s.state)
+		return s, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count fan-ins sharing %d: %w", id, err)
+	}
+	slices.SortFunc(counts, func(a, b fanInCounts) int { return cmp.Compare(a.id, b.id) })
+	return append([]fanInCounts{f}, counts...), nil
 }
 
 // decide returns the state a fan-in moves to from state, or "" for none.
@@ -291,10 +338,11 @@ func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 	if err := tx.QueryRow(ctx, e.q.FanInThen, id).Scan(&thenText); err != nil {
 		return fmt.Errorf("read fan-in %d: %w", id, err)
 	}
-	var then NewJob
-	if err := json.Unmarshal([]byte(thenText), &then); err != nil {
+	var rec thenRecord
+	if err := json.Unmarshal([]byte(thenText), &rec); err != nil {
 		return fmt.Errorf("read fan-in %d: %w", id, err)
 	}
+	then := rec.NewJob
 	var payload map[string]any
 	if len(then.Payload) > 0 {
 		if err := json.Unmarshal(then.Payload, &payload); err != nil {
@@ -340,6 +388,11 @@ func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 	if _, err := tx.Exec(ctx, e.q.SetFanInState, string(FanInFired), res[0].ID, now, id); err != nil {
 		return fmt.Errorf("fire fan-in %d: %w", id, err)
 	}
+	if len(rec.Next) > 0 && res[0].Inserted && !res[0].Skipped {
+		if _, _, err := InsertFanIns(ctx, e, tx, rec.Next, res, now); err != nil {
+			return fmt.Errorf("fire fan-in %d: %w", id, err)
+		}
+	}
 	return nil
 }
 
@@ -366,7 +419,7 @@ func skip(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 // transactions Base runs.
 func (e *Base) EnqueueFanIn(ctx context.Context, f NewFanIn) (FanInEnqueued, error) {
 	now := e.clock.Now()
-	spec, jobs, err := PrepareNewFanIn(f, now)
+	specs, jobs, err := PrepareNewFanIn(f, now)
 	if err != nil {
 		return FanInEnqueued{}, err
 	}
@@ -374,11 +427,11 @@ func (e *Base) EnqueueFanIn(ctx context.Context, f NewFanIn) (FanInEnqueued, err
 	fired := false
 	err = e.b.InTx(ctx, true, func(tx Tx) error {
 		var err error
-		res, fired, err = EnqueueFanInTx(ctx, e, tx, spec, jobs, now)
+		res, fired, err = EnqueueFanInTx(ctx, e, tx, specs, jobs, now)
 		return err
 	})
 	if err != nil {
-		return FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", spec.Key, err)
+		return FanInEnqueued{}, fmt.Errorf("enqueue fan-in %q: %w", specs[0].Key, err)
 	}
 	if res.Inserted && (len(res.Jobs) > 0 || fired) {
 		Wake(e)
@@ -387,26 +440,32 @@ func (e *Base) EnqueueFanIn(ctx context.Context, f NewFanIn) (FanInEnqueued, err
 }
 
 // PrepareNewFanIn checks f and its members and fills their defaults at now.
-func PrepareNewFanIn(f NewFanIn, now time.Time) (FanInSpec, []NewJob, error) {
-	spec, err := PrepareFanIn(FanInSpec{Key: f.Key, Then: f.Then, Require: f.Require}, now)
+// It returns f's fan-in and then those of f.Also, which share its members.
+func PrepareNewFanIn(f NewFanIn, now time.Time) ([]FanInSpec, []NewJob, error) {
+	specs, err := PrepareFanIns(append([]FanInSpec{{Key: f.Key, Then: f.Then, Require: f.Require, Next: f.Next}}, f.Also...), now)
 	if err != nil {
-		return spec, nil, err
+		return nil, nil, err
 	}
 	jobs, err := PrepareJobs(f.Jobs, now)
 	if err != nil {
-		return spec, nil, fmt.Errorf("fan-in %q: %w", spec.Key, err)
+		return nil, nil, fmt.Errorf("fan-in %q: %w", specs[0].Key, err)
 	}
-	return spec, jobs, nil
+	return specs, jobs, nil
 }
 
-// EnqueueFanInTx inserts the prepared fan-in spec and its members jobs in
-// tx: nothing if a fan-in of its key exists. fired reports that it had no
-// member and enqueued its job at once.
-func EnqueueFanInTx(ctx context.Context, e *Base, tx Tx, spec FanInSpec, jobs []NewJob, now time.Time) (res FanInEnqueued, fired bool, err error) {
-	id, inserted, err := insertFanInRow(ctx, e, tx, spec, now)
-	res = FanInEnqueued{ID: id, Key: spec.Key, Inserted: inserted}
+// EnqueueFanInTx inserts the prepared fan-ins specs (see InsertFanIns) and
+// their members jobs in tx: nothing if a fan-in of the first's key exists.
+// fired reports that they had no member and enqueued their jobs at once.
+func EnqueueFanInTx(ctx context.Context, e *Base, tx Tx, specs []FanInSpec, jobs []NewJob, now time.Time) (res FanInEnqueued, fired bool, err error) {
+	id, inserted, err := insertFanInRow(ctx, e, tx, specs[0], nil, now)
+	res = FanInEnqueued{ID: id, Key: specs[0].Key, Inserted: inserted}
 	if err != nil || !inserted {
 		return res, false, err
+	}
+	for _, s := range specs[1:] {
+		if _, _, err := insertFanInRow(ctx, e, tx, s, &id, now); err != nil {
+			return res, false, err
+		}
 	}
 	if res.Jobs, err = e.b.InsertJobs(ctx, tx, jobs, now); err != nil {
 		return res, false, err

@@ -80,6 +80,11 @@ type BeatProtocol interface {
 	// all or nothing with its own cursor compare-and-set (see
 	// AdvanceResult). A schedule appears at most once in advs.
 	AdvanceBatch(ctx context.Context, advs []Advance) ([]AdvanceResult, error)
+	// EnqueueWithFanIns inserts jobs (idempotently, by key) and the fan-ins
+	// over runs of them in one durable transaction, moving no cursor: a
+	// manual run or a backfill of a schedule that others follow. A fan-in
+	// whose members all existed already is not inserted.
+	EnqueueWithFanIns(ctx context.Context, jobs []NewJob, fanIns []AdvanceFanIn) ([]Enqueued, error)
 	// Cursors returns every schedule's cursor, by schedule name.
 	Cursors(ctx context.Context) (map[string]Cursor, error)
 	// CursorsByName calls yield with every cursor of one snapshot, in byte

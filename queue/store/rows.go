@@ -69,10 +69,11 @@ type Advance struct {
 	FanIns []AdvanceFanIn
 }
 
-// AdvanceFanIn is a fan-in whose members are Advance.Jobs[First:First+N]:
-// those of them inserted (not skipped) join it.
+// AdvanceFanIn are fan-ins whose members are Advance.Jobs[First:First+N]:
+// those of them inserted (not skipped) join the first of Specs, and the
+// others share them (see InsertFanIns).
 type AdvanceFanIn struct {
-	Spec     FanInSpec
+	Specs    []FanInSpec
 	First, N int
 }
 

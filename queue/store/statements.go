@@ -114,15 +114,20 @@ type Statements struct {
 	PurgeRateLimits string // now
 
 	// The fan-ins' (see NewFanIn).
-	InsertFanIn      string // key, require, then, type, schedule, item, instant, now: RETURNING id, or no row
+	// InsertFanIn: key, require, then, type, schedule, item, instant, now,
+	// the id of the fan-in whose members it shares or NULL; RETURNING id,
+	// or no row.
+	InsertFanIn      string
 	FanInIDByKey     string // key: id
 	AdoptMembers     string // fan-in id, job ids
-	SetFanInExpected string // n, id
+	SetFanInExpected string // n, id: of the fan-in and those sharing its members
 	// MoveFanIn adds to a fan-in's counts: ended, done, now, id; RETURNING
-	// expected, ended, done, require, state.
+	// expected, ended, done, require, state. MoveSharers does the same to
+	// the fan-ins sharing id's members, RETURNING id first.
 	MoveFanIn     string
+	MoveSharers   string
 	FanInThen     string // id: then
-	FanInMembers  string // id: key, item, state
+	FanInMembers  string // id: key, item, state of its (or the one it shares) members
 	FanInInstant  string // id: schedule, item, instant
 	SetFanInState string // state, job id, now, id
 	FanInByKey    string // key: FanInColumns

@@ -129,6 +129,10 @@ var tests = []struct {
 	{"FanInCancelledAndReclaimed", testFanInCancelledAndReclaimed},
 	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
 	{"FanInRacingFinishers", testFanInRacingFinishers},
+	{"FanInSharedMembers", testFanInSharedMembers},
+	{"FanInChain", testFanInChain},
+	{"FanInSharedRacingFinishers", testFanInSharedRacingFinishers},
+	{"EnqueueWithFanIns", testEnqueueWithFanIns},
 	{"ActivityAndRunTimings", testActivityAndRunTimings},
 	{"ActivityFollowsRows", testActivityFollowsRows},
 }

@@ -44,9 +44,9 @@ type Config struct {
 	Warnings []*Error
 
 	// Downstream holds the schedules with after (see Schedule.After), by
-	// the upstream schedule they follow; they are not in Schedules, which
-	// the beat ticks.
-	Downstream map[string]*Schedule
+	// the upstream schedule they follow, in file order; they are not in
+	// Schedules, which the beat ticks.
+	Downstream map[string][]*Schedule
 
 	byName map[string]*Schedule
 	poolOf map[string]string // task -> its pool
