@@ -103,6 +103,7 @@ type schema struct {
 	noAlarmKey   bool // jobs name no alarm they notify
 	noCounts     bool // no job_counts: counting reads every job
 	noPoolConfig bool // pools record no config
+	noLive       bool // no live_output table, and pools record no workers
 }
 
 // schemaSQL reads what a read-only open must know: the schema's name, whether
@@ -113,7 +114,8 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'retried_at' AND NOT attisdropped),
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'alarm_key' AND NOT attisdropped),
 	to_regclass('job_counts') IS NOT NULL,
-	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped)`
+	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped),
+	to_regclass('live_output') IS NOT NULL`
 
 // readSchema is migrate for a read-only store: the schema must hold the
 // tables, of a known version. It returns the schema's name. Its two
@@ -124,8 +126,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, counted, configured bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &configured); err != nil {
+	var exists, versioned, retried, alarmKey, counted, configured, live bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &counted, &configured, &live); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -138,6 +140,7 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if have > len(ms) {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, len(ms), store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noCounts: !counted, noPoolConfig: !configured,
+		noLive: !live}
 	return name, nil
 }

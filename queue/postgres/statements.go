@@ -37,7 +37,8 @@ WHERE s.name IS NOT NULL`,
 	Attempts:       attemptsSQL,
 	Counts:         countsSQL,
 	ReadySince:     `SELECT type, min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1 GROUP BY type`,
-	Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`,
+	Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at, workers FROM pools ORDER BY seen_at DESC LIMIT 100`,
+	LiveOutput:     liveOutputSQL,
 	RateTAT:        `SELECT tat FROM rate_limits WHERE type = $1 AND key = $2`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
@@ -110,6 +111,7 @@ SELECT schedule, item, scheduled_at FROM skips WHERE recorded_at < $1 LIMIT $2)`
 	// The marks keep a purged alarm from being raised again.
 	PurgeAlarms:     `DELETE FROM alarms WHERE id IN (SELECT id FROM alarms WHERE NOT open AND raised_at < $1 LIMIT $2)`,
 	PurgeRateLimits: `DELETE FROM rate_limits WHERE tat < $1`,
+	PurgeLive:       purgeLiveSQL,
 }
 
 // statements returns the flow's statements as the schema can answer them.
@@ -121,6 +123,10 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, config_at", "'', NULL::timestamptz", 1)
+	}
+	if sc.noLive {
+		q.LiveOutput, q.PurgeLive = "", ""
+		q.Pools = strings.Replace(q.Pools, ", workers", ", 0", 1)
 	}
 	if sc.noAlarmKey {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = alarms.key", "false", 1)

@@ -135,6 +135,7 @@ type schema struct {
 	noPoolConfig bool // pools record no config
 	noPools      bool // no pools table
 	noConfig     bool // no running_config table
+	noLive       bool // no live_output table, and pools record no workers
 	counts       int  // how job counts are kept: countsMarked, countsTable or countsNone
 }
 
@@ -154,15 +155,16 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM pragma_table_info('pools') WHERE name = 'config_sha256'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'pools'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
-	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now')`
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'live_output')`
 
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, alarmKey, poolConfig, pools, config, counts int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts); err != nil {
+	var versions, retried, alarmKey, poolConfig, pools, config, counts, live int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &poolConfig, &pools, &config, &counts, &live); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
 	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noPoolConfig: poolConfig == 0,
-		noPools: pools == 0, noConfig: config == 0, counts: counts}, nil
+		noPools: pools == 0, noConfig: config == 0, counts: counts, noLive: live == 0}, nil
 }
 
 // isBusy reports whether err is SQLite's "database is locked".

@@ -22,6 +22,7 @@ type Statements struct {
 	Counts         string // state, type, n: the job counts
 	ReadySince     string // now: type, min(run_at) of the ready jobs
 	Pools          string // ScanPoolRow's columns, most recently seen first
+	LiveOutput     string // job id: attempt, output, updated_at of its running attempt
 	RateTAT        string // type, key: tat
 	CancelRequests string // owner: ScanCancelRequest's columns
 	LatestLease    string // the latest end of a running job's lease
@@ -76,4 +77,5 @@ type Statements struct {
 	PurgeSkips      string // before, limit
 	PurgeAlarms     string // before, limit
 	PurgeRateLimits string // now
+	PurgeLive       string // the live output of attempts no longer running
 }

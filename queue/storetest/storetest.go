@@ -115,6 +115,8 @@ var tests = []struct {
 	{"RateLimitHoldsAcrossStores", testRateLimitHoldsAcrossStores},
 	{"RateLimitPerKey", testRateLimitPerKey},
 	{"RateLimitKeyFails", testRateLimitKeyFails},
+	{"LiveOutputFencedEndedReplaced", testLiveOutputFencedEndedReplaced},
+	{"LiveOutputIsCapped", testLiveOutputIsCapped},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
