@@ -51,3 +51,41 @@ func Example() {
 	// inserted again: false same job: true
 	// state: done attempts: 1
 }
+
+// A handler reports progress on OutputWriter: while the job runs its page
+// shows the lines as they come, and they become the attempt's output.
+func ExampleOutputWriter() {
+	dir, _ := os.MkdirTemp("", "queue-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	engine, err := sqlite.Open(ctx, filepath.Join(dir, "jobs.db"), sqlite.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q, _ := queue.New(engine, queue.Config{})
+	defer q.Close()
+
+	finished := make(chan queue.Finished, 1)
+	pool, _ := queue.NewPool(q, queue.PoolConfig{Workers: 1, FinishedFunc: func(f queue.Finished) { finished <- f }})
+	pool.Register("import", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) error {
+		w := queue.OutputWriter(ctx)
+		for _, part := range []string{"customers", "orders"} {
+			fmt.Fprintf(w, "imported %s\n", part)
+		}
+		return nil
+	}), queue.TypeConfig{})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- pool.Run(runCtx) }()
+
+	e, _ := q.Enqueue(ctx, queue.NewJob{Type: "import"})
+	<-finished
+	stop()
+	<-done
+	as, _ := q.Attempts(ctx, e.ID)
+	fmt.Print(as[0].Output)
+	// Output:
+	// imported customers
+	// imported orders
+}

@@ -20,6 +20,7 @@ type loop struct {
 	nextHeartbeat time.Time // when running jobs' leases are extended
 	failures      int       // failed turns in a row, for back-off on a sick database
 	retime        bool      // set the timer again after a clock step
+	live          liveState
 }
 
 // claimState is what the loop knows of the jobs it may claim.
@@ -141,6 +142,8 @@ func (l *loop) wait(ctx context.Context, wake, external <-chan struct{}, timer *
 		close(ch)
 	case <-p.registered:
 		l.claims.more = true
+	case <-p.lives.changed:
+		l.live.wanted = true
 	}
 	return true
 }
@@ -195,7 +198,7 @@ func (l *loop) deadline() (at, now time.Time) {
 		wants = append(wants, w.nextReady, w.rateAt)
 	}
 	if l.inflight > 0 {
-		wants = append(wants, l.nextHeartbeat)
+		wants = append(wants, l.nextHeartbeat, l.liveDue())
 	}
 	for _, t := range append(wants, l.row.renewAt) {
 		if !t.IsZero() && t.Before(at) {

@@ -123,6 +123,7 @@ type Pool struct {
 	keys        *rateKeys       // the keys of keyed rate limits, for claims
 	steps       clock.Steps     // wall-clock steps since Announce (see loop.now)
 	announced   rowState        // the row Announce wrote
+	lives       *lives          // running attempts' output, for the loop to store
 }
 
 type registered struct {
@@ -156,6 +157,7 @@ func NewPool(q *Client, cfg PoolConfig) (*Pool, error) {
 		registered: make(chan struct{}, 1),
 		graceEnded: make(chan struct{}),
 		probes:     liveness.New(),
+		lives:      newLives(),
 	}
 	p.keys = newRateKeys(p.log)
 	p.stopTimeout.Store(int64(cfg.StopTimeout))

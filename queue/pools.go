@@ -21,7 +21,7 @@ func (p *Pool) Announce(ctx context.Context) error {
 	process := p.processNow()
 	now, _ := p.steps.Read(p.clock) // the loop's periods start here (see loop.now)
 	_, err := p.e.CommitPoolTx(ctx, store.PoolTx{Owner: p.cfg.Owner, Now: now,
-		Presence: &store.Presence{Types: ct.all, Versions: ct.versions, Process: process, First: true}})
+		Presence: &store.Presence{Types: ct.all, Versions: ct.versions, Process: process, Workers: p.cfg.Workers, First: true}})
 	p.wrote(err)
 	if err != nil {
 		return fmt.Errorf("announce pool %s: %w", p.cfg.Owner, err)

@@ -44,13 +44,18 @@ func (l *loop) turn(ctx context.Context, claimJobs bool) error {
 	if err := l.lookFirst(ctx, &pl); err != nil {
 		return err
 	}
-	if len(l.pending) == 0 && !pl.claim && !pl.reclaim && !pl.heartbeat && !pl.presence {
+	live := l.liveOutputs(pl.now)
+	if len(l.pending) == 0 && !pl.claim && !pl.reclaim && !pl.heartbeat && !pl.presence && len(live.outputs) == 0 {
 		return nil
 	}
-	res, err := l.commit(ctx, l.poolTx(pl))
+	t := l.poolTx(pl)
+	t.Live, t.LiveEnded = live.outputs, l.liveEnded(l.pending)
+	res, err := l.commit(ctx, t)
 	if err != nil {
+		l.liveFailed(live)
 		return err
 	}
+	l.liveCommitted(pl.now, live, t.LiveEnded)
 	return l.apply(ctx, pl, res)
 }
 
@@ -109,7 +114,8 @@ func (l *loop) poolTx(pl plan) store.PoolTx {
 		t.Heartbeat = pl.now.Add(p.cfg.Lease)
 	}
 	if pl.presence {
-		t.Presence = &store.Presence{Types: pl.types.all, Versions: pl.types.versions, Process: pl.process, First: !l.row.written}
+		t.Presence = &store.Presence{Types: pl.types.all, Versions: pl.types.versions, Process: pl.process, Workers: p.cfg.Workers,
+			First: !l.row.written}
 	}
 	if pl.claim {
 		p.keys.next()

@@ -85,6 +85,8 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		return r
 	}
 	defer p.stops.end(j)
+	lo := &liveOutput{lives: p.lives, job: j, started: r.Started}
+	ctx = context.WithValue(ctx, liveKey{}, lo)
 	reg, ok := p.lookup(j.Type)
 	giveUpAt := reg.tc.giveUpAt(j)
 	if ok && !giveUpAt.IsZero() && !r.Started.Before(giveUpAt) {
@@ -102,7 +104,11 @@ func (p *Pool) execute(ctx context.Context, worker string, j *Job) store.Result 
 		p.busy.Add(-1)
 	}
 	r.Finished = p.clock.Now()
+	lo.end()
 	r.Output = string(j.Output())
+	if r.Output == "" {
+		r.Output = string(lo.tail())
+	}
 	if err != nil {
 		r.Error = err.Error()
 	}

@@ -345,8 +345,9 @@ func (c *Command) communicate(ctx context.Context, log *slog.Logger, sv *supervi
 	readDone := make(chan struct{})
 	wg.Go(func() {
 		defer close(readDone)
-		// Read errors, the drain's close included, only end the output.
-		_, _ = io.Copy(tail, outR)
+		// Read errors, the drain's close included, only end the output,
+		// which the job's page shows as it grows.
+		_, _ = io.Copy(io.MultiWriter(tail, queue.OutputWriter(ctx)), outR)
 	})
 	exited := make(chan programExit, 1)
 	wg.Go(func() { exited <- sv.wait() })

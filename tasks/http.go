@@ -269,8 +269,11 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 		}
 		return nil, err // Work masks the URL it names
 	}
+	// The job's page shows the status and the body as they come.
+	live := h.liveWriter(ctx)
+	fmt.Fprintf(live, "%s %s\n", resp.Proto, resp.Status)
 	// Closing a body not read to its end closes the connection.
-	snippet, readErr := io.ReadAll(io.LimitReader(resp.Body, httpOutput))
+	snippet, readErr := io.ReadAll(io.TeeReader(io.LimitReader(resp.Body, httpOutput), live))
 	resp.Body.Close()
 	h.log.DebugContext(ctx, "http request done",
 		logKeyJobID, job.ID, logKeyJobType, job.Type, logKeyAttempt, job.Attempt,
@@ -459,4 +462,33 @@ func parseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	return min(max(t.Sub(now), 0), maxRetryAfter), true
+}
+
+// liveWriter returns the writer of the attempt's live output
+// (queue.OutputWriter) with h's secrets masked: by whole lines, so that a
+// secret is never split between two writes, when there are any.
+func (h *HTTP) liveWriter(ctx context.Context) io.Writer {
+	w := queue.OutputWriter(ctx)
+	if h.secrets.Empty() || w == io.Discard {
+		return w
+	}
+	return &maskedLines{w: w, secrets: h.secrets}
+}
+
+// maskedLines writes the complete lines written to it, secrets masked, to
+// w; a last line without its newline is not written (the attempt's output
+// has it).
+type maskedLines struct {
+	w       io.Writer
+	secrets redact.Set
+	partial []byte
+}
+
+func (m *maskedLines) Write(b []byte) (int, error) {
+	m.partial = append(m.partial, b...)
+	if i := bytes.LastIndexByte(m.partial, '\n'); i >= 0 {
+		io.WriteString(m.w, m.secrets.Apply(string(m.partial[:i+1])))
+		m.partial = append(m.partial[:0], m.partial[i+1:]...)
+	}
+	return len(b), nil
 }

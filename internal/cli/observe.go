@@ -20,6 +20,7 @@ type daemonView struct {
 	StartedAt string `json:"started_at"`
 	LastSeen  string `json:"last_seen"`
 	Alive     bool   `json:"alive"`
+	Workers   int    `json:"workers"` // jobs the pool runs at once; 0 when its row does not say
 	// The daemon's config and when it loaded it; null when it records none.
 	ConfigSHA256   *string `json:"config_sha256"`
 	ConfigLoadedAt *string `json:"config_loaded_at"`
@@ -73,7 +74,7 @@ func (a *app) observeStatus(ctx context.Context, q *queue.Client, rep *statusRep
 	for _, d := range ds {
 		alive := d.Alive(now)
 		v := daemonView{Owner: d.Owner, PID: d.PID, Host: d.Host, Version: d.Version,
-			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive}
+			StartedAt: rfc3339(d.StartedAt, time.UTC), LastSeen: rfc3339(d.LastSeen, time.UTC), Alive: alive, Workers: d.Workers}
 		if d.Config != "" {
 			v.ConfigSHA256, v.ConfigLoadedAt = ptr(d.Config), ptr(rfc3339(d.ConfigAt, time.UTC))
 		}

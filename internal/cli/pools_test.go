@@ -170,8 +170,8 @@ func testDaemonPools(t *testing.T, db []string) {
 	if st.RunningPools == nil || *st.RunningPools != 2 {
 		t.Errorf("running_pools = %v, want 2", st.RunningPools)
 	}
-	if status := cmd("-status"); !strings.Contains(status, "1 alive: ") || !strings.Contains(status, ", 2 pools)") {
-		t.Errorf("-status daemons line: want 1 daemon of 2 pools:\n%s", status)
+	if status := cmd("-status"); !strings.Contains(status, "1 alive: ") || !strings.Contains(status, ", 2 workers, 2 pools)") {
+		t.Errorf("-status daemons line: want 1 daemon of 2 pools, 2 workers:\n%s", status)
 	}
 	var running []jobView
 	if err := json.Unmarshal([]byte(cmd("-jobs", "-state", "running", "-json")), &running); err != nil {

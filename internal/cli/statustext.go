@@ -48,7 +48,7 @@ func printSummary(w io.Writer, rep *statusReport) {
 }
 
 // printDaemons prints the daemon line, a warning when none is alive. A
-// daemon's rows, one per pool, show as one daemon with its pool count.
+// daemon's rows, one per pool, show as one daemon with its workers and pool count.
 func printDaemons(w io.Writer, rep *statusReport) {
 	type process struct {
 		pid  int
@@ -67,9 +67,15 @@ func printDaemons(w io.Writer, rep *statusReport) {
 		}
 	}
 	for _, p := range order {
-		d, pools := rows[p][0], ""
+		d, pools, workers := rows[p][0], "", 0
+		for _, r := range rows[p] {
+			workers += r.Workers
+		}
+		if workers > 0 {
+			pools = fmt.Sprintf(", %d workers", workers)
+		}
 		if n := len(rows[p]); n > 1 {
-			pools = fmt.Sprintf(", %d pools", n)
+			pools += fmt.Sprintf(", %d pools", n)
 		}
 		config := ""
 		if c := newestConfig(rows[p]); c != nil {

@@ -29,8 +29,9 @@ type daemonView struct {
 
 // poolView is one worker pool of a daemon and the jobs it runs now.
 type poolView struct {
-	Owner string
-	Jobs  []runningJob
+	Owner   string
+	Workers int // jobs it runs at once; 0 when its row does not say
+	Jobs    []runningJob
 }
 
 // runningJob is a job a pool runs now: one busy worker.
@@ -101,7 +102,7 @@ func daemonsPageOf(rows []store.PoolRow, running []*queue.Job, now time.Time, wh
 		if row.LastSeen.After(parseWhen(d.LastSeen)) {
 			d.LastSeen = when(row.LastSeen, nil)
 		}
-		p := poolView{Owner: row.Owner}
+		p := poolView{Owner: row.Owner, Workers: row.Workers}
 		for _, j := range byOwner[row.Owner] {
 			p.Jobs = append(p.Jobs, runningJob{ID: j.ID, Type: j.Type, Schedule: j.Schedule, Item: j.Item, Manual: j.Schedule != "" && j.ScheduledAt.IsZero(),
 				Started: when(j.StartedAt, nil), For: durationText(now.Sub(j.StartedAt))})

@@ -85,6 +85,7 @@ type server struct {
 	clock clock.Clock
 	log   *slog.Logger
 	pages map[string]*template.Template
+	live  *template.Template // a running job's output, the run page's part that live.js refreshes
 }
 
 // New returns the dashboard's handler for "/"; it answers GET only.
@@ -114,12 +115,20 @@ func New(cfg Config) (http.Handler, error) {
 		if name == "schedule" || name == "after" {
 			files = append(files, "templates/chain.html")
 		}
+		if name == "run" {
+			files = append(files, "templates/live.html")
+		}
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, files...)
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: template %s: %w", name, err)
 		}
 		s.pages[name] = t
 	}
+	live, err := template.New("live").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/live.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: template live: %w", err)
+	}
+	s.live = live
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		return nil, err
@@ -128,6 +137,7 @@ func New(cfg Config) (http.Handler, error) {
 	mux.HandleFunc("GET /{$}", s.schedules)
 	mux.HandleFunc("GET /schedules/{name...}", s.schedule)
 	mux.HandleFunc("GET /runs/{id}", s.run)
+	mux.HandleFunc("GET /runs/{id}/live", s.liveOutput)
 	mux.HandleFunc("GET /run", s.runOf)
 	mux.HandleFunc("GET /jobs", s.jobs)
 	mux.HandleFunc("GET /alarms", s.alarms)
@@ -205,6 +215,9 @@ func (s *server) configsWarning() string {
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any) {
 	p := page{Title: title, Nav: nav, Session: s.cfg.SessionFunc(r), Now: s.when(s.clock.Now(), time.UTC), Refresh: 30,
 		Configs: s.configsWarning(), Banner: s.banner(), Data: data}
+	if d, ok := data.(runPage); ok && d.Live != nil {
+		p.Refresh = 0 // live.js refreshes the output alone
+	}
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "layout", p); err != nil {
 		s.log.ErrorContext(r.Context(), "page not rendered", "page", name, "err", err)

@@ -2,7 +2,9 @@
 // strip of their last instants, one schedule with its fan-out items, a run
 // with its attempts and why it is not running, the jobs and the alarms.
 // The server renders them with html/template from embedded templates and
-// CSS; a page reads without JavaScript, and a small script only reloads it.
+// CSS; a page reads without JavaScript, and a small script only reloads it,
+// but for a running job's output, which another refreshes in place from
+// /runs/ID/live (live.go).
 //
 // Every queue read is bounded: a LIMIT over an index range, the job counts
 // kept beside the jobs, or the newest store.ListScanBound jobs for a

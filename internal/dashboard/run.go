@@ -56,9 +56,10 @@ type runPage struct {
 	Error        string
 	Rows         []attemptRow
 	Lease        *leaseView
-	Why          []string // why a pending job is not running
-	Skip         string   // the reason of a skipped instant
-	Recorded     When     // when the skip was recorded
+	Why          []string  // why a pending job is not running
+	Skip         string    // the reason of a skipped instant
+	Recorded     When      // when the skip was recorded
+	Live         *liveView // a running job's output so far
 }
 
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
@@ -152,6 +153,9 @@ func (s *server) runData(ctx context.Context, j *queue.Job) (runPage, error) {
 		// The attempt running has no row yet: show it as it stands.
 		data.Rows = append(data.Rows, attemptRow{Number: j.Attempt, Worker: j.Owner, Started: s.when(j.StartedAt, loc),
 			Took: duration(j.StartedAt, s.clock.Now()), Outcome: "running"})
+		if data.Live, err = s.liveView(ctx, j, loc); err != nil {
+			return data, err
+		}
 	case queue.StatePending:
 		why, err := s.why(ctx, j, loc)
 		if err != nil {

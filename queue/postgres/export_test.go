@@ -153,3 +153,11 @@ func (s *Store) Notes(ctx context.Context) ([]string, error) {
 	}
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
+
+// LiveRows counts the rows of live output, hidden ones too (see
+// storetest.LiveCounter).
+func (s *Store) LiveRows(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM live_output`).Scan(&n)
+	return n, err
+}

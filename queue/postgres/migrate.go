@@ -111,6 +111,7 @@ type schema struct {
 	noPoolConfig bool // pools record no config
 	noFanIns     bool // no fanins table
 	noIncidents  bool // no incidents and silences tables
+	noLive       bool // no live_output table, and pools record no workers
 }
 
 // schemaSQL reads what a read-only open must know: the schema's name, whether
@@ -123,7 +124,7 @@ const schemaSQL = `SELECT current_schema(), to_regclass('schema_migrations') IS 
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') AND attname = 'discarded_by' AND NOT attisdropped),
 	to_regclass('job_counts') IS NOT NULL, to_regclass('fanins') IS NOT NULL,
 	EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('pools') AND attname = 'config_sha256' AND NOT attisdropped),
-	to_regclass('incidents') IS NOT NULL`
+	to_regclass('incidents') IS NOT NULL, to_regclass('live_output') IS NOT NULL`
 
 // readSchema is migrate for a read-only store: the schema must hold the
 // tables, of a known version. It returns the schema's name. Its two
@@ -134,8 +135,8 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 		return "", err
 	}
 	var name string
-	var exists, versioned, retried, alarmKey, discarded, counted, fanIns, configured, incidents bool
-	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &fanIns, &configured, &incidents); err != nil {
+	var exists, versioned, retried, alarmKey, discarded, counted, fanIns, configured, incidents, live bool
+	if err := s.pool.QueryRow(ctx, schemaSQL, pgx.QueryExecModeSimpleProtocol).Scan(&name, &exists, &versioned, &retried, &alarmKey, &discarded, &counted, &fanIns, &configured, &incidents, &live); err != nil {
 		return "", err
 	}
 	if !exists {
@@ -148,6 +149,7 @@ func (s *Store) readSchema(ctx context.Context) (string, error) {
 	if last := ms[len(ms)-1].version; have > last {
 		return "", fmt.Errorf("schema version %d, this program knows %d: %w", have, last, store.ErrSchemaTooNew)
 	}
-	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns, noIncidents: !incidents}
+	s.schema = schema{noVersions: !versioned, noRetriedAt: !retried, noAlarmKey: !alarmKey, noDiscarded: !discarded, noCounts: !counted, noPoolConfig: !configured, noFanIns: !fanIns, noIncidents: !incidents,
+		noLive: !live}
 	return name, nil
 }

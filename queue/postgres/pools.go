@@ -11,10 +11,10 @@ import (
 )
 
 // presenceSQL records a running pool's row.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
-VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9)
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at, workers)
+VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8, $9, $10)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
-	config_sha256 = excluded.config_sha256, config_at = excluded.config_at`
+	config_sha256 = excluded.config_sha256, config_at = excluded.config_at, workers = excluded.workers`
 
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < $1`
 
@@ -38,7 +38,7 @@ func queuePresence(b *pgx.Batch, owner string, p *store.Presence, now time.Time)
 		at := pr.ConfigAt.Truncate(time.Millisecond)
 		configAt = &at
 	}
-	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions, cleanText(pr.Config), configAt)
+	b.Queue(presenceSQL, owner, types, pr.PID, cleanText(pr.Host), cleanText(pr.Version), now, versions, cleanText(pr.Config), configAt, p.Workers)
 }
 
 func readPresence(br pgx.BatchResults, p *store.Presence) error {

@@ -103,6 +103,7 @@ func (p *poolTx) firstBatch() *pgx.Batch {
 	if p.fin != nil {
 		b.Queue(finishSQL, p.fin.args...)
 	}
+	queueEndLive(b, t.LiveEnded)
 	if t.Reclaim {
 		b.Queue(reclaimSQL, p.now, ts(p.expired))
 	}
@@ -112,6 +113,7 @@ func (p *poolTx) firstBatch() *pgx.Batch {
 	if t.Presence != nil {
 		queuePresence(b, t.Owner, t.Presence, p.now)
 	}
+	queueStoreLive(b, t.Owner, t.Live, p.now)
 	if p.n = p.claimsInBatch(); p.n > 0 {
 		c := t.Claim
 		b.Queue(claimPlanSQL)
@@ -137,6 +139,11 @@ func (p *poolTx) readFirst(br pgx.BatchResults) error {
 			return err
 		}
 	}
+	if len(t.LiveEnded) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("delete live output: %w", err)
+		}
+	}
 	if t.Reclaim {
 		rows, qerr := br.Query()
 		if p.res.Reclaimed, err = collectReclaimed(p.d, p.f, store.Read(rows, qerr)); err != nil {
@@ -151,6 +158,11 @@ func (p *poolTx) readFirst(br pgx.BatchResults) error {
 	if t.Presence != nil {
 		if err := readPresence(br, t.Presence); err != nil {
 			return err
+		}
+	}
+	if len(t.Live) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("store live output: %w", err)
 		}
 	}
 	if p.n > 0 {

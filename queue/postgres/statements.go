@@ -37,7 +37,8 @@ WHERE s.name IS NOT NULL`,
 	Attempts:       attemptsSQL,
 	Counts:         countsSQL,
 	ReadySince:     `SELECT type, min(run_at) FROM jobs WHERE state = 'pending' AND run_at <= $1 GROUP BY type`,
-	Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at FROM pools ORDER BY seen_at DESC LIMIT 100`,
+	Pools:          `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, config_at, workers FROM pools ORDER BY seen_at DESC LIMIT 100`,
+	LiveOutput:     liveOutputSQL,
 	RateTAT:        `SELECT tat FROM rate_limits WHERE type = $1 AND key = $2`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = $1 AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
@@ -148,6 +149,7 @@ WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = $1) ORDER
 	SetFanInState: `UPDATE fanins SET state = $1, job_id = coalesce($2::bigint, job_id), updated_at = $3 WHERE id = $4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = $1`,
 	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = $1 ORDER BY id DESC LIMIT $2`,
+	PurgeLive:     purgeLiveSQL,
 }
 
 // statements returns the flow's statements as the schema can answer them.
@@ -159,6 +161,10 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, config_at", "'', NULL::timestamptz", 1)
+	}
+	if sc.noLive {
+		q.LiveOutput, q.PurgeLive = "", ""
+		q.Pools = strings.Replace(q.Pools, ", workers", ", 0", 1)
 	}
 	if sc.noAlarmKey {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = alarms.key", "false", 1)

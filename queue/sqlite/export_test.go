@@ -101,3 +101,11 @@ func (s *Store) Notes(ctx context.Context) ([]string, error) {
 		return note, err
 	})
 }
+
+// LiveRows counts the rows of live output, hidden ones too (see
+// storetest.LiveCounter).
+func (s *Store) LiveRows(ctx context.Context) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM live_output`).Scan(&n)
+	return n, err
+}

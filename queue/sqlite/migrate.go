@@ -142,6 +142,7 @@ type schema struct {
 	noConfig     bool // no running_config table
 	noFanIns     bool // no fanins table
 	noIncidents  bool // no incidents and silences tables
+	noLive       bool // no live_output table, and pools record no workers
 	counts       int  // how job counts are kept: countsMarked, countsTable or countsNone
 }
 
@@ -164,15 +165,16 @@ const schemaSQL = `SELECT
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'running_config'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'job_counts' OR type = 'view' AND name = 'job_counts_now'),
 	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'fanins'),
-	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'incidents')`
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'incidents'),
+	(SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'live_output')`
 
 func readSchema(ctx context.Context, db *sql.DB) (schema, error) {
-	var versions, retried, alarmKey, discarded, poolConfig, pools, config, counts, fanIns, incidents int
-	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &discarded, &poolConfig, &pools, &config, &counts, &fanIns, &incidents); err != nil {
+	var versions, retried, alarmKey, discarded, poolConfig, pools, config, counts, fanIns, incidents, live int
+	if err := db.QueryRowContext(ctx, schemaSQL).Scan(&versions, &retried, &alarmKey, &discarded, &poolConfig, &pools, &config, &counts, &fanIns, &incidents, &live); err != nil {
 		return schema{}, fmt.Errorf("read schema: %w", err)
 	}
 	return schema{noVersions: versions == 0, noRetriedAt: retried == 0, noAlarmKey: alarmKey == 0, noDiscarded: discarded == 0, noPoolConfig: poolConfig == 0,
-		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts, noIncidents: incidents == 0}, nil
+		noPools: pools == 0, noConfig: config == 0, noFanIns: fanIns == 0, counts: counts, noIncidents: incidents == 0, noLive: live == 0}, nil
 }
 
 // isBusy reports whether err is SQLite's "database is locked".

@@ -13,10 +13,10 @@ import (
 
 // presenceSQL records a running pool's row, rewriting one deleted by hand or
 // by a pool that took it for gone.
-const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)
+const presenceSQL = `INSERT INTO pools (owner, types, pid, host, version, started_at, seen_at, versions, config_sha256, config_at, workers)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)
 ON CONFLICT (owner) DO UPDATE SET types = excluded.types, versions = excluded.versions, seen_at = excluded.seen_at,
-	config_sha256 = excluded.config_sha256, config_at = excluded.config_at`
+	config_sha256 = excluded.config_sha256, config_at = excluded.config_at, workers = excluded.workers`
 
 const forgetPoolsSQL = `DELETE FROM pools WHERE seen_at < ?`
 
@@ -30,7 +30,7 @@ func (s *Store) present(ctx context.Context, tx txn, owner string, p *store.Pres
 	}
 	pr := p.Process
 	if _, err := tx.exec(ctx, presenceSQL, owner, s.types.json(p.Types), pr.PID, pr.Host, pr.Version, ms(now),
-		presenceVersionsJSON(p.Versions), pr.Config, configAt(pr)); err != nil {
+		presenceVersionsJSON(p.Versions), pr.Config, configAt(pr), p.Workers); err != nil {
 		return fmt.Errorf("record pool: %w", err)
 	}
 	return nil

@@ -21,6 +21,9 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 		if res.Fenced, err = finish(ctx, tx, t.Owner, t.Results, f); err != nil {
 			return err
 		}
+		if err := endLive(ctx, tx, t.LiveEnded); err != nil {
+			return err
+		}
 		if t.Reclaim {
 			if res.Reclaimed, err = s.reclaimExpired(ctx, tx, t.Now, f); err != nil {
 				return err
@@ -42,6 +45,9 @@ func (s *Store) CommitPoolTx(ctx context.Context, t store.PoolTx) (store.PoolTxR
 			if err := s.present(ctx, tx, t.Owner, p, t.Now); err != nil {
 				return err
 			}
+		}
+		if err := storeLive(ctx, tx, t.Owner, t.Live, t.Now); err != nil {
+			return err
 		}
 		if t.Claim != nil {
 			c := claimer{tx: tx, s: s, owner: t.Owner, now: t.Now, until: t.Now.Add(t.Claim.Lease)}

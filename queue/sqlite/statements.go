@@ -32,6 +32,7 @@ FROM (SELECT DISTINCT schedule FROM jobs WHERE schedule IS NOT NULL) s)`,
 	Counts:         countsSQL,
 	ReadySince:     readySinceSQL,
 	Pools:          poolsSQL,
+	LiveOutput:     liveOutputSQL,
 	RateTAT:        `SELECT tat FROM rate_limits WHERE type = ? AND key = ?`,
 	CancelRequests: `SELECT id, attempt, cancelled_by FROM jobs WHERE owner = ? AND state = 'running' AND cancel_requested_at IS NOT NULL`,
 	LatestLease:    latestLeaseSQL,
@@ -140,6 +141,7 @@ WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = ?) ORDER 
 	SetFanInState: `UPDATE fanins SET state = ?1, job_id = coalesce(?2, job_id), updated_at = ?3 WHERE id = ?4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = ?`,
 	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = ? AND schedule IS NOT NULL ORDER BY id DESC LIMIT ?`,
+	PurgeLive:     purgeLiveSQL,
 }
 
 // statements returns the flow's statements as the file can answer them.
@@ -165,6 +167,10 @@ func (s *Store) statements() *store.Statements {
 	}
 	if sc.noPoolConfig {
 		q.Pools = strings.Replace(q.Pools, "config_sha256, nullif(config_at, 0)", "'', NULL", 1)
+	}
+	if sc.noLive {
+		q.LiveOutput, q.PurgeLive = "", ""
+		q.Pools = strings.Replace(q.Pools, ", workers", ", 0", 1)
 	}
 	if sc.noAlarmKey {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = a.key", "0", 1)
@@ -215,7 +221,7 @@ const countEveryJobSQL = `SELECT state, type, count(*) FROM jobs GROUP BY state,
 const readySinceSQL = `SELECT type, min(run_at) FROM jobs INDEXED BY jobs_ready
 WHERE state = 'pending' AND run_at <= ? GROUP BY type`
 
-const poolsSQL = `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, nullif(config_at, 0)
+const poolsSQL = `SELECT owner, pid, host, version, started_at, seen_at, config_sha256, nullif(config_at, 0), workers
 FROM pools ORDER BY seen_at DESC LIMIT 100`
 
 // openAlarmsSQL reads open alarms with their jobs' states, and whether a

@@ -89,9 +89,16 @@ func (e *Base) purgeBefore(ctx context.Context, before time.Time) (jobs, skips i
 			return jobs, skips, fmt.Errorf("purge chart hours: %w", err)
 		}
 	}
-	// Full buckets: as if they had no row.
+	// Full buckets: as if they had no row. Live output left by reclaimed
+	// attempts: a few rows at most.
 	if err := e.b.InTx(ctx, false, func(tx Tx) error {
-		_, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now())
+		if _, err := tx.Exec(ctx, e.q.PurgeRateLimits, e.clock.Now()); err != nil {
+			return err
+		}
+		if e.q.PurgeLive == "" {
+			return nil
+		}
+		_, err := tx.Exec(ctx, e.q.PurgeLive)
 		return err
 	}); err != nil {
 		return jobs, skips, fmt.Errorf("purge rate limits: %w", err)

@@ -9,8 +9,9 @@ type WatchConfig struct {
 }
 
 // PoolTx is one transaction of a pool's loop, all or nothing, in order:
-// record Results (fenced); reclaim if Reclaim; extend the owner's leases to a
-// non-zero Heartbeat; write the row if Presence; claim if Claim.
+// record Results (fenced) and delete LiveEnded; reclaim if Reclaim; extend
+// the owner's leases to a non-zero Heartbeat; write the row if Presence;
+// store Live; claim if Claim.
 type PoolTx struct {
 	Owner     string
 	Now       time.Time
@@ -19,6 +20,13 @@ type PoolTx struct {
 	Heartbeat time.Time
 	Presence  *Presence
 	Claim     *Claim
+	// Live are running attempts' output tails to store in one statement,
+	// each replacing its job's, fenced on (id, Owner, attempt, running): an
+	// attempt whose lease was reclaimed stores nothing.
+	Live []LiveOutput
+	// LiveEnded are attempts among Results whose output Live stored
+	// before: their rows are deleted (Output is not read).
+	LiveEnded []LiveOutput
 }
 
 // PoolTxResult is what a PoolTx did.
@@ -55,6 +63,7 @@ type Presence struct {
 	Types    []string // the types it has handlers for
 	Versions Versions // the payload versions it runs
 	Process  Process
+	Workers  int  // how many jobs the pool runs at once
 	First    bool // the pool's first write, which also forgets pools gone for PresenceKept
 }
 

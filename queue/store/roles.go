@@ -191,6 +191,11 @@ type JobViews interface {
 	// Pools returns up to 100 pool rows, most recently seen first: running
 	// pools and unclean ones within PresenceKept.
 	Pools(ctx context.Context) ([]PoolRow, error)
+	// LiveOutput returns the output a running job's current attempt has
+	// written so far, as its pool last stored it (every LiveOutputEvery
+	// while it changes); ErrNotFound when none is stored or the job no
+	// longer runs that attempt.
+	LiveOutput(ctx context.Context, jobID int64) (LiveOutput, error)
 	// Unhandled reports which ready jobs wait for a handler: types no running
 	// pool registered, and versions none accepts.
 	Unhandled(ctx context.Context) (Unhandled, error)

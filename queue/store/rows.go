@@ -169,6 +169,7 @@ type PoolRow struct {
 	// Config and ConfigAt are the Process's; "" and zero for none.
 	Config   string
 	ConfigAt time.Time
+	Workers  int // how many jobs the pool runs at once; 0 when its row does not say
 }
 
 // Alive reports whether d's row was renewed within AliveWithin of now.

@@ -151,11 +151,11 @@ func ScanAlarmMark(r Row) (AlarmMark, error) {
 }
 
 // ScanPoolRow reads owner, pid, host, version, started_at, seen_at,
-// config_sha256, config_at (NULL: none).
+// config_sha256, config_at (NULL: none), workers.
 func ScanPoolRow(r Row) (PoolRow, error) {
 	var p PoolRow
 	var started, seen, configAt Time
-	err := r.Scan(&p.Owner, &p.PID, &p.Host, &p.Version, &started, &seen, &p.Config, &configAt)
+	err := r.Scan(&p.Owner, &p.PID, &p.Host, &p.Version, &started, &seen, &p.Config, &configAt, &p.Workers)
 	p.StartedAt, p.LastSeen = started.Time, seen.Time
 	if p.Config != "" {
 		p.ConfigAt = configAt.Time

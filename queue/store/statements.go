@@ -22,6 +22,7 @@ type Statements struct {
 	Counts         string // state, type, n: the job counts
 	ReadySince     string // now: type, min(run_at) of the ready jobs
 	Pools          string // ScanPoolRow's columns, most recently seen first
+	LiveOutput     string // job id: attempt, output, updated_at of its running attempt
 	RateTAT        string // type, key: tat
 	CancelRequests string // owner: ScanCancelRequest's columns
 	LatestLease    string // the latest end of a running job's lease
@@ -132,4 +133,5 @@ type Statements struct {
 	SetFanInState string // state, job id, now, id
 	FanInByKey    string // key: FanInColumns
 	FanInsOf      string // schedule, limit: FanInColumns, newest first
+	PurgeLive     string // the live output of attempts no longer running
 }

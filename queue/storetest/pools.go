@@ -49,7 +49,7 @@ func testHeartbeatExtendsTheOwnersLeases(t *testing.T, su *suite) {
 }
 
 // testPresenceDaemonsHandlers: a PoolTx's presence writes the pool's row,
-// which Daemons lists with its process and Handlers counts while it is
+// which Daemons lists with its process and worker count and Handlers counts while it is
 // renewed within AliveWithin, the ready jobs of the types no running pool
 // has waiting; Absent deletes the row, and a pool's first presence forgets
 // the rows of pools gone for PresenceKept.
@@ -63,14 +63,14 @@ func testPresenceDaemonsHandlers(t *testing.T, su *suite) {
 	present := func(owner string, first bool, types ...string) {
 		t.Helper()
 		_, err := q.CommitPoolTx(ctx, store.PoolTx{Owner: owner, Now: clk.Now(),
-			Presence: &store.Presence{Types: types, Process: store.Process{PID: 7, Host: "h", Version: "v1"}, First: first}})
+			Presence: &store.Presence{Types: types, Process: store.Process{PID: 7, Host: "h", Version: "v1"}, Workers: 4, First: first}})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	present("A", true, "t")
 	ds, err := q.Pools(ctx)
-	want := store.PoolRow{Owner: "A", PID: 7, Host: "h", Version: "v1", StartedAt: t0, LastSeen: t0}
+	want := store.PoolRow{Owner: "A", PID: 7, Host: "h", Version: "v1", StartedAt: t0, LastSeen: t0, Workers: 4}
 	if err != nil || len(ds) != 1 || ds[0] != want {
 		t.Fatalf("Daemons = %+v, %v; want %+v", ds, err, want)
 	}

@@ -135,6 +135,8 @@ var tests = []struct {
 	{"EnqueueWithFanIns", testEnqueueWithFanIns},
 	{"ActivityAndRunTimings", testActivityAndRunTimings},
 	{"ActivityFollowsRows", testActivityFollowsRows},
+	{"LiveOutputFencedEndedReplaced", testLiveOutputFencedEndedReplaced},
+	{"LiveOutputIsCapped", testLiveOutputIsCapped},
 }
 
 // suite is what a test of the suite gets: a way to open stores.
