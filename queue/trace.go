@@ -85,4 +85,3 @@ func Traceparent(ctx context.Context) string {
 func Tracestate(ctx context.Context) string {
 	return trace.SpanContextFromContext(ctx).TraceState().String()
 }
-
