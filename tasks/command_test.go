@@ -342,8 +342,8 @@ func TestCommandEnvironment(t *testing.T) {
 		t.Skipf("no time zone data: %v", err)
 	}
 	tests := []struct {
-		name string
-		env  map[string]string
+		name   string
+		env    map[string]string
 		job    *queue.Job
 		traced bool // the attempt has a span
 		want   map[string]string
