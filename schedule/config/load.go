@@ -41,6 +41,7 @@ func (l *loader) load() *Config {
 	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
 	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.loadPools(l.table(raw.Pools, "pools"), cfg)
+	l.loadTracing(l.table(raw.Tracing, "tracing"), cfg)
 	l.checkKeys()
 	return cfg
 }

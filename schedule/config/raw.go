@@ -14,6 +14,7 @@ type rawFile struct {
 	Schedule  toml.Primitive `toml:"schedule"`
 	HTTP      toml.Primitive `toml:"http"`
 	Pools     toml.Primitive `toml:"pools"`
+	Tracing   toml.Primitive `toml:"tracing"`
 }
 
 type rawHTTP struct {
@@ -98,6 +99,7 @@ var (
 	scheduleKeys  = tomlKeys(rawSchedule{})
 	httpKeys      = tomlKeys(rawHTTP{})
 	fileKeys      = tomlKeys(rawFile{})
+	tracingKeys   = tomlKeys(rawTracing{})
 )
 
 func tomlKeys(v any) map[string]bool {
