@@ -55,7 +55,7 @@ type NewJob struct {
 	AlarmKey     string // the alarm a notification job hands to a notify task
 	// Trace is the W3C traceparent of the span that enqueued the job (a
 	// tick, a trigger, a program's span), or "": each attempt's span is
-	// its child. An enqueue fills it from ctx when empty (see TraceOf).
+	// its child. An enqueue fills it from ctx when empty (see TraceContext).
 	Trace string
 }
 
