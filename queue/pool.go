@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -72,6 +74,10 @@ type PoolConfig struct {
 	// Announce; the row is renewed every 30s at least), from the calling
 	// goroutine: it must not block.
 	WroteFunc func(err error)
+	// TracerProvider, when set, makes each attempt a span, the child of
+	// the job's Trace, in the handler's ctx (see Job.Trace). Default: nil,
+	// no span work.
+	TracerProvider trace.TracerProvider
 
 	jitter func(time.Duration) time.Duration // tests fix the backoff jitter
 }
@@ -124,6 +130,7 @@ type Pool struct {
 	steps       clock.Steps     // wall-clock steps since Announce (see loop.now)
 	announced   rowState        // the row Announce wrote
 	lives       *lives          // running attempts' output, for the loop to store
+	tracer      trace.Tracer    // from PoolConfig.TracerProvider, or nil
 }
 
 type registered struct {
@@ -160,6 +167,9 @@ func NewPool(q *Client, cfg PoolConfig) (*Pool, error) {
 		lives:      newLives(),
 	}
 	p.keys = newRateKeys(p.log)
+	if cfg.TracerProvider != nil {
+		p.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	p.stopTimeout.Store(int64(cfg.StopTimeout))
 	return p, nil
 }

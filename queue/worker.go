@@ -48,6 +48,10 @@ func tail(s string, n int) string {
 
 func (p *Pool) worker(ctx context.Context, name string) {
 	for j := range p.work {
+		if p.tracer != nil {
+			p.results <- p.traced(ctx, name, j)
+			continue
+		}
 		p.results <- p.redact(p.execute(ctx, name, j))
 	}
 }

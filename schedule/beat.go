@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
@@ -66,6 +68,10 @@ type BeatConfig struct {
 	// ConfigAt) the beat materialises only while its config rules (see
 	// Agreement). Without it the beat always materialises.
 	Process queue.Process
+	// TracerProvider, when set, makes each tick that materialises a
+	// schedule's jobs a span, their parent (see queue.NewJob.Trace).
+	// Default: nil, no span work.
+	TracerProvider trace.TracerProvider
 
 	jitter func(n time.Duration) time.Duration // uniform in [0, n); tests fix it
 }
@@ -128,6 +134,8 @@ type Beat struct {
 	// idleFunc, set by tests, is called as the loop is about to wait,
 	// with its pass's time, the instant it waits for and its timer.
 	idleFunc func(now, next time.Time, wait time.Duration)
+
+	tracer trace.Tracer // from BeatConfig.TracerProvider, or nil
 }
 
 // NewBeat returns a Beat for the schedules of cfg, stored in q.
@@ -158,7 +166,12 @@ func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) 
 		}
 	}
 	log := bc.Logger.With(logKeyComponent, "beat")
+	var tracer trace.Tracer
+	if bc.TracerProvider != nil {
+		tracer = bc.TracerProvider.Tracer(tracerName)
+	}
 	return &Beat{
+		tracer:   tracer,
 		q:        q,
 		clock:    bc.Clock,
 		log:      log,

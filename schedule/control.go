@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/config"
@@ -66,6 +68,10 @@ type TriggerOptions struct {
 	Item string
 	// Now is when the run is enqueued: the jobs' RunAt. Required.
 	Now time.Time
+	// TracerProvider, when set, makes the trigger a span, child of ctx's,
+	// that parents its jobs. Default: nil; a span in ctx still parents
+	// them.
+	TracerProvider trace.TracerProvider
 }
 
 // CheckTriggerPayload checks a trigger's payload as an operator gave it,
@@ -96,6 +102,11 @@ func Trigger(ctx context.Context, q *queue.Client, cfg *config.Config, name stri
 	jobs, key, err := triggerJobs(cfg, name, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.TracerProvider != nil {
+		var span trace.Span
+		ctx, span = startTrigger(ctx, opts.TracerProvider, name, opts)
+		defer span.End()
 	}
 	s, _ := cfg.Schedule(name)
 	var res []queue.Enqueued

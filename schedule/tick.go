@@ -119,6 +119,9 @@ func (b *Beat) materialise(cfg *config.Config, s *config.Schedule, cur store.Cur
 	runs, skips := cron.Plan(due, late, cfg.Scheduler.MisfireGrace, s.CatchUp, s.CatchUpLimit, false)
 	to := due[len(due)-1].At
 	adv := buildAdvance(cfg, s, cur.At, to, runs, skips, reason(store.SkipMisfire), now)
+	if b.tracer != nil && len(adv.Jobs) > 0 {
+		b.traceTick(s, runs, adv.Jobs, now)
+	}
 	return &tick{s: s, cur: cur, due: due, truncated: truncated, runs: runs, skips: skips, to: to, next: next, adv: adv}, next
 }
 

@@ -49,6 +49,8 @@ const (
 	envAttempt     = "SCHEDULER_ATTEMPT"
 	envSchedule    = "SCHEDULER_SCHEDULE"
 	envScheduledAt = "SCHEDULER_SCHEDULED_AT"
+	envTraceparent = "TRACEPARENT" // the W3C trace context of the attempt's span
+	envTracestate  = "TRACESTATE"
 )
 
 // CommandConfig configures a Command. Zero values select the defaults shown.
@@ -89,7 +91,8 @@ type CommandConfig struct {
 // The program gets the payload as JSON on stdin, the environment of
 // CommandConfig, and SCHEDULER_JOB_ID, SCHEDULER_KEY, SCHEDULER_ATTEMPT,
 // SCHEDULER_SCHEDULE and SCHEDULER_SCHEDULED_AT (RFC 3339 UTC, empty for
-// no instant). It runs in a new process group under a supervisor (see
+// no instant); when the attempt is traced, TRACEPARENT (and TRACESTATE)
+// name its span. It runs in a new process group under a supervisor (see
 // RunSubprocess). When the job's context is done, the group and every
 // descendant get SIGTERM and, KillGrace later, SIGKILL; what is left when
 // the program exits, or when the daemon dies, is killed at once. The last
@@ -288,7 +291,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 		return nil, startError(name, err)
 	}
 	start := c.clock.Monotonic()
-	sv, inW, outR, err := c.startSupervised(name, path, args, job)
+	sv, inW, outR, err := c.startSupervised(name, path, args, c.environ(ctx, job))
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +312,7 @@ func (c *Command) run(ctx context.Context, job *queue.Job) ([]byte, error) {
 // startSupervised starts the program under its supervisor and returns the
 // writer of its stdin and the reader of its output. The pipes are ours:
 // exec's copying would make Wait hang while any process holds stdout.
-func (c *Command) startSupervised(name, path string, args []string, job *queue.Job) (sv *supervisor, inW, outR *os.File, err error) {
+func (c *Command) startSupervised(name, path string, args []string, env []string) (sv *supervisor, inW, outR *os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("command %s: create stdin pipe: %w", name, err)
@@ -320,7 +323,7 @@ func (c *Command) startSupervised(name, path string, args []string, job *queue.J
 		inW.Close()
 		return nil, nil, nil, fmt.Errorf("command %s: create output pipe: %w", name, err)
 	}
-	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, c.environ(job), c.dir, inR, outW)
+	sv, startErr := startSupervisor(c.launcher, path, args, c.limits, env, c.dir, inR, outW)
 	inR.Close()
 	outW.Close()
 	if startErr != nil {
@@ -470,8 +473,8 @@ func startError(name string, err error) error {
 	return queue.Permanent(err)
 }
 
-func (c *Command) environ(job *queue.Job) []string {
-	env := make(map[string]string, len(inheritedEnv)+len(c.env)+5)
+func (c *Command) environ(ctx context.Context, job *queue.Job) []string {
+	env := make(map[string]string, len(inheritedEnv)+len(c.env)+7)
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
@@ -490,6 +493,13 @@ func (c *Command) environ(job *queue.Job) []string {
 	env[envAttempt] = strconv.Itoa(job.Attempt)
 	env[envSchedule] = job.Schedule
 	env[envScheduledAt] = scheduledAt
+	// The attempt's span, when traced: the program's own spans join it.
+	if tp := queue.Traceparent(ctx); tp != "" {
+		env[envTraceparent] = tp
+		if ts := queue.Tracestate(ctx); ts != "" {
+			env[envTracestate] = ts
+		}
+	}
 	list := make([]string, 0, len(env))
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		list = append(list, k+"="+env[k])

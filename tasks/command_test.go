@@ -342,10 +342,11 @@ func TestCommandEnvironment(t *testing.T) {
 		t.Skipf("no time zone data: %v", err)
 	}
 	tests := []struct {
-		name string
-		env  map[string]string
-		job  *queue.Job
-		want map[string]string
+		name   string
+		env    map[string]string
+		job    *queue.Job
+		traced bool // the attempt has a span
+		want   map[string]string
 	}{
 		{
 			name: "scheduled job",
@@ -373,6 +374,20 @@ func TestCommandEnvironment(t *testing.T) {
 				"SCHEDULER_SCHEDULED_AT": "",
 			},
 		},
+		{
+			name:   "traced attempt",
+			job:    &queue.Job{ID: 1, Key: "k", Attempt: 1},
+			traced: true,
+			want: map[string]string{
+				"SCHEDULER_JOB_ID":       "1",
+				"SCHEDULER_KEY":          "k",
+				"SCHEDULER_ATTEMPT":      "1",
+				"SCHEDULER_SCHEDULE":     "",
+				"SCHEDULER_SCHEDULED_AT": "",
+				"TRACEPARENT":            testTraceparent,
+				"TRACESTATE":             testTracestate,
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -384,7 +399,12 @@ func TestCommandEnvironment(t *testing.T) {
 				want[k] = v
 			}
 			c := newTestCommand(t, CommandConfig{Argv: []string{"env"}, Env: tt.env})
-			out, err := runCommand(t, c, tt.job)
+			ctx := t.Context()
+			if tt.traced {
+				ctx = tracedContext(t, ctx)
+			}
+			r := waitFor(t, startRun(ctx, c, tt.job))
+			out, err := r.out, r.err
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -245,6 +245,13 @@ func (h *HTTP) do(ctx context.Context, job *queue.Job) ([]byte, error) {
 	req.Header.Set(headerJobID, strconv.FormatInt(job.ID, 10))
 	req.Header.Set(headerKey, job.Key)
 	req.Header.Set(headerAttempt, strconv.Itoa(job.Attempt))
+	if tp := queue.Traceparent(ctx); tp != "" {
+		// The attempt's span: the server's spans join it.
+		req.Header.Set("Traceparent", tp)
+		if ts := queue.Tracestate(ctx); ts != "" {
+			req.Header.Set("Tracestate", ts)
+		}
+	}
 
 	// A copy, so this request's redirect policy can note why it stopped.
 	client := *h.client

@@ -78,6 +78,7 @@ func TestHTTPRequest(t *testing.T) {
 		wantBody   string
 		wantHeader map[string]string
 		wantHost   string
+		traced     bool // the attempt has a span
 	}{
 		{
 			name:       "defaults",
@@ -89,7 +90,16 @@ func TestHTTPRequest(t *testing.T) {
 				"X-Scheduler-Job-Id":  "7",
 				"X-Scheduler-Key":     "key-7",
 				"X-Scheduler-Attempt": "2",
+				"Traceparent":         "",
 			},
+		},
+		{
+			name:       "traced attempt",
+			payload:    `{}`,
+			wantMethod: "POST",
+			wantBody:   `{}`,
+			traced:     true,
+			wantHeader: map[string]string{"Traceparent": testTraceparent, "Tracestate": testTracestate},
 		},
 		{
 			name:       "empty payload",
@@ -128,7 +138,11 @@ func TestHTTPRequest(t *testing.T) {
 			cfg.URL = srv.URL + "/hooks/report"
 			h := newTestHTTP(t, cfg)
 			job := &queue.Job{ID: 7, Key: "key-7", Type: "report", Attempt: 2, Payload: []byte(tt.payload)}
-			out, err := h.do(t.Context(), job)
+			ctx := t.Context()
+			if tt.traced {
+				ctx = tracedContext(t, ctx)
+			}
+			out, err := h.do(ctx, job)
 			if err != nil {
 				t.Fatalf("do: %v", err)
 			}

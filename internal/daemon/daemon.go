@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/engine"
 	"github.com/scheduler-run/scheduler/queue"
@@ -58,8 +60,9 @@ type Daemon struct {
 	q        *queue.Client
 	pools    *workerPools
 	beat     *schedule.Beat
-	writes   *writes   // the outcome of the pools' and the beat's last write
-	live     *liveness // the watchdog's probes of the loops
+	writes   *writes                  // the outcome of the pools' and the beat's last write
+	live     *liveness                // the watchdog's probes of the loops
+	tp       *sdktrace.TracerProvider // [tracing]'s, or nil when off
 
 	// The HTTP server: all nil, and listen "", when nothing listens.
 	listen string
@@ -149,6 +152,9 @@ func (d *Daemon) build() error {
 	d.process = queue.Process{PID: os.Getpid(), Host: host, Version: d.cfg.Version,
 		Config: store.ConfigSHA256(d.data), ConfigAt: clk.Now().Truncate(time.Millisecond).UTC()}
 	var err error
+	if d.tp, err = newTracerProvider(d.running.Tracing, d.cfg.Version); err != nil {
+		return &UsageError{Err: err}
+	}
 	if d.pools, err = newWorkerPools(d.q, d.poolConfig(clk), d.running); err != nil {
 		return err
 	}
@@ -184,6 +190,9 @@ func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 	if d.listen != "" {
 		pc.ReclaimedFunc = func(n int) { d.met.leasesReclaimed(n) }
 	}
+	if d.tp != nil {
+		pc.TracerProvider = d.tp
+	}
 	return pc
 }
 
@@ -192,6 +201,9 @@ func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
 	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process}
 	if d.listen != "" {
 		bc.EventFunc = func(e schedule.Event) { d.met.beatEvent(e) }
+	}
+	if d.tp != nil {
+		bc.TracerProvider = d.tp
 	}
 	return bc
 }
@@ -218,6 +230,8 @@ func (d *Daemon) probes() map[string]func() <-chan struct{} {
 // second SIGTERM or SIGINT, and nil after a requested stop.
 func (d *Daemon) Run(ctx context.Context, signals <-chan os.Signal) error {
 	defer d.closeQueue()
+	// After the pools stopped: their last attempts' spans are exported.
+	defer d.stopTracing()
 	if d.srv != nil {
 		// Runs before closeQueue: no scrape reads a closed queue.
 		defer d.serveHTTP(ctx)()
@@ -267,7 +281,7 @@ func (d *Daemon) ready(ctx context.Context) {
 	if err := d.storeRunningConfig(ctx); err != nil {
 		d.log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
-	d.log.Info("scheduler started", "db", d.cfg.DB, "config", d.cfg.File, "schedules", len(d.running.Schedules),
+	d.log.Info("scheduler started", "db", d.cfg.DB, "config", d.cfg.File, "tracing", d.running.Tracing, "schedules", len(d.running.Schedules),
 		"tasks", len(d.running.Tasks), "workers", d.pools.workers(), "pools", d.pools.poolAttrs(),
 		"owner", d.pools.defaultPool().Owner(), "pid", os.Getpid())
 	notifyOrLog(d.log, d.notify, "READY=1\nSTATUS=running "+strconv.Itoa(len(d.running.Schedules))+" schedules")

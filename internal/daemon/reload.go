@@ -78,7 +78,8 @@ func (d *Daemon) setConfigSHA(data []byte) {
 	d.beat.SetProcess(d.process)
 }
 
-// warnUntilRestart warns that [http] and [pools] changes wait for a restart.
+// warnUntilRestart warns that [http], [pools] and [tracing] changes wait for
+// a restart.
 func (d *Daemon) warnUntilRestart(cfg *config.Config, diff config.Diff) {
 	was, now := d.running.HTTP, cfg.HTTP
 	if d.cfg.Listen != "" {
@@ -86,6 +87,9 @@ func (d *Daemon) warnUntilRestart(cfg *config.Config, diff config.Diff) {
 	}
 	if !now.Equal(was) {
 		d.log.Warn("reload: [http] takes effect at the next restart", "listen", d.running.HTTP.Listen, "new_listen", cfg.HTTP.Listen)
+	}
+	if !cfg.Tracing.Equal(d.running.Tracing) {
+		d.log.Warn("reload: [tracing] takes effect at the next restart", "tracing", d.running.Tracing, "new_tracing", cfg.Tracing)
 	}
 	if len(diff.Pools) > 0 {
 		// Until then each task stays in its pool; a new one runs in the

@@ -30,7 +30,7 @@ func claimOf(versions bool) string {
 )
 UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 FROM c WHERE jobs.id = c.id
-RETURNING ` + jobColumnsOf + `, jobs.fanin_id`
+RETURNING ` + jobColumnsOf + `, jobs.fanin_id, jobs.trace`
 }
 
 // acceptedJobs returns the filter of the jobs a pool takes, shared by the

@@ -25,8 +25,8 @@ var generatedKeyRE = regexp.MustCompile(generatedKey)
 // used_keys), else returns the existing id. No row means the key is in
 // used_keys or came after the snapshot: jobIDByKeySQL tells which.
 const insertOneSQL = `WITH ins AS (
-	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
-	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12, $13
+	INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
+	SELECT $1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $12, $13, $14
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = $1)
 	ON CONFLICT (key) DO NOTHING
 	RETURNING id, type
@@ -48,6 +48,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	if err != nil {
 		return store.Enqueued{}, err
 	}
+	store.TraceContext(ctx, jobs)
 	j := jobs[0]
 	if j.SkipIfActive {
 		res, err := s.EnqueueBatch(ctx, jobs)
@@ -58,7 +59,7 @@ func (s *Store) Enqueue(ctx context.Context, nj store.NewJob) (store.Enqueued, e
 	}
 	res := store.Enqueued{Key: j.Key}
 	err = s.pool.QueryRow(ctx, insertOneSQL, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ts(j.RunAt),
-		store.TextOrNull(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version, store.TextOrNull(j.AlarmKey)).Scan(&res.ID, &res.Inserted)
+		store.TextOrNull(j.Schedule), j.Item, nullTS(j.ScheduledAt), now, rand.IntN(countSlots), j.Version, store.TextOrNull(j.AlarmKey), store.TextOrNull(j.Trace)).Scan(&res.ID, &res.Inserted)
 	if err != nil && !errNoRows(err) {
 		return store.Enqueued{}, fmt.Errorf("enqueue %q: %w", j.Key, err)
 	}
@@ -85,6 +86,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	if err != nil {
 		return nil, err
 	}
+	store.TraceContext(ctx, prepared)
 	var res []store.Enqueued
 	if !slices.ContainsFunc(prepared, func(j store.NewJob) bool { return j.SkipIfActive }) {
 		// One statement inserts and counts in its own transaction,
@@ -123,6 +125,7 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 	if err != nil {
 		return nil, err
 	}
+	store.TraceContext(ctx, prepared)
 	d := store.CountDeltas{}
 	res, err := insertJobs(ctx, tx, d, prepared, now)
 	if err != nil {
@@ -147,28 +150,28 @@ func EnqueueTx(ctx context.Context, tx pgx.Tx, jobs ...store.NewJob) ([]store.En
 // could each wait on the other's, a deadlock.
 const insertBatchSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[], $13::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, trace, n)
 )
-INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
-SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
+INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
+SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key, v.trace
 FROM v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 ORDER BY v.key, v.n
 ON CONFLICT (key) DO NOTHING
 RETURNING id, key`
 
-// insertBatchCountedSQL also adds its jobs to slot $13's pending counts, for
+// insertBatchCountedSQL also adds its jobs to slot $14's pending counts, for
 // a batch in its own transaction. It locks count rows after every job row (a
 // count aggregates them) and by type bytes (COLLATE "C"), as
 // store.CountDeltas.Sorted does, so no count writer waits on it in a cycle.
 const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	SELECT nextval('jobs_id_seq') AS id, v.*
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[])
-		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, n)
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::timestamptz[], $7::text[], $8::text[], $9::timestamptz[], $10::int[], $12::text[], $13::text[])
+		WITH ORDINALITY AS v(key, type, payload, max_attempts, priority, run_at, schedule, item, scheduled_at, version, alarm_key, trace, n)
 ), ins AS (
-	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
-	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key
+	INSERT INTO jobs (id, key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
+	SELECT v.id, v.key, v.type, v.payload, 'pending', v.max_attempts, v.priority, v.run_at, v.schedule, v.item, v.scheduled_at, $11, v.version, v.alarm_key, v.trace
 	FROM v
 	WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.key)
 	ORDER BY v.key, v.n
@@ -176,7 +179,7 @@ const insertBatchCountedSQL = `WITH v AS MATERIALIZED (
 	RETURNING id, key, type
 ), c AS (
 	INSERT INTO job_counts (type, state, slot, n)
-	SELECT type, 'pending', $13, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
+	SELECT type, 'pending', $14, count(*) FROM ins GROUP BY type ORDER BY type COLLATE "C"
 	ON CONFLICT (type, state, slot) DO UPDATE SET n = job_counts.n + excluded.n
 )
 SELECT id, key FROM ins`
@@ -239,15 +242,15 @@ func insertBatch(ctx context.Context, tx querier, d store.CountDeltas, jobs []st
 	maxAttempts, priorities := make([]int32, n), make([]int32, n)
 	runAts, scheduledAts := make([]time.Time, n), make([]pgtype.Timestamptz, n)
 	schedules, items := make([]*string, n), make([]string, n)
-	versions, alarmKeys := make([]int32, n), make([]*string, n)
+	versions, alarmKeys, traces := make([]int32, n), make([]*string, n), make([]*string, n)
 	for i, j := range jobs {
-		versions[i], alarmKeys[i] = int32(j.Version), nullStr(j.AlarmKey)
+		versions[i], alarmKeys[i], traces[i] = int32(j.Version), nullStr(j.AlarmKey), nullStr(j.Trace)
 		keys[i], types[i], payloads[i] = j.Key, j.Type, string(j.Payload)
 		maxAttempts[i], priorities[i] = int32(j.MaxAttempts), int32(j.Priority)
 		runAts[i], scheduledAts[i] = ts(j.RunAt), nullTS(j.ScheduledAt)
 		schedules[i], items[i] = nullStr(j.Schedule), j.Item
 	}
-	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now, alarmKeys}
+	args := []any{keys, types, payloads, maxAttempts, priorities, runAts, schedules, items, scheduledAts, versions, now, alarmKeys, traces}
 	query := insertBatchSQL
 	if d == nil {
 		query, args = insertBatchCountedSQL, append(args, rand.IntN(countSlots))

@@ -34,7 +34,7 @@ ON CONFLICT (type, key) DO UPDATE SET tat = greatest(rate_limits.tat, excluded.t
 
 var claimIDsSQL = `UPDATE jobs SET state = 'running', attempt = attempt + 1, owner = $1, lease_until = $2, started_at = $3, finished_at = NULL
 WHERE id = ANY($4) AND state = 'pending'
-RETURNING ` + jobColumnsOf + `, jobs.fanin_id`
+RETURNING ` + jobColumnsOf + `, jobs.fanin_id, jobs.trace`
 
 func (c claimer) RateCandidates(ctx context.Context, r store.RatedClaim, window int) store.Reading {
 	if err := c.plan(ctx); err != nil {

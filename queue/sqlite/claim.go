@@ -14,7 +14,7 @@ import (
 // claimColumns are what a claim returns; scanClaimed fills in the rest from
 // what it wrote.
 const claimColumns = `id, key, type, payload, attempt, max_attempts, priority, run_at, schedule, item,
-scheduled_at, last_error, created_at, version, retried_at, alarm_key, fanin_id`
+scheduled_at, last_error, created_at, version, retried_at, alarm_key, fanin_id, trace`
 
 // claimSQL takes up to N ready jobs in claim order, of version 1 of the JSON
 // array of types (handled, unlimited), in one statement, under the write
@@ -138,11 +138,11 @@ func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, e
 	var j store.Job
 	var payload string
 	var runAt, createdAt int64
-	var schedule, alarmKey sql.NullString
+	var schedule, alarmKey, trace sql.NullString
 	var scheduledAt, retriedAt store.Time
 	var fanIn sql.NullInt64
 	if err := r.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt, &alarmKey, &fanIn); err != nil {
+		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt, &alarmKey, &fanIn, &trace); err != nil {
 		return nil, err
 	}
 	j.Payload = json.RawMessage(payload)
@@ -157,6 +157,7 @@ func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, e
 	j.RetriedAt = retriedAt.Time
 	j.AlarmKey = alarmKey.String
 	j.FanInID = fanIn.Int64
+	j.Trace = trace.String
 	return &j, nil
 }
 

@@ -30,6 +30,7 @@ func (s *Store) EnqueueBatch(ctx context.Context, jobs []store.NewJob) ([]store.
 	if err != nil {
 		return nil, err
 	}
+	store.TraceContext(ctx, prepared)
 	if s.w == nil {
 		return nil, fmt.Errorf("enqueue: %w", errReadOnly)
 	}
@@ -43,8 +44,8 @@ var generatedKeyGlob = "job|" + strings.Repeat("[0-9a-f]", 32)
 // insertJobSQL inserts a job unless its key is used, by a job or a purged one
 // (used_keys). Whether it did, and the id, come from the changed rows and
 // last rowid, not a RETURNING, which SQLite answers through a table.
-const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
-SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
+const insertJobSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
+SELECT ?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
 WHERE NOT EXISTS (SELECT 1 FROM used_keys WHERE key = ?1)
 ON CONFLICT (key) DO NOTHING`
 
@@ -65,12 +66,12 @@ LIMIT 1`
 // batchRows is how many jobs one multi-row INSERT carries.
 const batchRows = 100
 
-const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs, except those whose key is used. It
 // has no RETURNING, for speed: SQLite stages returned rows in a table first;
 // insertBatch works out the ids instead.
-var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key)
+var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
 WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
 ON CONFLICT (key) DO NOTHING`
@@ -148,7 +149,7 @@ func insertRows(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time)
 			}
 		}
 		r, err := ins.ExecContext(ctx, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority,
-			ms(j.RunAt), store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
+			ms(j.RunAt), store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey), store.TextOrNull(j.Trace))
 		var n int64
 		if err == nil {
 			n, res[i].ID, err = inserted(r)
@@ -190,10 +191,10 @@ func skipIfActive(ctx context.Context, tx txn, j store.NewJob, now time.Time) (b
 // the largest before plus their number, they took the ids after it in order;
 // else the jobs past it are those inserted.
 func insertBatch(ctx context.Context, tx txn, jobs []store.NewJob, now time.Time) ([]store.Enqueued, error) {
-	args := make([]any, 0, len(jobs)*12)
+	args := make([]any, 0, len(jobs)*13)
 	for _, j := range jobs {
 		args = append(args, j.Key, j.Type, string(j.Payload), j.MaxAttempts, j.Priority, ms(j.RunAt),
-			store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey))
+			store.TextOrNull(j.Schedule), j.Item, nullMS(j.ScheduledAt), ms(now), j.Version, store.TextOrNull(j.AlarmKey), store.TextOrNull(j.Trace))
 	}
 	var before int64
 	if err := tx.queryRow(ctx, lastJobIDSQL).Scan(&before); err != nil {
@@ -275,6 +276,7 @@ func EnqueueTx(ctx context.Context, tx *sql.Tx, jobs ...store.NewJob) ([]store.E
 	if err != nil {
 		return nil, err
 	}
+	store.TraceContext(ctx, prepared)
 	var res []store.Enqueued
 	failed, err := c.t.inSavepoint(ctx, func() error {
 		var err error

@@ -258,8 +258,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"purge":          {purgeDoneSQL, []any{0, 10}, "jobs_done"},
 		"purge keys":     {purgeKeysSQL, []any{0, 10}, "jobs_done"},
 		// An enqueue's look in used_keys is one search of its primary key.
-		"insert":       {insertJobSQL, make([]any, 12), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
-		"insert batch": {insertBatchSQL, make([]any, 12*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
+		"insert":       {insertJobSQL, make([]any, 13), "SEARCH used_keys USING PRIMARY KEY (key=?)"},
+		"insert batch": {insertBatchSQL, make([]any, 13*batchRows), "SEARCH u USING PRIMARY KEY (key=?)"},
 		"jobs after":   {jobsAfterSQL, []any{0}, "SEARCH jobs USING INTEGER PRIMARY KEY (rowid>?)"},
 		// The jobs past the count mark: a range of the ids, however many
 		// jobs the table holds.

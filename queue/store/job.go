@@ -53,6 +53,10 @@ type NewJob struct {
 	// running.
 	SkipIfActive bool
 	AlarmKey     string // the alarm a notification job hands to a notify task
+	// Trace is the W3C traceparent of the span that enqueued the job (a
+	// tick, a trigger, a program's span), or "": each attempt's span is
+	// its child. An enqueue fills it from ctx when empty (see TraceContext).
+	Trace string
 }
 
 // Job is a stored job.
@@ -87,6 +91,8 @@ type Job struct {
 	// discarded; zero and "" unless it is discarded.
 	DiscardedAt time.Time
 	DiscardedBy string
+	// Trace is NewJob.Trace; set on claimed jobs.
+	Trace string
 
 	output []byte
 }

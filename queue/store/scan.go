@@ -35,9 +35,13 @@ func ScanJob(r Row) (*Job, error) { return scanJob(r) }
 // none), as a claim returns it.
 func ScanClaimedJob(r Row) (*Job, error) {
 	var fanIn *int64
-	j, err := scanJob(r, &fanIn)
+	var trace sql.NullString
+	j, err := scanJob(r, &fanIn, &trace)
 	if err == nil && fanIn != nil {
 		j.FanInID = *fanIn
+	}
+	if err == nil {
+		j.Trace = trace.String
 	}
 	return j, err
 }

@@ -47,6 +47,7 @@ var tests = []struct {
 	fn   func(t *testing.T, s *suite)
 }{
 	{"EnqueueIsIdempotentOnKey", testEnqueueIsIdempotentOnKey},
+	{"TraceRoundTrips", testTraceRoundTrips},
 	{"FinishesAndReadySince", testFinishesAndReadySince},
 	{"CountsAreExact", testCountsAreExact},
 	{"EnqueueBatchIsAllOrNothing", testEnqueueBatchIsAllOrNothing},

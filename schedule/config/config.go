@@ -40,6 +40,8 @@ type Config struct {
 	// Pools holds the [pools.NAME] tables, sorted by name. Other tasks
 	// run in the default pool (see PoolOf).
 	Pools []*Pool
+	// Tracing holds the [tracing] table.
+	Tracing Tracing
 	// Warnings are probable mistakes that load, in line order.
 	Warnings []*Error
 

@@ -210,6 +210,8 @@ func wantType(v any) string {
 		return "a string"
 	case *int:
 		return "an integer"
+	case *float64:
+		return "a number"
 	case *bool:
 		return "a boolean"
 	case *[]string:
@@ -218,7 +220,7 @@ func wantType(v any) string {
 		return "an array of integers"
 	case *map[string]string:
 		return "a table of strings"
-	case *map[string]any, *rawScheduler, *rawHTTP, *rawAPI, *rawTask, *rawSchedule, *rawPool, *map[string]toml.Primitive:
+	case *map[string]any, *rawScheduler, *rawHTTP, *rawAPI, *rawTask, *rawSchedule, *rawPool, *rawTracing, *map[string]toml.Primitive:
 		return "a table"
 	case *[]map[string]any, *[]toml.Primitive, *[]map[string]toml.Primitive:
 		return "an array of tables"

@@ -94,6 +94,8 @@ func (l *loader) keysOf(k toml.Key) map[string]bool {
 		return httpKeys
 	case k[0] == "api" && len(k) >= 2:
 		return apiKeys
+	case k[0] == "tracing" && len(k) >= 2:
+		return tracingKeys
 	case k[0] == "pools" && len(k) >= 3:
 		return poolKeys
 	case len(k) == 1:
@@ -153,6 +155,13 @@ func (l *loader) keyPlace(k toml.Key, idx int) keyPlace {
 			depth:  2,
 			known:  apiKeys[k[1]],
 			inside: len(k) > 2 && apiKeys[k[1]],
+		}
+	case k[0] == "tracing" && len(k) >= 2:
+		return keyPlace{
+			at:     where{table: "tracing", path: []string{"tracing", k[1]}},
+			depth:  2,
+			known:  tracingKeys[k[1]],
+			inside: len(k) > 2 && tracingKeys[k[1]],
 		}
 	case k[0] == "pools" && len(k) >= 3:
 		return keyPlace{

@@ -42,6 +42,7 @@ func (l *loader) load() *Config {
 	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.loadAPI(l.table(raw.API, "api"), cfg)
 	l.loadPools(l.table(raw.Pools, "pools"), cfg)
+	l.loadTracing(l.table(raw.Tracing, "tracing"), cfg)
 	l.checkKeys()
 	return cfg
 }

@@ -15,6 +15,7 @@ type rawFile struct {
 	HTTP      toml.Primitive `toml:"http"`
 	Pools     toml.Primitive `toml:"pools"`
 	API       toml.Primitive `toml:"api"`
+	Tracing   toml.Primitive `toml:"tracing"`
 }
 
 type rawAPI struct {
@@ -104,6 +105,7 @@ var (
 	httpKeys      = tomlKeys(rawHTTP{})
 	apiKeys       = tomlKeys(rawAPI{})
 	fileKeys      = tomlKeys(rawFile{})
+	tracingKeys   = tomlKeys(rawTracing{})
 )
 
 func tomlKeys(v any) map[string]bool {
