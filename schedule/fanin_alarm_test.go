@@ -89,4 +89,3 @@ func TestUpstreamFailedAlarm(t *testing.T) {
 		}
 	})
 }
-
