@@ -91,7 +91,9 @@ type OpenAlarm struct {
 
 // AlarmMark is how far a schedule's alarms were evaluated: instants up to
 // Late for late starts and Missed for deadlines, misfire skips up to Misfire,
-// dead jobs up to Dead. Marks only move forward.
+// dead jobs up to Dead. A schedule with after has no instants or misfires
+// of its own: its Misfire is how far its upstream-failed skips were read
+// by the time they were recorded. Marks only move forward.
 type AlarmMark struct {
 	Schedule string
 	Late     time.Time
