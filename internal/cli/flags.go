@@ -277,7 +277,7 @@ func (l *listOptions) define(fs *flag.FlagSet) {
 	fs.BoolVar(&l.skipped, "skipped", false, "list skipped runs, newest instant first: of every schedule, or of the schedule NAME given after it")
 	fs.StringVar(&l.state, "state", "", "with -jobs: only jobs in `STATE` ("+stateList()+")")
 	fs.StringVar(&l.task, "task", "", "with -jobs: only jobs of task `NAME`")
-	fs.BoolVar(&l.alarms, "alarms", false, "list alarms (late, missed, dead, misfire, recovered), newest first; narrow with -schedule")
+	fs.BoolVar(&l.alarms, "alarms", false, "list alarms (late, missed, dead, misfire, upstream, recovered), newest first; narrow with -schedule")
 	fs.StringVar(&l.sched, "schedule", "", "with -jobs, -skipped, -alarms or -discard all: only runs of schedule `NAME`")
 	fs.IntVar(&l.limit, "limit", defaultListLimit, "with -jobs, -skipped or -alarms: print at most `N` rows (1 to 1000)")
 }

@@ -173,8 +173,8 @@ func (c *metricsCollector) deadlineStates(ctx context.Context, cfg *config.Confi
 	return out, nil
 }
 
-// collectIncidents sends the open incidents of each watched schedule by
-// kind, 0 for none, and each schedule's silence.
+// collectIncidents sends the open incidents of each watched schedule, with
+// cron or after, by kind, 0 for none, and each schedule's silence.
 func (c *metricsCollector) collectIncidents(ctx context.Context, cfg *config.Config, ch chan<- prometheus.Metric) error {
 	open, err := c.q.OpenIncidents(ctx, store.MaxAlarmRows)
 	if err != nil {
@@ -188,7 +188,7 @@ func (c *metricsCollector) collectIncidents(ctx context.Context, cfg *config.Con
 	for _, in := range open {
 		n[[2]string{in.Schedule, string(in.Kind)}]++
 	}
-	for _, s := range cfg.Schedules {
+	for _, s := range slices.Concat(cfg.Schedules, cfg.Followers()) {
 		if s.Watched() {
 			for _, k := range incidentKinds {
 				ch <- prometheus.MustNewConstMetric(descIncidentsOpen, prometheus.GaugeValue, float64(n[[2]string{s.Name, k}]), s.Name, k)

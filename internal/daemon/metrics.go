@@ -22,9 +22,9 @@ var (
 	// skipReasons label scheduler_runs_skipped_total.
 	skipReasons = []store.SkipReason{store.SkipMisfire, store.SkipOverlap, store.SkipPaused, store.SkipDST}
 	// alarmKinds label scheduler_alarms_raised_total.
-	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered"}
+	alarmKinds = []string{"late", "missed", "dead", "misfire", "recovered", "upstream"}
 	// incidentKinds label scheduler_incidents_open.
-	incidentKinds = []string{"late", "missed", "dead", "misfire"}
+	incidentKinds = []string{"late", "missed", "dead", "misfire", "upstream"}
 	// jobStates label scheduler_jobs.
 	jobStates = []queue.State{queue.StatePending, queue.StateRunning, queue.StateDone, queue.StateDead, queue.StateCancelled, queue.StateDiscarded}
 )

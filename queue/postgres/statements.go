@@ -78,6 +78,8 @@ GROUP BY state`,
 	SkipsBetween: skipsBetweenSQL,
 	OpenAlarms:   openAlarmsSQL,
 	LastSuccess:  lastSuccessSQL,
+	// UpstreamFailedSkips reads the index of those skips alone.
+	UpstreamFailedSkips: upstreamFailedSkipsSQL,
 
 	ActivityAll:     activityAllSQL,
 	ActivityOf:      activityOfSQL,
@@ -239,6 +241,8 @@ var (
 FROM jobs WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 ORDER BY scheduled_at, item, id LIMIT $4`
 	deadJobsSQL = `SELECT ` + jobColumns + ` FROM jobs
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > $1 ORDER BY finished_at, id LIMIT $2`
+	upstreamFailedSkipsSQL = `SELECT ` + store.SkipColumns + ` FROM skips
+WHERE schedule = $1 AND recorded_at > $2 AND reason = 'upstream failed' ORDER BY recorded_at, scheduled_at, item LIMIT $3`
 	skipsBetweenSQL = `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = $1 AND scheduled_at > $2 AND scheduled_at <= $3 AND reason = $4 ORDER BY scheduled_at, item LIMIT $5`
 	// openAlarmsSQL also reads whether a notification is still to end.

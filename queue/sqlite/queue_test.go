@@ -303,6 +303,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		"notifying":     {openAlarmsSQL, []any{10}, "jobs_alarm"},
 		"alarms of":     {st.AlarmsOf, []any{"s", 10}, "alarms_schedule (schedule=?)"},
 		"last success":  {st.LastSuccess, []any{"s"}, "jobs_schedule_at (schedule=? AND scheduled_at>?)"},
+		// A downstream schedule's upstream failures, by when recorded.
+		"upstream failed": {st.UpstreamFailedSkips, []any{"s", 0, 10}, "skips_upstream_failed (schedule=? AND recorded_at>?)"},
 		// A batch's compare-and-set of the cursors is one search each.
 		"move cursors": {moveCursorsSQL, make([]any, 4*casRows+1), "SEARCH cursors USING PRIMARY KEY (schedule=?)"},
 	}

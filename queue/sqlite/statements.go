@@ -75,6 +75,8 @@ FROM jobs WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? ORDER BY
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`,
 	SkipsBetween: `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORDER BY scheduled_at, item LIMIT ?`,
+	UpstreamFailedSkips: `SELECT ` + store.SkipColumns + ` FROM skips
+WHERE schedule = ? AND recorded_at > ? AND reason = 'upstream failed' ORDER BY recorded_at, scheduled_at, item LIMIT ?`,
 	OpenAlarms: openAlarmsSQL,
 	LastSuccess: `SELECT finished_at FROM jobs
 WHERE schedule = ? AND scheduled_at IS NOT NULL AND state = 'done' ORDER BY scheduled_at DESC LIMIT 1`,

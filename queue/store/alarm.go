@@ -19,6 +19,9 @@ const (
 	AlarmDead      AlarmKind = "dead"      // a job of the schedule went dead
 	AlarmMisfire   AlarmKind = "misfire"   // runs were skipped by the catch-up (misfire) rule
 	AlarmRecovered AlarmKind = "recovered" // a run succeeded after a late, missed or dead alarm
+	// AlarmUpstream: a schedule with after was skipped for an instant
+	// because its upstream's jobs did not all succeed (SkipUpstreamFailed).
+	AlarmUpstream AlarmKind = "upstream"
 )
 
 // NotifyKeyPrefix starts every notification job's dedup key (see NotifyKey);
@@ -88,7 +91,9 @@ type OpenAlarm struct {
 
 // AlarmMark is how far a schedule's alarms were evaluated: instants up to
 // Late for late starts and Missed for deadlines, misfire skips up to Misfire,
-// dead jobs up to Dead. Marks only move forward.
+// dead jobs up to Dead. A schedule with after has no instants or misfires
+// of its own: its Misfire is how far its upstream-failed skips were read
+// by the time they were recorded. Marks only move forward.
 type AlarmMark struct {
 	Schedule string
 	Late     time.Time
@@ -127,7 +132,7 @@ func PrepareAlarms(alarms []NewAlarm, now time.Time) ([]NewAlarm, error) {
 	out := make([]NewAlarm, len(alarms))
 	for i, a := range alarms {
 		switch a.Kind {
-		case AlarmLate, AlarmMissed, AlarmDead, AlarmMisfire, AlarmRecovered:
+		case AlarmLate, AlarmMissed, AlarmDead, AlarmMisfire, AlarmRecovered, AlarmUpstream:
 		default:
 			return nil, fmt.Errorf("raise alarm %d: kind %q", i, a.Kind)
 		}

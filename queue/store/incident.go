@@ -47,7 +47,7 @@ func noticeKey(n Notice) string {
 // GroupsIntoIncident reports whether alarms of kind k are counted on
 // incidents: every kind but recovered.
 func GroupsIntoIncident(k AlarmKind) bool {
-	return k == AlarmLate || k == AlarmMissed || k == AlarmDead || k == AlarmMisfire
+	return k == AlarmLate || k == AlarmMissed || k == AlarmDead || k == AlarmMisfire || k == AlarmUpstream
 }
 
 // Incident is a stored incident.

@@ -121,6 +121,9 @@ type AlarmProtocol interface {
 	// SkipsBetween returns up to limit skips of schedule for reason whose
 	// instant is in (after, through], oldest first.
 	SkipsBetween(ctx context.Context, schedule string, reason SkipReason, after, through time.Time, limit int) ([]Skip, error)
+	// UpstreamFailedSkips returns up to limit skips of schedule for
+	// SkipUpstreamFailed recorded after after, oldest recorded first.
+	UpstreamFailedSkips(ctx context.Context, schedule string, after time.Time, limit int) ([]Skip, error)
 	// OpenAlarms returns up to limit open alarms, oldest first, with their
 	// jobs' state.
 	OpenAlarms(ctx context.Context, limit int) ([]OpenAlarm, error)

@@ -51,6 +51,8 @@ type Statements struct {
 	SkipsBetween string // schedule, after, through, reason, limit: SkipColumns
 	OpenAlarms   string // limit: ScanOpenAlarm's columns
 	LastSuccess  string // schedule: finished_at
+	// UpstreamFailedSkips: schedule, after (recorded_at), limit: SkipColumns.
+	UpstreamFailedSkips string
 
 	// The charts'. A bucket is (instant - from) / size in whole
 	// milliseconds, -1 before from.

@@ -409,6 +409,11 @@ func (e *Base) SkipsBetween(ctx context.Context, schedule string, reason SkipRea
 	return e.skips(ctx, "read skips of "+schedule, e.q.SkipsBetween, schedule, after, through, string(reason), alarmRows(limit))
 }
 
+// UpstreamFailedSkips implements AlarmProtocol.UpstreamFailedSkips.
+func (e *Base) UpstreamFailedSkips(ctx context.Context, schedule string, after time.Time, limit int) ([]Skip, error) {
+	return e.skips(ctx, "read upstream failures of "+schedule, e.q.UpstreamFailedSkips, schedule, after, alarmRows(limit))
+}
+
 // OpenAlarms implements AlarmProtocol.OpenAlarms.
 func (e *Base) OpenAlarms(ctx context.Context, limit int) ([]OpenAlarm, error) {
 	out, err := Collect(e.read(ctx, e.q.OpenAlarms, alarmRows(limit)), ScanOpenAlarm)

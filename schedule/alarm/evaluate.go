@@ -42,8 +42,11 @@ type Evaluator struct {
 	log *slog.Logger
 
 	// Only the goroutine that calls Evaluate.
-	deadSeen  map[string]time.Time // dead alarms raised within deadLookback, by key
+	seen      map[string]time.Time // dead and upstream alarms raised within deadLookback, by key
 	deadAfter time.Time            // where a truncated read of dead jobs goes on
+	// upstreamAfter is where a truncated read of a schedule's upstream
+	// failures goes on, by schedule.
+	upstreamAfter map[string]time.Time
 	// marks are read once, then kept as written. Another process's marks
 	// are monotonic, so missing them only costs work.
 	marks map[string]store.AlarmMark
@@ -59,7 +62,7 @@ func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Evaluator{q: q, log: log, deadSeen: map[string]time.Time{}}
+	return &Evaluator{q: q, log: log, seen: map[string]time.Time{}, upstreamAfter: map[string]time.Time{}}
 }
 
 // Cursors are the schedules' cursors, by name, around the beat's pass an
@@ -81,8 +84,8 @@ type Result struct {
 }
 
 // Evaluate judges what happened since each watched schedule's marks:
-// instants past start_within or deadline, misfire skips, dead jobs, and
-// recoveries. In one transaction it raises the new alarms with their
+// instants past start_within or deadline, misfire skips, dead jobs,
+// upstream failures that skipped a schedule with after, and recoveries. In one transaction it raises the new alarms with their
 // notifications and moves the marks; it logs each alarm raised. A
 // schedule is judged up to its cursor in cur.After; a newly watched one
 // from its cursor in cur.Before, so instants a downtime passed count too.
@@ -93,7 +96,8 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 			watched = append(watched, s)
 		}
 	}
-	if len(watched) == 0 {
+	followers := watchedFollowers(cfg)
+	if len(watched) == 0 && len(followers) == 0 {
 		e.setDeadlines(nil)
 		return Result{}, nil
 	}
@@ -115,6 +119,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 			continue
 		}
 		if err := e.judgeSchedule(ctx, j, cfg, s, c.At, cur.Before, dead, deadThrough); err != nil {
+			return Result{}, err
+		}
+	}
+	for _, s := range followers {
+		if err := e.judgeUpstream(ctx, j, s); err != nil {
 			return Result{}, err
 		}
 	}
@@ -147,9 +156,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 	wakeForReminders(cfg, j, out)
 	e.moveDeadlines(cfg, out.Raised, deadlines)
 	e.logOutcome(ctx, cfg, out)
-	for key, at := range e.deadSeen {
+	for key, at := range e.seen {
 		if now.Sub(at) > 2*deadLookback {
-			delete(e.deadSeen, key)
+			delete(e.seen, key)
 		}
 	}
 	return Result{Next: j.next, Raised: out.Raised}, nil
@@ -250,7 +259,7 @@ func (e *Evaluator) moveDeadlines(cfg *config.Config, raised []store.Alarm, dead
 		if a.Kind != store.AlarmMissed {
 			continue
 		}
-		if s, ok := cfg.Schedule(a.Schedule); ok && s.Deadline > 0 {
+		if s, ok := scheduleOf(cfg, a.Schedule); ok && s.Deadline > 0 {
 			if at, ok := deadlines[a.Schedule]; ok && a.ScheduledAt.Add(s.Deadline).Before(at) {
 				deadlines[a.Schedule] = a.ScheduledAt.Add(s.Deadline)
 			}

@@ -52,7 +52,7 @@ func (e *Evaluator) planIncidents(ctx context.Context, cfg *config.Config, j *ju
 			p.waits = p.waits || in.Notifying
 			continue // resolved now, or once its notice ended
 		}
-		s, _ := cfg.Schedule(in.Schedule)
+		s, _ := scheduleOf(cfg, in.Schedule)
 		if s == nil || s.Renotify <= 0 || !in.AckedAt.IsZero() || len(s.Notify) == 0 {
 			continue
 		}
@@ -74,7 +74,7 @@ func (e *Evaluator) planIncidents(ctx context.Context, cfg *config.Config, j *ju
 // opened or reminded.
 func wakeForReminders(cfg *config.Config, j *judgement, out store.AlarmOutcome) {
 	for _, n := range out.Notices {
-		s, ok := cfg.Schedule(n.Incident.Schedule)
+		s, ok := scheduleOf(cfg, n.Incident.Schedule)
 		if ok && n.Kind != store.NoticeResolved && s.Renotify > 0 {
 			j.wakeAt(n.Incident.NotifiedAt.Add(s.Renotify))
 		}
@@ -117,7 +117,7 @@ func (p *incidentPlan) resolves(schedule string, open []store.Incident, props []
 // incident's fields.
 func noticeFunc(cfg *config.Config, lastSuccess map[string]time.Time) func(store.Notice) ([]store.NewJob, error) {
 	return func(n store.Notice) ([]store.NewJob, error) {
-		s, ok := cfg.Schedule(n.Incident.Schedule)
+		s, ok := scheduleOf(cfg, n.Incident.Schedule)
 		if !ok || len(s.Notify) == 0 {
 			return nil, nil
 		}
@@ -196,7 +196,7 @@ func (e *Evaluator) logOutcome(ctx context.Context, cfg *config.Config, out stor
 // instantOf is a's instant in its schedule's zone, or "".
 func instantOf(cfg *config.Config, a store.Alarm) string {
 	loc := time.UTC
-	if s, ok := cfg.Schedule(a.Schedule); ok {
+	if s, ok := scheduleOf(cfg, a.Schedule); ok {
 		loc = s.Location
 	}
 	return inZone(a.ScheduledAt, loc)

@@ -136,7 +136,7 @@ func (e *Evaluator) judgeDead(cfg *config.Config, s *config.Schedule, dead []*qu
 		a := store.NewAlarm{Schedule: s.Name, Item: j.Item, ScheduledAt: j.ScheduledAt, Kind: store.AlarmDead,
 			JobID: j.ID, Error: alarmError(cfg, j), At: j.FinishedAt}
 		a.Key = alarmKey(a)
-		if _, ok := e.deadSeen[a.Key]; ok {
+		if _, ok := e.seen[a.Key]; ok {
 			continue
 		}
 		p := proposed{s: s, a: a}
@@ -172,7 +172,7 @@ func (e *Evaluator) judgeRecoveries(ctx context.Context, cfg *config.Config) ([]
 	byKey := map[string]int{}      // recovered key -> index in out
 	notifying := map[string]bool{} // recovered keys that wait for a notification
 	for _, o := range open {
-		s, _ := cfg.Schedule(o.Schedule)
+		s, _ := scheduleOf(cfg, o.Schedule)
 		if o.JobState != queue.StateDone && o.JobState != "" {
 			if o.Kind == store.AlarmMissed && s != nil && s.Deadline > 0 {
 				at := o.ScheduledAt.Add(s.Deadline)

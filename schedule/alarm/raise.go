@@ -13,7 +13,7 @@ import (
 // raise commits the alarms, the moved marks and the incidents' counts,
 // reminders and resolutions with their notifications in one transaction,
 // and returns what it did. It remembers the batch's alarms, even those
-// another process raised: a dead one is not proposed again, and an open
+// another process raised: a dead or upstream one is not proposed again, and an open
 // one makes its recovering success call for an evaluation.
 func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time, props []proposed, marks []store.AlarmMark, plan incidentPlan) (store.AlarmOutcome, error) {
 	batch, err := e.batch(props, marks, plan)
@@ -30,8 +30,8 @@ func (e *Evaluator) raise(ctx context.Context, cfg *config.Config, now time.Time
 		e.marks[m.Schedule] = m
 	}
 	for _, a := range batch.Alarms {
-		if a.Kind == store.AlarmDead {
-			e.deadSeen[a.Key] = now
+		if a.Kind == store.AlarmDead || a.Kind == store.AlarmUpstream {
+			e.seen[a.Key] = now
 		}
 		if store.OpensAlarm(a.Kind) || store.GroupsIntoIncident(a.Kind) {
 			e.markAlarmed(a.Schedule)

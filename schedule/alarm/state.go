@@ -10,7 +10,8 @@ import (
 // Finished reports whether a job's end (queue.PoolConfig.FinishedFunc)
 // calls for an evaluation now, because it can raise something: a job of
 // a watched schedule of cfg went dead, or succeeded while its schedule
-// had open alarms; or a notification ended while a recovery waited for
+// had open alarms; a job went dead that a watched schedule with after
+// waits for; or a notification ended while a recovery waited for
 // one. Safe for concurrent use; never blocks.
 func (e *Evaluator) Finished(cfg *config.Config, f queue.Finished) bool {
 	dead := f.Outcome == queue.OutcomeDead
@@ -25,7 +26,10 @@ func (e *Evaluator) Finished(cfg *config.Config, f queue.Finished) bool {
 	if f.Schedule == "" {
 		return false
 	}
-	s, _ := cfg.Schedule(f.Schedule)
+	s, _ := scheduleOf(cfg, f.Schedule)
+	if dead && s != nil && followedByWatched(cfg, s.Name) {
+		return true // it may skip a schedule after it
+	}
 	return s != nil && s.Watched() && (dead || e.alarmed[f.Schedule])
 }
 

@@ -1,0 +1,91 @@
+package schedule
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/scheduler-run/scheduler/clock"
+	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/queue/store"
+)
+
+// upstreamWatched has s (two items, hourly) and d after it requiring
+// done, notifying page.
+const upstreamWatched = `
+[tasks.t]
+max_attempts = 1
+[tasks.summary]
+[tasks.page]
+[[schedule]]
+name = "s"
+cron = "0 * * * *"
+task = "t"
+for_each = [ { n = 1 }, { n = 2 } ]
+[[schedule]]
+name = "d"
+after = "s"
+require = "done"
+task = "summary"
+notify = ["page"]
+`
+
+// TestUpstreamFailedAlarm: an item of s dying skips d's instant, which
+// raises one upstream alarm on d and notifies once; a restarted beat
+// raises nothing again; once the item is retried and succeeds, d runs and
+// its success resolves the incident with one notice.
+func TestUpstreamFailedAlarm(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
+		ctx := context.Background()
+		cfg := mustParse(t, upstreamWatched)
+		first := startBeat(t, q, cfg, clk)
+		first.advance(time.Hour)
+		at := t0.Add(time.Hour)
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		dead := runNext(t, q, clk, "t", queue.OutcomeDead)
+		first.advance(time.Second)
+		if got, want := alarmList(t, q), []string{label("", at) + " upstream"}; !equal(got, want) {
+			t.Fatalf("alarms = %v, want %v", got, want)
+		}
+		ns := notifications(t, q)
+		if len(ns) != 1 || ns[0].Schedule != "d" || ns[0].Kind != "upstream" || ns[0].Notice != "first" ||
+			ns[0].JobID != dead.ID || ns[0].Instant != at.Format(time.RFC3339) ||
+			ns[0].LastError != "upstream failed: 1 of 2 items did not succeed (dead: "+dead.Item+")" {
+			t.Fatalf("notifications = %+v, want one upstream notice of d naming %s", ns, dead.Item)
+		}
+
+		first.stop()
+		second := startBeat(t, q, cfg, clk)
+		second.advance(time.Second)
+		second.advance(10 * time.Minute)
+		if got := alarmList(t, q); len(got) != 1 {
+			t.Errorf("alarms after a restart = %v, want the one", got)
+		}
+		if ns := notifications(t, q); len(ns) != 1 {
+			t.Errorf("notifications after a restart = %+v, want the one", ns)
+		}
+
+		// The notice ends; the item is retried and succeeds; d runs.
+		runNext(t, q, clk, "page", queue.OutcomeDone)
+		if err := q.Retry(ctx, dead.ID); err != nil {
+			t.Fatal(err)
+		}
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		clk.Advance(time.Second)
+		runNext(t, q, clk, "summary", queue.OutcomeDone)
+		second.advance(time.Second)
+		ns = notifications(t, q)
+		if len(ns) != 2 || ns[1].Notice != "resolved" || ns[1].IncidentKind != "upstream" {
+			t.Fatalf("notifications after d ran = %+v, want the first and one resolution", ns)
+		}
+		ins, err := q.Incidents(ctx, "d", 10)
+		if err != nil || len(ins) != 1 || ins[0].Open || ins[0].Kind != store.AlarmUpstream {
+			t.Errorf("Incidents of d = %+v, %v; want one resolved upstream incident", ins, err)
+		}
+		second.advance(10 * time.Minute)
+		if ns := notifications(t, q); len(ns) != 2 {
+			t.Errorf("notifications later = %d, want 2", len(ns))
+		}
+	})
+}
