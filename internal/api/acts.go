@@ -73,7 +73,7 @@ func (a *API) trigger(r *http.Request, c caller) (int, any, error) {
 		req.Key = h
 	}
 	q := a.cfg.Queue
-	opts := schedule.TriggerOptions{Item: req.Item, Key: req.Key, Now: q.Clock().Now()}
+	opts := schedule.TriggerOptions{Item: req.Item, Key: req.Key, Now: q.Clock().Now(), TracerProvider: a.cfg.TracerProvider}
 	if len(req.Payload) > 0 && string(req.Payload) != "null" {
 		if err := schedule.CheckTriggerPayload(req.Payload); err != nil {
 			return 0, nil, problemf(http.StatusBadRequest, codeInvalidPayload, "payload: %v", err)

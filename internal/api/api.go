@@ -13,6 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/internal/dashboard"
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule/config"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Prefix is the path under which the API is served.
@@ -32,8 +33,11 @@ type Config struct {
 	ConfigFunc func() *config.Config
 	// HTTP holds the host names, the listen address and the trusted
 	// proxies that the dashboard's Host check and client address follow.
-	HTTP   config.HTTPSettings
-	Logger *slog.Logger // Default: discard.
+	HTTP config.HTTPSettings
+	// TracerProvider, when set, makes each trigger a span that parents its
+	// jobs' attempts. Default: none.
+	TracerProvider trace.TracerProvider
+	Logger         *slog.Logger // Default: discard.
 }
 
 // API serves /api/v1. It is safe for concurrent use.

@@ -19,6 +19,7 @@ import (
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
 	"github.com/scheduler-run/scheduler/tasks"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures a Daemon. File, Schedules, FileData, DB and OpenFunc
@@ -190,9 +191,7 @@ func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 	if d.listen != "" {
 		pc.ReclaimedFunc = func(n int) { d.met.leasesReclaimed(n) }
 	}
-	if d.tp != nil {
-		pc.TracerProvider = d.tp
-	}
+	pc.TracerProvider = d.tracerProvider()
 	return pc
 }
 
@@ -202,10 +201,17 @@ func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
 	if d.listen != "" {
 		bc.EventFunc = func(e schedule.Event) { d.met.beatEvent(e) }
 	}
-	if d.tp != nil {
-		bc.TracerProvider = d.tp
-	}
+	bc.TracerProvider = d.tracerProvider()
 	return bc
+}
+
+// tracerProvider is [tracing]'s provider, or nil (an untyped nil: no
+// tracing) when it is off.
+func (d *Daemon) tracerProvider() trace.TracerProvider {
+	if d.tp == nil {
+		return nil
+	}
+	return d.tp
 }
 
 // jobFinished is the pools' FinishedFunc: it counts the attempt in the

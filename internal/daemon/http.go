@@ -18,6 +18,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The HTTP server's limits bound how long a slow client holds a connection.
@@ -32,7 +33,7 @@ const (
 
 // newSite returns the dashboard served at "/": the pages behind h's login,
 // and the actions when h enables them, all fed by beat.
-func newSite(q *queue.Client, h config.HTTPSettings, beat *schedule.Beat, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
+func newSite(q *queue.Client, h config.HTTPSettings, beat *schedule.Beat, tp trace.TracerProvider, clk clock.Clock, log *slog.Logger) (http.Handler, error) {
 	auth, err := dashboard.NewAuth(dashboard.AuthConfig{HTTP: h, Clock: clk, Logger: log})
 	if err != nil {
 		return nil, err
@@ -45,7 +46,7 @@ func newSite(q *queue.Client, h config.HTTPSettings, beat *schedule.Beat, clk cl
 	}
 	var actions *dashboard.Actions
 	if h.Actions && h.Credentials() {
-		if actions, err = dashboard.NewActions(dashboard.ActionsConfig{Queue: q, ConfigFunc: cfg, Logger: log}); err != nil {
+		if actions, err = dashboard.NewActions(dashboard.ActionsConfig{Queue: q, ConfigFunc: cfg, TracerProvider: tp, Logger: log}); err != nil {
 			return nil, err
 		}
 	}
@@ -125,13 +126,13 @@ func (d *Daemon) buildHTTP(clk clock.Clock) error {
 		h := d.running.HTTP
 		h.Listen = d.listen // a host name the dashboard answers to
 		var err error
-		if site, err = newSite(d.q, h, d.beat, clk, d.log); err != nil {
+		if site, err = newSite(d.q, h, d.beat, d.tracerProvider(), clk, d.log); err != nil {
 			return err
 		}
 	}
 	h := d.running.HTTP
 	h.Listen = d.listen
-	apis, err := api.New(api.Config{Queue: d.q, ConfigFunc: d.beat.Config, HTTP: h, Logger: d.log})
+	apis, err := api.New(api.Config{Queue: d.q, ConfigFunc: d.beat.Config, HTTP: h, TracerProvider: d.tracerProvider(), Logger: d.log})
 	if err != nil {
 		return err
 	}

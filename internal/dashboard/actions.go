@@ -13,6 +13,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/schedule"
 	"github.com/scheduler-run/scheduler/schedule/config"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The actions, as in /actions/NAME and their forms' data-action.
@@ -31,7 +32,10 @@ type ActionsConfig struct {
 	Queue *queue.Client
 	// ConfigFunc returns the config the daemon runs now.
 	ConfigFunc func() *config.Config
-	Logger     *slog.Logger // Default: discard.
+	// TracerProvider, when set, makes each trigger a span that parents its
+	// jobs' attempts. Default: none.
+	TracerProvider trace.TracerProvider
+	Logger         *slog.Logger // Default: discard.
 }
 
 // Actions are what a logged-in operator may do when [http] actions = true:
@@ -120,7 +124,7 @@ func (x *Actions) scheduleAction(ctx context.Context, action, name, item, payloa
 	cfg, q := x.cfg.ConfigFunc(), x.cfg.Queue
 	switch action {
 	case ActionTrigger:
-		opts := schedule.TriggerOptions{Item: item, Now: q.Clock().Now()}
+		opts := schedule.TriggerOptions{Item: item, Now: q.Clock().Now(), TracerProvider: x.cfg.TracerProvider}
 		if payload != "" {
 			if err := schedule.CheckTriggerPayload([]byte(payload)); err != nil {
 				return "", fmt.Errorf("trigger %s not done: payload: %w", name, err)
