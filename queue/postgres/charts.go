@@ -22,15 +22,15 @@ const latencyMS = `(extract(epoch FROM started_at - run_at) * 1000)`
 // the hour, in whole microseconds, exact either way.
 func markTerm(offset string) string { return offset + ` + 1` }
 
-// activityAllSQL is one index-only range of jobs_finished.
+// activityAllSQL is an index-only range of jobs_finished per end state.
 var activityAllSQL = `SELECT ` + bucketOf("finished_at") + `, state, ` + bucketOf("coalesce(started_at, finished_at)") + `,
 ` + bucketOf("run_at") + `, CASE WHEN started_at IS NULL THEN -1 ELSE ` + store.LatencyClass(latencyMS) + ` END,
 count(*), coalesce(max(` + latencyMS + `), 0)::bigint, sum(` + markTerm("(extract(epoch FROM finished_at - $1::timestamptz) * 1000000)::bigint % ($2::bigint * 1000)") + `)::bigint
 FROM jobs WHERE finished_at >= $3::timestamptz AND finished_at < $4::timestamptz AND state IN ('done', 'dead', 'cancelled', 'discarded')
 GROUP BY 1, 2, 3, 4, 5`
 
-// chartMarksSQL counts each hour in an index-only range of jobs_finished
-// of its own: no grouping, no sort. The series is of integers, whose
+// chartMarksSQL counts each hour in index-only ranges of jobs_finished of
+// its own (one per end state): no grouping, no sort. The series is of integers, whose
 // length the planner can see.
 var chartMarksSQL = `SELECT h, coalesce(m.print, 0) FROM (SELECT $1::timestamptz + i * $2::bigint * interval '1 millisecond' AS h
 	FROM generate_series(0, ceil(extract(epoch FROM $3::timestamptz - $1::timestamptz) * 1000 / $2::bigint)::bigint - 1) i) hs

@@ -30,6 +30,17 @@ var AlarmQueries = map[string]struct {
 	"last success": {lastSuccessSQL, []any{"s"}, "jobs_schedule_at"},
 }
 
+// EndedQueries are the reads of jobs_finished, for the plan test, with
+// arguments: purge's batch and the charts'.
+var EndedQueries = map[string]struct {
+	SQL  string
+	Args []any
+}{
+	"purge":       {purgeDoneSQL, []any{t2, 10}},
+	"activity":    {activityAllSQL, []any{t1, int64(60000), t1, t2}},
+	"chart marks": {chartMarksSQL, []any{t1, int64(3600000), t2}},
+}
+
 var t1, t2 = time.Unix(0, 0).UTC(), time.Unix(3600, 0).UTC()
 
 // ClaimQueries are the claims and the next wake, with and without

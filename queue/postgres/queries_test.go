@@ -105,6 +105,37 @@ func TestAlarmQueryPlans(t *testing.T) {
 	}
 }
 
+// TestEndedQueryPlans: purge and the charts walk the ranges of
+// jobs_finished, never the jobs table.
+func TestEndedQueryPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	open(t, dsn, clock.NewFake(t0)) // migrates the schema
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SET enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	for name, q := range postgres.EndedQueries {
+		rows, err := conn.Query(ctx, "EXPLAIN "+q.SQL, q.Args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plan := strings.Join(lines, "\n")
+		if !strings.Contains(plan, "using jobs_finished on jobs") || strings.Contains(plan, "Seq Scan on jobs") {
+			t.Errorf("%s: plan does not walk jobs_finished:\n%s", name, plan)
+		}
+	}
+}
+
 // TestClaimQueryPlans: a claim walks jobs_ready, in its order, whether the
 // pool takes version 1 alone of each type or other versions too, and so
 // does the next wake; none sorts or reads the whole jobs table.

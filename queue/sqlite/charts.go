@@ -19,15 +19,15 @@ func bucketOf(x string) string {
 // the hour, in ms.
 func markTerm(offset string) string { return offset + ` + 1` }
 
-// activityAllSQL is one range of jobs_finished, which covers it.
+// activityAllSQL is a range of jobs_finished per end state, which covers it.
 var activityAllSQL = `SELECT ` + bucketOf("finished_at") + `, state, ` + bucketOf("coalesce(started_at, finished_at)") + `,
 ` + bucketOf("run_at") + `, CASE WHEN started_at IS NULL THEN -1 ELSE ` + store.LatencyClass("(started_at - run_at)") + ` END,
 count(*), coalesce(max(started_at - run_at), 0), sum(` + markTerm("(finished_at - ?1) % ?2") + `)
 FROM jobs WHERE finished_at >= ?3 AND finished_at < ?4 AND state IN ('done', 'dead', 'cancelled', 'discarded')
 GROUP BY 1, 2, 3, 4, 5`
 
-// chartMarksSQL counts each hour in a range of jobs_finished of its own,
-// in index order: no grouping, no sort.
+// chartMarksSQL counts each hour in ranges of jobs_finished of its own
+// (one per end state): no grouping, no sort.
 var chartMarksSQL = `WITH RECURSIVE h(t) AS (SELECT ?1 WHERE ?1 < ?3 UNION ALL SELECT t + ?2 FROM h WHERE t + ?2 < ?3)
 SELECT t, (SELECT coalesce(sum(` + markTerm("finished_at - h.t") + `), 0) FROM jobs
 	WHERE finished_at >= h.t AND finished_at < h.t + ?2 AND state IN ('done', 'dead', 'cancelled', 'discarded'))

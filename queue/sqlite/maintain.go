@@ -10,10 +10,11 @@ import (
 	"github.com/scheduler-run/scheduler/queue/store"
 )
 
-// purgeBatch selects old done jobs in a total order (jobs_done), so
-// purgeKeysSQL and purgeDoneSQL read the same batch. It keeps the highest id:
-// SQLite, without AUTOINCREMENT, would give it to the next job, which a late
-// result or a reference to the purged one would then reach.
+// purgeBatch selects old done jobs in a total order, so purgeKeysSQL and
+// purgeDoneSQL read the same batch: it walks the done jobs of jobs_finished
+// by finished_at, sorting only the ids of one finished_at. It keeps the
+// highest id: SQLite, without AUTOINCREMENT, would give it to the next job,
+// which a late result or a reference to the purged one would then reach.
 const purgeBatch = `SELECT id FROM jobs WHERE state = 'done' AND finished_at < ?1 AND id < (SELECT max(id) FROM jobs)
 	ORDER BY finished_at, id LIMIT ?2`
 

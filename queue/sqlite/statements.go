@@ -71,7 +71,7 @@ GROUP BY state`,
 	// A jobs_schedule_at range; first starts from attempts_job.
 	InstantJobs: `SELECT ` + jobColumns + `, (SELECT min(a.started_at) FROM attempts a WHERE a.job_id = jobs.id)
 FROM jobs WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? ORDER BY scheduled_at, item, id LIMIT ?`,
-	DeadJobs: `SELECT ` + jobColumns + ` FROM jobs
+	DeadJobs: `SELECT ` + jobColumns + ` FROM jobs INDEXED BY jobs_dead_finished
 WHERE state = 'dead' AND schedule IS NOT NULL AND finished_at > ? ORDER BY finished_at, id LIMIT ?`,
 	SkipsBetween: `SELECT ` + store.SkipColumns + ` FROM skips
 WHERE schedule = ? AND scheduled_at > ? AND scheduled_at <= ? AND reason = ? ORDER BY scheduled_at, item LIMIT ?`,
