@@ -121,7 +121,7 @@ func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	if !cronOK {
 		return
 	}
-	expr, err := cron.Parse(string(text), loc)
+	expr, err := l.parseCron(string(text), loc)
 	if err != nil {
 		l.add(w.with("cron"), err)
 		return
@@ -130,6 +130,20 @@ func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	if msg := expr.Warning(); msg != "" {
 		cfg.Warnings = append(cfg.Warnings, l.warning(w.with("cron"), errors.New(msg)))
 	}
+}
+
+// parseCron is cron.Parse, sharing one Expr between the schedules with
+// the same expression and zone.
+func (l *loader) parseCron(text string, loc *time.Location) (*cron.Expr, error) {
+	k := exprKey{text, loc}
+	if e, ok := l.exprs[k]; ok {
+		return e, nil
+	}
+	e, err := cron.Parse(text, loc)
+	if err == nil {
+		l.exprs[k] = e
+	}
+	return e, err
 }
 
 // loadScheduleTask decodes a schedule's task, which is required and must
