@@ -13,7 +13,7 @@ import (
 // nested file could exhaust the daemon at a reload.
 const (
 	// MaxSize bounds a configuration file, in bytes.
-	MaxSize = 4 << 20
+	MaxSize = 32 << 20
 	// MaxDepth bounds nesting: each part of a table header or dotted key,
 	// and each array or inline table, is a level. A config's own tables
 	// take three; the rest is left to payloads and for_each items.
