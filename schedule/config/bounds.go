@@ -44,7 +44,7 @@ func ReadFile(path string) ([]byte, error) {
 // checkBounds reports data over MaxSize or deeper than MaxDepth.
 func checkBounds(file string, data []byte) *Error {
 	if len(data) > MaxSize {
-		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
+		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (32 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
 	}
 	if line, depth, key := nestingOver(data, MaxDepth); line > 0 {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: depth %d in %s, more than the %d a config may have (each part of a table header or dotted key, and each array or inline table, is a level)",
