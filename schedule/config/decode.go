@@ -32,6 +32,7 @@ type loader struct {
 	twins     map[string]bool // see findTwins
 	truncated bool            // MaxErrors reached
 	notified  map[string]bool // notify tasks whose templates were checked
+	first     int             // position of md's first [[schedule]] (see loadInRuns)
 
 	// Values many schedules repeat, parsed once per load and shared.
 	zones map[string]*time.Location

@@ -18,7 +18,7 @@ func (l *loader) checkKeys() {
 		undecoded[k.String()] = true
 	}
 	seen := map[string]bool{}
-	idx := -1
+	idx := l.first - 1
 	for _, k := range l.md.Keys() {
 		if len(k) == 1 && k[0] == "schedule" {
 			idx++
@@ -45,7 +45,7 @@ func (l *loader) checkKeys() {
 // the same problems.
 func (l *loader) findTwins() {
 	spellings := map[string]map[string]bool{}
-	idx := -1
+	idx := l.first - 1
 	for _, k := range l.md.Keys() {
 		if len(k) == 1 && k[0] == "schedule" {
 			idx++

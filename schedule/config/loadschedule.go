@@ -23,44 +23,61 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 	if !l.decode(p, &raws, where{field: "schedule", path: []string{"schedule"}}) {
 		return
 	}
+	var sl scheduleList
+	l.loadScheduleRange(raws, 0, cfg, templates, &sl)
+	l.linkDownstream(cfg, sl.downstream)
+}
+
+// scheduleList is what loading the [[schedule]] tables gathers across
+// the ranges they load in.
+type scheduleList struct {
+	lines      map[string]int // the line of each name
+	downstream []downstreamAt
+}
+
+// loadScheduleRange loads raws, the [[schedule]] tables from position
+// base on, into cfg.Schedules.
+func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config, templates map[string][]*template.Template, sl *scheduleList) {
 	// Names first, so any message can name its schedule.
 	decoded := make([]rawSchedule, len(raws))
 	ok := make([]bool, len(raws))
-	for i, rp := range raws {
+	for j, rp := range raws {
+		i := base + j
 		w := where{table: "schedule", job: fmt.Sprintf("#%d", i+1), path: []string{"schedule", elem(i)}}
-		if ok[i] = l.decode(rp, &decoded[i], w); !ok[i] {
+		if ok[j] = l.decode(rp, &decoded[j], w); !ok[j] {
 			continue
 		}
 		var name string
-		if present(decoded[i].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
-			l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
+		if present(decoded[j].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+			l.md.PrimitiveDecode(decoded[j].Name, &name) == nil && validName(name) {
 			l.names[i] = name
 		}
 	}
-	lines := map[string]int{}
-	var downstream []downstreamAt
-	for i := range raws {
-		if !ok[i] {
+	if sl.lines == nil {
+		sl.lines = map[string]int{}
+	}
+	for j := range raws {
+		if !ok[j] {
 			continue
 		}
-		s := l.loadSchedule(i, decoded[i], cfg, templates)
+		i := base + j
+		s := l.loadSchedule(i, decoded[j], cfg, templates)
 		if s.Name == "" {
 			continue
 		}
-		if line, dup := lines[s.Name]; dup {
+		if line, dup := sl.lines[s.Name]; dup {
 			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
 			l.errorf(w, "schedule %q is already defined on line %d", s.Name, line)
 			continue
 		}
-		lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		sl.lines[s.Name] = l.loc.line("schedule", elem(i), "name")
 		if s.After != "" {
-			downstream = append(downstream, downstreamAt{s, i})
+			sl.downstream = append(sl.downstream, downstreamAt{s, i})
 			continue
 		}
 		cfg.Schedules = append(cfg.Schedules, s)
 		cfg.byName[s.Name] = s
 	}
-	l.linkDownstream(cfg, downstream)
 }
 
 func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
