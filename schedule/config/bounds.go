@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,11 +35,17 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
+	// Sized from the file, so that a large one is not read by doubling.
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), MaxSize))
+	}
+	var b bytes.Buffer
+	b.Grow(size + bytes.MinRead) // ReadFrom grows the buffer with less free
+	if _, err := b.ReadFrom(io.LimitReader(f, MaxSize+1)); err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return data, nil
+	return b.Bytes(), nil
 }
 
 // checkBounds reports data over MaxSize or deeper than MaxDepth.

@@ -48,6 +48,28 @@ func (l *locator) line(path ...string) int {
 
 func locate(src string) *locator {
 	l := &locator{lines: map[string]int{}, arrays: map[string]int{}}
+	l.scan(src, 1, true)
+	return l
+}
+
+// cutRuns finds the runs of [[schedule]] tables of src, locating nothing.
+func cutRuns(src string) *locator {
+	l := &locator{arrays: map[string]int{}}
+	l.scan(src, 1, false)
+	return l
+}
+
+// locateRun locates the keys of run r of src, whose lines and elements
+// it numbers as in the whole document.
+func locateRun(src string, r scheduleRun) *locator {
+	l := &locator{lines: map[string]int{}, arrays: map[string]int{"schedule": r.first}}
+	l.scan(src[r.start:r.end], r.line, true)
+	return l
+}
+
+// scan reads src, whose first line is the document's line first; with
+// record it notes the lines of keys and tables.
+func (l *locator) scan(src string, first int, record bool) {
 	var (
 		table []string // resolved path of the current table
 		ml    string   // closing delimiter of an open multi-line string
@@ -55,7 +77,7 @@ func locate(src string) *locator {
 	)
 	var run *scheduleRun // the open run
 	off := 0
-	for line := 1; off <= len(src); line++ {
+	for line := first; off <= len(src); line++ {
 		text, _, _ := strings.Cut(src[off:], "\n")
 		start := off
 		off += len(text) + 1
@@ -82,7 +104,9 @@ func locate(src string) *locator {
 					continue
 				}
 				table = l.resolve(keys, array)
-				l.record(table, line)
+				if record {
+					l.record(table, line)
+				}
 				run = l.noteRun(run, keys, array, start, line)
 				continue
 			default:
@@ -91,14 +115,15 @@ func locate(src string) *locator {
 				if len(keys) == 0 || j >= len(text) || text[j] != '=' {
 					continue
 				}
-				l.record(append(append([]string(nil), table...), keys...), line)
+				if record {
+					l.record(append(append([]string(nil), table...), keys...), line)
+				}
 				i = j + 1
 			}
 		}
 		ml, depth = scanValue(text, i, depth)
 	}
 	l.endRun(run, len(src))
-	return l
 }
 
 // noteRun follows the header of keys at byte start and line, open being

@@ -23,22 +23,24 @@ type scheduleRuns struct {
 // loadInRuns loads the file in parts; nil when it found a problem or
 // cannot cut the file, and the whole document must be decoded instead.
 func (l *loader) loadInRuns() *Config {
-	l.loc = locate(l.data)
-	if l.loc.orphan || len(l.loc.runs) == 0 {
+	cut := cutRuns(l.data)
+	if cut.orphan || len(cut.runs) == 0 {
 		return nil
 	}
+	rest := l.rest(cut.runs)
+	l.loc = locate(rest)
 	var raw rawFile
-	md, err := toml.Decode(l.rest(), &raw)
+	md, err := toml.Decode(rest, &raw)
 	if err != nil || present(raw.Schedule) {
 		return nil
 	}
 	l.md = md
 	failed := false
 	cfg := l.loadTables(raw, func(cfg *Config, templates map[string][]*template.Template) {
-		head, headTwins := l.md, l.twins
-		defer func() { l.md, l.twins = head, headTwins }()
+		head, headTwins, headLoc := l.md, l.twins, l.loc
+		defer func() { l.md, l.twins, l.loc = head, headTwins, headLoc }()
 		var sl scheduleList
-		for _, r := range l.loc.runs {
+		for _, r := range cut.runs {
 			if failed = !l.loadRun(r, cfg, templates, &sl); failed {
 				return
 			}
@@ -58,7 +60,7 @@ func (l *loader) loadRun(r scheduleRun, cfg *Config, templates map[string][]*tem
 	if err != nil || len(runs.Schedule) != r.n {
 		return false
 	}
-	l.md = md
+	l.md, l.loc = md, locateRun(l.data, r)
 	l.first = r.first
 	defer func() { l.first = 0 }()
 	l.findTwins()
@@ -70,12 +72,12 @@ func (l *loader) loadRun(r scheduleRun, cfg *Config, templates map[string][]*tem
 	return len(l.errs) == 0
 }
 
-// rest returns the document with its schedule runs blanked out, line for
+// rest returns the document with runs blanked out, line for
 // line.
-func (l *loader) rest() string {
+func (l *loader) rest(runs []scheduleRun) string {
 	var sb strings.Builder
 	at := 0
-	for _, r := range l.loc.runs {
+	for _, r := range runs {
 		sb.WriteString(l.data[at:r.start])
 		sb.WriteString(strings.Repeat("\n", strings.Count(l.data[r.start:r.end], "\n")))
 		at = r.end
