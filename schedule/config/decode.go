@@ -26,6 +26,7 @@ type loader struct {
 	data      string
 	md        toml.MetaData
 	loc       *locator
+	unplaced  *scheduleRun // the run whose keys loc is to locate
 	errs      Errors
 	failed    map[string]bool // paths whose value did not decode
 	names     map[int]string  // schedule names by position
@@ -66,20 +67,26 @@ func newLoader(file string, data []byte) *loader {
 }
 
 func (l *loader) add(w where, err error) {
-	line := 0
-	if l.loc != nil {
-		line = l.loc.line(w.path...)
-	}
+	line := l.line(w.path...)
 	l.errs = append(l.errs, &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
 }
 
 // warning returns a Config.Warnings entry at w.
 func (l *loader) warning(w where, err error) *Error {
-	line := 0
-	if l.loc != nil {
-		line = l.loc.line(w.path...)
-	}
+	line := l.line(w.path...)
 	return &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err}
+}
+
+// line returns the line of path (see locator.line), locating the keys of
+// the run being loaded on first use: only problems and warnings need them.
+func (l *loader) line(path ...string) int {
+	if l.unplaced != nil {
+		l.loc, l.unplaced = locateRun(l.data, *l.unplaced), nil
+	}
+	if l.loc == nil {
+		return 0
+	}
+	return l.loc.line(path...)
 }
 
 func (l *loader) errorf(w where, format string, args ...any) {

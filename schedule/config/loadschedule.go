@@ -31,7 +31,7 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 // scheduleList is what loading the [[schedule]] tables gathers across
 // the ranges they load in.
 type scheduleList struct {
-	lines      map[string]int // the line of each name
+	names      map[string]int // the position of each name
 	downstream []downstreamAt
 }
 
@@ -53,8 +53,8 @@ func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config,
 			l.names[i] = name
 		}
 	}
-	if sl.lines == nil {
-		sl.lines = map[string]int{}
+	if sl.names == nil {
+		sl.names = map[string]int{}
 	}
 	for j := range raws {
 		if !ok[j] {
@@ -65,12 +65,12 @@ func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config,
 		if s.Name == "" {
 			continue
 		}
-		if line, dup := sl.lines[s.Name]; dup {
+		if first, dup := sl.names[s.Name]; dup {
 			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
-			l.errorf(w, "schedule %q is already defined on line %d", s.Name, line)
+			l.errorf(w, "schedule %q is already defined on line %d", s.Name, l.line("schedule", elem(first), "name"))
 			continue
 		}
-		sl.lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		sl.names[s.Name] = i
 		if s.After != "" {
 			sl.downstream = append(sl.downstream, downstreamAt{s, i})
 			continue

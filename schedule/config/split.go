@@ -60,7 +60,8 @@ func (l *loader) loadRun(r scheduleRun, cfg *Config, templates map[string][]*tem
 	if err != nil || len(runs.Schedule) != r.n {
 		return false
 	}
-	l.md, l.loc = md, locateRun(l.data, r)
+	l.md, l.loc, l.unplaced = md, nil, &r
+	defer func() { l.unplaced = nil }()
 	l.first = r.first
 	defer func() { l.first = 0 }()
 	l.findTwins()
