@@ -39,6 +39,7 @@ type loader struct {
 	zones map[string]*time.Location
 	crons map[string]bool // cron texts that parsed
 	exprs map[exprKey]*cron.Expr
+	strs  map[string]string // see intern
 }
 
 // exprKey is a cron expression bound to a zone.
@@ -63,7 +64,7 @@ func (w where) with(field string) where {
 
 func newLoader(file string, data []byte) *loader {
 	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{},
-		zones: map[string]*time.Location{}, crons: map[string]bool{}, exprs: map[exprKey]*cron.Expr{}}
+		zones: map[string]*time.Location{}, crons: map[string]bool{}, exprs: map[exprKey]*cron.Expr{}, strs: map[string]string{}}
 }
 
 func (l *loader) add(w where, err error) {

@@ -65,6 +65,7 @@ func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config,
 		if s.Name == "" {
 			continue
 		}
+		l.own(s)
 		if first, dup := sl.names[s.Name]; dup {
 			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
 			l.errorf(w, "schedule %q is already defined on line %d", s.Name, l.line("schedule", elem(first), "name"))
@@ -138,7 +139,7 @@ func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	if !cronOK {
 		return
 	}
-	expr, err := l.parseCron(string(text), loc)
+	expr, err := l.parseCron(l.intern(string(text)), loc)
 	if err != nil {
 		l.add(w.with("cron"), err)
 		return
