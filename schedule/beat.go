@@ -43,6 +43,9 @@ const (
 	logKeyConfigs   = "configs"
 	logKeyDaemons   = "daemons"
 	logKeyMaterial  = "materialises"
+	logKeyStarted   = "started"
+	logKeyLogged    = "logged"
+	logKeyFirstRun  = "first_run"
 )
 
 // DefaultMaxSleep is the default BeatConfig.MaxSleep.

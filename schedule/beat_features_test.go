@@ -401,3 +401,30 @@ func TestBeatLogsSkipsAndPauses(t *testing.T) {
 		}
 	}
 }
+
+// TestBeatSumsUpManyStarts: a pass that creates many cursors logs
+// "schedule started" for the first few only, at info, then one line with
+// how many started and the first run due among them.
+func TestBeatSumsUpManyStarts(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{maxStartedLines, 25} {
+		q, clk := newTestQueue(t)
+		cfg := mustParse(t, manySchedules(n, func(i int) int { return i }))
+		var logs syncBuffer
+		b, err := NewBeat(q, cfg, BeatConfig{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.pass(context.Background(), clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(logs.String(), `msg="schedule started"`); got != maxStartedLines {
+			t.Errorf("%d schedules: %d \"schedule started\" lines, want %d:\n%s", n, got, maxStartedLines, logs.String())
+		}
+		first := cfg.Schedules[0].Next(clk.Now()).Format("2006-01-02T15:04:05.000Z07:00")
+		want := fmt.Sprintf(`msg="schedules started" component=beat started=%d logged=%d first_run=%s`, n, maxStartedLines, first)
+		if got := strings.Contains(logs.String(), want); got != (n > maxStartedLines) {
+			t.Errorf("%d schedules: summary %q logged: %v, want %v:\n%s", n, want, got, !got, logs.String())
+		}
+	}
+}

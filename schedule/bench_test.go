@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/schedule/config"
+	"github.com/scheduler-run/scheduler/schedule/internal/bigconfig"
 )
 
 // benchmarkPass measures one beat pass per minute of fake time, each
@@ -210,4 +212,41 @@ func BenchmarkBeatFanOut100000(b *testing.B) {
 	}
 	sb.WriteString("]\n")
 	benchmarkPass(b, sb.String(), n)
+}
+
+// BenchmarkBeatHeap10000Schedules: the live heap a beat holds for 10,000
+// realistic schedules (see bigconfig) after its first pass, which creates
+// their cursors, beyond the config's own; reports it per schedule.
+func BenchmarkBeatHeap10000Schedules(b *testing.B) {
+	const n = 10000
+	cfg := mustParse(b, bigconfig.String(n))
+	ctx := context.Background()
+	var held int64
+	for b.Loop() {
+		b.StopTimer()
+		q, clk := newTestQueue(b)
+		before := liveHeap()
+		b.StartTimer()
+		beat, err := NewBeat(q, cfg, BeatConfig{Clock: clk})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := beat.pass(ctx, clk.Now()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		held = liveHeap() - before
+		runtime.KeepAlive(beat)
+		q.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(held)/n, "bytes/schedule")
+}
+
+// liveHeap returns the bytes of live heap after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

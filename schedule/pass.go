@@ -39,7 +39,22 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 			break
 		}
 	}
+	b.logStarted(ctx, p)
 	return p.next, errors.Join(p.errs...)
+}
+
+// maxStartedLines bounds the "schedule started" lines logged at info in
+// one pass; the others go to debug and a "schedules started" line sums
+// them up.
+const maxStartedLines = 10
+
+// logStarted sums up a pass that started more schedules than it logged
+// at info: how many, and the first run due among them.
+func (b *Beat) logStarted(ctx context.Context, p *passRun) {
+	if p.started <= maxStartedLines {
+		return
+	}
+	b.log.InfoContext(ctx, "schedules started", logKeyStarted, p.started, logKeyLogged, maxStartedLines, logKeyFirstRun, p.firstRun)
 }
 
 // passRun is what one pass gathers over its rounds.
@@ -49,6 +64,9 @@ type passRun struct {
 	now   time.Time
 	next  time.Time
 	errs  []error
+
+	started  int       // cursors created
+	firstRun time.Time // the earliest next run of those schedules
 }
 
 func (p *passRun) earliest(at time.Time) {
@@ -116,7 +134,7 @@ func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, f
 // committed logs what tick t did and moves the pass's view of its cursor.
 func (b *Beat) committed(ctx context.Context, p *passRun, t *tick, res []queue.Enqueued) {
 	if t.moved != nil {
-		b.committedMove(ctx, t, p.since)
+		b.committedMove(ctx, p, t)
 	}
 	if len(t.due) > 0 {
 		b.materialised(ctx, t, res)

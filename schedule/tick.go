@@ -61,16 +61,25 @@ type moved struct {
 }
 
 // committedMove logs t's cursor creation or restart and drops its mark.
-func (b *Beat) committedMove(ctx context.Context, t *tick, since map[string]time.Time) {
+// Past maxStartedLines in a pass, "schedule started" goes to debug.
+func (b *Beat) committedMove(ctx context.Context, p *passRun, t *tick) {
 	m := t.moved
 	if m.created {
-		b.log.InfoContext(ctx, "schedule started", logKeySchedule, t.s.Name, logKeyCursor, t.cur.At)
+		p.started++
+		if !t.next.IsZero() && (p.firstRun.IsZero() || t.next.Before(p.firstRun)) {
+			p.firstRun = t.next
+		}
+		level := slog.LevelInfo
+		if p.started > maxStartedLines {
+			level = slog.LevelDebug
+		}
+		b.log.Log(ctx, level, "schedule started", logKeySchedule, t.s.Name, logKeyCursor, t.cur.At)
 	} else {
 		b.log.InfoContext(ctx, "schedule restarted", logKeySchedule, t.s.Name, logKeyFrom, m.from, logKeyCursor, t.cur.At)
 	}
 	if m.mark != nil {
 		b.forget(t.s.Name, *m.mark)
-		delete(since, t.s.Name)
+		delete(p.since, t.s.Name)
 	}
 }
 

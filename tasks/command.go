@@ -67,7 +67,9 @@ type CommandConfig struct {
 	// Dir is the command's working directory. Default: the daemon's.
 	Dir string
 	// Zones maps schedule names to IANA zones: their jobs get TZ set, so
-	// date(1) prints the schedule's wall clock. A TZ in Env wins.
+	// date(1) prints the schedule's wall clock. A TZ in Env wins. The
+	// Command keeps the map, which every task of a config shares, so the
+	// caller must not modify it afterwards.
 	Zones map[string]string
 	// PermanentExitCodes (1-255) fail the job permanently.
 	PermanentExitCodes []int
@@ -133,7 +135,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 		argv:      slices.Clone(cfg.Argv),
 		tmpls:     make([]*template.Template, len(cfg.Argv)),
 		env:       maps.Clone(cfg.Env),
-		zones:     maps.Clone(cfg.Zones),
+		zones:     cfg.Zones, // one per schedule: not copied for each task
 		dir:       cfg.Dir,
 		permanent: make(map[int]bool, len(cfg.PermanentExitCodes)),
 		killGrace: cfg.KillGrace,

@@ -42,7 +42,7 @@ type Spec struct {
 	Headers            map[string]string // see HTTPConfig.Headers
 	FollowRedirects    bool              // see HTTPConfig.FollowRedirects
 	KillGrace          time.Duration     // see CommandConfig.KillGrace; zero takes the Registry's
-	Zones              map[string]string // see CommandConfig.Zones; ignored by other kinds
+	Zones              map[string]string // see CommandConfig.Zones (kept, not copied); ignored by other kinds
 	Limits             Limits            // see CommandConfig.Limits
 }
 

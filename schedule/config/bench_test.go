@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/scheduler-run/scheduler/schedule/internal/bigconfig"
 )
 
 // BenchmarkParseBrokenConfig20000 parses a 1.3 MB file of 20,000 schedules,
@@ -23,4 +26,35 @@ func BenchmarkParseBrokenConfig20000(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(data))/1024, "KB")
+}
+
+// BenchmarkLoad100000Schedules parses a realistic file of 100,000
+// schedules (see bigconfig) and reports the live heap the Config holds
+// after a collection, per schedule.
+func BenchmarkLoad100000Schedules(b *testing.B) {
+	const n = 100000
+	data := []byte(bigconfig.String(n))
+	for b.Loop() {
+		if _, err := Parse("big.toml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	before := liveHeap()
+	cfg, err := Parse("big.toml", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	after := liveHeap()
+	runtime.KeepAlive(cfg)
+	b.ReportMetric(float64(after-before)/n, "bytes/schedule")
+	b.ReportMetric(float64(len(data))/(1<<20), "MB")
+}
+
+// liveHeap returns the bytes of live heap after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

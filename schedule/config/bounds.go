@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,7 @@ import (
 // nested file could exhaust the daemon at a reload.
 const (
 	// MaxSize bounds a configuration file, in bytes.
-	MaxSize = 4 << 20
+	MaxSize = 32 << 20
 	// MaxDepth bounds nesting: each part of a table header or dotted key,
 	// and each array or inline table, is a level. A config's own tables
 	// take three; the rest is left to payloads and for_each items.
@@ -34,17 +35,23 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
+	// Sized from the file, so that a large one is not read by doubling.
+	size := 0
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = int(min(fi.Size(), MaxSize))
+	}
+	var b bytes.Buffer
+	b.Grow(size + bytes.MinRead) // ReadFrom grows the buffer with less free
+	if _, err := b.ReadFrom(io.LimitReader(f, MaxSize+1)); err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
 	}
-	return data, nil
+	return b.Bytes(), nil
 }
 
 // checkBounds reports data over MaxSize or deeper than MaxDepth.
 func checkBounds(file string, data []byte) *Error {
 	if len(data) > MaxSize {
-		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (4 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
+		return &Error{File: file, Err: fmt.Errorf("%w: more than %d bytes (32 MiB), the most a config may hold", ErrTooLarge, MaxSize)}
 	}
 	if line, depth, key := nestingOver(data, MaxDepth); line > 0 {
 		return &Error{File: file, Line: line, Err: fmt.Errorf("%w: depth %d in %s, more than the %d a config may have (each part of a table header or dotted key, and each array or inline table, is a level)",

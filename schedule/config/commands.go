@@ -27,16 +27,20 @@ type CommandEnv struct {
 // Unlike Load it reads the file system, so -check calls it and a reload
 // does not. Lines come from re-reading cfg.File; 0 if it cannot be read.
 func CheckCommands(cfg *Config, env CommandEnv) (errs Errors) {
-	var loc *locator
-	if data, err := os.ReadFile(cfg.File); err == nil {
-		loc = locate(string(data))
-	}
+	var loc *locator // located at the first problem
+	located := false
 	for _, name := range slices.Sorted(maps.Keys(cfg.Tasks)) {
 		t := cfg.Tasks[name]
 		if len(t.Command) == 0 || strings.Contains(t.Command[0], "{{") {
 			continue
 		}
 		problem := func(field string, err error) {
+			if !located {
+				located = true
+				if data, err := os.ReadFile(cfg.File); err == nil {
+					loc = locate(string(data))
+				}
+			}
 			line := 0
 			if loc != nil {
 				line = loc.line("tasks", name, field)

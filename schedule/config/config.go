@@ -111,6 +111,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := checkBounds(name, data); err != nil {
 		return nil, Errors{err}
 	}
+	if cfg := newLoader(name, data).loadInRuns(); cfg != nil {
+		return cfg, nil
+	}
 	l := newLoader(name, data)
 	cfg := l.load()
 	if len(l.errs) > 0 {

@@ -26,12 +26,26 @@ type loader struct {
 	data      string
 	md        toml.MetaData
 	loc       *locator
+	unplaced  *scheduleRun // the run whose keys loc is to locate
 	errs      Errors
 	failed    map[string]bool // paths whose value did not decode
 	names     map[int]string  // schedule names by position
 	twins     map[string]bool // see findTwins
 	truncated bool            // MaxErrors reached
 	notified  map[string]bool // notify tasks whose templates were checked
+	first     int             // position of md's first [[schedule]] (see loadInRuns)
+
+	// Values many schedules repeat, parsed once per load and shared.
+	zones map[string]*time.Location
+	crons map[string]bool // cron texts that parsed
+	exprs map[exprKey]*cron.Expr
+	strs  map[string]string // see intern
+}
+
+// exprKey is a cron expression bound to a zone.
+type exprKey struct {
+	text string
+	loc  *time.Location
 }
 
 // where locates a problem: table, name, and the key's or table's path.
@@ -49,24 +63,31 @@ func (w where) with(field string) where {
 }
 
 func newLoader(file string, data []byte) *loader {
-	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{}}
+	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{},
+		zones: map[string]*time.Location{}, crons: map[string]bool{}, exprs: map[exprKey]*cron.Expr{}, strs: map[string]string{}}
 }
 
 func (l *loader) add(w where, err error) {
-	line := 0
-	if l.loc != nil {
-		line = l.loc.line(w.path...)
-	}
+	line := l.line(w.path...)
 	l.errs = append(l.errs, &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err})
 }
 
 // warning returns a Config.Warnings entry at w.
 func (l *loader) warning(w where, err error) *Error {
-	line := 0
-	if l.loc != nil {
-		line = l.loc.line(w.path...)
-	}
+	line := l.line(w.path...)
 	return &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err}
+}
+
+// line returns the line of path (see locator.line), locating the keys of
+// the run being loaded on first use: only problems and warnings need them.
+func (l *loader) line(path ...string) int {
+	if l.unplaced != nil {
+		l.loc, l.unplaced = locateRun(l.data, *l.unplaced), nil
+	}
+	if l.loc == nil {
+		return 0
+	}
+	return l.loc.line(path...)
 }
 
 func (l *loader) errorf(w where, format string, args ...any) {
@@ -117,6 +138,9 @@ func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 		l.truncated = true
 		return false
 	}
+	if l.decodeList(p, v) {
+		return true
+	}
 	var raw any
 	if err := l.md.PrimitiveDecode(p, &raw); err != nil {
 		l.failed[pathKey(w.path)] = true
@@ -129,6 +153,14 @@ func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 		l.failed[pathKey(w.path)] = true
 		l.add(w, fmt.Errorf("wrong type: want %s, got %s", wantType(v), tomlType(raw)))
 		return false
+	}
+	if done, err := l.decodeScalar(raw, v); done {
+		if err != nil {
+			l.failed[pathKey(w.path)] = true
+			l.add(w, err)
+			return false
+		}
+		return true
 	}
 	err := l.md.PrimitiveDecode(p, v)
 	if err == nil {
@@ -152,6 +184,73 @@ func (l *loader) decode(p toml.Primitive, v any, w where) bool {
 	}
 	l.add(w, errors.New(pe.Message))
 	return false
+}
+
+// decodeList decodes an array of tables straight into v, a slice of
+// Primitives, and reports whether it did: the first decode of a whole
+// [[schedule]] array into any would copy every table. Any failure is left
+// to decode's general path, which reports it.
+func (l *loader) decodeList(p toml.Primitive, v any) bool {
+	switch v.(type) {
+	case *[]toml.Primitive:
+	default:
+		return false
+	}
+	return l.md.PrimitiveDecode(p, v) == nil
+}
+
+// decodeScalar stores raw, already decoded, into v when v is a string,
+// integer, boolean or text type and raw has its TOML type, so that the
+// value is not decoded a second time. It reports whether it handled v,
+// and UnmarshalText's error. Zones and cron texts come from the load's
+// caches.
+func (l *loader) decodeScalar(raw, v any) (bool, error) {
+	switch v := v.(type) {
+	case *string:
+		s, ok := raw.(string)
+		if ok {
+			*v = s
+		}
+		return ok, nil
+	case *int:
+		n, ok := raw.(int64)
+		if ok && int64(int(n)) == n {
+			*v = int(n)
+			return true, nil
+		}
+		return false, nil
+	case *bool:
+		b, ok := raw.(bool)
+		if ok {
+			*v = b
+		}
+		return ok, nil
+	case *zone:
+		s := raw.(string) // fits checked
+		if loc, ok := l.zones[s]; ok {
+			v.loc = loc
+			return true, nil
+		}
+		err := v.UnmarshalText([]byte(s))
+		if err == nil {
+			l.zones[s] = v.loc
+		}
+		return true, err
+	case *cronText:
+		s := raw.(string)
+		if l.crons[s] {
+			*v = cronText(s)
+			return true, nil
+		}
+		err := v.UnmarshalText([]byte(s))
+		if err == nil {
+			l.crons[s] = true
+		}
+		return true, err
+	case encoding.TextUnmarshaler:
+		return true, v.UnmarshalText([]byte(raw.(string)))
+	}
+	return false, nil
 }
 
 var (

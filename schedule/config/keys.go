@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/scheduler-run/scheduler/schedule/internal/suggest"
@@ -18,10 +19,13 @@ func (l *loader) checkKeys() {
 		undecoded[k.String()] = true
 	}
 	seen := map[string]bool{}
-	idx := -1
+	idx := l.first - 1
 	for _, k := range l.md.Keys() {
 		if len(k) == 1 && k[0] == "schedule" {
 			idx++
+		}
+		if known, inside := knownField(k); inside || known && (len(undecoded) == 0 || !undecoded[k.String()]) {
+			continue // what keyPlace would find known, without placing it
 		}
 		p := l.keyPlace(k, idx)
 		if p.inside || (p.known && !undecoded[k.String()]) || l.underFailed(p.at.path) {
@@ -44,8 +48,12 @@ func (l *loader) checkKeys() {
 // is decoded, and checkKeys reports the misspelling, so every load lists
 // the same problems.
 func (l *loader) findTwins() {
+	l.twins = map[string]bool{}
+	if !anyCased(l.md.Keys()) {
+		return // two spellings need a letter that lowercases
+	}
 	spellings := map[string]map[string]bool{}
-	idx := -1
+	idx := l.first - 1
 	for _, k := range l.md.Keys() {
 		if len(k) == 1 && k[0] == "schedule" {
 			idx++
@@ -65,12 +73,26 @@ func (l *loader) findTwins() {
 			spellings[canonical][last] = true
 		}
 	}
-	l.twins = map[string]bool{}
 	for canonical, s := range spellings {
 		if len(s) > 1 {
 			l.twins[canonical] = true
 		}
 	}
+}
+
+// anyCased reports whether a table or field name of keys, their first
+// three parts, could change in strings.ToLower.
+func anyCased(keys []toml.Key) bool {
+	for _, k := range keys {
+		for _, part := range k[:min(len(k), 3)] {
+			for i := range len(part) {
+				if c := part[i]; c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // keyHint suggests the keys of a table nearest to an unknown key.
@@ -102,6 +124,23 @@ func (l *loader) keysOf(k toml.Key) map[string]bool {
 		return fileKeys
 	}
 	return nil
+}
+
+// knownField reports what keyPlace would of k's known and inside, for the
+// fields of the tables that hold many keys; false for any other key.
+func knownField(k toml.Key) (known, inside bool) {
+	var n int
+	var keys map[string]bool
+	switch {
+	case k[0] == "schedule" && len(k) >= 2:
+		n, keys = 1, scheduleKeys
+	case k[0] == "tasks" && len(k) >= 3:
+		n, keys = 2, taskKeys
+	default:
+		return false, false
+	}
+	known = keys[k[n]]
+	return known, known && len(k) > n+1
 }
 
 // keyPlace is where a key of the file belongs.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -32,13 +33,21 @@ func (l *loader) load() *Config {
 	if !ok {
 		return nil
 	}
+	return l.loadTables(raw, func(cfg *Config, templates map[string][]*template.Template) {
+		l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
+	})
+}
+
+// loadTables loads the tables of raw; schedules loads the [[schedule]]
+// tables, once the tasks they name are loaded.
+func (l *loader) loadTables(raw rawFile, schedules func(*Config, map[string][]*template.Template)) *Config {
 	cfg := &Config{File: l.file, Tasks: map[string]*Task{}, byName: map[string]*Schedule{}}
 	l.findTwins()
 	l.loadScheduler(l.table(raw.Scheduler, "scheduler"), &cfg.Scheduler)
 	templates := l.loadTasks(l.table(raw.Tasks, "tasks"), cfg)
 	l.checkNotify(cfg.Scheduler.Notify, cfg, where{table: "scheduler", field: "notify", path: []string{"scheduler", "notify"}})
 	l.checkNotifyTemplates(cfg.Scheduler.Notify, cfg, templates)
-	l.loadSchedules(l.table(raw.Schedule, "schedule"), cfg, templates)
+	schedules(cfg, templates)
 	l.loadHTTP(l.table(raw.HTTP, "http"), cfg)
 	l.loadAPI(l.table(raw.API, "api"), cfg)
 	l.loadPools(l.table(raw.Pools, "pools"), cfg)

@@ -23,44 +23,62 @@ func (l *loader) loadSchedules(p toml.Primitive, cfg *Config, templates map[stri
 	if !l.decode(p, &raws, where{field: "schedule", path: []string{"schedule"}}) {
 		return
 	}
+	var sl scheduleList
+	l.loadScheduleRange(raws, 0, cfg, templates, &sl)
+	l.linkDownstream(cfg, sl.downstream)
+}
+
+// scheduleList is what loading the [[schedule]] tables gathers across
+// the ranges they load in.
+type scheduleList struct {
+	names      map[string]int // the position of each name
+	downstream []downstreamAt
+}
+
+// loadScheduleRange loads raws, the [[schedule]] tables from position
+// base on, into cfg.Schedules.
+func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config, templates map[string][]*template.Template, sl *scheduleList) {
 	// Names first, so any message can name its schedule.
 	decoded := make([]rawSchedule, len(raws))
 	ok := make([]bool, len(raws))
-	for i, rp := range raws {
+	for j, rp := range raws {
+		i := base + j
 		w := where{table: "schedule", job: fmt.Sprintf("#%d", i+1), path: []string{"schedule", elem(i)}}
-		if ok[i] = l.decode(rp, &decoded[i], w); !ok[i] {
+		if ok[j] = l.decode(rp, &decoded[j], w); !ok[j] {
 			continue
 		}
 		var name string
-		if present(decoded[i].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
-			l.md.PrimitiveDecode(decoded[i].Name, &name) == nil && validName(name) {
+		if present(decoded[j].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+			l.md.PrimitiveDecode(decoded[j].Name, &name) == nil && validName(name) {
 			l.names[i] = name
 		}
 	}
-	lines := map[string]int{}
-	var downstream []downstreamAt
-	for i := range raws {
-		if !ok[i] {
+	if sl.names == nil {
+		sl.names = map[string]int{}
+	}
+	for j := range raws {
+		if !ok[j] {
 			continue
 		}
-		s := l.loadSchedule(i, decoded[i], cfg, templates)
+		i := base + j
+		s := l.loadSchedule(i, decoded[j], cfg, templates)
 		if s.Name == "" {
 			continue
 		}
-		if line, dup := lines[s.Name]; dup {
+		l.own(s)
+		if first, dup := sl.names[s.Name]; dup {
 			w := where{table: "schedule", job: s.Name, path: []string{"schedule", elem(i), "name"}, field: "name"}
-			l.errorf(w, "schedule %q is already defined on line %d", s.Name, line)
+			l.errorf(w, "schedule %q is already defined on line %d", s.Name, l.line("schedule", elem(first), "name"))
 			continue
 		}
-		lines[s.Name] = l.loc.line("schedule", elem(i), "name")
+		sl.names[s.Name] = i
 		if s.After != "" {
-			downstream = append(downstream, downstreamAt{s, i})
+			sl.downstream = append(sl.downstream, downstreamAt{s, i})
 			continue
 		}
 		cfg.Schedules = append(cfg.Schedules, s)
 		cfg.byName[s.Name] = s
 	}
-	l.linkDownstream(cfg, downstream)
 }
 
 func (l *loader) loadSchedule(i int, raw rawSchedule, cfg *Config, templates map[string][]*template.Template) *Schedule {
@@ -121,7 +139,7 @@ func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	if !cronOK {
 		return
 	}
-	expr, err := cron.Parse(string(text), loc)
+	expr, err := l.parseCron(l.intern(string(text)), loc)
 	if err != nil {
 		l.add(w.with("cron"), err)
 		return
@@ -130,6 +148,20 @@ func (l *loader) loadCron(raw rawSchedule, s *Schedule, cfg *Config, w where) {
 	if msg := expr.Warning(); msg != "" {
 		cfg.Warnings = append(cfg.Warnings, l.warning(w.with("cron"), errors.New(msg)))
 	}
+}
+
+// parseCron is cron.Parse, sharing one Expr between the schedules with
+// the same expression and zone.
+func (l *loader) parseCron(text string, loc *time.Location) (*cron.Expr, error) {
+	k := exprKey{text, loc}
+	if e, ok := l.exprs[k]; ok {
+		return e, nil
+	}
+	e, err := cron.Parse(text, loc)
+	if err == nil {
+		l.exprs[k] = e
+	}
+	return e, err
 }
 
 // loadScheduleTask decodes a schedule's task, which is required and must

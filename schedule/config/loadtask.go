@@ -26,7 +26,7 @@ func (l *loader) loadTasks(p toml.Primitive, cfg *Config) map[string][]*template
 	}
 	for _, name := range slices.Sorted(maps.Keys(raws)) {
 		w := where{table: "task", job: name, path: []string{"tasks", name}}
-		t := &Task{Name: name, line: l.loc.line(w.path...), MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff,
+		t := &Task{Name: name, line: l.line(w.path...), MaxAttempts: DefaultMaxAttempts, Backoff: DefaultBackoff,
 			MaxBackoff: DefaultMaxBackoff, KillGrace: DefaultKillGrace}
 		// A task that fails to decode is still defined, so schedules
 		// naming it add no misleading errors.

@@ -13,6 +13,22 @@ import (
 type locator struct {
 	lines  map[string]int
 	arrays map[string]int // array of tables -> elements seen
+
+	// The [[schedule]] tables in runs of up to scheduleRun, for the
+	// loader to decode one run at a time (see loadInRuns); orphan when a
+	// schedule's sub-table does not follow a [[schedule]].
+	runs   []scheduleRun
+	orphan bool
+}
+
+// scheduleRunLen is the most [[schedule]] tables a scheduleRun holds.
+const scheduleRunLen = 256
+
+// scheduleRun is a run of [[schedule]] tables and their sub-tables: bytes
+// [start, end) of the document, from its line, the first being the
+// first-th.
+type scheduleRun struct {
+	start, end, line, first, n int
 }
 
 // elem names the i-th element of an array of tables in a path.
@@ -32,13 +48,39 @@ func (l *locator) line(path ...string) int {
 
 func locate(src string) *locator {
 	l := &locator{lines: map[string]int{}, arrays: map[string]int{}}
+	l.scan(src, 1, true)
+	return l
+}
+
+// cutRuns finds the runs of [[schedule]] tables of src, locating nothing.
+func cutRuns(src string) *locator {
+	l := &locator{arrays: map[string]int{}}
+	l.scan(src, 1, false)
+	return l
+}
+
+// locateRun locates the keys of run r of src, whose lines and elements
+// it numbers as in the whole document.
+func locateRun(src string, r scheduleRun) *locator {
+	l := &locator{lines: map[string]int{}, arrays: map[string]int{"schedule": r.first}}
+	l.scan(src[r.start:r.end], r.line, true)
+	return l
+}
+
+// scan reads src, whose first line is the document's line first; with
+// record it notes the lines of keys and tables.
+func (l *locator) scan(src string, first int, record bool) {
 	var (
 		table []string // resolved path of the current table
 		ml    string   // closing delimiter of an open multi-line string
 		depth int      // bracket nesting of a value spanning lines
 	)
-	for n, text := range strings.Split(src, "\n") {
-		line := n + 1
+	var run *scheduleRun // the open run
+	off := 0
+	for line := first; off <= len(src); line++ {
+		text, _, _ := strings.Cut(src[off:], "\n")
+		start := off
+		off += len(text) + 1
 		i := 0
 		if ml != "" {
 			end := closeMultiline(text, 0, ml)
@@ -62,7 +104,10 @@ func locate(src string) *locator {
 					continue
 				}
 				table = l.resolve(keys, array)
-				l.record(table, line)
+				if record {
+					l.record(table, line)
+				}
+				run = l.noteRun(run, keys, array, start, line)
 				continue
 			default:
 				keys, j := parseKeyPath(text, i)
@@ -70,13 +115,50 @@ func locate(src string) *locator {
 				if len(keys) == 0 || j >= len(text) || text[j] != '=' {
 					continue
 				}
-				l.record(append(append([]string(nil), table...), keys...), line)
+				if record {
+					l.record(append(append([]string(nil), table...), keys...), line)
+				}
 				i = j + 1
 			}
 		}
 		ml, depth = scanValue(text, i, depth)
 	}
-	return l
+	l.endRun(run, len(src))
+}
+
+// noteRun follows the header of keys at byte start and line, open being
+// the open run, and returns the run open after it.
+func (l *locator) noteRun(open *scheduleRun, keys []string, array bool, start, line int) *scheduleRun {
+	switch {
+	case keys[0] != "schedule":
+		l.endRun(open, start)
+		return nil
+	case len(keys) > 1:
+		if open == nil {
+			l.orphan = true
+		}
+		return open
+	case !array:
+		l.orphan = true
+		l.endRun(open, start)
+		return nil
+	}
+	if open != nil && open.n == scheduleRunLen {
+		l.endRun(open, start)
+		open = nil
+	}
+	if open == nil {
+		open = &scheduleRun{start: start, line: line, first: l.arrays["schedule"] - 1}
+	}
+	open.n++
+	return open
+}
+
+func (l *locator) endRun(open *scheduleRun, end int) {
+	if open != nil {
+		open.end = end
+		l.runs = append(l.runs, *open)
+	}
 }
 
 // resolve turns a header's keys into a path, numbering array elements; an

@@ -91,10 +91,8 @@ func (l *loader) assignTasks(pool *Pool, cfg *Config, tw where) {
 		case cfg.poolOf[task] != "":
 			other := cfg.poolOf[task]
 			at := ""
-			if l.loc != nil {
-				if line := l.loc.line("pools", other, "tasks"); line > 0 {
-					at = fmt.Sprintf(" (line %d)", line)
-				}
+			if line := l.line("pools", other, "tasks"); line > 0 {
+				at = fmt.Sprintf(" (line %d)", line)
 			}
 			l.errorf(tw, "task %q is already in pool %q%s: a task runs in one pool", task, other, at)
 		default:

@@ -100,7 +100,7 @@ func (l *loader) whose(w, items where, n int, it Item) string {
 	} else {
 		fmt.Fprintf(&b, "schedule %q", w.job)
 	}
-	if line := l.loc.line(items.path...); line > 0 {
+	if line := l.line(items.path...); line > 0 {
 		fmt.Fprintf(&b, " (line %d)", line)
 	}
 	return b.String()
