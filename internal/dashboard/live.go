@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
@@ -43,17 +42,11 @@ func (s *server) liveView(ctx context.Context, j *queue.Job, loc *time.Location)
 // live.js replaces every few seconds, its output so far, and the job's
 // state, which tells the script to stop once the job ended.
 func (s *server) liveOutput(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no job %q: a job's id is a positive number", r.PathValue("id")))
+	j, ok := s.pathJob(w, r)
+	if !ok {
 		return
 	}
-	ctx := r.Context()
-	j, err := s.q.Job(ctx, id)
-	if err != nil {
-		s.failRead(w, r, fmt.Sprintf("job %d", id), err)
-		return
-	}
+	ctx, id := r.Context(), j.ID
 	v, err := s.liveView(ctx, j, s.zone(j.Schedule))
 	if err != nil {
 		s.failRead(w, r, fmt.Sprintf("output of job %d", id), err)

@@ -62,18 +62,27 @@ type runPage struct {
 	Live         *liveView // a running job's output so far
 }
 
-func (s *server) run(w http.ResponseWriter, r *http.Request) {
+// pathJob reads the job of the request's {id}, or answers with why not.
+func (s *server) pathJob(w http.ResponseWriter, r *http.Request) (*queue.Job, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
 		s.fail(w, r, http.StatusNotFound, fmt.Sprintf("no job %q: a job's id is a positive number", r.PathValue("id")))
-		return
+		return nil, false
 	}
-	ctx := r.Context()
-	j, err := s.q.Job(ctx, id)
+	j, err := s.q.Job(r.Context(), id)
 	if err != nil {
 		s.failRead(w, r, fmt.Sprintf("job %d", id), err)
+		return nil, false
+	}
+	return j, true
+}
+
+func (s *server) run(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.pathJob(w, r)
+	if !ok {
 		return
 	}
+	ctx, id := r.Context(), j.ID
 	data, err := s.runData(ctx, j)
 	if err != nil {
 		s.failRead(w, r, fmt.Sprintf("job %d", id), err)

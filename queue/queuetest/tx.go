@@ -24,18 +24,7 @@ func RequireEnqueuedSQLiteTx(t TB, tx *sql.Tx, want Want) *queue.Job {
 		t.Fatalf("read jobs in the transaction: %v", err)
 	}
 	defer rows.Close()
-	var jobs []*queue.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			t.Fatalf("read jobs in the transaction: %v", err)
-		}
-		jobs = append(jobs, j)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("read jobs in the transaction: %v", err)
-	}
-	return requireIn(t, jobs, want)
+	return requireIn(t, readJobs(t, rows), want)
 }
 
 // RequireEnqueuedPostgresTx is RequireEnqueued inside tx, a transaction on
@@ -49,6 +38,19 @@ func RequireEnqueuedPostgresTx(t TB, tx pgx.Tx, want Want) *queue.Job {
 		t.Fatalf("read jobs in the transaction: %v", err)
 	}
 	defer rows.Close()
+	return requireIn(t, readJobs(t, rows), want)
+}
+
+// jobRows is what *sql.Rows and pgx.Rows both offer.
+type jobRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// readJobs reads every row of jobsInTxSQL, failing t on an error.
+func readJobs(t TB, rows jobRows) []*queue.Job {
+	t.Helper()
 	var jobs []*queue.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
@@ -60,7 +62,7 @@ func RequireEnqueuedPostgresTx(t TB, tx pgx.Tx, want Want) *queue.Job {
 	if err := rows.Err(); err != nil {
 		t.Fatalf("read jobs in the transaction: %v", err)
 	}
-	return requireIn(t, jobs, want)
+	return jobs
 }
 
 func scanJob(rows interface{ Scan(dest ...any) error }) (*queue.Job, error) {
