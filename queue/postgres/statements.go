@@ -147,7 +147,9 @@ RETURNING id, expected, ended, done, require, state`,
 	FanInThen: `SELECT then_job FROM fanins WHERE id = $1`,
 	FanInMembers: `SELECT key, item, state FROM jobs
 WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = $1) ORDER BY id`,
-	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = $1`,
+	FanInInstant: `SELECT schedule, item, scheduled_at, created_at FROM fanins WHERE id = $1`,
+	FanInJobs: `SELECT ` + jobColumns + ` FROM jobs
+WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE key = $1) ORDER BY id LIMIT $2`,
 	SetFanInState: `UPDATE fanins SET state = $1, job_id = coalesce($2::bigint, job_id), updated_at = $3 WHERE id = $4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = $1`,
 	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = $1 ORDER BY id DESC LIMIT $2`,
@@ -172,13 +174,13 @@ func (s *Store) statements() *store.Statements {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = alarms.key", "false", 1)
 	}
 	if sc.noFanIns {
-		q.FanInByKey, q.FanInsOf = "", ""
+		q.FanInByKey, q.FanInsOf, q.FanInJobs = "", "", ""
 	}
 	if sc.noIncidents {
 		q.Incidents = store.IncidentStatements{}
 	}
 	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey || sc.noDiscarded {
-		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
+		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs, &q.FanInJobs} {
 			*p = sc.jobs(*p)
 		}
 		q.List = func(f store.Filter) (string, []any) {

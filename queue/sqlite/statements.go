@@ -139,7 +139,9 @@ RETURNING id, expected, ended, done, require, state`,
 	FanInThen: `SELECT then_job FROM fanins WHERE id = ?`,
 	FanInMembers: `SELECT key, item, state FROM jobs
 WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE id = ?) ORDER BY id`,
-	FanInInstant:  `SELECT schedule, item, scheduled_at FROM fanins WHERE id = ?`,
+	FanInInstant: `SELECT schedule, item, scheduled_at, created_at FROM fanins WHERE id = ?`,
+	FanInJobs: `SELECT ` + jobColumns + ` FROM jobs
+WHERE fanin_id = (SELECT coalesce(share_of, id) FROM fanins WHERE key = ?) ORDER BY id LIMIT ?`,
 	SetFanInState: `UPDATE fanins SET state = ?1, job_id = coalesce(?2, job_id), updated_at = ?3 WHERE id = ?4`,
 	FanInByKey:    `SELECT ` + store.FanInColumns + ` FROM fanins WHERE key = ?`,
 	FanInsOf:      `SELECT ` + store.FanInColumns + ` FROM fanins WHERE schedule = ? AND schedule IS NOT NULL ORDER BY id DESC LIMIT ?`,
@@ -162,7 +164,7 @@ func (s *Store) statements() *store.Statements {
 		q.LastConfig = ""
 	}
 	if sc.noFanIns {
-		q.FanInByKey, q.FanInsOf = "", ""
+		q.FanInByKey, q.FanInsOf, q.FanInJobs = "", "", ""
 	}
 	if sc.noIncidents {
 		q.Incidents = store.IncidentStatements{}
@@ -178,7 +180,7 @@ func (s *Store) statements() *store.Statements {
 		q.OpenAlarms = strings.Replace(q.OpenAlarms, "n.alarm_key = a.key", "0", 1)
 	}
 	if sc.noVersions || sc.noRetriedAt || sc.noAlarmKey || sc.noDiscarded {
-		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs} {
+		for _, p := range []*string{&q.JobByID, &q.JobByKey, &q.Dead, &q.ScheduleJobs, &q.LastRuns, &q.LastManualRuns, &q.InstantJobs, &q.DeadJobs, &q.FanInJobs} {
 			*p = sc.jobs(*p)
 		}
 		q.List = func(f store.Filter) (string, []any) {

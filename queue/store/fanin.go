@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -79,6 +80,32 @@ type FanInSpec struct {
 	// Next are fan-ins over Then's job, inserted with it when it is
 	// enqueued (see NewFanIn.Next).
 	Next []FanInSpec
+	// Run names the manual run Then belongs to when Then stands for no
+	// instant (a zero ScheduledAt) but has a Schedule: a skip of the
+	// fan-in is recorded under the item ManualRunItem(Run), at the
+	// fan-in's creation. Without it such a skip records no Skip.
+	Run string
+}
+
+// manualRunPrefix begins the item of a manual run's skip.
+const manualRunPrefix = "manual|"
+
+// ManualRunItem returns the Item of the skip of a fan-in of the manual run
+// run (FanInSpec.Run). A schedule after another gets one job per upstream
+// instant, of item "", so a manual run's skip never has the key (schedule,
+// item, instant) of an instant's, whatever the time of the run; nor of
+// another manual run's, whose key differs.
+func ManualRunItem(run string) string { return manualRunPrefix + run }
+
+// ManualRunOf returns the manual run a skip's item names (see
+// ManualRunItem), and whether it names one.
+func ManualRunOf(item string) (string, bool) { return strings.CutPrefix(item, manualRunPrefix) }
+
+// ManualFanInKey returns the key of the fan-in of schedule's job after the
+// manual run run of its upstream, as package schedule keys it:
+// "fanin|schedule||manual|run".
+func ManualFanInKey(schedule, run string) string {
+	return "fanin|" + schedule + "||" + manualRunPrefix + run
 }
 
 // FanInEnqueued is what enqueueing a fan-in did.
@@ -210,7 +237,7 @@ func InsertFanIns(ctx context.Context, e *Base, tx Tx, specs []FanInSpec, member
 }
 
 func insertFanInRow(ctx context.Context, e *Base, tx Tx, s FanInSpec, shareOf *int64, now time.Time) (int64, bool, error) {
-	then, err := json.Marshal(thenRecord{NewJob: s.Then, Next: s.Next})
+	then, err := json.Marshal(thenRecord{NewJob: s.Then, Next: s.Next, Run: s.Run})
 	if err != nil {
 		return 0, false, err
 	}
@@ -397,22 +424,42 @@ func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 }
 
 // skip marks fan-in id skipped and records the skip of its job's instant,
-// if it stands for one.
+// if it stands for one, or of its manual run (see FanInSpec.Run).
 func skip(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 	if _, err := tx.Exec(ctx, e.q.SetFanInState, string(FanInSkipped), nil, now, id); err != nil {
 		return fmt.Errorf("skip fan-in %d: %w", id, err)
 	}
 	var schedule *string
 	var item string
-	var at Time
-	if err := tx.QueryRow(ctx, e.q.FanInInstant, id).Scan(&schedule, &item, &at); err != nil {
+	var at, created Time
+	if err := tx.QueryRow(ctx, e.q.FanInInstant, id).Scan(&schedule, &item, &at, &created); err != nil {
 		return fmt.Errorf("skip fan-in %d: %w", id, err)
 	}
-	if schedule == nil || at.IsZero() {
+	if schedule == nil {
 		return nil
+	}
+	if at.IsZero() {
+		run, err := fanInRun(ctx, e, tx, id)
+		if err != nil || run == "" {
+			return err
+		}
+		item, at = ManualRunItem(run), created
 	}
 	return e.b.InsertSkips(ctx, tx, []Skip{{Schedule: *schedule, Item: item, ScheduledAt: at.Time,
 		Reason: SkipUpstreamFailed, RecordedAt: now}}, now)
+}
+
+// fanInRun returns the manual run of fan-in id's job, or "".
+func fanInRun(ctx context.Context, e *Base, tx Tx, id int64) (string, error) {
+	var thenText string
+	if err := tx.QueryRow(ctx, e.q.FanInThen, id).Scan(&thenText); err != nil {
+		return "", fmt.Errorf("read fan-in %d: %w", id, err)
+	}
+	var rec thenRecord
+	if err := json.Unmarshal([]byte(thenText), &rec); err != nil {
+		return "", fmt.Errorf("read fan-in %d: %w", id, err)
+	}
+	return rec.Run, nil
 }
 
 // EnqueueFanIn implements Producer.EnqueueFanIn for engines whose
@@ -513,6 +560,18 @@ func (e *Base) FanIn(ctx context.Context, key string) (FanIn, error) {
 		return FanIn{}, fmt.Errorf("fan-in %q: %w", key, err)
 	}
 	return f, nil
+}
+
+// FanInJobs implements ScheduleViews.FanInJobs.
+func (e *Base) FanInJobs(ctx context.Context, key string, limit int) ([]*Job, error) {
+	if e.q.FanInJobs == "" {
+		return nil, nil
+	}
+	js, err := e.jobs(ctx, e.q.FanInJobs, key, alarmRows(limit))
+	if err != nil {
+		return nil, fmt.Errorf("jobs of fan-in %q: %w", key, err)
+	}
+	return js, nil
 }
 
 // FanInsOf implements ScheduleViews.FanInsOf.

@@ -15,6 +15,7 @@ import (
 type thenRecord struct {
 	NewJob
 	Next []FanInSpec `json:",omitempty"`
+	Run  string      `json:",omitempty"` // see FanInSpec.Run
 }
 
 // PrepareFanIns prepares each of specs (see PrepareFanIn).

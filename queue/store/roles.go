@@ -250,6 +250,9 @@ type ScheduleViews interface {
 	// FanInsOf returns up to limit fan-ins whose job is of schedule, newest
 	// first.
 	FanInsOf(ctx context.Context, schedule string, limit int) ([]FanIn, error)
+	// FanInJobs returns up to limit (1 to MaxAlarmRows) member jobs of the
+	// fan-in of this key, by id; none when no such fan-in is kept.
+	FanInJobs(ctx context.Context, key string, limit int) ([]*Job, error)
 	// LastConfig returns the last SaveConfig's configuration, or ErrNotFound.
 	LastConfig(ctx context.Context) (*StoredConfig, error)
 }

@@ -127,11 +127,14 @@ type Statements struct {
 	// MoveFanIn adds to a fan-in's counts: ended, done, now, id; RETURNING
 	// expected, ended, done, require, state. MoveSharers does the same to
 	// the fan-ins sharing id's members, RETURNING id first.
-	MoveFanIn     string
-	MoveSharers   string
-	FanInThen     string // id: then
-	FanInMembers  string // id: key, item, state of its (or the one it shares) members
-	FanInInstant  string // id: schedule, item, instant
+	MoveFanIn    string
+	MoveSharers  string
+	FanInThen    string // id: then
+	FanInMembers string // id: key, item, state of its (or the one it shares) members
+	FanInInstant string // id: schedule, item, instant, created
+	// FanInJobs: key, limit: JobColumns of the members of the fan-in (or
+	// of the one it shares), by id.
+	FanInJobs     string
 	SetFanInState string // state, job id, now, id
 	FanInByKey    string // key: FanInColumns
 	FanInsOf      string // schedule, limit: FanInColumns, newest first

@@ -127,6 +127,7 @@ var tests = []struct {
 	{"RateLimitKeyFails", testRateLimitKeyFails},
 	{"FanInFiresOnTheLastEnd", testFanInFiresOnTheLastEnd},
 	{"FanInRequireDone", testFanInRequireDone},
+	{"FanInManualRunSkip", testFanInManualRunSkip},
 	{"FanInCancelledAndReclaimed", testFanInCancelledAndReclaimed},
 	{"FanInStaleEndDoesNotCount", testFanInStaleEndDoesNotCount},
 	{"FanInRacingFinishers", testFanInRacingFinishers},
