@@ -15,7 +15,8 @@ import (
 // its deadlines count from it, and its payload names the upstream schedule
 // and instant; the store adds the lists of items done, dead and cancelled.
 // A non-empty manual is the key of a manual run of up at at: the fan-ins
-// and jobs are keyed as manual runs and stand for no instant.
+// and jobs are keyed as manual runs and stand for no instant, and a skip
+// of one is recorded under the run's item (store.ManualRunItem).
 func fanIns(cfg *config.Config, up *config.Schedule, at time.Time, manual string) []store.FanInSpec {
 	downs := cfg.Downstream[up.Name]
 	if len(downs) == 0 {
@@ -47,8 +48,11 @@ func fanInSpec(cfg *config.Config, up, down *config.Schedule, at time.Time, manu
 	}
 	b, _ := json.Marshal(payload) // strings, numbers, maps and slices of TOML values
 	then := runJob(down, cfg.Tasks[down.Task], "", key, b, at)
+	spec := store.FanInSpec{Key: "fanin|" + key, Then: then, Require: store.Require(down.Require)}
 	if manual != "" {
-		then.ScheduledAt = time.Time{}
+		// Its skip is recorded under the run's item (store.ManualRunItem),
+		// its key is store.ManualFanInKey's, which the alarms read.
+		spec.Then.ScheduledAt, spec.Run = time.Time{}, manual
 	}
-	return store.FanInSpec{Key: "fanin|" + key, Then: then, Require: store.Require(down.Require)}
+	return spec
 }

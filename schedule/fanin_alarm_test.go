@@ -89,3 +89,66 @@ func TestUpstreamFailedAlarm(t *testing.T) {
 		}
 	})
 }
+
+// TestUpstreamFailedAlarmManualRun: a manual run of s whose item dies
+// skips d under the run's item and raises one upstream alarm on d naming
+// the run; a second run that fails gets an alarm of its own; once the
+// first run's item is retried and succeeds, d runs for that run. (As for
+// every manual run, its success does not resolve the incident: the next
+// instant's does, see docs/alarms.md.)
+func TestUpstreamFailedAlarmManualRun(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, q *queue.Client, clk *clock.Fake) {
+		ctx := context.Background()
+		cfg := mustParse(t, upstreamWatched)
+		b := startBeat(t, q, cfg, clk)
+		at := clk.Now()
+		if _, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "k1", Now: at}); err != nil {
+			t.Fatal(err)
+		}
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		dead := runNext(t, q, clk, "t", queue.OutcomeDead)
+		b.advance(time.Second)
+		if sk, err := q.SkipAt(ctx, "d", store.ManualRunItem("k1"), at); err != nil || sk.Item != store.ManualRunItem("k1") || sk.Reason != store.SkipUpstreamFailed {
+			t.Fatalf("skip of d for the manual run = %+v, %v; want upstream failed", sk, err)
+		}
+		if got, want := alarmList(t, q), []string{label(store.ManualRunItem("k1"), at) + " upstream"}; !equal(got, want) {
+			t.Fatalf("alarms = %v, want %v", got, want)
+		}
+		ns := notifications(t, q)
+		if len(ns) != 1 || ns[0].Schedule != "d" || ns[0].Kind != "upstream" || ns[0].Notice != "first" || ns[0].JobID != dead.ID ||
+			ns[0].LastError != "upstream failed: 1 of 2 items of manual run k1 did not succeed (dead: "+dead.Item+")" {
+			t.Fatalf("notifications = %+v, want one upstream notice of d naming manual run k1 and %s", ns, dead.Item)
+		}
+
+		// A second manual run fails: an alarm of its own.
+		at2 := clk.Now()
+		if _, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "k2", Now: at2}); err != nil {
+			t.Fatal(err)
+		}
+		runNext(t, q, clk, "t", queue.OutcomeDead)
+		runNext(t, q, clk, "t", queue.OutcomeDead)
+		b.advance(time.Second)
+		as, err := q.Alarms(ctx, "d", 10)
+		if err != nil || len(as) != 2 || as[0].Item != store.ManualRunItem("k2") || as[0].Key == as[1].Key ||
+			as[0].Error != "upstream failed: 2 of 2 items of manual run k2 did not succeed (dead: n=1, n=2)" {
+			t.Fatalf("alarms of d = %+v, %v; want the second run's, naming manual run k2", as, err)
+		}
+
+		// The first run's dead item is retried and succeeds: d runs.
+		runNext(t, q, clk, "page", queue.OutcomeDone)
+		if err := q.Retry(ctx, dead.ID); err != nil {
+			t.Fatal(err)
+		}
+		runNext(t, q, clk, "t", queue.OutcomeDone)
+		clk.Advance(time.Second)
+		ran := runNext(t, q, clk, "summary", queue.OutcomeDone)
+		if ran.Key != "d||manual|k1" || !ran.ScheduledAt.IsZero() {
+			t.Fatalf("job of d = %+v; want the manual run k1's", ran)
+		}
+		b.advance(time.Second)
+		if as, err := q.Alarms(ctx, "d", 10); err != nil || len(as) != 2 {
+			t.Fatalf("alarms of d after it ran = %+v, %v; want the two", as, err)
+		}
+	})
+}

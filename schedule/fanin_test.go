@@ -162,17 +162,23 @@ func TestBeatFanInChainAndSiblings(t *testing.T) {
 
 // TestTriggerAndBackfillMakeFanIns: a manual run and a backfill of a
 // schedule others follow commit their fan-ins with their jobs; a second
-// backfill of the same instant adds nothing.
+// backfill of the same instant adds nothing. Their items cancelled, e
+// (require = "done") is skipped for the backfilled instant and, under the
+// run's item, for the manual run.
 func TestTriggerAndBackfillMakeFanIns(t *testing.T) {
 	t.Parallel()
 	q, clk := newTestQueue(t)
 	ctx := context.Background()
 	cfg := mustParse(t, chainConfig)
-	if _, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "k", Now: clk.Now()}); err != nil {
+	triggered := clk.Now()
+	if _, err := Trigger(ctx, q, cfg, "s", TriggerOptions{Key: "k", Now: triggered}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"d", "e"} {
-		f, err := q.FanIn(ctx, "fanin|"+manualKey(name, "", "k"))
+		if store.ManualFanInKey(name, "k") != "fanin|"+manualKey(name, "", "k") {
+			t.Fatalf("ManualFanInKey(%s, k) = %q, want fanin|%s", name, store.ManualFanInKey(name, "k"), manualKey(name, "", "k"))
+		}
+		f, err := q.FanIn(ctx, store.ManualFanInKey(name, "k"))
 		if err != nil || f.Expected != 2 || f.State != store.FanInWaiting {
 			t.Fatalf("FanIn of the manual run for %s = %+v, %v", name, f, err)
 		}
@@ -202,5 +208,13 @@ func TestTriggerAndBackfillMakeFanIns(t *testing.T) {
 	}
 	if manual != 1 {
 		t.Fatalf("jobs of d for the manual run: %d, want 1", manual)
+	}
+	for _, sk := range []struct {
+		item string
+		at   time.Time
+	}{{"", at}, {store.ManualRunItem("k"), triggered}} {
+		if got, err := q.SkipAt(ctx, "e", sk.item, sk.at); err != nil || got.Item != sk.item || got.Reason != store.SkipUpstreamFailed {
+			t.Errorf("SkipAt(e, %q, %v) = %+v, %v; want upstream failed", sk.item, sk.at, got, err)
+		}
 	}
 }

@@ -49,7 +49,10 @@ func followedByWatched(cfg *config.Config, name string) bool {
 // deadLookback, and adds them and its moved mark to j. Such a schedule has
 // no cursor and no misfires: its mark's Misfire is how far its skips'
 // recorded times were read. A skip's recorded time is taken before its
-// transaction commits, hence the look back, as for dead jobs.
+// transaction commits, hence the look back, as for dead jobs. The skip of
+// a manual run has the run's item (store.ManualRunItem) and the time of
+// the run, so its alarm's key differs from every instant's and every other
+// run's.
 func (e *Evaluator) judgeUpstream(ctx context.Context, j *judgement, s *config.Schedule) error {
 	m, known := e.marks[s.Name]
 	if !known {
@@ -72,7 +75,7 @@ func (e *Evaluator) judgeUpstream(ctx context.Context, j *judgement, s *config.S
 		if _, ok := e.seen[a.Key]; ok {
 			continue
 		}
-		if a.JobID, a.Error, err = e.upstreamFailure(ctx, s.After, sk.ScheduledAt); err != nil {
+		if a.JobID, a.Error, err = e.upstreamFailure(ctx, s, sk); err != nil {
 			return err
 		}
 		p := proposed{s: s, a: a}
@@ -89,23 +92,47 @@ func (e *Evaluator) judgeUpstream(ctx context.Context, j *judgement, s *config.S
 	return nil
 }
 
-// upstreamFailure describes the jobs of upstream's instant at that did not
-// succeed, "upstream failed: 1 of 3 items did not succeed (dead:
-// customer=globex)", and returns the first such job's id.
-func (e *Evaluator) upstreamFailure(ctx context.Context, upstream string, at time.Time) (int64, string, error) {
-	jobs, err := e.q.InstantJobs(ctx, upstream, at.Add(-time.Millisecond), at, store.MaxAlarmRows)
-	if err != nil {
-		return 0, "", err
+// upstreamFailure describes the jobs of the upstream run that skipped s
+// (sk) and did not succeed, "upstream failed: 1 of 3 items did not succeed
+// (dead: customer=globex)", and returns the first such job's id. The run
+// is an instant of the upstream, or a manual run of it, whose skip names
+// it (store.ManualRunOf) and whose jobs are the members of s's fan-in;
+// the text then names the run: "1 of 3 items of manual run KEY".
+func (e *Evaluator) upstreamFailure(ctx context.Context, s *config.Schedule, sk store.Skip) (int64, string, error) {
+	run, manual := store.ManualRunOf(sk.Item)
+	var jobs []*queue.Job
+	if manual {
+		var err error
+		if jobs, err = e.q.FanInJobs(ctx, store.ManualFanInKey(s.Name, run), store.MaxAlarmRows); err != nil {
+			return 0, "", err
+		}
+	} else {
+		ijs, err := e.q.InstantJobs(ctx, s.After, sk.ScheduledAt.Add(-time.Millisecond), sk.ScheduledAt, store.MaxAlarmRows)
+		if err != nil {
+			return 0, "", err
+		}
+		for _, j := range ijs {
+			if j.ScheduledAt.Equal(sk.ScheduledAt) {
+				jobs = append(jobs, j.Job)
+			}
+		}
+	}
+	return describeFailure(jobs, run)
+}
+
+// describeFailure describes those of jobs, the items of an instant or of
+// the manual run run, that did not succeed, and returns the first such
+// job's id.
+func describeFailure(jobs []*queue.Job, run string) (int64, string, error) {
+	of := ""
+	if run != "" {
+		of = " of manual run " + run
 	}
 	var jobID int64
-	total, failed := 0, 0
+	failed := 0
 	byState := map[queue.State][]string{}
 	var states []queue.State
 	for _, j := range jobs {
-		if !j.ScheduledAt.Equal(at) {
-			continue
-		}
-		total++
 		if j.State == queue.StateDone {
 			continue
 		}
@@ -118,6 +145,9 @@ func (e *Evaluator) upstreamFailure(ctx context.Context, upstream string, at tim
 		}
 		byState[j.State] = append(byState[j.State], cmp.Or(j.Item, j.Key))
 	}
+	if failed == 0 && run != "" {
+		return 0, string(store.SkipUpstreamFailed) + ": manual run " + run, nil
+	}
 	if failed == 0 {
 		return 0, string(store.SkipUpstreamFailed), nil
 	}
@@ -126,9 +156,9 @@ func (e *Evaluator) upstreamFailure(ctx context.Context, upstream string, at tim
 		lists = append(lists, string(st)+": "+strings.Join(byState[st], ", "))
 	}
 	noun := "items"
-	if total == 1 {
+	if len(jobs) == 1 {
 		noun = "item"
 	}
-	return jobID, fmt.Sprintf("%s: %d of %d %s did not succeed (%s)", store.SkipUpstreamFailed, failed, total, noun,
+	return jobID, fmt.Sprintf("%s: %d of %d %s%s did not succeed (%s)", store.SkipUpstreamFailed, failed, len(jobs), noun, of,
 		strings.Join(lists, "; ")), nil
 }
