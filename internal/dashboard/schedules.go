@@ -37,6 +37,12 @@ type scheduleRow struct {
 	Dead       count  // its dead jobs, manual ones included, among the newest read
 	Open       []openAlarms
 	Trouble    string // what is wrong, in words; "" when nothing
+	// After is the upstream of a schedule with after, which has no cron
+	// and no next runs; Waiting says how many of the jobs of its newest
+	// upstream run ended while they have not all ("waiting: 2 of 3
+	// ended"), else "".
+	After   string
+	Waiting string
 }
 
 // count is a bounded count of jobs: N, or at least N when More (its read
@@ -186,7 +192,9 @@ func (s *server) schedules(w http.ResponseWriter, r *http.Request) {
 			s.failRead(w, r, "schedule "+shown[i].Name, err)
 			return
 		}
-		rows[i].Forms = sess.ScheduleForms(rows[i].Name, rows[i].Paused)
+		if rows[i].After == "" { // a schedule with after runs only after its upstream
+			rows[i].Forms = sess.ScheduleForms(rows[i].Name, rows[i].Paused)
+		}
 	}
 	// Trouble first; the pages still run by name.
 	slices.SortStableFunc(rows, func(a, b scheduleRow) int {
@@ -234,7 +242,7 @@ func (s *server) openAlarmed(ctx context.Context) (map[string]bool, string, erro
 // non-nil alarmed holds the only names that may match.
 func matchSchedules(cfg *config.Config, cursors map[string]store.Cursor, f schedulesFilter, alarmed map[string]bool) []*config.Schedule {
 	var match []*config.Schedule
-	for _, sc := range cfg.Schedules {
+	for _, sc := range slices.Concat(cfg.Schedules, cfg.Followers()) {
 		paused := cursors[sc.Name].Paused
 		if (f.Q != "" && !strings.Contains(sc.Name, f.Q)) || (f.State == "paused" && !paused) ||
 			(f.State == "active" && paused) || (alarmed != nil && !alarmed[sc.Name]) {
@@ -321,15 +329,10 @@ const parallelReads = 4
 // scheduleRow reads sc's row: its newest jobs, skips and alarms, and its
 // running and dead jobs.
 func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor, live liveJobs) (scheduleRow, scheduleData, error) {
-	now := s.clock.Now()
 	row := scheduleRow{Name: sc.Name, Words: describe(sc.Cron), Expr: sc.Cron, Zone: sc.Location.String(), Task: sc.Task,
 		Items: len(sc.Items()), Paused: cur.Paused, PausedAt: s.when(cur.PausedAt, sc.Location), Deadline: "-"}
-	next, err := schedule.NextRuns(cfg, sc.Name, nextRuns, schedule.NextOptions{From: now, Cursor: cur.At})
-	if err != nil {
+	if err := s.nextOfRow(ctx, cfg, sc, cur, &row); err != nil {
 		return row, scheduleData{}, err
-	}
-	for _, n := range next {
-		row.Next = append(row.Next, s.when(n.At, sc.Location))
 	}
 	alarms, err := s.q.Alarms(ctx, sc.Name, deadlineAlarms)
 	if err != nil {
@@ -354,6 +357,30 @@ func (s *server) scheduleRow(ctx context.Context, cfg *config.Config, sc *config
 	row.setTrouble()
 	row.Strip = s.strip(sc, h.instants, "", true)
 	return row, scheduleData{history: h, alarms: alarms}, nil
+}
+
+// nextOfRow sets row's next runs; for a schedule with after, which has
+// none, what it follows and whether it waits.
+func (s *server) nextOfRow(ctx context.Context, cfg *config.Config, sc *config.Schedule, cur store.Cursor, row *scheduleRow) error {
+	if sc.After != "" {
+		row.After, row.Words, row.Items = sc.After, "after "+sc.After, 1
+		fs, err := s.q.FanInsOf(ctx, sc.Name, 1)
+		if err != nil {
+			return err
+		}
+		if len(fs) == 1 && fs[0].State == store.FanInWaiting {
+			row.Waiting = fmt.Sprintf("waiting: %d of %d ended", fs[0].Ended, fs[0].Expected)
+		}
+		return nil
+	}
+	next, err := schedule.NextRuns(cfg, sc.Name, nextRuns, schedule.NextOptions{From: s.clock.Now(), Cursor: cur.At})
+	if err != nil {
+		return err
+	}
+	for _, n := range next {
+		row.Next = append(row.Next, s.when(n.At, sc.Location))
+	}
+	return nil
 }
 
 // openAlarmsOf counts the open alarms among alarms by kind, in the order
