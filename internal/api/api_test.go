@@ -8,6 +8,7 @@ import (
 
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/queue"
+	"github.com/scheduler-run/scheduler/schedule/config"
 )
 
 // TestReads: every read answers as the document says, masked as the
@@ -171,6 +172,32 @@ func TestDiscard(t *testing.T) {
 		}
 		if !strings.Contains(c.log.String(), `msg="api action" component=api action=discard who=ci`) {
 			t.Errorf("no log line of the discard by ci:\n%s", c.log.String())
+		}
+	})
+}
+
+// TestSchedulesAfter: the list of schedules holds a schedule with after,
+// configured, with its upstream in place of a cron expression.
+func TestSchedulesAfter(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T, clk clock.Clock) *queue.Client) {
+		q := open(t, clock.NewFake(now))
+		cfg, err := config.Parse("schedules.toml", []byte(testConfig+`
+[[schedule]]
+name = "summary"
+after = "fan"
+task = "report"
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClient(t, q, cfg)
+		var ss struct{ Schedules []scheduleView }
+		c.do("GET", "/api/v1/schedules", readToken, "").decode(t, &ss)
+		if len(ss.Schedules) != 3 {
+			t.Fatalf("schedules = %+v, want 3", ss.Schedules)
+		}
+		if s := ss.Schedules[2]; s.Name != "summary" || !s.Configured || s.After == nil || *s.After != "fan" || s.Cron != nil || s.NextRun != nil || s.Waiting != nil {
+			t.Errorf("schedules[2] = %+v, want summary, configured, after fan, no cron, not waiting", s)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -93,6 +94,17 @@ func (a *API) scheduleViews(ctx context.Context) ([]scheduleView, error) {
 	for _, s := range cfg.Schedules {
 		out = append(out, viewSchedule(cfg, s, s.Name, cursors, last, manual, now))
 	}
+	for _, s := range cfg.Followers() {
+		v := viewSchedule(cfg, s, s.Name, cursors, last, manual, now)
+		fs, err := q.FanInsOf(ctx, s.Name, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(fs) == 1 && fs[0].State == store.FanInWaiting {
+			v.Waiting = optString(fmt.Sprintf("waiting: %d of %d ended", fs[0].Ended, fs[0].Expected))
+		}
+		out = append(out, v)
+	}
 	var gone []string
 	for name := range last {
 		gone = append(gone, name)
@@ -102,11 +114,19 @@ func (a *API) scheduleViews(ctx context.Context) ([]scheduleView, error) {
 	}
 	slices.Sort(gone)
 	for _, name := range slices.Compact(gone) {
-		if _, ok := cfg.Schedule(name); !ok {
+		if _, ok := scheduleOf(cfg, name); !ok {
 			out = append(out, viewSchedule(cfg, nil, name, cursors, last, manual, now))
 		}
 	}
 	return out, nil
+}
+
+// scheduleOf returns the schedule of cfg called name, with cron or after.
+func scheduleOf(cfg *config.Config, name string) (*config.Schedule, bool) {
+	if s, ok := cfg.Schedule(name); ok {
+		return s, true
+	}
+	return cfg.Follower(name)
 }
 
 // viewSchedule is the schedule name (s, nil when not configured) as of now.
@@ -116,7 +136,9 @@ func viewSchedule(cfg *config.Config, s *config.Schedule, name string, cursors m
 	if s != nil {
 		loc = s.Location
 		v.Configured, v.Cron, v.Zone, v.Task = true, &s.Cron, optString(s.Location.String()), &s.Task
-		if !v.Paused {
+		if s.After != "" {
+			v.Cron, v.After = nil, &s.After
+		} else if !v.Paused {
 			if runs, err := schedule.NextRuns(cfg, name, 1, nextOptions(cursors, name, now)); err == nil && len(runs) > 0 {
 				v.NextRun = rfc3339(runs[0].At, loc)
 			}

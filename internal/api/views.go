@@ -115,8 +115,10 @@ type scheduleView struct {
 	Cron       *string `json:"cron"`
 	Zone       *string `json:"zone"`
 	Task       *string `json:"task"`
+	After      *string `json:"after"` // a schedule with after: its upstream
 	Paused     bool    `json:"paused"`
-	NextRun    *string `json:"next_run"` // null: paused or not configured
+	NextRun    *string `json:"next_run"` // null: paused, not configured, or after
+	Waiting    *string `json:"waiting"`  // a schedule with after: "waiting: N of M ended"
 	// LastRun is the job of the newest instant; LastManualRun the newest
 	// trigger's.
 	LastRun       *runView `json:"last_run"`
