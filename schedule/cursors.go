@@ -16,10 +16,10 @@ var _ alarm.Cursors = (*cursorMarks)(nil)
 // pass and the alarm evaluation that follows it (see alarm.Cursors), and
 // each schedule's pause as the last pass saw it. It holds them in a slice
 // parallel to the schedules in name order, where the pass finds a
-// schedule's entry by its position, rather than in maps by name: at a
-// hundred thousand schedules, maps of store.Cursor took about 390 bytes a
-// schedule, the slice takes 24. A name is looked up by binary search.
-// Only Run's goroutine uses it.
+// schedule's entry by its position, rather than in maps of store.Cursor
+// by name, which hold many times the bytes per schedule and make the
+// beat's memory grow with the schedules. A name is looked up by binary
+// search. Only Run's goroutine uses it.
 type cursorMarks struct {
 	order  []*config.Schedule // cfg's schedules by name
 	cfg    *config.Config     // whose schedules order holds
