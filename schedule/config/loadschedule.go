@@ -49,7 +49,7 @@ func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config,
 			continue
 		}
 		var name string
-		if present(decoded[j].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+		if present(decoded[j].Name) && (len(l.twins) == 0 || !l.twins[pathKey([]string{"schedule", elem(i), "name"})]) &&
 			l.md.PrimitiveDecode(decoded[j].Name, &name) == nil && validName(name) {
 			l.names[i] = name
 		}
