@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -291,6 +292,9 @@ func (d *Daemon) ready(ctx context.Context) {
 		d.log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
 	d.data = nil // stored: the database holds it, the process need not
+	// Give the load's freed pages back to the system: the peak of the
+	// start is otherwise what the resident memory keeps.
+	debug.FreeOSMemory()
 	d.log.Info("scheduler started", "db", d.cfg.DB, "config", d.cfg.File, "tracing", d.running.Tracing, "schedules", len(d.running.Schedules),
 		"tasks", len(d.running.Tasks), "workers", d.pools.workers(), "pools", d.pools.poolAttrs(),
 		"owner", d.pools.defaultPool().Owner(), "pid", os.Getpid())
