@@ -14,7 +14,6 @@ import (
 	"github.com/scheduler-run/scheduler/clock"
 	"github.com/scheduler-run/scheduler/internal/liveness"
 	"github.com/scheduler-run/scheduler/queue"
-	"github.com/scheduler-run/scheduler/queue/store"
 	"github.com/scheduler-run/scheduler/schedule/alarm"
 	"github.com/scheduler-run/scheduler/schedule/config"
 )
@@ -123,16 +122,12 @@ type Beat struct {
 	agreement *Agreement           // as the last pass found it; nil before one or without a config
 
 	// Only Run's goroutine touches agreedAs through after.
-	agreedAs string          // the agreement last logged
-	paused   map[string]bool // each schedule's pause at the last pass
+	agreedAs string // the agreement last logged
 	// lateFrom, if set, is the start of the last failed attempt: the next
 	// pass measures lateness from it.
 	lateFrom time.Time
-	order    []*config.Schedule // orderOf's schedules by name; see byName
-	orderOf  *config.Config
-	before   map[string]store.Cursor // the cursors as the last pass read them
-	after    map[string]store.Cursor // and as it left them
-	alarms   *alarm.Evaluator        // judges the alarms after each pass
+	cursors  cursorMarks      // the cursors around the last pass, the pauses it saw
+	alarms   *alarm.Evaluator // judges the alarms after each pass
 
 	// idleFunc, set by tests, is called as the loop is about to wait,
 	// with its pass's time, the instant it waits for and its timer.
@@ -185,7 +180,6 @@ func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) 
 		cfg:      cfg,
 		since:    map[string]time.Time{},
 		process:  bc.Process,
-		paused:   map[string]bool{},
 
 		alarms:    alarm.New(q, log),
 		eventFunc: bc.EventFunc,

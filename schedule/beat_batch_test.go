@@ -187,8 +187,8 @@ func TestPassReadsCursorsInNameOrder(t *testing.T) {
 		}
 	}
 	for _, gone := range []string{"A0", "a0", "c"} {
-		if c, ok := b.before[gone]; !ok || !c.At.Equal(t0) {
-			t.Errorf("cursor of %s as the pass read it = %+v, %v; want at 12:00", gone, c, ok)
+		if at, ok := b.cursors.Before(gone); !ok || !at.Equal(t0) {
+			t.Errorf("cursor of %s as the pass read it = %v, %v; want 12:00", gone, at, ok)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/scheduler-run/scheduler/queue"
 	"github.com/scheduler-run/scheduler/queue/store"
-	"github.com/scheduler-run/scheduler/schedule/alarm"
 )
 
 // Event is what a beat reports to BeatConfig.EventFunc: a Materialised, a
@@ -41,7 +40,7 @@ func (AlarmRaised) beatEvent()  {}
 // raised, and returns when the next start_within or deadline falls due.
 // Only Run's goroutine.
 func (b *Beat) alarmPass(ctx context.Context, now time.Time) (time.Time, error) {
-	res, err := b.alarms.Evaluate(ctx, b.Config(), now, alarm.Cursors{Before: b.before, After: b.after})
+	res, err := b.alarms.Evaluate(ctx, b.Config(), now, &b.cursors)
 	if f := b.eventFunc; f != nil {
 		for _, a := range res.Raised {
 			f(AlarmRaised{Schedule: a.Schedule, Kind: a.Kind})

@@ -7,7 +7,6 @@ import (
 	"iter"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/scheduler-run/scheduler/queue"
@@ -26,11 +25,15 @@ func (b *Beat) pass(ctx context.Context, now time.Time) (time.Time, error) {
 	b.mu.Lock()
 	p := &passRun{cfg: b.cfg, since: maps.Clone(b.since), now: now}
 	b.mu.Unlock()
-	todo := b.byName(p.cfg)
+	order := b.cursors.forConfig(p.cfg)
+	todo := make([]int, len(order))
+	for i := range todo {
+		todo[i] = i
+	}
 	for attempt := 0; len(todo) > 0; attempt++ {
 		if attempt > maxAdvanceRetries {
-			for _, s := range todo {
-				p.errs = append(p.errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", s.Name, attempt, store.ErrCursorMoved))
+			for _, i := range todo {
+				p.errs = append(p.errs, fmt.Errorf("schedule %s: cursor moved %d times: %w", order[i].Name, attempt, store.ErrCursorMoved))
 			}
 			break
 		}
@@ -75,42 +78,49 @@ func (p *passRun) earliest(at time.Time) {
 	}
 }
 
-// round plans and commits todo, in name order, and returns those whose
-// cursor another beat moved, in order; false when reading the cursors or
-// a whole commit failed. A pass's first round fills b.before and b.after.
-func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, first bool) ([]*config.Schedule, bool) {
+// round plans and commits todo, positions in the pass's schedules by
+// name, and returns those whose cursor another beat moved, in order; false
+// when reading the cursors or a whole commit failed. A pass's first round
+// notes the cursors it reads in b.cursors.
+func (b *Beat) round(ctx context.Context, p *passRun, todo []int, first bool) ([]int, bool) {
+	m := &b.cursors
 	seen := func(store.Cursor) {}
 	if first {
-		n := max(len(b.before), len(todo))
-		b.before, b.after = make(map[string]store.Cursor, n), make(map[string]store.Cursor, n)
-		seen = func(c store.Cursor) {
-			b.before[c.Schedule] = c
-			b.after[c.Schedule] = c
-		}
+		m.startPass()
+		seen = func(c store.Cursor) { m.other(c.Schedule, c.At) }
 	}
 	cursors := readCursors(ctx, b.q, seen)
-	var lost []*config.Schedule
+	var lost []int
 	failed := false
 	plan := func(yield func(*tick)) {
-		for _, s := range todo {
+		for _, i := range todo {
+			s := m.order[i]
 			cur, ok, err := cursors.of(s.Name)
 			if err != nil {
 				p.errs = append(p.errs, err)
 				failed = true
 				return
 			}
-			b.notePause(ctx, s, cur)
-			if t, at := b.advance(p.cfg, s, cur, ok, p.since, p.now); t != nil {
-				yield(t)
-			} else {
-				p.earliest(at)
+			if first && ok {
+				m.read(i, cur.At)
 			}
+			b.notePause(ctx, i, cur)
+			t, at := b.advance(p.cfg, s, cur, ok, p.since, p.now)
+			if t == nil || t.moved == nil {
+				m.left(i, cur.At) // as read, unless the tick commits
+			}
+			if t == nil {
+				p.earliest(at)
+				continue
+			}
+			t.i = i
+			yield(t)
 		}
 	}
 	b.commitTicks(ctx, plan, func(t *tick, r store.AdvanceResult) {
 		switch {
 		case errors.Is(r.Err, store.ErrCursorMoved):
-			lost = append(lost, t.s)
+			lost = append(lost, t.i)
 		case r.Err != nil:
 			p.errs = append(p.errs, r.Err)
 		default:
@@ -127,7 +137,7 @@ func (b *Beat) round(ctx context.Context, p *passRun, todo []*config.Schedule, f
 	if failed {
 		return nil, false
 	}
-	slices.SortFunc(lost, func(x, y *config.Schedule) int { return strings.Compare(x.Name, y.Name) })
+	slices.Sort(lost)
 	return lost, true
 }
 
@@ -139,9 +149,7 @@ func (b *Beat) committed(ctx context.Context, p *passRun, t *tick, res []queue.E
 	if len(t.due) > 0 {
 		b.materialised(ctx, t, res)
 	}
-	c := t.cur
-	c.At = t.to
-	b.after[c.Schedule] = c
+	b.cursors.left(t.i, t.to)
 	p.earliest(t.next)
 }
 
@@ -233,18 +241,6 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 			result(t, bt.res[i])
 		}
 	}
-}
-
-// byName returns cfg's schedules by name, cached for the last config. In
-// that order a batch writes neighbouring index pages.
-func (b *Beat) byName(cfg *config.Config) []*config.Schedule {
-	if b.orderOf != cfg {
-		b.order = slices.SortedFunc(slices.Values(cfg.Schedules), func(x, y *config.Schedule) int {
-			return strings.Compare(x.Name, y.Name)
-		})
-		b.orderOf = cfg
-	}
-	return b.order
 }
 
 // cursorReader reads the cursors by name while the pass plans in that

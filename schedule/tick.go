@@ -32,7 +32,6 @@ func (b *Beat) advance(cfg *config.Config, s *config.Schedule, cur store.Cursor,
 		cur.At = mark
 	default:
 		move = false
-		b.after[s.Name] = cur
 		if marked {
 			b.forget(s.Name, mark)
 			delete(since, s.Name)
@@ -95,6 +94,7 @@ func (b *Beat) forget(name string, since time.Time) {
 // tick is one schedule's part in a pass: its Advance and what to log.
 type tick struct {
 	s         *config.Schedule
+	i         int // s's position in the pass's schedules by name
 	cur       store.Cursor
 	due       []cron.Instant
 	truncated bool
@@ -211,9 +211,9 @@ func (b *Beat) logSkip(ctx context.Context, s *config.Schedule, item string, at 
 
 // notePause logs a schedule's pause or resume by another process when the
 // beat first sees it, including a pause found at start.
-func (b *Beat) notePause(ctx context.Context, s *config.Schedule, cur store.Cursor) {
-	was, seen := b.paused[s.Name]
-	b.paused[s.Name] = cur.Paused
+func (b *Beat) notePause(ctx context.Context, i int, cur store.Cursor) {
+	s := b.cursors.order[i]
+	was, seen := b.cursors.pause(i, cur.Paused)
 	switch {
 	case cur.Paused && !was:
 		b.log.InfoContext(ctx, "schedule paused", logKeySchedule, s.Name, logKeyPausedAt, cur.PausedAt)

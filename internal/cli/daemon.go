@@ -40,5 +40,8 @@ func (a *app) runDaemon(ctx context.Context, signals <-chan os.Signal) error {
 	if err != nil {
 		return err
 	}
+	// The daemon holds the config and its file's bytes from here, and
+	// drops the bytes once it has stored them.
+	a.cfg, a.cfgData = nil, nil
 	return d.Run(ctx, signals)
 }

@@ -24,6 +24,7 @@ func ReadConfig(path string) (*config.Config, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	defer limitLoad(data)()
 	cfg, err := config.Parse(path, data)
 	return cfg, data, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -74,8 +75,9 @@ type Daemon struct {
 
 	// What the daemon runs now; a reload changes them on Run's goroutine.
 	running *config.Config
-	data    []byte
+	data    []byte // running's file until stored, then nil: see ready
 	process queue.Process
+	grace   time.Duration // the shutdown grace, fixed at start
 
 	stopping  bool // the first SIGTERM, SIGINT or failure began the stop
 	keepQueue bool // a forced exit left a pool running on the queue
@@ -88,7 +90,9 @@ type Daemon struct {
 func New(ctx context.Context, c Config) (*Daemon, error) {
 	c = c.withDefaults()
 	d := &Daemon{cfg: c, log: c.Logger, notify: newNotifier(c.EnvFunc), writes: &writes{},
-		listen: c.Listen, running: c.Schedules, data: c.FileData}
+		listen: c.Listen, running: c.Schedules, data: c.FileData, grace: c.Schedules.Scheduler.ShutdownGrace}
+	// running and data hold them until a reload replaces them.
+	d.cfg.Schedules, d.cfg.FileData = nil, nil
 	if d.listen == "" {
 		d.listen = c.Schedules.HTTP.Listen
 	}
@@ -287,6 +291,10 @@ func (d *Daemon) ready(ctx context.Context) {
 	if err := d.storeRunningConfig(ctx); err != nil {
 		d.log.Error("running config not stored: operator commands cannot fall back to it", "err", err)
 	}
+	d.data = nil // stored: the database holds it, the process need not
+	// Give the load's freed pages back to the system: the peak of the
+	// start is otherwise what the resident memory keeps.
+	debug.FreeOSMemory()
 	d.log.Info("scheduler started", "db", d.cfg.DB, "config", d.cfg.File, "tracing", d.running.Tracing, "schedules", len(d.running.Schedules),
 		"tasks", len(d.running.Tasks), "workers", d.pools.workers(), "pools", d.pools.poolAttrs(),
 		"owner", d.pools.defaultPool().Owner(), "pid", os.Getpid())

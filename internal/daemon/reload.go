@@ -46,6 +46,7 @@ func (d *Daemon) reload(ctx context.Context) {
 	// Stored before logging the reload, so an operator command run on
 	// seeing the line finds the new config.
 	stored := d.storeRunningConfig(ctx)
+	d.data = nil
 	d.log.Info("config reloaded", reloadAttrs(diff, applied)...)
 	if stored != nil {
 		d.log.Error("running config not stored: operator commands fall back to the one before", "err", stored)

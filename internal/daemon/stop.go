@@ -47,7 +47,7 @@ func (d *Daemon) beginStop(reason string, stop func()) {
 	// Jobs keep their leases through the drain, so only systemd bounds a
 	// stop: extend its timeout to the budget. The shutdown grace is fixed
 	// at start; the longest kill_grace is the running config's.
-	grace := d.cfg.Schedules.Scheduler.ShutdownGrace
+	grace := d.grace
 	budget := stopBudget(grace, d.running)
 	d.log.Info("scheduler stopping", "reason", reason, "grace", grace, "stop_budget", budget)
 	notifyOrLog(d.log, d.notify, "STOPPING=1\nEXTEND_TIMEOUT_USEC="+strconv.FormatInt(budget.Microseconds(), 10))

@@ -65,14 +65,14 @@ func New(q *queue.Client, log *slog.Logger) *Evaluator {
 	return &Evaluator{q: q, log: log, seen: map[string]time.Time{}, upstreamAfter: map[string]time.Time{}}
 }
 
-// Cursors are the schedules' cursors, by name, around the beat's pass an
-// evaluation follows.
-type Cursors struct {
-	// Before holds the cursors as the pass read them.
-	Before map[string]store.Cursor
-	// After holds them as the pass left them. Another beat's later moves
+// Cursors are the schedules' cursors around the beat's pass an
+// evaluation follows, by schedule name.
+type Cursors interface {
+	// Before returns a schedule's cursor as the pass read it.
+	Before(schedule string) (time.Time, bool)
+	// After returns it as the pass left it. Another beat's later moves
 	// are missing: the judgement then judges less, never wrongly.
-	After map[string]store.Cursor
+	After(schedule string) (time.Time, bool)
 }
 
 // Result is what an evaluation did.
@@ -114,11 +114,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, cfg *config.Config, now time.T
 	}
 	j := &judgement{now: now, deadline: map[string]time.Time{}}
 	for _, s := range watched {
-		c, ok := cur.After[s.Name]
+		at, ok := cur.After(s.Name)
 		if !ok {
 			continue
 		}
-		if err := e.judgeSchedule(ctx, j, cfg, s, c.At, cur.Before, dead, deadThrough); err != nil {
+		if err := e.judgeSchedule(ctx, j, cfg, s, at, cur, dead, deadThrough); err != nil {
 			return Result{}, err
 		}
 	}
@@ -204,15 +204,15 @@ func (j *judgement) wakeAt(at time.Time) {
 
 // judgeSchedule judges s up to cursor from its marks, and adds to j its
 // alarms, moved marks and next limits.
-func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config.Config, s *config.Schedule, cursor time.Time, before map[string]store.Cursor, dead []*queue.Job, deadThrough time.Time) error {
+func (e *Evaluator) judgeSchedule(ctx context.Context, j *judgement, cfg *config.Config, s *config.Schedule, cursor time.Time, cur Cursors, dead []*queue.Job, deadThrough time.Time) error {
 	now := j.now
 	m, known := e.marks[s.Name]
 	if !known {
 		// Newly watched: judge from the cursor the pass found, so the
 		// instants a downtime passed are judged.
 		from := cursor
-		if c, ok := before[s.Name]; ok {
-			from = c.At
+		if at, ok := cur.Before(s.Name); ok {
+			from = at
 		}
 		m = store.AlarmMark{Schedule: s.Name, Late: from, Missed: from, Misfire: from, Dead: now}
 	}

@@ -80,7 +80,13 @@ func TestLoadExample(t *testing.T) {
 			t.Errorf("Items()[%d] = %s %s, want %s %s", i, items[i].ID, items[i].Payload, wantItems[i].ID, wantItems[i].Payload)
 		}
 	}
+	if string(s.Payload) != `{"format":"pdf"}` || len(s.ForEach) != 2 || string(s.ForEach[0]) != `{"customer":"acme"}` || string(s.ForEach[1]) != `{"customer":"globex"}` {
+		t.Errorf("nightly-report payload %s, for_each %s; want the tables as JSON", s.Payload, s.ForEach)
+	}
 	hb, _ := cfg.Schedule("heartbeat")
+	if hb.Payload != nil || hb.ForEach != nil {
+		t.Errorf("heartbeat payload %s, for_each %s; want none", hb.Payload, hb.ForEach)
+	}
 	if hb.Expr().Every() != 5*time.Minute || hb.Overlap != OverlapAllow || len(hb.Items()) != 1 || hb.Items()[0].ID != "" || string(hb.Items()[0].Payload) != "{}" {
 		t.Errorf("heartbeat = %+v items %v", hb, hb.Items())
 	}

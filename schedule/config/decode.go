@@ -58,12 +58,15 @@ type where struct {
 
 func (w where) with(field string) where {
 	w.field = field
-	w.path = append(append([]string(nil), w.path...), field)
+	path := make([]string, len(w.path)+1)
+	copy(path, w.path)
+	path[len(w.path)] = field
+	w.path = path
 	return w
 }
 
-func newLoader(file string, data []byte) *loader {
-	return &loader{file: file, data: string(data), failed: map[string]bool{}, names: map[int]string{},
+func newLoader(file string, data string) *loader {
+	return &loader{file: file, data: data, failed: map[string]bool{}, names: map[int]string{},
 		zones: map[string]*time.Location{}, crons: map[string]bool{}, exprs: map[exprKey]*cron.Expr{}, strs: map[string]string{}}
 }
 
@@ -75,7 +78,8 @@ func (l *loader) add(w where, err error) {
 // warning returns a Config.Warnings entry at w.
 func (l *loader) warning(w where, err error) *Error {
 	line := l.line(w.path...)
-	return &Error{File: l.file, Line: line, Table: w.table, Job: w.job, Field: w.field, Err: err}
+	// The job's name may be part of the decoder's copy of a run.
+	return &Error{File: l.file, Line: line, Table: w.table, Job: strings.Clone(w.job), Field: w.field, Err: err}
 }
 
 // line returns the line of path (see locator.line), locating the keys of
@@ -129,7 +133,7 @@ func present(p toml.Primitive) bool { return !reflect.ValueOf(p).IsZero() }
 // decode decodes p into v and reports whether the key was given and
 // decoded.
 func (l *loader) decode(p toml.Primitive, v any, w where) bool {
-	if !present(p) || l.twins[pathKey(w.path)] {
+	if !present(p) || len(l.twins) > 0 && l.twins[pathKey(w.path)] {
 		return false
 	}
 	if len(l.errs) >= MaxErrors {

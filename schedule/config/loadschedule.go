@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -48,7 +49,7 @@ func (l *loader) loadScheduleRange(raws []toml.Primitive, base int, cfg *Config,
 			continue
 		}
 		var name string
-		if present(decoded[j].Name) && !l.twins[pathKey([]string{"schedule", elem(i), "name"})] &&
+		if present(decoded[j].Name) && (len(l.twins) == 0 || !l.twins[pathKey([]string{"schedule", elem(i), "name"})]) &&
 			l.md.PrimitiveDecode(decoded[j].Name, &name) == nil && validName(name) {
 			l.names[i] = name
 		}
@@ -190,10 +191,14 @@ func (l *loader) undefinedTask(w where, task string, cfg *Config) {
 // loadItems decodes payload and for_each into Items, and checks that each
 // payload fills the task's templates and rate_key and sets no redacted
 // field. An item's problems are reported at for_each, else at payload.
+// The decoded tables are dropped once encoded: a schedule keeps its
+// payloads as JSON only, a fraction of the size of the Go maps.
 func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates map[string][]*template.Template, w where) {
-	payloadOK := !present(raw.Payload) || l.decode(raw.Payload, &s.Payload, w.with("payload"))
-	forEachOK := !present(raw.ForEach) || l.decode(raw.ForEach, &s.ForEach, w.with("for_each"))
-	if present(raw.ForEach) && forEachOK && len(s.ForEach) == 0 {
+	var payload map[string]any
+	var forEach []map[string]any
+	payloadOK := !present(raw.Payload) || l.decode(raw.Payload, &payload, w.with("payload"))
+	forEachOK := !present(raw.ForEach) || l.decode(raw.ForEach, &forEach, w.with("for_each"))
+	if present(raw.ForEach) && forEachOK && len(forEach) == 0 {
 		l.errorf(w.with("for_each"), "empty: leave for_each out for a single run per instant")
 		forEachOK = false
 	}
@@ -203,12 +208,15 @@ func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates 
 	}
 	t := cfg.Tasks[s.Task]
 	if forEachOK && t != nil {
-		l.checkRedactedItems(w.with("for_each"), s, t)
+		l.checkRedactedItems(w.with("for_each"), forEach, t)
 	}
 	if !payloadOK || !forEachOK {
 		return
 	}
-	items, err := buildItems(s.Payload, s.ForEach)
+	items, err := buildItems(payload, forEach)
+	if err == nil {
+		err = s.setPayloads(present(raw.Payload), payload, forEach, items)
+	}
 	if err != nil {
 		l.add(itemsField, err)
 		return
@@ -220,6 +228,30 @@ func (l *loader) loadItems(raw rawSchedule, s *Schedule, cfg *Config, templates 
 	if t != nil {
 		l.checkRateKey(w, itemsField, s, t)
 	}
+}
+
+// setPayloads sets s.Payload, when given, and s.ForEach as JSON. Without
+// for_each the one item's payload is the schedule's, and shared.
+func (s *Schedule) setPayloads(given bool, payload map[string]any, forEach []map[string]any, items []Item) error {
+	if len(forEach) == 0 {
+		if given {
+			s.Payload = items[0].Payload
+		}
+		return nil
+	}
+	var err error
+	if given {
+		if s.Payload, err = encodePayload(payload); err != nil {
+			return err
+		}
+	}
+	s.ForEach = make([]json.RawMessage, len(forEach))
+	for i, e := range forEach {
+		if s.ForEach[i], err = encodePayload(e); err != nil {
+			return fmt.Errorf("item %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 // loadCatchUp decodes catch_up and catch_up_limit, which only "all"
@@ -314,8 +346,8 @@ func (l *loader) checkRateKey(w, items where, s *Schedule, t *Task) {
 
 // checkRedactedItems rejects an item that sets a redacted field: the item
 // ID, shown with every run, would expose it.
-func (l *loader) checkRedactedItems(w where, s *Schedule, t *Task) {
-	for i, item := range s.ForEach {
+func (l *loader) checkRedactedItems(w where, forEach []map[string]any, t *Task) {
+	for i, item := range forEach {
 		for _, p := range t.Redact {
 			top, _, _ := strings.Cut(p, ".")
 			if _, ok := item[top]; ok {

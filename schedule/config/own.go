@@ -6,7 +6,8 @@ import "strings"
 // schedule holding one would keep the whole copy alive. own copies them,
 // once for the strings many schedules repeat.
 
-// own gives s copies of its strings: names, cron text, payload and items.
+// own gives s copies of its strings: names, cron text and item keys. Its
+// payloads are JSON encoded from the decoded values, copies already.
 func (l *loader) own(s *Schedule) {
 	s.Name = strings.Clone(s.Name)
 	s.Cron = l.intern(s.Cron)
@@ -17,12 +18,6 @@ func (l *loader) own(s *Schedule) {
 		s.Notify[i] = l.intern(n)
 	}
 	s.Overlap = Overlap(l.intern(string(s.Overlap)))
-	if s.Payload != nil {
-		s.Payload = l.ownMap(s.Payload)
-	}
-	for i, e := range s.ForEach {
-		s.ForEach[i] = l.ownMap(e)
-	}
 	for _, it := range s.items {
 		for i, k := range it.keys {
 			it.keys[i] = l.intern(k)
@@ -38,35 +33,4 @@ func (l *loader) intern(text string) string {
 	c := strings.Clone(text)
 	l.strs[c] = c
 	return c
-}
-
-// ownMap returns a copy of a decoded table, its keys interned.
-func (l *loader) ownMap(m map[string]any) map[string]any {
-	c := make(map[string]any, len(m))
-	for k, v := range m {
-		c[l.intern(k)] = l.ownValue(v)
-	}
-	return c
-}
-
-func (l *loader) ownValue(v any) any {
-	switch v := v.(type) {
-	case string:
-		return strings.Clone(v)
-	case map[string]any:
-		return l.ownMap(v)
-	case []any:
-		c := make([]any, len(v))
-		for i, e := range v {
-			c[i] = l.ownValue(e)
-		}
-		return c
-	case []map[string]any:
-		c := make([]map[string]any, len(v))
-		for i, e := range v {
-			c[i] = l.ownMap(e)
-		}
-		return c
-	}
-	return v
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -41,10 +42,12 @@ type Schedule struct {
 	Location *time.Location
 	// Task names the task whose jobs the schedule makes (key task).
 	Task string
-	// Payload is merged into every job's payload (key payload).
-	Payload map[string]any
-	// ForEach fans each instant out to one job per item (key for_each).
-	ForEach []map[string]any
+	// Payload is the JSON object merged into every job's payload (key
+	// payload); nil without the key. Items holds the merged payloads.
+	Payload json.RawMessage
+	// ForEach fans each instant out to one job per item (key for_each),
+	// each entry a JSON object; nil without the key.
+	ForEach []json.RawMessage
 	// CatchUp is the policy for missed instants (key catch_up). Default:
 	// cron.CatchUpLatest.
 	CatchUp cron.CatchUp

@@ -61,7 +61,8 @@ func (l *loader) loadRun(r scheduleRun, cfg *Config, templates map[string][]*tem
 		return false
 	}
 	l.md, l.loc, l.unplaced = md, nil, &r
-	defer func() { l.unplaced = nil }()
+	// The run's names are parts of its decoded copy: drop them with it.
+	defer func() { l.unplaced = nil; clear(l.names) }()
 	l.first = r.first
 	defer func() { l.first = 0 }()
 	l.findTwins()

@@ -41,11 +41,11 @@ listen = "127.0.0.1:9464"
 func TestLoadInRunsMatchesWhole(t *testing.T) {
 	t.Parallel()
 	data := bigconfig.String(3*scheduleRunLen+7) + splitTail
-	runs := newLoader("big.toml", []byte(data)).loadInRuns()
+	runs := newLoader("big.toml", data).loadInRuns()
 	if runs == nil {
 		t.Fatal("a valid file did not load in runs")
 	}
-	l := newLoader("big.toml", []byte(data))
+	l := newLoader("big.toml", data)
 	whole := l.load()
 	if len(l.errs) > 0 {
 		t.Fatal(l.errs)
@@ -75,7 +75,7 @@ func TestLoadInRunsLeavesProblems(t *testing.T) {
 		"no schedules":    "[tasks.t]\ncommand = [\"/bin/echo\"]\n",
 		"bad http":        good + "[http]\nlisten = 3\n",
 	} {
-		if cfg := newLoader("f.toml", []byte(data)).loadInRuns(); cfg != nil {
+		if cfg := newLoader("f.toml", data).loadInRuns(); cfg != nil {
 			t.Errorf("%s: loaded in runs", name)
 		}
 	}
