@@ -13,7 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/scheduler-run/scheduler/internal/engine"
+	"github.com/scheduler-run/scheduler/internal/pgproc"
 	"github.com/scheduler-run/scheduler/queue"
 )
 
@@ -222,6 +225,7 @@ func (b *bench) enqueueDrain(ctx context.Context) (err error) {
 	if err := b.startProfile(profDrain); err != nil {
 		return err
 	}
+	s0 := b.readServerCPU()
 	t0, c0 := time.Now(), cpuTime()
 	p, err := newPool(q, w, rec)
 	if err != nil {
@@ -231,7 +235,7 @@ func (b *bench) enqueueDrain(ctx context.Context) (err error) {
 	defer stopPool()
 	dbDone, werr := waitAll(ctx, q, rec, b.o.stall)
 	drainSecs := time.Since(t0).Seconds()
-	drainCPU := cpuSince(c0)
+	drainCPU, srvCPU := cpuSince(c0), b.serverCPUSince(s0)
 	b.endProfile(profDrain)
 	handledSecs := float64(rec.last.Load())/1e9 - float64(t0.Sub(rec.base))/1e9
 	if err := stopPool(); err != nil {
@@ -244,9 +248,15 @@ func (b *bench) enqueueDrain(ctx context.Context) (err error) {
 		dbDone = st.Total[queue.StateDone]
 	}
 	dup, lost := rec.tally()
-	b.emit(cfgDefault, "drain", kv{"jobs", n}, kv{"workers", w},
-		kv{"seconds", drainSecs}, kv{"jobs_per_s", float64(n-lost) / drainSecs}, kv{"dup", dup}, kv{"lost", lost},
-		kv{"db_done", dbDone}, kv{"handled_s", handledSecs}, kv{"errs", log.count()}, kv{"cpu_s", drainCPU})
+	fields := []kv{{"jobs", n}, {"workers", w},
+		{"seconds", drainSecs}, {"jobs_per_s", float64(n-lost) / drainSecs}, {"dup", dup}, {"lost", lost},
+		{"db_done", dbDone}, {"handled_s", handledSecs}, {"errs", log.count()}, {"cpu_s", drainCPU}}
+	if srvCPU >= 0 {
+		// The server's CPU on this host: its background processes and the
+		// backends of the run's database.
+		fields = append(fields, kv{"srv_cpu_s", srvCPU})
+	}
+	b.emit(cfgDefault, "drain", fields...)
 	if werr != nil {
 		fmt.Fprintf(b.stderr, "scheduler-bench: drain: %v\n", werr)
 	}
@@ -662,4 +672,27 @@ func (r *recorder) latenciesMS() []float64 {
 	}
 	sort.Float64s(lats)
 	return lats
+}
+
+// readServerCPU reads the processes of the server of -dsn, if it runs on
+// this host; nil on SQLite.
+func (b *bench) readServerCPU() pgproc.Snapshot {
+	if b.o.dsn == "" {
+		return nil
+	}
+	return pgproc.Read()
+}
+
+// serverCPUSince returns the CPU seconds the server's background processes
+// and the backends of -dsn's database spent since s0, or -1.
+func (b *bench) serverCPUSince(s0 pgproc.Snapshot) float64 {
+	cfg, err := pgx.ParseConfig(b.o.dsn)
+	if err != nil || s0 == nil {
+		return -1
+	}
+	d := pgproc.CPU(s0, pgproc.Read(), func(p pgproc.Process) bool { return p.Database == cfg.Database })
+	if d < 0 {
+		return -1
+	}
+	return d.Seconds()
 }

@@ -14,7 +14,7 @@ import (
 var peerbenchKeys = []string{"system", "cfg", "phase", "jobs", "workers", "seconds", "jobs_per_s", "dup", "lost", "rep"}
 
 // numericKeys must parse as numbers wherever they appear.
-var numericKeys = []string{"jobs", "workers", "seconds", "jobs_per_s", "dup", "lost", "rep", "errs", "cpu_s",
+var numericKeys = []string{"jobs", "workers", "seconds", "jobs_per_s", "dup", "lost", "rep", "errs", "cpu_s", "srv_cpu_s",
 	"db_done", "db_jobs", "handled_s", "p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms"}
 
 type resultLine map[string]string

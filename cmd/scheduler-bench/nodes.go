@@ -68,6 +68,7 @@ func (b *bench) nodesRun(ctx context.Context, n int, base float64) (jps float64,
 			return 0, err
 		}
 	}
+	s0 := b.readServerCPU()
 	t0, c0 := time.Now(), cpuTime()
 	stops := make([]func() error, n)
 	for i, p := range pools {
@@ -76,7 +77,7 @@ func (b *bench) nodesRun(ctx context.Context, n int, base float64) (jps float64,
 	}
 	dbDone, werr := waitAll(ctx, qs[0], rec, b.o.stall)
 	secs := time.Since(t0).Seconds()
-	cpu := cpuSince(c0)
+	cpu, srv := cpuSince(c0), b.serverCPUSince(s0)
 	for i, stop := range stops {
 		if err := stop(); err != nil {
 			return 0, fmt.Errorf("pool of node %d: %w", i+1, err)
@@ -93,6 +94,9 @@ func (b *bench) nodesRun(ctx context.Context, n int, base float64) (jps float64,
 	fields := []kv{{"jobs", jobs}, {"workers", w}, {"nodes", n},
 		{"seconds", secs}, {"jobs_per_s", jps}, {"dup", dup}, {"lost", lost},
 		{"db_done", dbDone}, {"errs", log.count()}, {"cpu_s", cpu}}
+	if srv >= 0 {
+		fields = append(fields, kv{"srv_cpu_s", srv})
+	}
 	if base > 0 {
 		fields = append(fields, kv{"x_nodes1", jps / base})
 	}

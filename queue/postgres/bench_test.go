@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scheduler-run/scheduler/internal/pgproc"
 	"github.com/scheduler-run/scheduler/queue/postgres"
 	"github.com/scheduler-run/scheduler/queue/postgres/pgtest"
 	"github.com/scheduler-run/scheduler/queue/store"
@@ -60,7 +61,10 @@ func BenchmarkEnqueue(b *testing.B) {
 
 // BenchmarkDrain enqueues b.N jobs, then drains them with a loop of PoolTxs
 // that each complete the jobs of the last and claim up to 256; it reports
-// jobs claimed and completed per second.
+// jobs claimed and completed per second, and the CPU per job of the process
+// (cpu-us/job) and of the server (srv-us/job: its background processes and
+// the store's backends, when it runs on this host). On a machine shared with
+// other work the CPU figures spread far less than the rate.
 func BenchmarkDrain(b *testing.B) {
 	ctx := context.Background()
 	s := benchStore(b)
@@ -75,7 +79,7 @@ func BenchmarkDrain(b *testing.B) {
 		}
 	}
 	b.ResetTimer()
-	start := time.Now()
+	start, c0, s0 := time.Now(), cpuNow(), pgproc.Read()
 	var results []store.Result
 	done := 0
 	for {
@@ -94,8 +98,18 @@ func BenchmarkDrain(b *testing.B) {
 			results = append(results, store.Result{Job: j, Worker: "w", Outcome: store.OutcomeDone, Started: now, Finished: now})
 		}
 	}
+	elapsed, cpu, s1 := time.Since(start), cpuNow()-c0, pgproc.Read()
+	b.StopTimer()
 	if done != b.N {
 		b.Fatalf("%d jobs done, want %d", done, b.N)
 	}
-	b.ReportMetric(float64(done)/time.Since(start).Seconds(), "jobs/s")
+	b.ReportMetric(float64(done)/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(done), "cpu-us/job")
+	mine := map[int]bool{}
+	for _, pid := range postgres.BackendPIDs(ctx, s) {
+		mine[pid] = true
+	}
+	if srv := pgproc.CPU(s0, s1, func(p pgproc.Process) bool { return mine[p.PID] }); srv >= 0 {
+		b.ReportMetric(float64(srv.Microseconds())/float64(done), "srv-us/job")
+	}
 }

@@ -172,3 +172,14 @@ func (s *Store) LiveRows(ctx context.Context) (int, error) {
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM live_output`).Scan(&n)
 	return n, err
 }
+
+// BackendPIDs returns the server pids of the connections s's pool holds.
+func BackendPIDs(ctx context.Context, s *Store) []int {
+	conns := s.pool.AcquireAllIdle(ctx)
+	pids := make([]int, len(conns))
+	for i, c := range conns {
+		pids[i] = int(c.Conn().PgConn().PID())
+		c.Release()
+	}
+	return pids
+}
