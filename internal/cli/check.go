@@ -45,12 +45,9 @@ func (a *app) checkConfig() error {
 		return usagef("%v", err)
 	}
 	now := a.clock.Now()
-	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(w, "SCHEDULE\tCRON\tZONE\tTASK\tITEMS\tNEXT RUN\n")
-	for _, s := range a.cfg.Schedules {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.Cron, s.Location, s.Task, len(s.Items()), rfc3339(s.Next(now), s.Location))
+	if err := printScheduleTable(a.stdout, a.cfg.Schedules, now); err != nil {
+		return err
 	}
-	w.Flush()
 	printBudgets(a.stdout, a.cfg)
 	printRedaction(a.stdout, a.cfg)
 	printPools(a.stdout, a.cfg)
