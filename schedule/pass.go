@@ -178,12 +178,16 @@ func batchErr(res []store.AdvanceResult, err error) error {
 }
 
 // commitTicks commits the ticks plan yields, in order, by AdvanceBatch
-// calls on a goroutine of its own. Once plan returns, it calls result
-// with each tick's result, in order, on the calling goroutine; a call
-// that failed as a whole goes once to failed instead.
+// calls on a goroutine of its own. It calls result with each tick's
+// result, in order, on the calling goroutine: between two ticks of the
+// plan for the batches already written, and for the others once plan
+// returns; a call that failed as a whole goes once to failed instead.
 //
 // The goroutine lets planning and writing overlap. A batch goes as soon
 // as the writer is free and it holds minCommitRows, up to maxCommitRows.
+// A written batch's ticks are let go as soon as their results are taken,
+// so a pass of many schedules holds a few batches of ticks at a time, not
+// all of them.
 func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), result func(*tick, store.AdvanceResult), failed func(error)) {
 	type batch struct {
 		ticks []*tick
@@ -206,6 +210,27 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 		}
 	}()
 	var sent []*batch
+	take := func(bt *batch) {
+		if bt.err != nil {
+			failed(bt.err)
+			return
+		}
+		for i, t := range bt.ticks {
+			result(t, bt.res[i])
+		}
+	}
+	takeWritten := func() {
+		for len(sent) > 0 {
+			select {
+			case <-sent[0].done:
+				take(sent[0])
+				sent[0] = nil
+				sent = sent[1:]
+			default:
+				return
+			}
+		}
+	}
 	cur, rows := &batch{done: make(chan struct{})}, 0
 	send := func() {
 		work <- cur
@@ -213,6 +238,7 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 		cur, rows = &batch{done: make(chan struct{})}, 0
 	}
 	plan(func(t *tick) {
+		takeWritten()
 		cur.ticks = append(cur.ticks, t)
 		rows += 1 + len(t.adv.Jobs) + len(t.adv.Skips)
 		switch {
@@ -233,13 +259,7 @@ func (b *Beat) commitTicks(ctx context.Context, plan func(yield func(*tick)), re
 	close(work)
 	for _, bt := range sent {
 		<-bt.done
-		if bt.err != nil {
-			failed(bt.err)
-			continue
-		}
-		for i, t := range bt.ticks {
-			result(t, bt.res[i])
-		}
+		take(bt)
 	}
 }
 
