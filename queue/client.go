@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/scheduler-run/scheduler/clock"
@@ -42,7 +41,7 @@ func New(e store.Engine, cfg Config) (*Client, error) {
 		return nil, errors.New("new client: no engine")
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Client{Producer: e, JobViews: e, ScheduleViews: e, Operator: e, BeatProtocol: e, AlarmProtocol: e,
 		IncidentOperator: e, engine: e, clock: e.Clock(), log: cfg.Logger}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -1090,5 +1091,21 @@ func TestIdlePoolWakesForTheRetryOfItsLastJob(t *testing.T) {
 	waitIdle(t, p)
 	if got, want := time.Unix(0, p.idleUntil.Load()).UTC(), mustJob(t, q, "k").RunAt; !got.Equal(want) {
 		t.Errorf("the idle loop wakes at %v, want the retry's run_at %v", got, want)
+	}
+}
+
+// TestDefaultLoggerBuildsNoLine: without a Logger, the client and its pools
+// discard before building a line, so a drain spends nothing on the "job
+// done" line of each job.
+func TestDefaultLoggerBuildsNoLine(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	p, err := NewPool(q, PoolConfig{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if q.log.Enabled(ctx, slog.LevelError) || p.log.Enabled(ctx, slog.LevelError) {
+		t.Error("the default logger is enabled: it formats lines to discard them")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -133,32 +134,73 @@ func (c claimer) scan(rows *sql.Rows, err error) ([]*store.Job, error) {
 	})
 }
 
-// scanClaimed reads claimColumns as the job the claim made running.
+// scanClaimed reads claimColumns as the job the claim made running. The
+// columns are scanned as the driver's values and converted here: a scan into
+// typed destinations converts most of them by reflection, per column of
+// every claimed job.
 func scanClaimed(r store.Row, owner string, until, now time.Time) (*store.Job, error) {
-	var j store.Job
-	var payload string
-	var runAt, createdAt int64
-	var schedule, alarmKey, trace sql.NullString
-	var scheduledAt, retriedAt store.Time
-	var fanIn sql.NullInt64
-	if err := r.Scan(&j.ID, &j.Key, &j.Type, &payload, &j.Attempt, &j.MaxAttempts, &j.Priority,
-		&runAt, &schedule, &j.Item, &scheduledAt, &j.LastError, &createdAt, &j.Version, &retriedAt, &alarmKey, &fanIn, &trace); err != nil {
+	var v [claimColumnCount]any
+	var dest [claimColumnCount]any
+	for i := range v {
+		dest[i] = &v[i]
+	}
+	if err := r.Scan(dest[:]...); err != nil {
 		return nil, err
 	}
-	j.Payload = json.RawMessage(payload)
-	j.State = store.StateRunning
-	j.RunAt = time.UnixMilli(runAt).UTC()
-	j.Schedule = schedule.String
-	j.ScheduledAt = scheduledAt.Time
-	j.LeaseUntil = time.UnixMilli(ms(until)).UTC()
-	j.Owner = owner
-	j.CreatedAt = time.UnixMilli(createdAt).UTC()
-	j.StartedAt = time.UnixMilli(ms(now)).UTC()
-	j.RetriedAt = retriedAt.Time
-	j.AlarmKey = alarmKey.String
-	j.FanInID = fanIn.Int64
-	j.Trace = trace.String
-	return &j, nil
+	var c claimedValues
+	j := &store.Job{
+		ID: c.int(v[0]), Key: c.text(v[1]), Type: c.text(v[2]), Payload: json.RawMessage(c.text(v[3])),
+		State: store.StateRunning, Attempt: int(c.int(v[4])), MaxAttempts: int(c.int(v[5])), Priority: int(c.int(v[6])),
+		RunAt: c.instant(v[7]), Schedule: c.text(v[8]), Item: c.text(v[9]), ScheduledAt: c.instant(v[10]),
+		LastError: c.text(v[11]), CreatedAt: c.instant(v[12]), Version: int(c.int(v[13])), RetriedAt: c.instant(v[14]),
+		AlarmKey: c.text(v[15]), FanInID: c.int(v[16]), Trace: c.text(v[17]),
+		Owner: owner, LeaseUntil: time.UnixMilli(ms(until)).UTC(), StartedAt: time.UnixMilli(ms(now)).UTC(),
+	}
+	return j, c.err
+}
+
+// claimColumnCount is how many columns claimColumns names.
+const claimColumnCount = 18
+
+// claimedValues converts a claimed row's values, keeping the first error.
+// NULL reads as the zero value, as the nullable columns are read elsewhere.
+type claimedValues struct{ err error }
+
+func (c *claimedValues) int(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case nil:
+		return 0
+	}
+	c.fail(v)
+	return 0
+}
+
+func (c *claimedValues) text(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case nil:
+		return ""
+	}
+	c.fail(v)
+	return ""
+}
+
+func (c *claimedValues) instant(v any) time.Time {
+	if v == nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(c.int(v)).UTC()
+}
+
+func (c *claimedValues) fail(v any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("claimed job: unexpected value %T", v)
+	}
 }
 
 // versionsJSON returns versions as a JSON array, [1] as a constant.

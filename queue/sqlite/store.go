@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -84,7 +83,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		cfg.Clock = clock.Real{}
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.BusyTimeout <= 0 {
 		cfg.BusyTimeout = 5 * time.Second

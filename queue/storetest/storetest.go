@@ -79,6 +79,7 @@ var tests = []struct {
 	{"ReclaimReturnsExpiredLeases", testReclaimReturnsExpiredLeases},
 	{"ForwardStepTakesNoLiveLease", testForwardStepTakesNoLiveLease},
 	{"ClaimDoesNotPrefetchLastAttempts", testClaimDoesNotPrefetchLastAttempts},
+	{"ClaimReturnsTheWholeJob", testClaimReturnsTheWholeJob},
 	{"ClaimTakesOnlyItsTypes", testClaimTakesOnlyItsTypes},
 	{"ClaimTakesOnlyAcceptedVersions", testClaimTakesOnlyAcceptedVersions},
 	{"HandlersSeeVersionsWaiting", testHandlersSeeVersionsWaiting},
