@@ -65,6 +65,10 @@ type BeatConfig struct {
 	// another beat moved is none), on the beat's goroutines. It must not
 	// block.
 	WroteFunc func(err error)
+	// FirstPassFunc, if set, is called once each Run has made its first
+	// attempt at a pass, whatever its outcome, on Run's goroutine: the
+	// start's schedules have been planned and their jobs written.
+	FirstPassFunc func()
 	// Process is the daemon the beat runs in, as its pools' rows describe
 	// it. With Process.Config set (the config file's hex SHA-256, and
 	// ConfigAt) the beat materialises only while its config rules (see
@@ -111,6 +115,7 @@ type Beat struct {
 
 	eventFunc func(Event)
 	wroteFunc func(error)
+	firstPass func()
 	probes    liveness.Probes // see Probe
 	running   atomic.Bool
 	jitter    func(time.Duration) time.Duration
@@ -184,6 +189,7 @@ func NewBeat(q *queue.Client, cfg *config.Config, bc BeatConfig) (*Beat, error) 
 		alarms:    alarm.New(q, log),
 		eventFunc: bc.EventFunc,
 		wroteFunc: bc.WroteFunc,
+		firstPass: bc.FirstPassFunc,
 	}, nil
 }
 

@@ -29,6 +29,7 @@ func (b *Beat) Run(ctx context.Context) error {
 	b.log.InfoContext(ctx, "beat started")
 	defer b.log.InfoContext(ctx, "beat stopped")
 	var retry time.Duration
+	firstPass := b.firstPass
 	for ctx.Err() == nil {
 		now := b.clock.Now()
 		var next time.Time
@@ -43,6 +44,10 @@ func (b *Beat) Run(ctx context.Context) error {
 					next = due
 				}
 			}
+		}
+		if firstPass != nil {
+			firstPass()
+			firstPass = nil
 		}
 		wait := b.maxSleep
 		switch {

@@ -76,8 +76,12 @@ type Daemon struct {
 	// What the daemon runs now; a reload changes them on Run's goroutine.
 	running *config.Config
 	data    []byte // running's file until stored, then nil: see ready
-	process queue.Process
-	grace   time.Duration // the shutdown grace, fixed at start
+	// firstPass is closed once the beat's first pass has ended; see
+	// limitFirstPass.
+	firstPass     chan struct{}
+	firstPassOnce sync.Once
+	process       queue.Process
+	grace         time.Duration // the shutdown grace, fixed at start
 
 	stopping  bool // the first SIGTERM, SIGINT or failure began the stop
 	keepQueue bool // a forced exit left a pool running on the queue
@@ -201,7 +205,9 @@ func (d *Daemon) poolConfig(clk clock.Clock) queue.PoolConfig {
 
 // beatConfig configures the beat.
 func (d *Daemon) beatConfig(clk clock.Clock) schedule.BeatConfig {
-	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process}
+	d.firstPass = make(chan struct{})
+	bc := schedule.BeatConfig{Clock: clk, Logger: d.log, WroteFunc: d.writes.record, Process: d.process,
+		FirstPassFunc: func() { d.firstPassOnce.Do(func() { close(d.firstPass) }) }}
 	if d.listen != "" {
 		bc.EventFunc = func(e schedule.Event) { d.met.beatEvent(e) }
 	}
@@ -254,6 +260,7 @@ func (d *Daemon) Run(ctx context.Context, signals <-chan os.Signal) error {
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
+	defer d.limitFirstPass(runCtx)()
 	done, failed := d.start(runCtx)
 	d.ready(ctx)
 	if d.dogEvery > 0 {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
@@ -33,17 +34,50 @@ var loadLimit struct {
 // limitLoad bounds the heap while a config of data loads and returns the
 // function that restores the limit in force before.
 func limitLoad(data []byte) (restore func()) {
+	// The file's bytes are in use already.
+	est := loadPerSchedule * int64(bytes.Count(data, []byte("[[schedule]]")))
+	return limitHeap(est, max(est/2, loadHeadroomMin))
+}
+
+// The beat's first pass plans and writes a tick for every schedule, a
+// few batches of them in memory at a time, and keeps a cursor entry for
+// each: the start's second peak, after the load's.
+const firstPassPerSchedule = 64
+
+// limitFirstPass bounds the heap, as limitLoad does, from now until the
+// beat's first pass has ended or runCtx is done, then gives the pass's
+// freed pages back to the system. The returned function ends the bound
+// at once.
+func (d *Daemon) limitFirstPass(runCtx context.Context) (end func()) {
+	keep := firstPassPerSchedule * int64(len(d.running.Schedules))
+	restore := limitHeap(keep, max(keep, loadHeadroomMin))
+	var once sync.Once
+	end = func() { once.Do(restore) }
+	go func() {
+		select {
+		case <-d.firstPass:
+			end()
+			debug.FreeOSMemory()
+		case <-runCtx.Done():
+			end()
+		}
+	}()
+	return end
+}
+
+// limitHeap sets a soft memory limit keep plus headroom above the memory
+// in use, unless the user set GOGC or GOMEMLIMIT or another bound is in
+// force, and returns the function that restores the limit before.
+func limitHeap(keep, headroom int64) (restore func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
 	loadLimit.Lock()
 	defer loadLimit.Unlock()
-	if loadLimit.active { // a concurrent load set it: leave it to restore
+	if loadLimit.active { // a concurrent bound set it: leave it to restore
 		return func() {}
 	}
-	// The file's bytes are in use already.
-	est := loadPerSchedule * int64(bytes.Count(data, []byte("[[schedule]]")))
-	limit := goMemoryInUse() + est + max(est/2, loadHeadroomMin)
+	limit := goMemoryInUse() + keep + headroom
 	before := debug.SetMemoryLimit(limit)
 	loadLimit.active = true
 	return func() {
