@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,38 @@ const (
 	paused_at = CASE WHEN ?5 THEN NULL ELSE paused_at END
 WHERE schedule = ?1 AND at = ?3 AND paused = ?4`
 )
+
+// bigBatchRows is the jobs of an AdvanceBatch past which its transactions
+// commit without the writer's autocheckpoint (see Store.AdvanceBatch).
+const bigBatchRows = 1000
+
+// AdvanceBatch implements store.BeatProtocol.AdvanceBatch as store.Base
+// does. A batch of many jobs commits with the writer's autocheckpoint off,
+// and a passive checkpoint follows on the checkpoint connection in the
+// background: on a file with a long history, a tick of many schedules
+// writes a page of the key index and one of jobs_schedule_at per schedule,
+// so its commits pass autocheckpointPages, and the one that did would
+// copy every page back into the database before the beat went on.
+func (s *Store) AdvanceBatch(ctx context.Context, advs []store.Advance) ([]store.AdvanceResult, error) {
+	jobs := 0
+	for _, a := range advs {
+		jobs += len(a.Jobs)
+	}
+	if s.w == nil || jobs < bigBatchRows {
+		return s.Base.AdvanceBatch(ctx, advs)
+	}
+	if _, err := s.w.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		return nil, fmt.Errorf("advance batch: %w", err)
+	}
+	res, err := s.Base.AdvanceBatch(ctx, advs)
+	// The connection is reused: restore the default regardless.
+	restore := "PRAGMA wal_autocheckpoint = " + strconv.Itoa(autocheckpointPages)
+	if _, rerr := s.w.ExecContext(context.WithoutCancel(ctx), restore); rerr != nil && err == nil {
+		err = fmt.Errorf("advance batch: %w", rerr)
+	}
+	s.checkpointBehind()
+	return res, err
+}
 
 // casRows is how many cursors one moveCursorsSQL moves; a short group is
 // padded with NULL rows, which match nothing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 )
 
@@ -50,5 +51,45 @@ func TestAdvanceBatchFailedTransaction(t *testing.T) {
 		if !errors.Is(r.Err, boom) || cur || !errors.Is(jobErr, ErrNotFound) {
 			t.Errorf("%s: err %v, cursor %t, job %v: want boom and nothing written", s, r.Err, cur, jobErr)
 		}
+	}
+}
+
+// TestAdvanceBatchCheckpointsBehind: a batch of many jobs leaves the
+// writer's autocheckpoint as it found it, and a checkpoint in the
+// background copies the batch's pages into the database file, which Close
+// waits for.
+func TestAdvanceBatchCheckpointsBehind(t *testing.T) {
+	t.Parallel()
+	q, _ := newTestQueue(t)
+	ctx := context.Background()
+	if err := q.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(q.abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Advance{Schedule: "s", To: t0}
+	for k := range 2 * bigBatchRows {
+		a.Jobs = append(a.Jobs, NewJob{Type: "t", Key: fmt.Sprintf("s|%d", k), Schedule: "s"})
+	}
+	res, err := q.AdvanceBatch(ctx, []Advance{a})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("AdvanceBatch: %v, %v", err, res[0].Err)
+	}
+	var pages int
+	if err := q.w.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages != autocheckpointPages {
+		t.Errorf("writer's wal_autocheckpoint = %d after the batch, want %d", pages, autocheckpointPages)
+	}
+	q.behind.Wait()
+	after, err := os.Stat(q.abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() <= before.Size() {
+		t.Errorf("database file %d bytes after the batch's checkpoint, %d before: want its pages copied in", after.Size(), before.Size())
 	}
 }

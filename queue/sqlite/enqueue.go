@@ -70,11 +70,18 @@ const jobValues = "(?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // insertBatchSQL inserts batchRows jobs, except those whose key is used. It
 // has no RETURNING, for speed: SQLite stages returned rows in a table first;
-// insertBatch works out the ids instead.
-var insertBatchSQL = `INSERT INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
+// insertBatch works out the ids instead. It is OR IGNORE rather than ON
+// CONFLICT (key) DO NOTHING for speed too: a statement of many rows that
+// a constraint could abort half-way copies every page it first changes to
+// a statement journal, to undo its own rows alone, and on a file whose
+// key and jobs_schedule_at indexes are large that is a page per schedule
+// each. With IGNORE no row aborts it. It ignores only a used key, since
+// the key is the only constraint a row of store.PrepareJobs can fail
+// (max_attempts and version are at least 1, no column is NULL that must
+// not be).
+var insertBatchSQL = `INSERT OR IGNORE INTO jobs (key, type, payload, state, max_attempts, priority, run_at, schedule, item, scheduled_at, created_at, version, alarm_key, trace)
 SELECT * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(jobValues+",\n", batchRows), ",\n") + `) AS v
-WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)
-ON CONFLICT (key) DO NOTHING`
+WHERE NOT EXISTS (SELECT 1 FROM used_keys u WHERE u.key = v.column1)`
 
 const lastJobIDSQL = `SELECT coalesce(max(id), 0) FROM jobs`
 

@@ -65,6 +65,31 @@ func (s *Store) CheckpointPassive(ctx context.Context) error {
 	return nil
 }
 
+// checkpointBehind starts CheckpointPassive in the background unless one it
+// started still runs or s is closing; Close waits for it. A failure is
+// logged: the next checkpoint, or the writer's autocheckpoint, does the
+// work.
+func (s *Store) checkpointBehind() {
+	if s.ckpt == nil || !s.checkpointing.CompareAndSwap(false, true) {
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.checkpointing.Store(false)
+		return
+	}
+	s.behind.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.behind.Done()
+		defer s.checkpointing.Store(false)
+		if err := s.CheckpointPassive(context.Background()); err != nil {
+			s.log.Warn("background checkpoint failed", "err", err)
+		}
+	}()
+}
+
 // Backup writes a consistent copy of the database to path, which must not
 // exist, with VACUUM INTO, safe while the daemon runs.
 func (s *Store) Backup(ctx context.Context, path string) error {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -72,6 +73,13 @@ type Store struct {
 	schema schema     // what an old file opened read-only lacks
 
 	watchFileFunc func(path string) (*fileWatch, error) // set by tests before Watch
+
+	// behind is the checkpoint that large beat batches leave running (see
+	// checkpointBehind); closed stops new ones. Under mu.
+	behind sync.WaitGroup
+	closed bool
+	// checkpointing is set while a checkpoint of checkpointBehind runs.
+	checkpointing atomic.Bool
 }
 
 var _ store.Engine = (*Store)(nil)
@@ -164,6 +172,10 @@ func (s *Store) open(ctx context.Context) (err error) {
 	return err
 }
 
+// autocheckpointPages is the WAL length, in pages, past which a commit of
+// the writer copies the WAL back into the database before it returns.
+const autocheckpointPages = 10000
+
 // dsn builds the connection string. Pragmas live here so every pooled
 // connection gets them. synchronous=NORMAL is the default; the package
 // comment lists the writes that switch to FULL.
@@ -178,7 +190,7 @@ func dsn(path string, busy time.Duration, readOnly bool) string {
 	// A running Pool checkpoints in the background, so the writer seldom
 	// reaches this and commits without copying pages back; processes
 	// without a pool (the CLI) checkpoint past it.
-	v.Add("_pragma", "wal_autocheckpoint(10000)")
+	v.Add("_pragma", "wal_autocheckpoint("+strconv.Itoa(autocheckpointPages)+")")
 	if readOnly {
 		v.Add("_pragma", "query_only(1)")
 	} else {
@@ -193,8 +205,13 @@ func (s *Store) Name() string { return s.path }
 // Clock returns the store's clock (Config.Clock).
 func (s *Store) Clock() clock.Clock { return s.clock }
 
-// Close closes the database. Pools using s must have returned from Run.
+// Close closes the database, after a checkpoint that a beat's batch left
+// running. Pools using s must have returned from Run.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.behind.Wait()
 	return s.closeDBs()
 }
 
