@@ -199,5 +199,10 @@ task = "report"
 		if s := ss.Schedules[2]; s.Name != "summary" || !s.Configured || s.After == nil || *s.After != "fan" || s.Cron != nil || s.NextRun != nil || s.Waiting != nil {
 			t.Errorf("schedules[2] = %+v, want summary, configured, after fan, no cron, not waiting", s)
 		}
+		var one scheduleView
+		c.do("GET", "/api/v1/schedules/summary", readToken, "").decode(t, &one)
+		if one.Name != "summary" || one.After == nil || *one.After != "fan" {
+			t.Errorf("GET /schedules/summary = %+v, want summary after fan", one)
+		}
 	})
 }

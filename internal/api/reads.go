@@ -175,9 +175,11 @@ func (a *API) schedules(r *http.Request, _ caller) (int, any, error) {
 	return http.StatusOK, map[string]any{"schedules": vs}, nil
 }
 
+// oneSchedule is a schedule of the config, with cron or after.
 func (a *API) oneSchedule(r *http.Request, _ caller) (int, any, error) {
-	s, err := a.schedule(r)
-	if err != nil {
+	s, ok := scheduleOf(a.cfg.ConfigFunc(), r.PathValue("name"))
+	if !ok {
+		_, err := a.schedule(r) // the error that names the schedules there are
 		return 0, nil, err
 	}
 	vs, err := a.scheduleViews(r.Context())
