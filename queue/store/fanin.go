@@ -361,13 +361,9 @@ func decide(require Require, state FanInState, expected, ended, done int) FanInS
 
 // fire enqueues fan-in id's job with its members' outcomes in its payload.
 func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
-	var thenText string
-	if err := tx.QueryRow(ctx, e.q.FanInThen, id).Scan(&thenText); err != nil {
-		return fmt.Errorf("read fan-in %d: %w", id, err)
-	}
-	var rec thenRecord
-	if err := json.Unmarshal([]byte(thenText), &rec); err != nil {
-		return fmt.Errorf("read fan-in %d: %w", id, err)
+	rec, err := readThen(ctx, e, tx, id)
+	if err != nil {
+		return err
 	}
 	then := rec.NewJob
 	var payload map[string]any
@@ -380,7 +376,7 @@ func fire(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 		payload = map[string]any{}
 	}
 	lists := map[string][]string{}
-	err := Read(tx.Query(ctx, e.q.FanInMembers, id)).Each(func(r Row) (bool, error) {
+	err = Read(tx.Query(ctx, e.q.FanInMembers, id)).Each(func(r Row) (bool, error) {
 		var key, item string
 		var st State
 		if err := r.Scan(&key, &item, &st); err != nil {
@@ -439,27 +435,27 @@ func skip(ctx context.Context, e *Base, tx Tx, id int64, now time.Time) error {
 		return nil
 	}
 	if at.IsZero() {
-		run, err := fanInRun(ctx, e, tx, id)
-		if err != nil || run == "" {
+		rec, err := readThen(ctx, e, tx, id)
+		if err != nil || rec.Run == "" {
 			return err
 		}
-		item, at = ManualRunItem(run), created
+		item, at = ManualRunItem(rec.Run), created
 	}
 	return e.b.InsertSkips(ctx, tx, []Skip{{Schedule: *schedule, Item: item, ScheduledAt: at.Time,
 		Reason: SkipUpstreamFailed, RecordedAt: now}}, now)
 }
 
-// fanInRun returns the manual run of fan-in id's job, or "".
-func fanInRun(ctx context.Context, e *Base, tx Tx, id int64) (string, error) {
+// readThen reads fan-in id's job as it was inserted, with its Next and Run.
+func readThen(ctx context.Context, e *Base, tx Tx, id int64) (thenRecord, error) {
 	var thenText string
-	if err := tx.QueryRow(ctx, e.q.FanInThen, id).Scan(&thenText); err != nil {
-		return "", fmt.Errorf("read fan-in %d: %w", id, err)
-	}
 	var rec thenRecord
-	if err := json.Unmarshal([]byte(thenText), &rec); err != nil {
-		return "", fmt.Errorf("read fan-in %d: %w", id, err)
+	if err := tx.QueryRow(ctx, e.q.FanInThen, id).Scan(&thenText); err != nil {
+		return rec, fmt.Errorf("read fan-in %d: %w", id, err)
 	}
-	return rec.Run, nil
+	if err := json.Unmarshal([]byte(thenText), &rec); err != nil {
+		return rec, fmt.Errorf("read fan-in %d: %w", id, err)
+	}
+	return rec, nil
 }
 
 // EnqueueFanIn implements Producer.EnqueueFanIn for engines whose
